@@ -1,0 +1,1 @@
+//! rollfs-benches (in progress)

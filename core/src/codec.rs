@@ -1,0 +1,70 @@
+//! Little-endian field access and the CRC32C convention shared by every checksummed block.
+//!
+//! Every checksummed block in rollfs keeps its CRC32C in its last four bytes
+//! ([`CRC_OFFSET`]), covering bytes `0..CRC_OFFSET`. One convention for all block types
+//! keeps the verification code single and the format easy to state.
+
+use crate::layout::BLOCK_SIZE;
+use crate::Block;
+
+/// Offset of the CRC32C in every checksummed block.
+pub const CRC_OFFSET: usize = BLOCK_SIZE - 4;
+
+#[inline]
+pub fn get_u8(b: &[u8], off: usize) -> u8 {
+    b[off]
+}
+#[inline]
+pub fn get_u16(b: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes([b[off], b[off + 1]])
+}
+#[inline]
+pub fn get_u32(b: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+#[inline]
+pub fn get_u64(b: &[u8], off: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[off..off + 8]);
+    u64::from_le_bytes(a)
+}
+#[inline]
+pub fn get_i64(b: &[u8], off: usize) -> i64 {
+    get_u64(b, off) as i64
+}
+#[inline]
+pub fn put_u8(b: &mut [u8], off: usize, v: u8) {
+    b[off] = v;
+}
+#[inline]
+pub fn put_u16(b: &mut [u8], off: usize, v: u16) {
+    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+#[inline]
+pub fn put_u32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+#[inline]
+pub fn put_u64(b: &mut [u8], off: usize, v: u64) {
+    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+}
+#[inline]
+pub fn put_i64(b: &mut [u8], off: usize, v: i64) {
+    put_u64(b, off, v as u64);
+}
+
+/// CRC32C of a byte slice.
+pub fn crc(bytes: &[u8]) -> u32 {
+    crc32c::crc32c(bytes)
+}
+
+/// Computes and stores the block's CRC (covering bytes `0..CRC_OFFSET`).
+pub fn seal(block: &mut Block) {
+    let c = crc(&block[..CRC_OFFSET]);
+    put_u32(block, CRC_OFFSET, c);
+}
+
+/// True when the block's stored CRC matches its contents.
+pub fn crc_ok(block: &Block) -> bool {
+    crc(&block[..CRC_OFFSET]) == get_u32(block, CRC_OFFSET)
+}

@@ -1,0 +1,190 @@
+//! The block-device interface the core is handed, and an in-memory device for tests.
+//!
+//! The trait expresses what real devices do (and what the crash model of the brief
+//! describes): a write is *submitted* and completes later, possibly out of order with
+//! other writes; [`BlockDevice::wait_writes`] waits for every submitted write to complete
+//! (the writeback wait); [`BlockDevice::flush`] makes durable every write that had
+//! completed before it and nothing still in flight; a write with [`WriteFlags::FUA`] is
+//! durable when it completes; [`WriteFlags::PREFLUSH`] issues a flush before the write.
+//!
+//! Contract for implementations: a read returns the most recently *submitted* data of a
+//! block (in-flight writes included), as a page cache would; never-written blocks read as
+//! zeros. Errors carry the block address and the operation.
+
+use crate::layout::BLOCK_SIZE;
+use crate::Block;
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+
+bitflags::bitflags! {
+    /// Flags of one block write.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct WriteFlags: u8 {
+        /// Force unit access: durable as soon as the write completes.
+        const FUA = 1;
+        /// Flush the volatile cache before this write is performed.
+        const PREFLUSH = 2;
+    }
+}
+
+/// A failed device operation: which block (or `u64::MAX` for a flush) and which operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoError {
+    pub block: u64,
+    pub op: &'static str,
+}
+
+impl IoError {
+    pub const FLUSH_BLOCK: u64 = u64::MAX;
+}
+
+/// A block device as the core sees it. See the module documentation for the ordering model.
+pub trait BlockDevice {
+    /// Size of the device in 4 KiB blocks.
+    fn block_count(&self) -> u64;
+    /// Reads one block (the most recently submitted contents).
+    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError>;
+    /// Submits one block write. It may complete at any later time, in any order with other
+    /// in-flight writes, until [`BlockDevice::wait_writes`] is called.
+    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError>;
+    /// Waits until every submitted write has completed. Reports a write that failed.
+    fn wait_writes(&mut self) -> Result<(), IoError>;
+    /// Makes durable every write that has completed. Writes still in flight are not covered.
+    fn flush(&mut self) -> Result<(), IoError>;
+    /// Tells the device that `count` blocks from `addr` no longer hold data (TRIM).
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError>;
+}
+
+impl<T: BlockDevice + ?Sized> BlockDevice for Box<T> {
+    fn block_count(&self) -> u64 {
+        (**self).block_count()
+    }
+    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
+        (**self).read(addr, buf)
+    }
+    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
+        (**self).write(addr, data, flags)
+    }
+    fn wait_writes(&mut self) -> Result<(), IoError> {
+        (**self).wait_writes()
+    }
+    fn flush(&mut self) -> Result<(), IoError> {
+        (**self).flush()
+    }
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+        (**self).discard(addr, count)
+    }
+}
+
+/// Counters kept by [`MemDevice`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemDeviceCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub fua_writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+}
+
+/// A sparse in-memory device whose writes complete immediately and are durable at once.
+/// It can be told to fail reads or writes, for error-path tests.
+#[derive(Debug, Clone)]
+pub struct MemDevice {
+    blocks: BTreeMap<u64, Box<Block>>,
+    block_count: u64,
+    pub counters: MemDeviceCounters,
+    /// When set, the write with this index (0-based, counted in `counters.writes`) and every
+    /// later one fail.
+    pub fail_writes_from: Option<u64>,
+    /// When set, reads of this block fail.
+    pub fail_read_block: Option<u64>,
+}
+
+impl MemDevice {
+    pub fn new(block_count: u64) -> MemDevice {
+        MemDevice {
+            blocks: BTreeMap::new(),
+            block_count,
+            counters: MemDeviceCounters::default(),
+            fail_writes_from: None,
+            fail_read_block: None,
+        }
+    }
+
+    /// Direct access for tests that corrupt an image on purpose.
+    pub fn block_mut(&mut self, addr: u64) -> &mut Block {
+        self.blocks
+            .entry(addr)
+            .or_insert_with(|| Box::new([0u8; BLOCK_SIZE]))
+    }
+
+    /// Number of blocks that have ever been written (the device is sparse).
+    pub fn allocated_block_count(&self) -> usize {
+        self.blocks.len()
+    }
+}
+
+impl BlockDevice for MemDevice {
+    fn block_count(&self) -> u64 {
+        self.block_count
+    }
+
+    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
+        if addr >= self.block_count || self.fail_read_block == Some(addr) {
+            return Err(IoError { block: addr, op: "read" });
+        }
+        self.counters.reads += 1;
+        match self.blocks.get(&addr) {
+            Some(b) => buf.copy_from_slice(&b[..]),
+            None => buf.fill(0),
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
+        if addr >= self.block_count {
+            return Err(IoError { block: addr, op: "write" });
+        }
+        if let Some(n) = self.fail_writes_from {
+            if self.counters.writes >= n {
+                return Err(IoError { block: addr, op: "write" });
+            }
+        }
+        self.counters.writes += 1;
+        if flags.contains(WriteFlags::FUA) {
+            self.counters.fua_writes += 1;
+        }
+        if flags.contains(WriteFlags::PREFLUSH) {
+            self.counters.flushes += 1;
+        }
+        match self.blocks.get_mut(&addr) {
+            Some(b) => b.copy_from_slice(data),
+            None => {
+                self.blocks.insert(addr, Box::new(*data));
+            }
+        }
+        Ok(())
+    }
+
+    fn wait_writes(&mut self) -> Result<(), IoError> {
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), IoError> {
+        self.counters.flushes += 1;
+        Ok(())
+    }
+
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+        if addr.checked_add(count).is_none_or(|end| end > self.block_count) {
+            return Err(IoError { block: addr, op: "discard" });
+        }
+        self.counters.discards += 1;
+        let doomed: alloc::vec::Vec<u64> =
+            self.blocks.range(addr..addr + count).map(|(a, _)| *a).collect();
+        for a in doomed {
+            self.blocks.remove(&a);
+        }
+        Ok(())
+    }
+}

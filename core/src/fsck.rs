@@ -1,0 +1,1 @@
+//! fsck (in progress)

@@ -1,0 +1,67 @@
+//! rollfs-core: the whole rollfs filesystem as a `no_std` + `alloc` library.
+//!
+//! The core performs no I/O of its own (a [`device::BlockDevice`] is handed in), reads
+//! no clock (every mutating call takes a [`Timestamp`]) and draws no randomness, so the
+//! same source runs natively behind FUSE and as WebAssembly under the crash explorer,
+//! where every run is reproducible bit for bit.
+//!
+//! Module map (one module per on-disk structure or mechanism, as f2fs splits its files):
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`layout`] | block size, geometry, areas, named on-disk constants |
+//! | [`codec`] | little-endian field access and CRC32C helpers |
+//! | [`superblock`] | the two superblock copies |
+//! | [`checkpoint`] | checkpoint packs: header, payload (bitmaps, journals, orphans) |
+//! | [`nat`] | node address table: node id → block address, free nids |
+//! | [`sit`] | segment information table: valid counts, bitmaps, age, wear |
+//! | [`ssa`] | segment summary area: the owner of every main-area block |
+//! | [`node`] | node blocks: footer, inode, direct and indirect node layouts |
+//! | [`segment`] | the six active logs, block allocation and invalidation |
+//! | [`dir`] | hashed dentry blocks |
+//! | [`xattr`] | extended attribute block |
+//! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
+//! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod checkpoint;
+pub mod codec;
+pub mod device;
+pub mod dir;
+pub mod error;
+pub mod fs;
+pub mod fsck;
+pub mod layout;
+pub mod nat;
+pub mod node;
+pub mod segment;
+pub mod sit;
+pub mod ssa;
+pub mod superblock;
+pub mod xattr;
+
+pub use device::{BlockDevice, IoError, MemDevice, WriteFlags};
+pub use error::{Error, Result};
+pub use fs::{
+    Attr, Credentials, DirEntry, FileType, Filesystem, MkfsOptions, MountOptions, RenameFlags,
+    SetAttr, StatFs, Stats, Timestamp, XattrSetMode,
+};
+pub use layout::BLOCK_SIZE;
+
+/// Inode number. In rollfs an inode number is the node id of the inode's node block.
+pub type Ino = u32;
+/// Node id: the index of a node in the NAT.
+pub type Nid = u32;
+/// A block address on the device (in 4 KiB blocks).
+pub type BlockAddr = u32;
+/// One 4 KiB block.
+pub type Block = [u8; BLOCK_SIZE];
+
+/// Allocates a zeroed block on the heap (blocks are too large for comfortable stack use,
+/// especially on wasm32 where the default stack is small).
+pub fn zero_block() -> alloc::boxed::Box<Block> {
+    alloc::boxed::Box::new([0u8; BLOCK_SIZE])
+}

@@ -1,0 +1,1 @@
+//! nat (in progress)

@@ -1,0 +1,1 @@
+//! segment (in progress)

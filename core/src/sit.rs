@@ -1,0 +1,1 @@
+//! sit (in progress)

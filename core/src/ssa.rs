@@ -1,0 +1,1 @@
+//! ssa (in progress)

@@ -1,0 +1,1 @@
+//! superblock (in progress)

@@ -1,0 +1,1 @@
+//! xattr (in progress)

@@ -1,0 +1,1 @@
+//! rollfs (in progress)

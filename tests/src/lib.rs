@@ -1,0 +1,1 @@
+//! rollfs-tests (in progress)

@@ -1,0 +1,1 @@
+//! rollfs-sim (in progress)
