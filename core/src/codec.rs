@@ -68,3 +68,69 @@ pub fn seal(block: &mut Block) {
 pub fn crc_ok(block: &Block) -> bool {
     crc(&block[..CRC_OFFSET]) == get_u32(block, CRC_OFFSET)
 }
+
+/// CRC32C continued from `seed`: node blocks are sealed with a seed derived from the
+/// volume UUID, so that node blocks left on the device by an earlier filesystem can never
+/// pass as this filesystem's (roll-forward walks raw log positions and must not be fooled).
+pub fn crc_seeded(seed: u32, bytes: &[u8]) -> u32 {
+    crc32c::crc32c_append(seed, bytes)
+}
+
+pub fn seal_seeded(block: &mut Block, seed: u32) {
+    let c = crc_seeded(seed, &block[..CRC_OFFSET]);
+    put_u32(block, CRC_OFFSET, c);
+}
+
+pub fn crc_ok_seeded(block: &Block, seed: u32) -> bool {
+    crc_seeded(seed, &block[..CRC_OFFSET]) == get_u32(block, CRC_OFFSET)
+}
+
+// ---- footer of NAT, SIT and SSA blocks --------------------------------------------------
+// magic u32 | index u32 | cp_version u64 | reserved u32 | crc u32   (24 bytes at 4072)
+
+use crate::error::{Error, Result};
+use crate::layout::META_FOOTER_OFFSET;
+
+pub const META_OFF_MAGIC: usize = META_FOOTER_OFFSET;
+pub const META_OFF_INDEX: usize = META_FOOTER_OFFSET + 4;
+pub const META_OFF_CP_VERSION: usize = META_FOOTER_OFFSET + 8;
+
+/// Stamps and seals a NAT/SIT/SSA block written by checkpoint `cp_version`.
+pub fn meta_seal(block: &mut Block, magic: u32, index: u32, cp_version: u64) {
+    put_u32(block, META_OFF_MAGIC, magic);
+    put_u32(block, META_OFF_INDEX, index);
+    put_u64(block, META_OFF_CP_VERSION, cp_version);
+    put_u32(block, META_OFF_CP_VERSION + 8, 0);
+    seal(block);
+}
+
+/// Checks a NAT/SIT/SSA block read from `addr`: CRC, magic, index, and that it was written
+/// no later than the checkpoint being loaded (`cp_version`).
+pub fn meta_check(
+    block: &Block,
+    addr: u64,
+    magic: u32,
+    index: u32,
+    cp_version: u64,
+    what: &'static str,
+) -> Result<()> {
+    if get_u32(block, META_OFF_MAGIC) != magic {
+        return Err(Error::corrupt(addr, what));
+    }
+    if !crc_ok(block) {
+        return Err(Error::corrupt(addr, "metadata block: checksum mismatch"));
+    }
+    if get_u32(block, META_OFF_INDEX) != index {
+        return Err(Error::corrupt(
+            addr,
+            "metadata block: wrong index (misplaced block)",
+        ));
+    }
+    if get_u64(block, META_OFF_CP_VERSION) > cp_version {
+        return Err(Error::corrupt(
+            addr,
+            "metadata block: newer than its checkpoint",
+        ));
+    }
+    Ok(())
+}

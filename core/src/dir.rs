@@ -1,5 +1,11 @@
 //! Hashed dentry blocks: how a directory's entries are stored and found.
 //!
+//! This module owns the dentry block format (encoding, validation), the name hash, the
+//! geometry of the multi-level hash table and the directory operations built on them
+//! (lookup, insert, remove, retarget, ordered iteration, emptiness). It does no I/O of its
+//! own: the filesystem hands in a [`DirBlocks`] that maps a directory's block index to its
+//! data blocks.
+//!
 //! CONTRACT (implemented by the directory module; the rest of the core relies on it):
 //!
 //! A directory's entries live in *dentry blocks*, which are the data blocks of the
@@ -16,12 +22,237 @@
 //!
 //! Every dentry block read is validated (magic, CRC, bitmap/name-length consistency) and a
 //! bad one is `Error::Corrupt { block: <idx given by DirBlocks::addr_of or idx>, reason }`.
+//!
+//! # Table geometry
+//!
+//! * `buckets(l) = 2^min(l, MAX_BUCKET_LOG2)`: doubling per level keeps small directories
+//!   small (a one-entry directory is one block), the cap keeps the deepest levels from
+//!   exploding the file size.
+//! * `blocks_per_bucket(l)` is [`BLOCKS_PER_BUCKET_LOW`] below [`HIGH_LEVEL`] and
+//!   [`BLOCKS_PER_BUCKET_HIGH`] from it on (as f2fs does at half its maximum depth): once
+//!   the bucket count stops growing, deeper levels still add capacity per bucket, which
+//!   bounds how many levels many names sharing a bucket can consume.
+//! * With [`MAX_DEPTH`] = 64 the largest block index is `max_block_index(64) - 1 = 696_317`,
+//!   far below 2^32 and below 2^20, so every index is reachable through a file's direct and
+//!   single-indirect node blocks. Capacity: about 140 million name slots.
+//!
+//! # Block format
+//!
+//! See `docs/FORMAT.md`, section "Dentry block" (the constants below are named after it).
+//! Slots of a long name are consecutive and lie within one block; the first slot's record
+//! is the entry, the following ones ("continuations") are marked used in the bitmap and
+//! their records are all zero. Every unused slot has a zero record and zero name bytes, so
+//! an image is canonical and a stray byte is detected.
 
+use crate::codec::{self, get_u16, get_u32, get_u8, put_u16, put_u32, put_u8, CRC_OFFSET};
 use crate::error::{Error, Result};
 use crate::fs::FileType;
+use crate::layout::{BLOCK_SIZE, NAME_MAX};
 use crate::{Block, Ino};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+
+// ---------------------------------------------------------------------------------------
+// Block format constants
+// ---------------------------------------------------------------------------------------
+
+/// "DENT" read as a little-endian u32.
+pub const DENTRY_MAGIC: u32 = 0x544E_4544;
+
+pub const HDR_MAGIC_OFFSET: usize = 0;
+/// The block's own index in the directory: a block written at the wrong index (or read
+/// through a stale mapping) is detected instead of being mistaken for another bucket.
+pub const HDR_IDX_OFFSET: usize = 4;
+pub const HDR_RESERVED0_OFFSET: usize = 8;
+pub const HDR_COUNT_OFFSET: usize = 12;
+pub const HDR_RESERVED1_OFFSET: usize = 14;
+pub const HEADER_SIZE: usize = 16;
+
+/// Bytes of a dentry record: hash u32, ino u32, name_len u16, file_type u8, reserved u8.
+pub const RECORD_SIZE: usize = 12;
+pub const REC_HASH: usize = 0;
+pub const REC_INO: usize = 4;
+pub const REC_NAME_LEN: usize = 8;
+pub const REC_TYPE: usize = 10;
+pub const REC_RESERVED: usize = 11;
+
+/// Name bytes per slot; a name of `n` bytes takes `ceil(n / 8)` consecutive slots.
+pub const SLOT_NAME_LEN: usize = 8;
+
+/// Bitmap bytes for `slots` slots, padded to 8 bytes so the records start aligned.
+const fn bitmap_size(slots: usize) -> usize {
+    slots.div_ceil(8).div_ceil(8) * 8
+}
+
+/// Bytes used by header, bitmap, records, names and CRC for `slots` slots.
+const fn block_bytes_for(slots: usize) -> usize {
+    HEADER_SIZE + bitmap_size(slots) + slots * (RECORD_SIZE + SLOT_NAME_LEN) + 4
+}
+
+/// Largest slot count whose block fits in 4096 bytes.
+const fn max_slots() -> usize {
+    let mut s = 0;
+    while block_bytes_for(s + 1) <= BLOCK_SIZE {
+        s += 1;
+    }
+    s
+}
+
+/// Slots (records + name slots) per dentry block: 202.
+pub const SLOTS_PER_BLOCK: usize = max_slots();
+/// Bitmap of slot usage: bit `s` is bit `s % 8` (LSB first) of byte `s / 8`. 32 bytes.
+pub const BITMAP_OFFSET: usize = HEADER_SIZE;
+pub const BITMAP_SIZE: usize = bitmap_size(SLOTS_PER_BLOCK);
+/// Records, one per slot: offset 48.
+pub const RECORDS_OFFSET: usize = BITMAP_OFFSET + BITMAP_SIZE;
+/// Name slots, 8 bytes per slot: offset 2472.
+pub const NAMES_OFFSET: usize = RECORDS_OFFSET + SLOTS_PER_BLOCK * RECORD_SIZE;
+/// Unused bytes between the names and the CRC (4088..4092), always zero.
+pub const TAIL_OFFSET: usize = NAMES_OFFSET + SLOTS_PER_BLOCK * SLOT_NAME_LEN;
+
+const _: () = assert!(TAIL_OFFSET <= CRC_OFFSET);
+const _: () = assert!(SLOTS_PER_BLOCK <= u16::MAX as usize);
+// The longest name must fit in one block.
+const _: () = assert!(NAME_MAX.div_ceil(SLOT_NAME_LEN) <= SLOTS_PER_BLOCK);
+
+// ---------------------------------------------------------------------------------------
+// Table geometry
+// ---------------------------------------------------------------------------------------
+
+/// Most levels a directory can have.
+pub const MAX_DEPTH: u32 = 64;
+/// Buckets per level stop doubling at 2^12 = 4096 (reached at level 12).
+pub const MAX_BUCKET_LOG2: u32 = 12;
+/// Blocks per bucket for levels below [`HIGH_LEVEL`].
+pub const BLOCKS_PER_BUCKET_LOW: u32 = 2;
+/// Blocks per bucket for levels [`HIGH_LEVEL`] and above.
+pub const BLOCKS_PER_BUCKET_HIGH: u32 = 4;
+/// First level with [`BLOCKS_PER_BUCKET_HIGH`] blocks per bucket (half of [`MAX_DEPTH`]).
+pub const HIGH_LEVEL: u32 = MAX_DEPTH / 2;
+/// First cookie of a stored entry; 1 and 2 are "." and "..".
+pub const FIRST_COOKIE: u64 = 3;
+
+/// Buckets in level `level`.
+pub const fn buckets(level: u32) -> u64 {
+    let log2 = if level < MAX_BUCKET_LOG2 {
+        level
+    } else {
+        MAX_BUCKET_LOG2
+    };
+    1u64 << log2
+}
+
+/// Blocks per bucket in level `level`.
+pub const fn blocks_per_bucket(level: u32) -> u64 {
+    if level < HIGH_LEVEL {
+        BLOCKS_PER_BUCKET_LOW as u64
+    } else {
+        BLOCKS_PER_BUCKET_HIGH as u64
+    }
+}
+
+/// `LEVEL_START[l]`: first block index of level `l`; `LEVEL_START[MAX_DEPTH]` is the end.
+const LEVEL_START: [u64; MAX_DEPTH as usize + 1] = {
+    let mut t = [0u64; MAX_DEPTH as usize + 1];
+    let mut l = 0;
+    while l < MAX_DEPTH as usize {
+        t[l + 1] = t[l] + buckets(l as u32) * blocks_per_bucket(l as u32);
+        l += 1;
+    }
+    t
+};
+
+const _: () = assert!(LEVEL_START[MAX_DEPTH as usize] < (1u64 << 32));
+
+/// Exclusive end of the block indexes a directory of `depth` levels can use
+/// (`depth` is clamped to [`MAX_DEPTH`]).
+pub fn max_block_index(depth: u32) -> u64 {
+    LEVEL_START[depth.min(MAX_DEPTH) as usize]
+}
+
+/// First block index of the bucket that names with hash `hash` use in level `level`
+/// (`level < MAX_DEPTH`).
+pub fn bucket_start(level: u32, hash: u32) -> u64 {
+    let level = level.min(MAX_DEPTH - 1);
+    let bucket = hash as u64 % buckets(level);
+    LEVEL_START[level as usize] + bucket * blocks_per_bucket(level)
+}
+
+/// Level and bucket of block index `idx`, or `None` beyond the deepest level.
+pub fn block_position(idx: u64) -> Option<(u32, u64)> {
+    let mut level = 0;
+    while level < MAX_DEPTH {
+        let end = LEVEL_START[level as usize + 1];
+        if idx < end {
+            let bucket = (idx - LEVEL_START[level as usize]) / blocks_per_bucket(level);
+            return Some((level, bucket));
+        }
+        level += 1;
+    }
+    None
+}
+
+/// Readdir cookie of the entry at `loc`.
+pub fn cookie_of(loc: EntryLoc) -> u64 {
+    FIRST_COOKIE + loc.block_idx * SLOTS_PER_BLOCK as u64 + loc.slot as u64
+}
+
+// ---------------------------------------------------------------------------------------
+// Name hash
+// ---------------------------------------------------------------------------------------
+
+/// The 32-bit hash of a name: FNV-1a (offset basis 0x811C9DC5, prime 0x01000193) over the
+/// name bytes, then the MurmurHash3 `fmix32` finalizer. FNV-1a alone mixes its low bits
+/// poorly, and the bucket is chosen from the low bits (`hash % 2^k`), hence the finalizer.
+/// Deterministic and seedless: the hash is part of the on-disk format.
+pub fn name_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for &b in name {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85EB_CA6B);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xC2B2_AE35);
+    h ^= h >> 16;
+    h
+}
+
+/// Slots a name of `len` bytes occupies.
+fn slots_for(len: usize) -> usize {
+    len.div_ceil(SLOT_NAME_LEN)
+}
+
+/// Rejects names no directory can hold. The caller checks too; this keeps the module safe
+/// on its own.
+fn check_name(name: &[u8]) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::Invalid("empty file name"));
+    }
+    if name.len() > NAME_MAX {
+        return Err(Error::NameTooLong);
+    }
+    if name.iter().any(|&b| b == 0 || b == b'/') {
+        return Err(Error::Invalid("file name contains NUL or '/'"));
+    }
+    Ok(())
+}
+
+fn check_depth(depth: u32) -> Result<()> {
+    if depth > MAX_DEPTH {
+        // The depth comes from the directory inode; its block is not known here.
+        return Err(Error::corrupt(
+            0,
+            "directory inode: dentry depth beyond the maximum",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Interface with the filesystem
+// ---------------------------------------------------------------------------------------
 
 /// Access to a directory's data blocks, provided by the filesystem.
 pub trait DirBlocks {
@@ -52,6 +283,1365 @@ pub struct Entry {
     pub cookie: u64,
 }
 
-pub fn lookup(_d: &mut dyn DirBlocks, _depth: u32, _name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
-    Err(Error::NotSupported("dir"))
+// ---------------------------------------------------------------------------------------
+// One dentry block
+// ---------------------------------------------------------------------------------------
+
+/// A validated dentry block. It can only be built by [`decode_block`] (or as an empty
+/// block), and every mutation keeps it valid, so accessors may trust its structure.
+#[derive(Clone)]
+pub struct DentryBlock {
+    idx: u64,
+    buf: Box<Block>,
+}
+
+/// One entry of a block, borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawEntry<'a> {
+    pub slot: u32,
+    pub hash: u32,
+    pub ino: Ino,
+    pub kind: FileType,
+    pub name: &'a [u8],
+}
+
+// The helpers below run for every slot of every block read (a lookup in a large directory
+// validates a few dozen blocks), and the test profile builds with opt-level 1, which does
+// not inline ordinary small functions; hence `inline(always)` and word-sized loads.
+
+#[inline(always)]
+fn rec_off(slot: usize) -> usize {
+    RECORDS_OFFSET + slot * RECORD_SIZE
+}
+
+#[inline(always)]
+fn name_off(slot: usize) -> usize {
+    NAMES_OFFSET + slot * SLOT_NAME_LEN
+}
+
+#[inline(always)]
+fn rd16(b: &Block, off: usize) -> u16 {
+    u16::from_le_bytes([b[off], b[off + 1]])
+}
+
+#[inline(always)]
+fn rd32(b: &Block, off: usize) -> u32 {
+    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+#[inline(always)]
+fn rd64(b: &Block, off: usize) -> u64 {
+    rd32(b, off) as u64 | (rd32(b, off + 4) as u64) << 32
+}
+
+/// True when the 12-byte record of `slot` is all zero.
+#[inline(always)]
+fn record_zero(b: &Block, slot: usize) -> bool {
+    let r = rec_off(slot);
+    rd64(b, r) | rd32(b, r + 8) as u64 == 0
+}
+
+#[inline(always)]
+fn bit(buf: &Block, slot: usize) -> bool {
+    buf[BITMAP_OFFSET + slot / 8] & (1 << (slot % 8)) != 0
+}
+
+fn all_zero(b: &[u8]) -> bool {
+    b.iter().all(|&x| x == 0)
+}
+
+/// Dentry file-type codes (`mode >> 12`) of the seven file types: 1 FIFO, 2 character
+/// device, 4 directory, 6 block device, 8 regular, 10 symlink, 12 socket.
+const VALID_TYPE_CODES: u16 = 1 << 1 | 1 << 2 | 1 << 4 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 12;
+
+impl DentryBlock {
+    /// A new block holding no entries, for index `idx` (which must be below 2^32, as every
+    /// index of the table is).
+    pub fn empty(idx: u64) -> DentryBlock {
+        let mut buf = crate::zero_block();
+        put_u32(&mut buf[..], HDR_MAGIC_OFFSET, DENTRY_MAGIC);
+        put_u32(&mut buf[..], HDR_IDX_OFFSET, idx as u32);
+        DentryBlock { idx, buf }
+    }
+
+    /// Validates `buf` as dentry block `idx`. The reason of a failure is returned bare; the
+    /// caller attaches the block address.
+    fn parse(idx: u64, buf: Box<Block>) -> core::result::Result<DentryBlock, &'static str> {
+        let b: &Block = &buf;
+        if rd32(b, HDR_MAGIC_OFFSET) != DENTRY_MAGIC {
+            return Err("dentry block: bad magic");
+        }
+        if !codec::crc_ok(b) {
+            return Err("dentry block: bad checksum");
+        }
+        if rd32(b, HDR_IDX_OFFSET) as u64 != idx {
+            return Err("dentry block: stored index differs from its position in the directory");
+        }
+        if rd32(b, HDR_RESERVED0_OFFSET) != 0
+            || rd16(b, HDR_RESERVED1_OFFSET) != 0
+            || rd32(b, TAIL_OFFSET) != 0
+        {
+            return Err("dentry block: reserved field not zero");
+        }
+        let mut used = 0;
+        for w in 0..BITMAP_SIZE / 8 {
+            used += rd64(b, BITMAP_OFFSET + 8 * w).count_ones();
+        }
+        // Bits past the last slot are padding.
+        let last_word = rd64(b, BITMAP_OFFSET + BITMAP_SIZE - 8);
+        if last_word >> (SLOTS_PER_BLOCK - (BITMAP_SIZE - 8) * 8) != 0 {
+            return Err("dentry block: bitmap bit set beyond the last slot");
+        }
+        if rd16(b, HDR_COUNT_OFFSET) as u32 != used {
+            return Err("dentry block: used-slot count does not match the bitmap");
+        }
+
+        let mut s = 0;
+        // Each step consumes at least one slot, so the walk is bounded by SLOTS_PER_BLOCK.
+        while s < SLOTS_PER_BLOCK {
+            let r = rec_off(s);
+            if !bit(b, s) {
+                if !record_zero(b, s) || rd64(b, name_off(s)) != 0 {
+                    return Err("dentry block: free slot not zeroed");
+                }
+                s += 1;
+                continue;
+            }
+            let len = rd16(b, r + REC_NAME_LEN) as usize;
+            if len == 0 {
+                return Err("dentry block: name slot with no entry before it");
+            }
+            if len > NAME_MAX {
+                return Err("dentry block: name longer than 255 bytes");
+            }
+            let n = slots_for(len);
+            if s + n > SLOTS_PER_BLOCK {
+                return Err("dentry block: name runs past the last slot");
+            }
+            if rd32(b, r + REC_INO) == 0 {
+                return Err("dentry block: entry with inode number 0");
+            }
+            let code = b[r + REC_TYPE];
+            if code >= 16 || VALID_TYPE_CODES & (1 << code) == 0 {
+                return Err("dentry block: bad file type");
+            }
+            if b[r + REC_RESERVED] != 0 {
+                return Err("dentry block: reserved field not zero");
+            }
+            for c in s + 1..s + n {
+                if !bit(b, c) {
+                    return Err("dentry block: name slot not marked used");
+                }
+                if !record_zero(b, c) {
+                    return Err("dentry block: continuation record not zeroed");
+                }
+            }
+            let o = name_off(s);
+            for &x in &b[o..o + len] {
+                if x == 0 || x == b'/' {
+                    return Err("dentry block: name contains NUL or '/'");
+                }
+            }
+            for &x in &b[o + len..o + n * SLOT_NAME_LEN] {
+                if x != 0 {
+                    return Err("dentry block: name padding not zero");
+                }
+            }
+            s += n;
+        }
+        Ok(DentryBlock { idx, buf })
+    }
+
+    /// Index of this block in the directory.
+    pub fn idx(&self) -> u64 {
+        self.idx
+    }
+
+    /// Used slots (entries and their continuation slots).
+    pub fn used_slots(&self) -> u32 {
+        get_u16(&self.buf[..], HDR_COUNT_OFFSET) as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.used_slots() == 0
+    }
+
+    fn entry_at(&self, s: usize) -> Option<RawEntry<'_>> {
+        if s >= SLOTS_PER_BLOCK || !bit(&self.buf, s) {
+            return None;
+        }
+        let rec = &self.buf[rec_off(s)..rec_off(s) + RECORD_SIZE];
+        let len = get_u16(rec, REC_NAME_LEN) as usize;
+        if len == 0 {
+            return None; // a continuation slot
+        }
+        // Validated at parse; `get` keeps even a broken invariant from panicking.
+        let name = self.buf.get(name_off(s)..name_off(s) + len)?;
+        Some(RawEntry {
+            slot: s as u32,
+            hash: get_u32(rec, REC_HASH),
+            ino: get_u32(rec, REC_INO),
+            kind: FileType::from_dentry_code(get_u8(rec, REC_TYPE))?,
+            name,
+        })
+    }
+
+    /// The entries of the block in slot order.
+    pub fn entries(&self) -> impl Iterator<Item = RawEntry<'_>> + '_ {
+        let mut s = 0usize;
+        core::iter::from_fn(move || {
+            while s < SLOTS_PER_BLOCK {
+                let here = s;
+                match self.entry_at(here) {
+                    Some(e) => {
+                        s = here + slots_for(e.name.len()).max(1);
+                        return Some(e);
+                    }
+                    None => s = here + 1,
+                }
+            }
+            None
+        })
+    }
+
+    /// The entry named `name` (with hash `hash`), if present.
+    pub fn find(&self, hash: u32, name: &[u8]) -> Option<RawEntry<'_>> {
+        // Free and continuation records are all zero, so a record whose hash and name
+        // length match is an entry head; no bitmap walk is needed to pick candidates.
+        let b: &Block = &self.buf;
+        for s in 0..SLOTS_PER_BLOCK {
+            let r = rec_off(s);
+            if rd32(b, r + REC_HASH) == hash && rd16(b, r + REC_NAME_LEN) as usize == name.len() {
+                match self.entry_at(s) {
+                    Some(e) if e.name == name => return Some(e),
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// First slot of a run of `need` free slots (first fit).
+    fn find_free(&self, need: usize) -> Option<usize> {
+        if need == 0 || self.used_slots() as usize + need > SLOTS_PER_BLOCK {
+            return None;
+        }
+        let mut run = 0;
+        for s in 0..SLOTS_PER_BLOCK {
+            if bit(&self.buf, s) {
+                run = 0;
+            } else {
+                run += 1;
+                if run == need {
+                    return Some(s + 1 - need);
+                }
+            }
+        }
+        None
+    }
+
+    fn set_bit(&mut self, s: usize, on: bool) {
+        let m = 1u8 << (s % 8);
+        let byte = &mut self.buf[BITMAP_OFFSET + s / 8];
+        if on {
+            *byte |= m;
+        } else {
+            *byte &= !m;
+        }
+    }
+
+    /// Stores an entry at `slot`, whose `slots_for(name.len())` slots must be free and the
+    /// name valid (checked by the callers in this module).
+    fn put(&mut self, slot: usize, hash: u32, name: &[u8], ino: Ino, kind: FileType) {
+        let n = slots_for(name.len());
+        let r = rec_off(slot);
+        put_u32(&mut self.buf[..], r + REC_HASH, hash);
+        put_u32(&mut self.buf[..], r + REC_INO, ino);
+        put_u16(&mut self.buf[..], r + REC_NAME_LEN, name.len() as u16);
+        put_u8(&mut self.buf[..], r + REC_TYPE, kind.dentry_code());
+        let o = name_off(slot);
+        self.buf[o..o + name.len()].copy_from_slice(name);
+        for s in slot..slot + n {
+            self.set_bit(s, true);
+        }
+        let count = self.used_slots() as usize + n;
+        put_u16(&mut self.buf[..], HDR_COUNT_OFFSET, count as u16);
+    }
+
+    /// Clears the entry whose first slot is `slot` (and its continuation slots).
+    fn clear(&mut self, slot: usize) {
+        let len = match self.entry_at(slot) {
+            Some(e) => e.name.len(),
+            None => return,
+        };
+        let n = slots_for(len);
+        self.buf[rec_off(slot)..rec_off(slot) + n * RECORD_SIZE].fill(0);
+        self.buf[name_off(slot)..name_off(slot) + n * SLOT_NAME_LEN].fill(0);
+        for s in slot..slot + n {
+            self.set_bit(s, false);
+        }
+        let count = (self.used_slots() as usize).saturating_sub(n);
+        put_u16(&mut self.buf[..], HDR_COUNT_OFFSET, count as u16);
+    }
+
+    /// Checks what structural validation leaves out because it costs a hash per entry:
+    /// every stored hash is the hash of its name, and the name belongs to the bucket this
+    /// block is part of (a misplaced entry would be listed by readdir but never found by
+    /// lookup). For fsck.
+    pub fn check_placement(&self) -> core::result::Result<(), &'static str> {
+        let (level, bucket) = match block_position(self.idx) {
+            Some(p) => p,
+            None => return Err("dentry block: index beyond the deepest level"),
+        };
+        for e in self.entries() {
+            if name_hash(e.name) != e.hash {
+                return Err("dentry block: stored hash is not the hash of the name");
+            }
+            if e.hash as u64 % buckets(level) != bucket {
+                return Err("dentry block: entry in the wrong hash bucket");
+            }
+        }
+        Ok(())
+    }
+
+    /// Seals the block (CRC) and hands back its bytes for writing.
+    pub fn into_sealed(mut self) -> Box<Block> {
+        codec::seal(&mut self.buf);
+        self.buf
+    }
+}
+
+/// Validates `block` as dentry block `idx` (magic, CRC, stored index, reserved fields,
+/// bitmap against count and records, name lengths, names, inode numbers, file types).
+/// Never panics; a bad block is `Error::Corrupt { block: addr_for_errors, .. }`.
+pub fn decode_block(idx: u64, block: &Block, addr_for_errors: u64) -> Result<DentryBlock> {
+    DentryBlock::parse(idx, Box::new(*block)).map_err(|r| Error::corrupt(addr_for_errors, r))
+}
+
+/// Address to report for a bad block `idx`: the device address if known, else the index.
+fn err_addr(d: &mut dyn DirBlocks, idx: u64) -> u64 {
+    match d.addr_of(idx) {
+        0 => idx,
+        a => a,
+    }
+}
+
+/// Reads and validates block `idx`; `None` for a hole.
+fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
+    match d.read(idx)? {
+        None => Ok(None),
+        Some(buf) => match DentryBlock::parse(idx, buf) {
+            Ok(b) => Ok(Some(b)),
+            Err(reason) => Err(Error::corrupt(err_addr(d, idx), reason)),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Directory operations
+// ---------------------------------------------------------------------------------------
+
+/// Finds `name` in a directory of `depth` levels: reads only the name's bucket in each
+/// level, at most `depth × BLOCKS_PER_BUCKET_HIGH` blocks.
+pub fn lookup(
+    d: &mut dyn DirBlocks,
+    depth: u32,
+    name: &[u8],
+) -> Result<Option<(EntryLoc, Ino, FileType)>> {
+    check_name(name)?;
+    check_depth(depth)?;
+    lookup_hashed(d, depth, name, name_hash(name))
+}
+
+fn lookup_hashed(
+    d: &mut dyn DirBlocks,
+    depth: u32,
+    name: &[u8],
+    hash: u32,
+) -> Result<Option<(EntryLoc, Ino, FileType)>> {
+    for level in 0..depth.min(MAX_DEPTH) {
+        let start = bucket_start(level, hash);
+        for idx in start..start + blocks_per_bucket(level) {
+            if let Some(b) = read_block(d, idx)? {
+                if let Some(e) = b.find(hash, name) {
+                    let loc = EntryLoc {
+                        block_idx: idx,
+                        slot: e.slot,
+                    };
+                    return Ok(Some((loc, e.ino, e.kind)));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Adds `name → ino` (the caller has checked that the name is absent). Uses the first
+/// level, from 0, whose bucket for the name has a run of free slots long enough; when
+/// none of the `*depth` levels has, the next level is used and `*depth` grows (the caller
+/// stores it in the inode). `Error::NoSpace` when all [`MAX_DEPTH`] levels are full.
+pub fn insert(
+    d: &mut dyn DirBlocks,
+    depth: &mut u32,
+    name: &[u8],
+    ino: Ino,
+    kind: FileType,
+) -> Result<EntryLoc> {
+    check_name(name)?;
+    insert_hashed(d, depth, name, name_hash(name), ino, kind)
+}
+
+fn insert_hashed(
+    d: &mut dyn DirBlocks,
+    depth: &mut u32,
+    name: &[u8],
+    hash: u32,
+    ino: Ino,
+    kind: FileType,
+) -> Result<EntryLoc> {
+    check_depth(*depth)?;
+    if ino == 0 {
+        return Err(Error::Invalid("directory entry for inode number 0"));
+    }
+    let need = slots_for(name.len());
+    // Levels at and beyond `*depth` are holes in a consistent directory, so the loop
+    // normally ends at level `*depth` at the latest; reading them anyway means stale data
+    // there is reported rather than overwritten.
+    for level in 0..MAX_DEPTH {
+        let start = bucket_start(level, hash);
+        for idx in start..start + blocks_per_bucket(level) {
+            let mut b = match read_block(d, idx)? {
+                Some(b) => b,
+                None => DentryBlock::empty(idx),
+            };
+            // The caller's absence check covers every level; seeing the name here means
+            // the directory and the caller disagree, which must not produce a duplicate.
+            if b.find(hash, name).is_some() {
+                return Err(Error::Exists);
+            }
+            if let Some(slot) = b.find_free(need) {
+                b.put(slot, hash, name, ino, kind);
+                d.write(idx, b.into_sealed())?;
+                if level >= *depth {
+                    *depth = level + 1;
+                }
+                return Ok(EntryLoc {
+                    block_idx: idx,
+                    slot: slot as u32,
+                });
+            }
+        }
+    }
+    Err(Error::NoSpace)
+}
+
+/// Removes `name`; returns what it pointed to, or `None` if absent. An emptied block stays
+/// allocated (as an empty dentry block) and is reused by later inserts.
+pub fn remove(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(Ino, FileType)>> {
+    check_name(name)?;
+    check_depth(depth)?;
+    let hash = name_hash(name);
+    let (loc, ino, kind) = match lookup_hashed(d, depth, name, hash)? {
+        Some(found) => found,
+        None => return Ok(None),
+    };
+    let mut b = match read_block(d, loc.block_idx)? {
+        Some(b) => b,
+        None => {
+            return Err(Error::corrupt(
+                err_addr(d, loc.block_idx),
+                "dentry block vanished",
+            ))
+        }
+    };
+    b.clear(loc.slot as usize);
+    d.write(loc.block_idx, b.into_sealed())?;
+    Ok(Some((ino, kind)))
+}
+
+/// Points the existing entry at `loc` (from [`lookup`]) to `ino` of type `kind`; used by
+/// rename over an existing name and by RENAME_EXCHANGE. The name and its place stay.
+pub fn set_entry(d: &mut dyn DirBlocks, loc: EntryLoc, ino: Ino, kind: FileType) -> Result<()> {
+    if ino == 0 {
+        return Err(Error::Invalid("directory entry for inode number 0"));
+    }
+    if loc.block_idx >= max_block_index(MAX_DEPTH) {
+        return Err(Error::Invalid("dentry location beyond the directory"));
+    }
+    let mut b = match read_block(d, loc.block_idx)? {
+        Some(b) => b,
+        None => return Err(Error::Invalid("dentry location is a hole")),
+    };
+    let slot = loc.slot as usize;
+    if b.entry_at(slot).is_none() {
+        return Err(Error::Invalid("dentry location holds no entry"));
+    }
+    let r = rec_off(slot);
+    put_u32(&mut b.buf[..], r + REC_INO, ino);
+    put_u8(&mut b.buf[..], r + REC_TYPE, kind.dentry_code());
+    d.write(loc.block_idx, b.into_sealed())
+}
+
+/// Calls `f` for each stored entry whose cookie is greater than `after_cookie`, in cookie
+/// order, until `f` returns false. Reads only indexes below `max_block_index(depth)`,
+/// starting at the block of `after_cookie`; a hole costs one `read`.
+pub fn iterate(
+    d: &mut dyn DirBlocks,
+    depth: u32,
+    after_cookie: u64,
+    f: &mut dyn FnMut(Entry) -> bool,
+) -> Result<()> {
+    check_depth(depth)?;
+    let first = after_cookie.saturating_sub(FIRST_COOKIE) / SLOTS_PER_BLOCK as u64;
+    for idx in first..max_block_index(depth) {
+        let b = match read_block(d, idx)? {
+            Some(b) => b,
+            None => continue,
+        };
+        for e in b.entries() {
+            let cookie = cookie_of(EntryLoc {
+                block_idx: idx,
+                slot: e.slot,
+            });
+            if cookie <= after_cookie {
+                continue;
+            }
+            let entry = Entry {
+                ino: e.ino,
+                kind: e.kind,
+                name: e.name.to_vec(),
+                cookie,
+            };
+            if !f(entry) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// True when the directory stores no entry (every block below `max_block_index(depth)` is
+/// a hole or empty). Every existing block is read and validated.
+pub fn is_empty(d: &mut dyn DirBlocks, depth: u32) -> Result<bool> {
+    check_depth(depth)?;
+    for idx in 0..max_block_index(depth) {
+        if let Some(b) = read_block(d, idx)? {
+            if !b.is_empty() {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::BTreeMap;
+    use alloc::collections::BTreeSet;
+    use alloc::format;
+    use alloc::vec;
+    extern crate std;
+
+    /// In-memory directory that counts reads.
+    #[derive(Default)]
+    struct Mem {
+        blocks: BTreeMap<u64, Box<Block>>,
+        reads: u64,
+        writes: u64,
+    }
+
+    impl DirBlocks for Mem {
+        fn read(&mut self, idx: u64) -> Result<Option<Box<Block>>> {
+            self.reads += 1;
+            Ok(self.blocks.get(&idx).cloned())
+        }
+        fn write(&mut self, idx: u64, block: Box<Block>) -> Result<()> {
+            self.writes += 1;
+            self.blocks.insert(idx, block);
+            Ok(())
+        }
+        fn addr_of(&mut self, idx: u64) -> u64 {
+            1000 + idx
+        }
+    }
+
+    fn name(i: u32) -> Vec<u8> {
+        format!("file-{i}").into_bytes()
+    }
+
+    fn all_entries(d: &mut Mem, depth: u32, after: u64) -> Vec<Entry> {
+        let mut v = Vec::new();
+        iterate(d, depth, after, &mut |e| {
+            v.push(e);
+            true
+        })
+        .unwrap();
+        v
+    }
+
+    /// The numbers stated in docs/FORMAT-dentry.fragment.md.
+    #[test]
+    fn format_constants_match_the_spec() {
+        assert_eq!(DENTRY_MAGIC.to_le_bytes(), *b"DENT");
+        assert_eq!(SLOTS_PER_BLOCK, 202);
+        assert_eq!(BITMAP_OFFSET, 16);
+        assert_eq!(BITMAP_SIZE, 32);
+        assert_eq!(RECORDS_OFFSET, 48);
+        assert_eq!(NAMES_OFFSET, 2472);
+        assert_eq!(TAIL_OFFSET, 4088);
+        assert_eq!(CRC_OFFSET, 4092);
+        assert_eq!(RECORD_SIZE, 12);
+        assert_eq!(SLOT_NAME_LEN, 8);
+        assert_eq!(MAX_DEPTH, 64);
+        assert_eq!(MAX_BUCKET_LOG2, 12);
+        assert_eq!(HIGH_LEVEL, 32);
+        assert_eq!((BLOCKS_PER_BUCKET_LOW, BLOCKS_PER_BUCKET_HIGH), (2, 4));
+        assert_eq!(max_block_index(1), 2);
+        assert_eq!(max_block_index(2), 6);
+        assert_eq!(max_block_index(12), 8190);
+        assert_eq!(max_block_index(32), 8190 + 20 * 8192);
+        assert_eq!(max_block_index(64), 696_318);
+        assert_eq!(bucket_start(3, 13), 14 + 5 * 2);
+        assert_eq!(
+            bucket_start(40, 0xFFFF_FFFF),
+            max_block_index(40) + 4095 * 4
+        );
+        // Hash test vectors.
+        assert_eq!(name_hash(b""), 0xAB3E_7C0B);
+        assert_eq!(name_hash(b"a"), 0x1A80_B1B3);
+        assert_eq!(name_hash(b"hello.txt"), 0x7814_CDEB);
+        // An empty block's layout.
+        let e = DentryBlock::empty(7).into_sealed();
+        assert_eq!(&e[0..4], b"DENT");
+        assert_eq!(get_u32(&e[..], 4), 7);
+        assert_eq!(get_u32(&e[..], CRC_OFFSET), codec::crc(&e[..4092]));
+    }
+
+    #[test]
+    fn block_position_inverts_bucket_start() {
+        for level in 0..MAX_DEPTH {
+            for h in [0u32, 1, 2, 3, 77, 4095, 4096, 0xDEAD_BEEF, u32::MAX] {
+                let s = bucket_start(level, h);
+                for k in 0..blocks_per_bucket(level) {
+                    assert_eq!(
+                        block_position(s + k),
+                        Some((level, h as u64 % buckets(level)))
+                    );
+                }
+            }
+        }
+        assert_eq!(block_position(max_block_index(MAX_DEPTH)), None);
+    }
+
+    #[test]
+    fn insert_lookup_remove_round_trip() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        assert!(is_empty(&mut d, depth).unwrap());
+        assert_eq!(lookup(&mut d, depth, b"x").unwrap(), None);
+        let loc = insert(&mut d, &mut depth, b"x", 5, FileType::Regular).unwrap();
+        assert_eq!(depth, 1);
+        assert_eq!(
+            lookup(&mut d, depth, b"x").unwrap(),
+            Some((loc, 5, FileType::Regular))
+        );
+        assert!(!is_empty(&mut d, depth).unwrap());
+        let loc2 = insert(&mut d, &mut depth, b"dir", 6, FileType::Directory).unwrap();
+        assert_ne!(loc, loc2);
+        assert_eq!(
+            lookup(&mut d, depth, b"dir").unwrap(),
+            Some((loc2, 6, FileType::Directory))
+        );
+        assert_eq!(
+            remove(&mut d, depth, b"x").unwrap(),
+            Some((5, FileType::Regular))
+        );
+        assert_eq!(remove(&mut d, depth, b"x").unwrap(), None);
+        assert_eq!(lookup(&mut d, depth, b"x").unwrap(), None);
+        assert_eq!(
+            remove(&mut d, depth, b"dir").unwrap(),
+            Some((6, FileType::Directory))
+        );
+        assert!(is_empty(&mut d, depth).unwrap());
+        // Emptied blocks stay as valid empty blocks.
+        assert!(!d.blocks.is_empty());
+        assert!(all_entries(&mut d, depth, 0).is_empty());
+    }
+
+    #[test]
+    fn every_file_type_round_trips() {
+        let kinds = [
+            FileType::Regular,
+            FileType::Directory,
+            FileType::Symlink,
+            FileType::CharDevice,
+            FileType::BlockDevice,
+            FileType::Fifo,
+            FileType::Socket,
+        ];
+        let mut d = Mem::default();
+        let mut depth = 0;
+        for (i, k) in kinds.iter().enumerate() {
+            insert(&mut d, &mut depth, &name(i as u32), i as u32 + 1, *k).unwrap();
+        }
+        for (i, k) in kinds.iter().enumerate() {
+            let (_, ino, kind) = lookup(&mut d, depth, &name(i as u32)).unwrap().unwrap();
+            assert_eq!((ino, kind), (i as u32 + 1, *k));
+        }
+    }
+
+    #[test]
+    fn long_and_short_names() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        let mut names = Vec::new();
+        for len in [1usize, 2, 7, 8, 9, 15, 16, 17, 64, 100, 254, 255] {
+            for c in [b'a', b'z'] {
+                names.push(vec![c; len]);
+            }
+        }
+        for (i, n) in names.iter().enumerate() {
+            insert(&mut d, &mut depth, n, i as u32 + 1, FileType::Regular).unwrap();
+        }
+        for (i, n) in names.iter().enumerate() {
+            let (_, ino, _) = lookup(&mut d, depth, n).unwrap().unwrap();
+            assert_eq!(ino, i as u32 + 1);
+        }
+        let seen: BTreeSet<Vec<u8>> = all_entries(&mut d, depth, 0)
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(seen, names.iter().cloned().collect());
+        // A prefix of a stored name is a different name.
+        assert_eq!(lookup(&mut d, depth, &[b'a'; 254][..253]).unwrap(), None);
+        for n in &names {
+            assert!(remove(&mut d, depth, n).unwrap().is_some());
+        }
+        assert!(is_empty(&mut d, depth).unwrap());
+        for b in d.blocks.values() {
+            let blk = decode_block(get_u32(&b[..], 4) as u64, b, 0).unwrap();
+            assert!(blk.is_empty());
+            // Cleared slots leave no trace.
+            assert!(all_zero(&b[BITMAP_OFFSET..CRC_OFFSET]));
+        }
+    }
+
+    #[test]
+    fn bad_names_and_arguments_are_rejected() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        let long = vec![b'a'; 256];
+        assert_eq!(
+            insert(&mut d, &mut depth, b"", 1, FileType::Regular),
+            Err(Error::Invalid("empty file name"))
+        );
+        assert!(matches!(
+            insert(&mut d, &mut depth, b"a/b", 1, FileType::Regular),
+            Err(Error::Invalid(_))
+        ));
+        assert!(matches!(
+            insert(&mut d, &mut depth, b"a\0b", 1, FileType::Regular),
+            Err(Error::Invalid(_))
+        ));
+        assert_eq!(
+            insert(&mut d, &mut depth, &long, 1, FileType::Regular),
+            Err(Error::NameTooLong)
+        );
+        assert!(matches!(
+            insert(&mut d, &mut depth, b"a", 0, FileType::Regular),
+            Err(Error::Invalid(_))
+        ));
+        assert!(matches!(
+            lookup(&mut d, depth, b"/"),
+            Err(Error::Invalid(_))
+        ));
+        assert!(matches!(remove(&mut d, depth, b""), Err(Error::Invalid(_))));
+        assert!(matches!(
+            lookup(&mut d, MAX_DEPTH + 1, b"a"),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(matches!(
+            iterate(&mut d, MAX_DEPTH + 1, 0, &mut |_| true),
+            Err(Error::Corrupt { .. })
+        ));
+        assert_eq!(depth, 0);
+        assert!(d.blocks.is_empty());
+        // set_entry on a hole, a free slot, a continuation slot, and past the table.
+        assert!(matches!(
+            set_entry(
+                &mut d,
+                EntryLoc {
+                    block_idx: 0,
+                    slot: 0
+                },
+                3,
+                FileType::Regular
+            ),
+            Err(Error::Invalid(_))
+        ));
+        let loc = insert(&mut d, &mut depth, b"abcdefghij", 9, FileType::Regular).unwrap();
+        for slot in [loc.slot + 1, loc.slot + 2, 201, 202, u32::MAX] {
+            assert!(matches!(
+                set_entry(
+                    &mut d,
+                    EntryLoc {
+                        block_idx: loc.block_idx,
+                        slot
+                    },
+                    3,
+                    FileType::Regular
+                ),
+                Err(Error::Invalid(_))
+            ));
+        }
+        assert!(matches!(
+            set_entry(
+                &mut d,
+                EntryLoc {
+                    block_idx: u64::MAX,
+                    slot: 0
+                },
+                3,
+                FileType::Regular
+            ),
+            Err(Error::Invalid(_))
+        ));
+        // A duplicate seen during insert is refused rather than stored twice.
+        assert_eq!(
+            insert(&mut d, &mut depth, b"abcdefghij", 10, FileType::Regular),
+            Err(Error::Exists)
+        );
+    }
+
+    #[test]
+    fn set_entry_retargets() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        let la = insert(&mut d, &mut depth, b"a", 10, FileType::Regular).unwrap();
+        let lb = insert(&mut d, &mut depth, b"b", 20, FileType::Directory).unwrap();
+        // Exchange.
+        set_entry(&mut d, la, 20, FileType::Directory).unwrap();
+        set_entry(&mut d, lb, 10, FileType::Regular).unwrap();
+        assert_eq!(
+            lookup(&mut d, depth, b"a").unwrap(),
+            Some((la, 20, FileType::Directory))
+        );
+        assert_eq!(
+            lookup(&mut d, depth, b"b").unwrap(),
+            Some((lb, 10, FileType::Regular))
+        );
+        let names: Vec<_> = all_entries(&mut d, depth, 0)
+            .into_iter()
+            .map(|e| (e.name, e.ino))
+            .collect();
+        assert_eq!(names.len(), 2);
+        assert!(names.contains(&(b"a".to_vec(), 20)));
+    }
+
+    /// Names forced onto one hash: they share a bucket at every level, so they fill bucket
+    /// after bucket and grow the depth; the name comparison after the hash match tells them
+    /// apart. Then the table runs out of levels.
+    #[test]
+    fn identical_hashes_overflow_buckets_and_grow_depth() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        let h = 0x1234_5678;
+        // 255-byte names take 32 slots: 6 per block.
+        let long = |i: u32| {
+            let mut n = format!("{i:08}").into_bytes();
+            n.resize(255, b'x');
+            n
+        };
+        let per_chain: u32 = (0..MAX_DEPTH)
+            .map(|l| blocks_per_bucket(l) as u32)
+            .sum::<u32>()
+            * 6;
+        assert_eq!(per_chain, 1152);
+        let mut last_depth = 0;
+        for i in 0..per_chain {
+            let loc =
+                insert_hashed(&mut d, &mut depth, &long(i), h, i + 1, FileType::Regular).unwrap();
+            assert!(depth >= last_depth && depth <= last_depth + 1);
+            last_depth = depth;
+            let (level, bucket) = block_position(loc.block_idx).unwrap();
+            assert_eq!(level, depth - 1);
+            assert_eq!(bucket, h as u64 % buckets(level));
+        }
+        assert_eq!(depth, MAX_DEPTH);
+        assert_eq!(
+            insert_hashed(
+                &mut d,
+                &mut depth,
+                &long(per_chain),
+                h,
+                1,
+                FileType::Regular
+            ),
+            Err(Error::NoSpace)
+        );
+        assert_eq!(depth, MAX_DEPTH);
+        for i in (0..per_chain).step_by(37) {
+            let (_, ino, _) = lookup_hashed(&mut d, depth, &long(i), h).unwrap().unwrap();
+            assert_eq!(ino, i + 1);
+        }
+        // Removing one frees room at its level, which the next insert reuses.
+        let (loc, _, _) = lookup_hashed(&mut d, depth, &long(7), h).unwrap().unwrap();
+        let mut blk = read_block(&mut d, loc.block_idx).unwrap().unwrap();
+        blk.clear(loc.slot as usize);
+        d.write(loc.block_idx, blk.into_sealed()).unwrap();
+        let again = insert_hashed(&mut d, &mut depth, &long(9999), h, 5, FileType::Fifo).unwrap();
+        assert_eq!(again, loc);
+    }
+
+    /// Two real names with the same 32-bit hash (found by a birthday search).
+    #[test]
+    fn real_hash_collision() {
+        let (a, b) = COLLIDING;
+        assert_ne!(a, b);
+        assert_eq!(name_hash(a), name_hash(b));
+        let mut d = Mem::default();
+        let mut depth = 0;
+        let la = insert(&mut d, &mut depth, a, 1, FileType::Regular).unwrap();
+        let lb = insert(&mut d, &mut depth, b, 2, FileType::Symlink).unwrap();
+        assert_eq!(
+            lookup(&mut d, depth, a).unwrap(),
+            Some((la, 1, FileType::Regular))
+        );
+        assert_eq!(
+            lookup(&mut d, depth, b).unwrap(),
+            Some((lb, 2, FileType::Symlink))
+        );
+        assert_eq!(
+            remove(&mut d, depth, a).unwrap(),
+            Some((1, FileType::Regular))
+        );
+        assert_eq!(lookup(&mut d, depth, a).unwrap(), None);
+        assert_eq!(
+            lookup(&mut d, depth, b).unwrap(),
+            Some((lb, 2, FileType::Symlink))
+        );
+    }
+
+    /// Both hash to 0x27C249A3.
+    const COLLIDING: (&[u8], &[u8]) = (b"f6059", b"f264602");
+
+    #[test]
+    fn bucket_overflow_grows_depth() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        // Level 0 is one bucket of two blocks: 404 one-slot names fill it.
+        for i in 0..(2 * SLOTS_PER_BLOCK as u32) {
+            insert(
+                &mut d,
+                &mut depth,
+                format!("{i:x}").as_bytes(),
+                i + 1,
+                FileType::Regular,
+            )
+            .unwrap();
+            assert_eq!(depth, 1, "level 0 fills before level 1 is used");
+        }
+        insert(&mut d, &mut depth, b"one-more", 9999, FileType::Regular).unwrap();
+        assert_eq!(depth, 2);
+        assert_eq!(d.blocks.len(), 3);
+        assert_eq!(lookup(&mut d, depth, b"one-more").unwrap().unwrap().1, 9999);
+    }
+
+    #[test]
+    fn hundred_thousand_entries() {
+        const N: u32 = 100_000;
+        let t0 = std::time::Instant::now();
+        let mut d = Mem::default();
+        let mut depth = 0;
+        let mut locs = Vec::with_capacity(N as usize);
+        for i in 0..N {
+            locs.push(insert(&mut d, &mut depth, &name(i), i + 1, FileType::Regular).unwrap());
+        }
+        let t_insert = t0.elapsed();
+        let max_reads: u64 = (0..depth).map(blocks_per_bucket).sum();
+        assert!(max_reads <= depth as u64 * BLOCKS_PER_BUCKET_HIGH as u64);
+        for i in 0..N {
+            let before = d.reads;
+            let got = lookup(&mut d, depth, &name(i)).unwrap();
+            assert_eq!(got, Some((locs[i as usize], i + 1, FileType::Regular)));
+            assert!(d.reads - before <= max_reads);
+        }
+        let before = d.reads;
+        assert_eq!(lookup(&mut d, depth, b"absent").unwrap(), None);
+        assert_eq!(
+            d.reads - before,
+            max_reads,
+            "a miss reads exactly its bucket in every level"
+        );
+        let t_lookup = t0.elapsed();
+
+        // Full listing: every entry once, cookies strictly increasing.
+        let all = all_entries(&mut d, depth, 0);
+        assert_eq!(all.len(), N as usize);
+        assert!(all.windows(2).all(|w| w[0].cookie < w[1].cookie));
+        let mut seen = vec![false; N as usize];
+        for e in &all {
+            let i = e.ino - 1;
+            assert_eq!(e.name, name(i));
+            assert_eq!(e.cookie, cookie_of(locs[i as usize]));
+            assert!(!core::mem::replace(&mut seen[i as usize], true));
+        }
+        // Resuming after any cookie yields exactly the rest (sampled, plus the edges).
+        let mut resume_points: Vec<usize> = (0..all.len()).step_by(9973).collect();
+        resume_points.push(all.len() - 1);
+        for &k in &resume_points {
+            let mut got = Vec::new();
+            iterate(&mut d, depth, all[k].cookie, &mut |e| {
+                got.push(e.cookie);
+                got.len() < 5
+            })
+            .unwrap();
+            let want: Vec<u64> = all[k + 1..].iter().take(5).map(|e| e.cookie).collect();
+            assert_eq!(got, want);
+        }
+        // Cookies between entries and the synthetic ones (".", "..") also resume.
+        for c in [0, 1, 2, all[0].cookie - 1, all[500].cookie + 1] {
+            let mut first = None;
+            iterate(&mut d, depth, c, &mut |e| {
+                first = Some(e.cookie);
+                false
+            })
+            .unwrap();
+            assert_eq!(first, all.iter().map(|e| e.cookie).find(|&x| x > c));
+        }
+        let blocks = d.blocks.len() as u64;
+        let t_iter = t0.elapsed();
+
+        for i in 0..N {
+            assert_eq!(
+                remove(&mut d, depth, &name(i)).unwrap(),
+                Some((i + 1, FileType::Regular))
+            );
+        }
+        assert!(is_empty(&mut d, depth).unwrap());
+        assert!(all_entries(&mut d, depth, 0).is_empty());
+        std::eprintln!(
+            "100k: depth {depth}, {blocks} blocks of {}, insert {:?}, +lookup {:?}, +iterate {:?}, total {:?}",
+            max_block_index(depth),
+            t_insert,
+            t_lookup,
+            t_iter,
+            t0.elapsed()
+        );
+    }
+
+    /// A valid block with a mix of entries, for the corruption tests.
+    fn sample_block() -> Box<Block> {
+        let mut b = DentryBlock::empty(5);
+        let mut slot = 0;
+        for (i, len) in [1usize, 8, 9, 30, 255, 3].iter().enumerate() {
+            let n = vec![b'a' + i as u8; *len];
+            b.put(slot, name_hash(&n), &n, 100 + i as u32, FileType::Regular);
+            slot += slots_for(*len) + 1; // leave a free slot between entries
+        }
+        b.into_sealed()
+    }
+
+    fn reseal(mut b: Box<Block>) -> Box<Block> {
+        codec::seal(&mut b);
+        b
+    }
+
+    fn corrupt_reason(idx: u64, b: &Block) -> &'static str {
+        match decode_block(idx, b, 42) {
+            Err(Error::Corrupt { block: 42, reason }) => reason,
+            other => panic!("expected corruption, got {:?}", other.map(|_| ())),
+        }
+    }
+
+    #[test]
+    fn sample_block_is_valid() {
+        let b = sample_block();
+        let blk = decode_block(5, &b, 0).unwrap();
+        assert_eq!(blk.entries().count(), 6);
+        assert_eq!(blk.used_slots(), (1 + 1 + 2 + 4 + 32 + 1) as u32);
+    }
+
+    #[test]
+    fn every_single_bit_flip_is_detected() {
+        let good = sample_block();
+        for byte in 0..BLOCK_SIZE {
+            for bitno in 0..8 {
+                let mut b = good.clone();
+                b[byte] ^= 1 << bitno;
+                let _ = corrupt_reason(5, &b);
+            }
+        }
+    }
+
+    #[test]
+    fn specific_corruptions() {
+        let good = sample_block();
+        let mut b = good.clone();
+        b[0] = b'X';
+        assert_eq!(corrupt_reason(5, &reseal(b)), "dentry block: bad magic");
+        assert_eq!(
+            corrupt_reason(6, &good),
+            "dentry block: stored index differs from its position in the directory"
+        );
+        assert_eq!(
+            corrupt_reason(5 + (1 << 32), &good),
+            "dentry block: stored index differs from its position in the directory"
+        );
+        let mut b = good.clone();
+        b[100] ^= 1;
+        assert_eq!(corrupt_reason(5, &b), "dentry block: bad checksum");
+        // Zeroed block (e.g. an unwritten block read as data).
+        assert_eq!(
+            corrupt_reason(0, &[0u8; BLOCK_SIZE]),
+            "dentry block: bad magic"
+        );
+
+        let with = |f: &dyn Fn(&mut Block)| {
+            let mut b = good.clone();
+            f(&mut b);
+            reseal(b)
+        };
+        // name_len 0 on a used head slot.
+        let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 0));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name slot with no entry before it"
+        );
+        let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 256));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name longer than 255 bytes"
+        );
+        // name_len grows into a free slot.
+        let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 9));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name slot not marked used"
+        );
+        let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 2));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name contains NUL or '/'"
+        );
+        // The 8-byte name at slot 2 shortened to 7: its last byte becomes padding.
+        let b = with(&|b| put_u16(b, rec_off(2) + REC_NAME_LEN, 7));
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name padding not zero");
+        let b = with(&|b| put_u32(b, rec_off(0) + REC_INO, 0));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: entry with inode number 0"
+        );
+        let b = with(&|b| put_u8(b, rec_off(0) + REC_TYPE, 0));
+        assert_eq!(corrupt_reason(5, &b), "dentry block: bad file type");
+        let b = with(&|b| put_u8(b, rec_off(0) + REC_RESERVED, 1));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: reserved field not zero"
+        );
+        let b = with(&|b| put_u32(b, HDR_RESERVED0_OFFSET, 1));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: reserved field not zero"
+        );
+        let b = with(&|b| b[TAIL_OFFSET] = 1);
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: reserved field not zero"
+        );
+        let b = with(&|b| put_u16(b, HDR_COUNT_OFFSET, 3));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: used-slot count does not match the bitmap"
+        );
+        // Garbage bitmap: padding bits, stray bits (count adjusted so the walk sees them).
+        let b = with(&|b| b[BITMAP_OFFSET + BITMAP_SIZE - 1] = 0x80);
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: bitmap bit set beyond the last slot"
+        );
+        let b = with(&|b| {
+            b[BITMAP_OFFSET + 24] = 0xFF;
+            let c = get_u16(b, HDR_COUNT_OFFSET) + 8;
+            put_u16(b, HDR_COUNT_OFFSET, c);
+        });
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name slot with no entry before it"
+        );
+        // A free slot with leftovers.
+        let b = with(&|b| b[name_off(200)] = b'q');
+        assert_eq!(corrupt_reason(5, &b), "dentry block: free slot not zeroed");
+        // A continuation with a record.
+        let b = with(&|b| put_u32(b, rec_off(5) + REC_HASH, 1));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: continuation record not zeroed"
+        );
+        // Bad bytes in a name.
+        let b = with(&|b| b[name_off(0)] = b'/');
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name contains NUL or '/'"
+        );
+        // A name that would run past the last slot.
+        let b = with(&|b| {
+            b.fill(0);
+            put_u32(b, HDR_MAGIC_OFFSET, DENTRY_MAGIC);
+            put_u32(b, HDR_IDX_OFFSET, 5);
+            put_u16(b, HDR_COUNT_OFFSET, 1);
+            b[BITMAP_OFFSET + 201 / 8] = 1 << (201 % 8);
+            put_u16(b, rec_off(201) + REC_NAME_LEN, 9);
+            put_u32(b, rec_off(201) + REC_INO, 1);
+            put_u8(b, rec_off(201) + REC_TYPE, FileType::Regular.dentry_code());
+        });
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: name runs past the last slot"
+        );
+    }
+
+    #[test]
+    fn corrupt_block_in_directory_reports_its_address() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        insert(&mut d, &mut depth, b"a", 1, FileType::Regular).unwrap();
+        let idx = *d.blocks.keys().next().unwrap();
+        d.blocks.get_mut(&idx).unwrap()[20] ^= 4;
+        let want = Err(Error::Corrupt {
+            block: 1000 + idx,
+            reason: "dentry block: bad checksum",
+        });
+        assert_eq!(lookup(&mut d, depth, b"a").map(|_| ()), want);
+        assert_eq!(iterate(&mut d, depth, 0, &mut |_| true), want);
+        assert_eq!(is_empty(&mut d, depth).map(|_| ()), want);
+        assert_eq!(
+            insert(&mut d, &mut depth, b"b", 2, FileType::Regular).map(|_| ()),
+            want
+        );
+        assert_eq!(remove(&mut d, depth, b"a").map(|_| ()), want);
+    }
+
+    #[test]
+    fn placement_check() {
+        let mut d = Mem::default();
+        let mut depth = 0;
+        for i in 0..2000 {
+            insert(&mut d, &mut depth, &name(i), i + 1, FileType::Regular).unwrap();
+        }
+        for (&idx, b) in &d.blocks {
+            decode_block(idx, b, 0).unwrap().check_placement().unwrap();
+        }
+        // An entry with a wrong hash, or in the wrong bucket.
+        let mut b = DentryBlock::empty(2);
+        b.put(0, 1, b"x", 1, FileType::Regular);
+        assert_eq!(
+            b.check_placement(),
+            Err("dentry block: stored hash is not the hash of the name")
+        );
+        let n = (0u32..).map(name).find(|n| name_hash(n) % 2 == 0).unwrap();
+        let mut b = DentryBlock::empty(max_block_index(1) + 2); // level 1, bucket 1
+        b.put(0, name_hash(&n), &n, 1, FileType::Regular);
+        assert_eq!(
+            b.check_placement(),
+            Err("dentry block: entry in the wrong hash bucket")
+        );
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// Random bytes: never a panic; only the expected errors.
+            #[test]
+            fn random_blocks_never_panic(bytes in proptest::collection::vec(any::<u8>(), BLOCK_SIZE), idx in 0u64..10) {
+                let mut b = [0u8; BLOCK_SIZE];
+                b.copy_from_slice(&bytes);
+                prop_assert!(decode_block(idx, &b, 1).is_err());
+                // Make it get past magic, index and CRC, so the structural checks see it.
+                put_u32(&mut b, HDR_MAGIC_OFFSET, DENTRY_MAGIC);
+                put_u32(&mut b, HDR_IDX_OFFSET, idx as u32);
+                codec::seal(&mut b);
+                match decode_block(idx, &b, 1) {
+                    Ok(blk) => { let _ = blk.entries().count(); }
+                    Err(e) => {
+                        let ok = matches!(e, Error::Corrupt { block: 1, .. });
+                        prop_assert!(ok, "unexpected error {:?}", e);
+                    }
+                }
+            }
+
+            /// Targeted damage to a valid block, resealed: rejected or still coherent.
+            #[test]
+            fn mutated_blocks_are_rejected_or_coherent(
+                edits in proptest::collection::vec((0usize..CRC_OFFSET, any::<u8>()), 1..8),
+                structural in any::<bool>(),
+            ) {
+                let mut b = sample_block();
+                for (off, v) in edits {
+                    // Half the cases aim at the header, bitmap and records.
+                    let off = if structural { off % NAMES_OFFSET } else { off };
+                    b[off] = v;
+                }
+                let b = reseal(b);
+                if let Ok(blk) = decode_block(5, &b, 1) {
+                    let mut used = 0;
+                    for e in blk.entries() {
+                        prop_assert!(!e.name.is_empty() && e.name.len() <= NAME_MAX);
+                        prop_assert!(e.ino != 0);
+                        used += slots_for(e.name.len());
+                    }
+                    prop_assert_eq!(used as u32, blk.used_slots());
+                    // Mutations on a decoded block keep it decodable.
+                    let mut blk = blk;
+                    let first = blk.entries().next().map(|e| e.slot);
+                    if let Some(s) = first {
+                        blk.clear(s as usize);
+                    }
+                    if let Some(s) = blk.find_free(32) {
+                        blk.put(s, 9, &[b'k'; 255], 3, FileType::Socket);
+                    }
+                    let again = blk.into_sealed();
+                    prop_assert!(decode_block(5, &again, 1).is_ok());
+                }
+            }
+
+            /// Random operation sequences agree with a model.
+            #[test]
+            fn operations_match_a_model(ops in proptest::collection::vec((0u8..3, 0u32..300, 1usize..40), 1..300)) {
+                let mut d = Mem::default();
+                let mut depth = 0;
+                let mut model: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
+                for (op, key, len) in ops {
+                    let mut n = format!("{key}-").into_bytes();
+                    n.resize(len.max(n.len()), b'.');
+                    match op {
+                        0 => {
+                            if model.contains_key(&n) {
+                                continue;
+                            }
+                            insert(&mut d, &mut depth, &n, key + 1, FileType::Regular).unwrap();
+                            model.insert(n, key + 1);
+                        }
+                        1 => {
+                            let got = remove(&mut d, depth, &n).unwrap().map(|x| x.0);
+                            prop_assert_eq!(got, model.remove(&n));
+                        }
+                        _ => {
+                            let got = lookup(&mut d, depth, &n).unwrap().map(|x| x.1);
+                            prop_assert_eq!(got, model.get(&n).copied());
+                        }
+                    }
+                }
+                let listed: BTreeMap<Vec<u8>, u32> =
+                    all_entries(&mut d, depth, 0).into_iter().map(|e| (e.name, e.ino)).collect();
+                prop_assert_eq!(&listed, &model);
+                prop_assert_eq!(is_empty(&mut d, depth).unwrap(), model.is_empty());
+            }
+        }
+    }
 }

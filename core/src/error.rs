@@ -25,6 +25,8 @@ pub enum Error {
     Invalid(&'static str),
     #[error("no space left on device")]
     NoSpace,
+    #[error("operation not permitted")]
+    NotPermitted,
     #[error("too many links")]
     TooManyLinks,
     #[error("file too large")]
@@ -47,20 +49,21 @@ impl Error {
     /// The Linux errno value for this error.
     pub fn errno(&self) -> i32 {
         match self {
-            Error::NotFound => 2,       // ENOENT
-            Error::Io { .. } => 5,      // EIO
-            Error::Exists => 17,        // EEXIST
-            Error::NotDir => 20,        // ENOTDIR
-            Error::IsDir => 21,         // EISDIR
-            Error::Invalid(_) => 22,    // EINVAL
-            Error::FileTooBig => 27,    // EFBIG
-            Error::NoSpace => 28,       // ENOSPC
-            Error::ReadOnly => 30,      // EROFS
-            Error::TooManyLinks => 31,  // EMLINK
-            Error::Range => 34,         // ERANGE
-            Error::NameTooLong => 36,   // ENAMETOOLONG
-            Error::NotEmpty => 39,      // ENOTEMPTY
-            Error::NoData => 61,        // ENODATA
+            Error::NotPermitted => 1,     // EPERM
+            Error::NotFound => 2,         // ENOENT
+            Error::Io { .. } => 5,        // EIO
+            Error::Exists => 17,          // EEXIST
+            Error::NotDir => 20,          // ENOTDIR
+            Error::IsDir => 21,           // EISDIR
+            Error::Invalid(_) => 22,      // EINVAL
+            Error::FileTooBig => 27,      // EFBIG
+            Error::NoSpace => 28,         // ENOSPC
+            Error::ReadOnly => 30,        // EROFS
+            Error::TooManyLinks => 31,    // EMLINK
+            Error::Range => 34,           // ERANGE
+            Error::NameTooLong => 36,     // ENAMETOOLONG
+            Error::NotEmpty => 39,        // ENOTEMPTY
+            Error::NoData => 61,          // ENODATA
             Error::NotSupported(_) => 95, // EOPNOTSUPP
             Error::Corrupt { .. } => 117, // EUCLEAN
         }
@@ -74,6 +77,9 @@ impl Error {
 
 impl From<IoError> for Error {
     fn from(e: IoError) -> Error {
-        Error::Io { block: e.block, op: e.op }
+        Error::Io {
+            block: e.block,
+            op: e.op,
+        }
     }
 }

@@ -10,9 +10,19 @@
 //! around calls; the fsync path is split (see `fsync`) so that the flush itself can be
 //! issued outside the lock and shared by concurrent fsyncs (group commit).
 
-use crate::device::BlockDevice;
+use crate::checkpoint::{Checkpoint, LogPos, CP_FLAG_UMOUNT};
+use crate::device::{BlockDevice, WriteFlags};
 use crate::error::{Error, Result};
-use crate::{Ino, Nid};
+use crate::layout::*;
+use crate::nat::{Nat, NatEntry};
+use crate::node::{self, inode, NodeType};
+use crate::segment::{Log, SegmentManager};
+use crate::sit::Sit;
+use crate::ssa::{Ssa, Summary};
+use crate::superblock::{read_superblock, Superblock};
+use crate::{zero_block, Block, Ino, Nid};
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 /// A point in time supplied by the caller: seconds and nanoseconds since the Unix epoch.
@@ -219,55 +229,647 @@ pub struct Stats {
     pub dirty_bound_checkpoints: u64,
 }
 
+/// A cached node block.
+pub(crate) struct CachedNode {
+    pub block: Box<Block>,
+    pub dirty: bool,
+}
+
+/// The filesystem: a mounted image and all in-memory state.
 pub struct Filesystem<D: BlockDevice> {
-    dev: D,
-    #[allow(dead_code)]
-    nid_placeholder: Nid,
+    pub(crate) dev: D,
+    pub(crate) sb: Superblock,
+    pub(crate) geo: Geometry,
+    /// CRC seed of node blocks, derived from the volume UUID.
+    pub(crate) seed: u32,
+    /// The last committed checkpoint (its journals are not kept up to date).
+    pub(crate) cp: Checkpoint,
+    pub(crate) cp_pack: usize,
+    pub(crate) nat: Nat,
+    pub(crate) sit: Sit,
+    pub(crate) ssa: Ssa,
+    pub(crate) seg: SegmentManager,
+    pub(crate) nodes: BTreeMap<Nid, CachedNode>,
+    pub(crate) dirty_nodes: BTreeSet<Nid>,
+    /// Dirty data blocks by (inode, file block index): the write-back cache.
+    pub(crate) data: BTreeMap<(Ino, u64), Box<Block>>,
+    pub(crate) open_counts: BTreeMap<Ino, u32>,
+    /// Unlinked inodes kept alive by open handles.
+    pub(crate) orphans: BTreeSet<Ino>,
+    pub(crate) read_only: bool,
+    pub(crate) opts: MountOptions,
+    pub(crate) stats: Stats,
+    pub(crate) next_generation: u32,
+    pub(crate) valid_inodes: u32,
+    pub(crate) written_blocks: u64,
+    /// Caller time of the latest call, for segment ages.
+    pub(crate) now_sec: u64,
 }
 
-#[allow(unused_variables)]
+fn volume_seed(uuid: &[u8; 16]) -> u32 {
+    crate::codec::crc(uuid)
+}
+
 impl<D: BlockDevice> Filesystem<D> {
-    pub fn format(dev: D, opts: &MkfsOptions) -> Result<D> { todo!() }
-    pub fn mount(dev: D, opts: &MountOptions, now: Timestamp) -> Result<Filesystem<D>> { todo!() }
-    /// Writes a clean checkpoint and returns the device.
-    pub fn unmount(self, now: Timestamp) -> Result<D> { todo!() }
-    /// Gives the device back without writing anything (simulates power loss / abandon).
-    pub fn into_device(self) -> D { self.dev }
-    pub fn device(&self) -> &D { &self.dev }
-    pub fn device_mut(&mut self) -> &mut D { &mut self.dev }
-    pub fn stats(&self) -> Stats { todo!() }
-    pub fn is_read_only(&self) -> bool { todo!() }
-    pub fn statfs(&mut self) -> Result<StatFs> { todo!() }
-    pub fn lookup(&mut self, parent: Ino, name: &[u8]) -> Result<Attr> { todo!() }
-    pub fn getattr(&mut self, ino: Ino) -> Result<Attr> { todo!() }
-    pub fn setattr(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> { todo!() }
-    pub fn mknod(&mut self, parent: Ino, name: &[u8], mode: u32, rdev: u32, cred: Credentials, now: Timestamp) -> Result<Attr> { todo!() }
-    pub fn create(&mut self, parent: Ino, name: &[u8], perm: u32, cred: Credentials, now: Timestamp) -> Result<Attr> { todo!() }
-    pub fn mkdir(&mut self, parent: Ino, name: &[u8], perm: u32, cred: Credentials, now: Timestamp) -> Result<Attr> { todo!() }
-    pub fn unlink(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> { todo!() }
-    pub fn rmdir(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> { todo!() }
-    pub fn rename(&mut self, parent: Ino, name: &[u8], new_parent: Ino, new_name: &[u8], flags: RenameFlags, now: Timestamp) -> Result<()> { todo!() }
-    pub fn link(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> { todo!() }
-    pub fn symlink(&mut self, parent: Ino, name: &[u8], target: &[u8], cred: Credentials, now: Timestamp) -> Result<Attr> { todo!() }
-    pub fn readlink(&mut self, ino: Ino) -> Result<Vec<u8>> { todo!() }
-    /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
-    pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> { todo!() }
-    pub fn write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<usize> { todo!() }
-    /// Lists entries after `cookie` (0 = from the start, including "." and ".."), calling
-    /// `f` for each until it returns false.
-    pub fn readdir(&mut self, ino: Ino, cookie: u64, f: &mut dyn FnMut(DirEntry) -> bool) -> Result<()> { todo!() }
-    pub fn getxattr(&mut self, ino: Ino, name: &[u8]) -> Result<Vec<u8>> { todo!() }
-    pub fn setxattr(&mut self, ino: Ino, name: &[u8], value: &[u8], mode: XattrSetMode, now: Timestamp) -> Result<()> { todo!() }
-    pub fn listxattr(&mut self, ino: Ino) -> Result<Vec<Vec<u8>>> { todo!() }
-    pub fn removexattr(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> { todo!() }
-    /// Writes a checkpoint: everything before it is durable when it returns.
-    pub fn sync(&mut self, now: Timestamp) -> Result<()> { todo!() }
-    /// Makes the file's data (and, unless `datasync`, metadata) durable.
-    pub fn fsync(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<()> { todo!() }
-    /// A file handle was opened on `ino` (keeps an unlinked file alive until released).
-    pub fn open(&mut self, ino: Ino) -> Result<()> { todo!() }
-    pub fn release(&mut self, ino: Ino, now: Timestamp) -> Result<()> { todo!() }
-}
+    // ---- mkfs --------------------------------------------------------------------
 
-#[allow(dead_code)]
-fn _unused() -> Error { Error::NotFound }
+    /// Formats `dev` (mkfs) and returns it. Everything is written and flushed before the
+    /// superblocks, so a half-formatted device is never taken for a filesystem.
+    pub fn format(mut dev: D, opts: &MkfsOptions) -> Result<D> {
+        if opts.label.len() > crate::superblock::SB_LABEL_MAX {
+            return Err(Error::Invalid("label longer than 32 bytes"));
+        }
+        let geo = Geometry::compute(
+            dev.block_count(),
+            opts.segment_blocks,
+            opts.overprovision_pct,
+        )?;
+        let sb = Superblock {
+            version_major: crate::superblock::FORMAT_VERSION_MAJOR,
+            version_minor: crate::superblock::FORMAT_VERSION_MINOR,
+            feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
+            feature_incompat: 0,
+            feature_ro_compat: 0,
+            geometry: geo,
+            root_ino: ROOT_INO,
+            uuid: opts.uuid,
+            label: opts.label.clone(),
+            create_sec: opts.time.sec,
+            create_nsec: opts.time.nsec,
+        };
+        let seed = volume_seed(&opts.uuid);
+        let version = 1u64;
+        // Invalidate whatever superblocks and checkpoints a previous filesystem left.
+        let zero = zero_block();
+        for a in SUPERBLOCK_ADDRS {
+            dev.write(a, &zero, WriteFlags::empty())?;
+        }
+        for pack in 0..2 {
+            dev.write(geo.cp_pack_addr(pack), &zero, WriteFlags::empty())?;
+        }
+        let mut nat = Nat::new_empty(&geo);
+        let mut sit = Sit::new_empty(&geo);
+        let mut ssa = Ssa::new_empty(&geo);
+        let mut logs = [LogPos::default(); LOG_COUNT];
+        for (i, l) in logs.iter_mut().enumerate() {
+            l.segno = i as u32;
+            sit.set_type_and_wear(i as u32, Log::ALL[i].seg_type(), 1);
+            ssa.reset(i as u32);
+        }
+        let mut seg = SegmentManager::from_checkpoint(&geo, &sit, logs)?;
+        // The root directory's inode, in the hot node log.
+        let mut root = zero_block();
+        node::init_footer(&mut root, ROOT_INO, ROOT_INO, NodeType::Inode, 0);
+        inode::set_mode(&mut root, (FileType::Directory.mode_bits() | 0o755) as u16);
+        inode::set_uid(&mut root, opts.root_owner.uid);
+        inode::set_gid(&mut root, opts.root_owner.gid);
+        inode::set_links(&mut root, 2);
+        for (s, n) in [
+            (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
+            (inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC),
+            (inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC),
+            (inode::OFF_CRTIME_SEC, inode::OFF_CRTIME_NSEC),
+        ] {
+            inode::set_time(&mut root, s, n, opts.time);
+        }
+        inode::set_pino(&mut root, ROOT_INO);
+        inode::set_generation(&mut root, 1);
+        let addr = seg.alloc(
+            &geo,
+            &mut sit,
+            &mut ssa,
+            Log::HotNode,
+            Summary {
+                nid: ROOT_INO,
+                ofs: 0,
+            },
+            opts.time.sec.max(0) as u64,
+            true,
+        )?;
+        let next = seg.peek_next(&geo, &mut sit, &mut ssa, Log::HotNode)?;
+        node::seal_for_write(&mut root, version, next, seed);
+        dev.write(addr as u64, &root, WriteFlags::empty())?;
+        nat.set(
+            ROOT_INO,
+            NatEntry {
+                ino: ROOT_INO,
+                addr,
+            },
+        );
+        // Slot 0 of every NAT and SIT block, and the summaries of the open segments.
+        for i in 0..geo.nat_blocks {
+            dev.write(
+                geo.nat_addr(i, 0),
+                &nat.encode_block(i, version),
+                WriteFlags::empty(),
+            )?;
+        }
+        for i in 0..geo.sit_blocks {
+            dev.write(
+                geo.sit_addr(i, 0),
+                &sit.encode_block(i, version),
+                WriteFlags::empty(),
+            )?;
+        }
+        for s in ssa.dirty_segments() {
+            dev.write(
+                geo.ssa_addr(s, 0),
+                &ssa.encode(s, version),
+                WriteFlags::empty(),
+            )?;
+        }
+        let cp = Checkpoint {
+            version,
+            flags: CP_FLAG_UMOUNT,
+            valid_blocks: 1,
+            valid_nodes: 1,
+            valid_inodes: 1,
+            time_sec: opts.time.sec,
+            logs: seg.logs,
+            next_generation: 2,
+            written_blocks: 1,
+            nat_slots: nat.slots.clone(),
+            sit_slots: sit.slots.clone(),
+            ssa_slots: ssa.slots.clone(),
+            nat_journal: Vec::new(),
+            sit_journal: Vec::new(),
+            orphans: Vec::new(),
+        };
+        let blocks = cp.encode(&geo, 0)?;
+        for (i, b) in blocks.iter().enumerate().skip(1) {
+            dev.write(geo.cp_pack_addr(0) + i as u64, b, WriteFlags::empty())?;
+        }
+        dev.wait_writes()?;
+        dev.flush()?;
+        dev.write(geo.cp_pack_addr(0), &blocks[0], WriteFlags::FUA)?;
+        dev.wait_writes()?;
+        let sbb = sb.encode();
+        for a in SUPERBLOCK_ADDRS {
+            dev.write(a, &sbb, WriteFlags::empty())?;
+        }
+        dev.wait_writes()?;
+        dev.flush()?;
+        Ok(dev)
+    }
+
+    // ---- mount -------------------------------------------------------------------
+
+    /// Mounts the filesystem on `dev`: loads the newest valid checkpoint, removes orphans
+    /// left by a crash, and (unless read-only) writes a checkpoint if it changed anything.
+    pub fn mount(mut dev: D, opts: &MountOptions, now: Timestamp) -> Result<Filesystem<D>> {
+        let sb = read_superblock(&mut dev)?;
+        let geo = sb.geometry;
+        let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
+        let nat = Nat::load(
+            &mut dev,
+            &geo,
+            cp.nat_slots.clone(),
+            &cp.nat_journal,
+            cp.version,
+        )?;
+        let sit = Sit::load(
+            &mut dev,
+            &geo,
+            cp.sit_slots.clone(),
+            &cp.sit_journal,
+            cp.version,
+        )?;
+        let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
+        let seg = SegmentManager::from_checkpoint(&geo, &sit, cp.logs)?;
+        let seed = volume_seed(&sb.uuid);
+        let mut fs = Filesystem {
+            dev,
+            seed,
+            geo,
+            sb,
+            next_generation: cp.next_generation,
+            valid_inodes: cp.valid_inodes,
+            written_blocks: cp.written_blocks,
+            cp,
+            cp_pack,
+            nat,
+            sit,
+            ssa,
+            seg,
+            nodes: BTreeMap::new(),
+            dirty_nodes: BTreeSet::new(),
+            data: BTreeMap::new(),
+            open_counts: BTreeMap::new(),
+            orphans: BTreeSet::new(),
+            read_only: opts.read_only,
+            opts: *opts,
+            stats: Stats::default(),
+            now_sec: now.sec.max(0) as u64,
+        };
+        // The root must be a directory.
+        let root = fs.inode_block(ROOT_INO)?;
+        if FileType::from_mode(inode::mode(&root) as u32) != Some(FileType::Directory) {
+            return Err(Error::corrupt(
+                fs.nat_addr(ROOT_INO),
+                "root inode is not a directory",
+            ));
+        }
+        let orphans = fs.cp.orphans.clone();
+        if !orphans.is_empty() && !fs.read_only {
+            for ino in orphans {
+                fs.evict_inode(ino)?;
+            }
+            fs.checkpoint(false, now)?;
+        }
+        Ok(fs)
+    }
+
+    /// Writes a clean checkpoint and returns the device.
+    pub fn unmount(mut self, now: Timestamp) -> Result<D> {
+        if !self.read_only {
+            // Files still open are released: an unlinked open file dies with the mount.
+            let orphans: Vec<Ino> = self.orphans.iter().copied().collect();
+            self.open_counts.clear();
+            for ino in orphans {
+                self.evict_inode(ino)?;
+            }
+            self.orphans.clear();
+            self.checkpoint(true, now)?;
+        }
+        Ok(self.dev)
+    }
+
+    /// Gives the device back without writing anything (what a power loss leaves).
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+    pub fn superblock(&self) -> &Superblock {
+        &self.sb
+    }
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn checkpoint_version(&self) -> u64 {
+        self.cp.version
+    }
+
+    pub(crate) fn nat_addr(&self, nid: Nid) -> u64 {
+        self.nat.get(nid).map(|e| e.addr as u64).unwrap_or(0)
+    }
+
+    pub(crate) fn touch(&mut self, now: Timestamp) {
+        self.now_sec = self.now_sec.max(now.sec.max(0) as u64);
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            Err(Error::ReadOnly)
+        } else {
+            Ok(())
+        }
+    }
+
+    // ---- space ---------------------------------------------------------------------
+
+    /// Blocks that can still be allocated for user data and the nodes pointing at it,
+    /// beyond what the dirty cache will need at the next write-back.
+    pub(crate) fn free_blocks_for_user(&self) -> u64 {
+        let seg_blocks = self.geo.segment_blocks as u64;
+        let free = self
+            .seg
+            .free_segments()
+            .saturating_sub(self.seg.reserved_segments()) as u64
+            * seg_blocks;
+        let room = self.seg.open_room();
+        let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
+        (free + room).saturating_sub(pending)
+    }
+
+    /// Makes sure `blocks` more blocks can be written, checkpointing to turn prefree
+    /// segments into free ones if that helps; ENOSPC otherwise.
+    pub(crate) fn ensure_space(&mut self, blocks: u64, now: Timestamp) -> Result<()> {
+        // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
+        let need = blocks + blocks / 512 + 4;
+        if self.free_blocks_for_user() >= need {
+            return Ok(());
+        }
+        if self.seg.prefree_count() > 0 || !self.data.is_empty() || !self.dirty_nodes.is_empty() {
+            self.checkpoint(false, now)?;
+        }
+        if self.free_blocks_for_user() >= need {
+            Ok(())
+        } else {
+            Err(Error::NoSpace)
+        }
+    }
+
+    /// After each mutating call: keeps dirty memory and the clean cache within bounds.
+    pub(crate) fn after_change(&mut self, now: Timestamp) -> Result<()> {
+        let dirty_bytes = (self.data.len() + self.dirty_nodes.len()) as u64 * BLOCK_SIZE as u64;
+        if dirty_bytes > self.opts.dirty_bytes_max {
+            self.stats.dirty_bound_checkpoints += 1;
+            self.checkpoint(false, now)?;
+        }
+        self.shrink_node_cache();
+        Ok(())
+    }
+
+    pub(crate) fn shrink_node_cache(&mut self) {
+        let max = (self.opts.clean_cache_bytes_max / BLOCK_SIZE as u64) as usize;
+        if self.nodes.len() <= max.max(64) {
+            return;
+        }
+        let target = max * 3 / 4;
+        let mut excess = self.nodes.len().saturating_sub(target);
+        // Bounded: one pass over the cache.
+        let victims: Vec<Nid> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| !n.dirty)
+            .map(|(nid, _)| *nid)
+            .take_while(|_| {
+                let go = excess > 0;
+                excess = excess.saturating_sub(1);
+                go
+            })
+            .collect();
+        for nid in victims {
+            if nid != ROOT_INO {
+                self.nodes.remove(&nid);
+            }
+        }
+    }
+
+    // ---- write-back and checkpoint -------------------------------------------------
+
+    /// Latches read-only mode after a failed write: the in-memory state may no longer
+    /// match anything durable, so guessing further could only make things worse.
+    pub(crate) fn fail<T>(&mut self, e: Error) -> Result<T> {
+        self.read_only = true;
+        Err(e)
+    }
+
+    /// Writes every dirty data block to its log and points its node at it.
+    fn writeback_data(&mut self) -> Result<()> {
+        let dirty = core::mem::take(&mut self.data);
+        let mut iter = dirty.into_iter();
+        while let Some(((ino, idx), block)) = iter.next() {
+            let r = self.writeback_one(ino, idx, &block);
+            if let Err(e) = r {
+                // Keep the unwritten blocks so nothing acknowledged silently disappears.
+                self.data.insert((ino, idx), block);
+                self.data.extend(iter);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn writeback_one(&mut self, ino: Ino, idx: u64, block: &Block) -> Result<()> {
+        let is_dir = self.inode_kind(ino)? == FileType::Directory;
+        let (holder, ofs, old) = self.map_for_write(ino, idx)?;
+        let log = if is_dir { Log::HotData } else { Log::WarmData };
+        let addr = self.seg.alloc(
+            &self.geo,
+            &mut self.sit,
+            &mut self.ssa,
+            log,
+            Summary {
+                nid: holder,
+                ofs: ofs as u16,
+            },
+            self.now_sec,
+            true,
+        )?;
+        self.dev.write(addr as u64, block, WriteFlags::empty())?;
+        self.stats.data_blocks_written += 1;
+        self.written_blocks += 1;
+        self.set_holder_slot(holder, ofs, addr)?;
+        if old != NEW_ADDR && old != NULL_ADDR {
+            self.seg.invalidate(&self.geo, &mut self.sit, old)?;
+        }
+        Ok(())
+    }
+
+    /// The log a node belongs to.
+    fn node_log(&mut self, nid: Nid) -> Result<Log> {
+        let b = &self.nodes[&nid].block;
+        Ok(match node::footer_type(b) {
+            Some(NodeType::Inode) => {
+                if FileType::from_mode(inode::mode(b) as u32) == Some(FileType::Directory) {
+                    Log::HotNode
+                } else {
+                    Log::WarmNode
+                }
+            }
+            Some(NodeType::Direct) => {
+                let ino = node::footer_ino(b);
+                if self.inode_kind(ino)? == FileType::Directory {
+                    Log::HotNode
+                } else {
+                    Log::WarmNode
+                }
+            }
+            _ => Log::ColdNode,
+        })
+    }
+
+    /// Writes every dirty node to its log and records its new address in the NAT.
+    fn writeback_nodes(&mut self) -> Result<()> {
+        let dirty: Vec<Nid> = self.dirty_nodes.iter().copied().collect();
+        for nid in dirty {
+            self.write_node(nid, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one cached dirty node with the given footer flags.
+    pub(crate) fn write_node(&mut self, nid: Nid, flags: u32) -> Result<u32> {
+        let log = self.node_log(nid)?;
+        let addr = self.seg.alloc(
+            &self.geo,
+            &mut self.sit,
+            &mut self.ssa,
+            log,
+            Summary { nid, ofs: 0 },
+            self.now_sec,
+            true,
+        )?;
+        let next = self
+            .seg
+            .peek_next(&self.geo, &mut self.sit, &mut self.ssa, log)?;
+        let version = self.cp.version;
+        let seed = self.seed;
+        let entry = self.nodes.get_mut(&nid).expect("dirty node is cached");
+        node::set_footer_flags(&mut entry.block, flags);
+        node::seal_for_write(&mut entry.block, version, next, seed);
+        self.dev
+            .write(addr as u64, &entry.block, WriteFlags::empty())?;
+        entry.dirty = false;
+        self.dirty_nodes.remove(&nid);
+        self.stats.node_blocks_written += 1;
+        self.written_blocks += 1;
+        let old = self.nat.get(nid).ok_or(Error::corrupt(
+            addr as u64,
+            "writing a node with no NAT entry",
+        ))?;
+        self.nat.set(nid, NatEntry { ino: old.ino, addr });
+        self.seg.invalidate(&self.geo, &mut self.sit, old.addr)?;
+        Ok(addr)
+    }
+
+    /// Writes a checkpoint. On any failure the filesystem turns read-only.
+    pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {
+        self.check_writable()?;
+        self.touch(now);
+        match self.checkpoint_inner(umount, now) {
+            Ok(()) => Ok(()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn checkpoint_inner(&mut self, umount: bool, now: Timestamp) -> Result<()> {
+        self.writeback_data()?;
+        self.writeback_nodes()?;
+        debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
+        let version = self.cp.version + 1;
+        let pack = 1 - self.cp_pack;
+        let g = self.geo;
+        // NAT: journal the changes if they fit, else rewrite the changed blocks.
+        #[cfg(feature = "mutant-nat-lost")]
+        self.nat.mutant_forget_one();
+        let mut nat_slots = self.nat.slots.clone();
+        let nat_journal = if self.nat.dirty_count() <= CP_NAT_JOURNAL_MAX as usize {
+            self.nat.journal_entries()
+        } else {
+            for i in self.nat.dirty_blocks() {
+                let s = 1 - nat_slots[i as usize];
+                self.dev.write(
+                    g.nat_addr(i, s),
+                    &self.nat.encode_block(i, version),
+                    WriteFlags::empty(),
+                )?;
+                self.stats.meta_blocks_written += 1;
+                nat_slots[i as usize] = s;
+            }
+            Vec::new()
+        };
+        let nat_blocks_written = nat_journal.is_empty();
+        let mut sit_slots = self.sit.slots.clone();
+        let sit_journal = if self.sit.dirty_count() <= CP_SIT_JOURNAL_MAX as usize {
+            self.sit.journal_entries()
+        } else {
+            for i in self.sit.dirty_blocks() {
+                let s = 1 - sit_slots[i as usize];
+                self.dev.write(
+                    g.sit_addr(i, s),
+                    &self.sit.encode_block(i, version),
+                    WriteFlags::empty(),
+                )?;
+                self.stats.meta_blocks_written += 1;
+                sit_slots[i as usize] = s;
+            }
+            Vec::new()
+        };
+        let sit_blocks_written = sit_journal.is_empty();
+        let mut ssa_slots = self.ssa.slots.clone();
+        for segno in self.ssa.dirty_segments() {
+            let s = 1 - ssa_slots[segno as usize];
+            self.dev.write(
+                g.ssa_addr(segno, s),
+                &self.ssa.encode(segno, version),
+                WriteFlags::empty(),
+            )?;
+            self.stats.meta_blocks_written += 1;
+            ssa_slots[segno as usize] = s;
+        }
+        let valid_blocks: u64 = self.sit.entries.iter().map(|e| e.valid as u64).sum();
+        let cp = Checkpoint {
+            version,
+            flags: if umount { CP_FLAG_UMOUNT } else { 0 },
+            valid_blocks,
+            valid_nodes: self.nat.used_count(),
+            valid_inodes: self.valid_inodes,
+            time_sec: now.sec,
+            logs: self.seg.logs,
+            next_generation: self.next_generation,
+            written_blocks: self.written_blocks,
+            nat_slots,
+            sit_slots,
+            ssa_slots,
+            nat_journal,
+            sit_journal,
+            orphans: self.orphans.iter().copied().collect(),
+        };
+        let blocks = cp.encode(&g, pack)?;
+        let base = g.cp_pack_addr(pack);
+        for (i, b) in blocks.iter().enumerate().skip(1) {
+            self.dev.write(base + i as u64, b, WriteFlags::empty())?;
+            self.stats.meta_blocks_written += 1;
+        }
+        // Everything the new checkpoint references must be durable before its header.
+        if !cfg!(feature = "mutant-cp-no-flush") {
+            self.dev.wait_writes()?;
+            self.dev.flush()?;
+            self.stats.flushes += 1;
+        }
+        self.dev.write(base, &blocks[0], WriteFlags::FUA)?;
+        self.dev.wait_writes()?;
+        self.stats.meta_blocks_written += 1;
+        // Committed.
+        self.nat.slots = cp.nat_slots.clone();
+        self.sit.slots = cp.sit_slots.clone();
+        self.ssa.slots = cp.ssa_slots.clone();
+        if nat_blocks_written {
+            self.nat.commit_blocks_written();
+        }
+        if sit_blocks_written {
+            self.sit.commit_blocks_written();
+        }
+        self.nat.commit();
+        self.ssa.commit_written();
+        let _freed = self.seg.commit();
+        self.cp = cp;
+        self.cp_pack = pack;
+        self.stats.checkpoints += 1;
+        Ok(())
+    }
+
+    // ---- public entry points that are checkpoint-shaped ---------------------------
+
+    /// Writes a checkpoint: everything before it is durable when it returns.
+    pub fn sync(&mut self, now: Timestamp) -> Result<()> {
+        self.checkpoint(false, now)
+    }
+
+    /// Makes the file's data (and, unless `datasync`, metadata) durable.
+    pub fn fsync(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<()> {
+        let _ = datasync;
+        self.inode_block(ino)?;
+        self.stats.fsyncs += 1;
+        self.checkpoint(false, now)
+    }
+
+    pub fn statfs(&mut self) -> Result<StatFs> {
+        let seg_blocks = self.geo.segment_blocks as u64;
+        let usable = (self.geo.main_segments - self.geo.reserved_segments) as u64 * seg_blocks;
+        let free = self.free_blocks_for_user() + self.seg.prefree_count() as u64 * seg_blocks;
+        let free = free.min(usable);
+        Ok(StatFs {
+            block_size: BLOCK_SIZE as u32,
+            blocks: usable,
+            blocks_free: free,
+            blocks_avail: free,
+            files: (self.nat.nid_count() - 1) as u64,
+            files_free: self.nat.available() as u64,
+            name_max: NAME_MAX as u32,
+        })
+    }
+}

@@ -18,7 +18,10 @@
 //! | [`ssa`] | segment summary area: the owner of every main-area block |
 //! | [`node`] | node blocks: footer, inode, direct and indirect node layouts |
 //! | [`segment`] | the six active logs, block allocation and invalidation |
+//! | [`inode`] | node cache, block mapping, truncation, inode life and death |
+//! | [`file`] | file contents: read, write, size |
 //! | [`dir`] | hashed dentry blocks |
+//! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
 //! | [`xattr`] | extended attribute block |
 //! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
@@ -32,9 +35,12 @@ pub mod codec;
 pub mod device;
 pub mod dir;
 pub mod error;
+pub mod file;
 pub mod fs;
 pub mod fsck;
+pub mod inode;
 pub mod layout;
+pub mod namei;
 pub mod nat;
 pub mod node;
 pub mod segment;

@@ -1,1 +1,253 @@
-//! nat (in progress)
+//! The node address table: node id → (inode number, block address), and free node ids.
+//!
+//! The whole table is held in memory (8 bytes a node id; nid count is a quarter of the
+//! main-area blocks). Changes are made in memory and become durable only with a
+//! checkpoint, either in the checkpoint's NAT journal (few changes) or by rewriting the
+//! changed NAT blocks into their alternate slots (many changes).
+//!
+//! Invariant: a node id freed since the last checkpoint is not handed out again until a
+//! checkpoint has made the free durable, so the last checkpoint's view of every nid stays
+//! true on disk until it is superseded.
+
+use crate::codec::*;
+use crate::error::{Error, Result};
+use crate::layout::*;
+use crate::{zero_block, Block, BlockAddr, BlockDevice, Nid};
+use alloc::collections::BTreeSet;
+use alloc::vec;
+use alloc::vec::Vec;
+
+pub const NAT_MAGIC: u32 = 0x3154_414E; // "NAT1"
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NatEntry {
+    pub ino: u32,
+    pub addr: BlockAddr,
+}
+
+impl NatEntry {
+    pub fn is_free(&self) -> bool {
+        self.ino == 0 && self.addr == NULL_ADDR
+    }
+}
+
+pub struct Nat {
+    entries: Vec<NatEntry>,
+    /// Entries that differ from the NAT blocks in their current slots.
+    dirty: BTreeSet<Nid>,
+    /// Nids freed since the last checkpoint: not reusable until it commits.
+    freed: BTreeSet<Nid>,
+    /// Current slot of each NAT block, as of the last committed checkpoint.
+    pub slots: Vec<u8>,
+    cursor: Nid,
+    free_count: u32,
+}
+
+pub fn entry_offset(nid: Nid) -> usize {
+    (nid % NAT_ENTRIES_PER_BLOCK) as usize * NAT_ENTRY_SIZE
+}
+
+impl Nat {
+    /// A fresh table for mkfs: every nid free except those given.
+    pub fn new_empty(geo: &Geometry) -> Nat {
+        Nat {
+            entries: vec![NatEntry::default(); geo.nid_count as usize],
+            dirty: BTreeSet::new(),
+            freed: BTreeSet::new(),
+            slots: vec![0; geo.nat_blocks as usize],
+            cursor: ROOT_INO + 1,
+            free_count: geo.nid_count - 1,
+        }
+    }
+
+    /// Loads the table from the slots the checkpoint names, then applies its journal.
+    pub fn load<D: BlockDevice>(
+        dev: &mut D,
+        geo: &Geometry,
+        slots: Vec<u8>,
+        journal: &[(Nid, NatEntry)],
+        cp_version: u64,
+    ) -> Result<Nat> {
+        let mut nat = Nat::new_empty(geo);
+        nat.slots = slots;
+        let mut buf = zero_block();
+        for i in 0..geo.nat_blocks {
+            let addr = geo.nat_addr(i, nat.slots[i as usize]);
+            dev.read(addr, &mut buf)?;
+            meta_check(&buf, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic")?;
+            for j in 0..NAT_ENTRIES_PER_BLOCK {
+                let nid = i * NAT_ENTRIES_PER_BLOCK + j;
+                let off = entry_offset(nid);
+                let e = NatEntry {
+                    ino: get_u32(&buf[..], off),
+                    addr: get_u32(&buf[..], off + 4),
+                };
+                nat.entries[nid as usize] = e;
+            }
+        }
+        for &(nid, e) in journal {
+            if nid >= geo.nid_count {
+                return Err(Error::corrupt(
+                    0,
+                    "checkpoint: NAT journal nid out of range",
+                ));
+            }
+            nat.entries[nid as usize] = e;
+            nat.dirty.insert(nid);
+        }
+        for (nid, e) in nat.entries.iter().enumerate() {
+            if nid as u32 == NULL_NID {
+                if !e.is_free() {
+                    return Err(Error::corrupt(
+                        geo.nat_addr(0, nat.slots[0]),
+                        "NAT: nid 0 in use",
+                    ));
+                }
+                continue;
+            }
+            if e.addr != NULL_ADDR && !geo.in_main(e.addr) {
+                return Err(Error::corrupt(
+                    geo.nat_addr(nid as u32 / NAT_ENTRIES_PER_BLOCK, 0),
+                    "NAT: block address outside the main area",
+                ));
+            }
+        }
+        nat.free_count = nat.entries.iter().skip(1).filter(|e| e.is_free()).count() as u32;
+        Ok(nat)
+    }
+
+    pub fn nid_count(&self) -> u32 {
+        self.entries.len() as u32
+    }
+
+    pub fn get(&self, nid: Nid) -> Option<NatEntry> {
+        if nid == NULL_NID {
+            return None;
+        }
+        self.entries.get(nid as usize).copied()
+    }
+
+    pub fn set(&mut self, nid: Nid, e: NatEntry) {
+        let old = self.entries[nid as usize];
+        if old.is_free() && !e.is_free() {
+            self.free_count -= 1;
+        } else if !old.is_free() && e.is_free() {
+            self.free_count += 1;
+        }
+        self.entries[nid as usize] = e;
+        self.dirty.insert(nid);
+    }
+
+    /// Node ids in use (including nids allocated but not yet written).
+    pub fn used_count(&self) -> u32 {
+        self.nid_count() - 1 - self.free_count
+    }
+
+    /// Mutant: forgets the most recent-numbered NAT change, so a checkpoint does not record it.
+    #[cfg(feature = "mutant-nat-lost")]
+    pub fn mutant_forget_one(&mut self) {
+        let victim = self.dirty.iter().copied().filter(|&n| n != ROOT_INO).last();
+        if let Some(n) = victim {
+            self.dirty.remove(&n);
+        }
+    }
+
+    /// Free nids available now (excludes those freed since the last checkpoint).
+    pub fn available(&self) -> u32 {
+        self.free_count - self.freed.len() as u32
+    }
+
+    /// Hands out a free nid, reserving it for `ino` (its address is NEW_ADDR until written).
+    pub fn alloc(&mut self, ino_of: impl FnOnce(Nid) -> u32) -> Result<Nid> {
+        if self.available() == 0 {
+            return Err(Error::NoSpace);
+        }
+        let n = self.nid_count();
+        // Bounded: at most one pass over the table.
+        for _ in 0..n {
+            let nid = self.cursor;
+            self.cursor = if self.cursor + 1 >= n {
+                ROOT_INO + 1
+            } else {
+                self.cursor + 1
+            };
+            if nid > ROOT_INO && self.entries[nid as usize].is_free() && !self.freed.contains(&nid)
+            {
+                let ino = ino_of(nid);
+                self.set(
+                    nid,
+                    NatEntry {
+                        ino,
+                        addr: NEW_ADDR,
+                    },
+                );
+                return Ok(nid);
+            }
+        }
+        Err(Error::NoSpace)
+    }
+
+    /// Frees a nid; it becomes reusable after the next checkpoint.
+    pub fn free(&mut self, nid: Nid) {
+        self.set(nid, NatEntry::default());
+        self.freed.insert(nid);
+    }
+
+    /// Entries a checkpoint must record; whether they fit the journal.
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.len()
+    }
+
+    pub fn journal_entries(&self) -> Vec<(Nid, NatEntry)> {
+        self.dirty
+            .iter()
+            .map(|&nid| (nid, self.entries[nid as usize]))
+            .collect()
+    }
+
+    /// Encodes NAT block `index` from memory.
+    pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
+        let mut b = zero_block();
+        for j in 0..NAT_ENTRIES_PER_BLOCK {
+            let nid = index * NAT_ENTRIES_PER_BLOCK + j;
+            let e = self.entries[nid as usize];
+            let off = entry_offset(nid);
+            // NEW_ADDR never reaches disk: a checkpoint writes every dirty node first.
+            debug_assert!(
+                e.addr != NEW_ADDR,
+                "NAT: unwritten node {nid} at checkpoint"
+            );
+            put_u32(&mut b[..], off, e.ino);
+            put_u32(&mut b[..], off + 4, e.addr);
+        }
+        meta_seal(&mut b, NAT_MAGIC, index, cp_version);
+        b
+    }
+
+    /// NAT block indexes holding dirty entries.
+    pub fn dirty_blocks(&self) -> BTreeSet<u32> {
+        self.dirty
+            .iter()
+            .map(|nid| nid / NAT_ENTRIES_PER_BLOCK)
+            .collect()
+    }
+
+    /// After a checkpoint that wrote all dirty blocks to their alternate slots.
+    pub fn commit_blocks_written(&mut self) {
+        self.dirty.clear();
+    }
+
+    /// After any checkpoint commits: freed nids become reusable.
+    pub fn commit(&mut self) {
+        self.freed.clear();
+    }
+
+    /// Iterates over in-use entries (for fsck and inspect).
+    pub fn iter_used(&self) -> impl Iterator<Item = (Nid, NatEntry)> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.is_free())
+            .map(|(n, e)| (n as Nid, *e))
+    }
+}

@@ -1,1 +1,221 @@
-//! sit (in progress)
+//! The segment information table: per main-area segment, the count and bitmap of valid
+//! blocks, the log type that wrote it, its age (caller's time of last write) and its wear
+//! (how many times it was opened for writing).
+//!
+//! Held fully in memory; made durable by checkpoints through the SIT journal (few changed
+//! segments) or by rewriting SIT blocks into their alternate slots.
+
+use crate::codec::*;
+use crate::error::{Error, Result};
+use crate::layout::*;
+use crate::{zero_block, Block, BlockDevice};
+use alloc::collections::BTreeSet;
+use alloc::vec;
+use alloc::vec::Vec;
+
+pub const SIT_MAGIC: u32 = 0x3154_4953; // "SIT1"
+
+pub const SIT_OFF_VALID: usize = 0;
+pub const SIT_OFF_TYPE: usize = 2;
+pub const SIT_OFF_FLAGS: usize = 3;
+pub const SIT_OFF_WEAR: usize = 4;
+pub const SIT_OFF_MTIME: usize = 8;
+pub const SIT_OFF_BITMAP: usize = 16;
+
+/// Segment types as stored: 0 none, otherwise the log index + 1.
+pub const SEG_TYPE_NONE: u8 = 0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegEntry {
+    pub valid: u16,
+    pub seg_type: u8,
+    pub wear: u32,
+    pub mtime: u64,
+    pub bitmap: [u8; SIT_BITMAP_BYTES],
+}
+
+impl Default for SegEntry {
+    fn default() -> Self {
+        SegEntry {
+            valid: 0,
+            seg_type: SEG_TYPE_NONE,
+            wear: 0,
+            mtime: 0,
+            bitmap: [0; SIT_BITMAP_BYTES],
+        }
+    }
+}
+
+impl SegEntry {
+    pub fn is_valid(&self, blkoff: u32) -> bool {
+        self.bitmap[(blkoff / 8) as usize] & (1 << (blkoff % 8)) != 0
+    }
+
+    pub fn encode(&self, out: &mut [u8]) {
+        put_u16(out, SIT_OFF_VALID, self.valid);
+        put_u8(out, SIT_OFF_TYPE, self.seg_type);
+        put_u8(out, SIT_OFF_FLAGS, 0);
+        put_u32(out, SIT_OFF_WEAR, self.wear);
+        put_u64(out, SIT_OFF_MTIME, self.mtime);
+        out[SIT_OFF_BITMAP..SIT_OFF_BITMAP + SIT_BITMAP_BYTES].copy_from_slice(&self.bitmap);
+    }
+
+    /// Decodes and checks an entry: the count must match the bitmap, the bitmap must not
+    /// cover blocks beyond the segment, and the type must be known.
+    pub fn decode(inp: &[u8], segment_blocks: u32, addr: u64) -> Result<SegEntry> {
+        let mut e = SegEntry {
+            valid: get_u16(inp, SIT_OFF_VALID),
+            seg_type: get_u8(inp, SIT_OFF_TYPE),
+            wear: get_u32(inp, SIT_OFF_WEAR),
+            mtime: get_u64(inp, SIT_OFF_MTIME),
+            bitmap: [0; SIT_BITMAP_BYTES],
+        };
+        e.bitmap
+            .copy_from_slice(&inp[SIT_OFF_BITMAP..SIT_OFF_BITMAP + SIT_BITMAP_BYTES]);
+        let ones: u32 = e.bitmap.iter().map(|b| b.count_ones()).sum();
+        if ones != e.valid as u32 {
+            return Err(Error::corrupt(
+                addr,
+                "SIT: valid count does not match the bitmap",
+            ));
+        }
+        let used_bytes = (segment_blocks / 8) as usize;
+        if e.bitmap[used_bytes..].iter().any(|&b| b != 0) {
+            return Err(Error::corrupt(
+                addr,
+                "SIT: bitmap covers blocks beyond the segment",
+            ));
+        }
+        if e.seg_type as usize > LOG_COUNT {
+            return Err(Error::corrupt(addr, "SIT: unknown segment type"));
+        }
+        Ok(e)
+    }
+}
+
+pub struct Sit {
+    pub entries: Vec<SegEntry>,
+    dirty: BTreeSet<u32>,
+    pub slots: Vec<u8>,
+}
+
+impl Sit {
+    pub fn new_empty(geo: &Geometry) -> Sit {
+        Sit {
+            entries: vec![SegEntry::default(); geo.main_segments as usize],
+            dirty: BTreeSet::new(),
+            slots: vec![0; geo.sit_blocks as usize],
+        }
+    }
+
+    pub fn load<D: BlockDevice>(
+        dev: &mut D,
+        geo: &Geometry,
+        slots: Vec<u8>,
+        journal: &[(u32, SegEntry)],
+        cp_version: u64,
+    ) -> Result<Sit> {
+        let mut sit = Sit::new_empty(geo);
+        sit.slots = slots;
+        let mut buf = zero_block();
+        for i in 0..geo.sit_blocks {
+            let addr = geo.sit_addr(i, sit.slots[i as usize]);
+            dev.read(addr, &mut buf)?;
+            meta_check(&buf, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic")?;
+            for j in 0..SIT_ENTRIES_PER_BLOCK {
+                let segno = i * SIT_ENTRIES_PER_BLOCK + j;
+                if segno >= geo.main_segments {
+                    break;
+                }
+                let off = j as usize * SIT_ENTRY_SIZE;
+                sit.entries[segno as usize] =
+                    SegEntry::decode(&buf[off..off + SIT_ENTRY_SIZE], geo.segment_blocks, addr)?;
+            }
+        }
+        for &(segno, e) in journal {
+            if segno >= geo.main_segments {
+                return Err(Error::corrupt(
+                    0,
+                    "checkpoint: SIT journal segment out of range",
+                ));
+            }
+            sit.entries[segno as usize] = e;
+            sit.dirty.insert(segno);
+        }
+        Ok(sit)
+    }
+
+    pub fn get(&self, segno: u32) -> &SegEntry {
+        &self.entries[segno as usize]
+    }
+
+    /// Marks block `blkoff` of `segno` valid. Returns false if it already was (a bug).
+    pub fn set_valid(&mut self, segno: u32, blkoff: u32, mtime: u64) -> bool {
+        let e = &mut self.entries[segno as usize];
+        let (byte, bit) = ((blkoff / 8) as usize, 1u8 << (blkoff % 8));
+        if e.bitmap[byte] & bit != 0 {
+            return false;
+        }
+        e.bitmap[byte] |= bit;
+        e.valid += 1;
+        e.mtime = e.mtime.max(mtime);
+        self.dirty.insert(segno);
+        true
+    }
+
+    /// Marks a block invalid. Returns false if it was not valid (a bug or corruption).
+    pub fn set_invalid(&mut self, segno: u32, blkoff: u32) -> bool {
+        let e = &mut self.entries[segno as usize];
+        let (byte, bit) = ((blkoff / 8) as usize, 1u8 << (blkoff % 8));
+        if e.bitmap[byte] & bit == 0 {
+            return false;
+        }
+        e.bitmap[byte] &= !bit;
+        e.valid -= 1;
+        self.dirty.insert(segno);
+        true
+    }
+
+    pub fn set_type_and_wear(&mut self, segno: u32, seg_type: u8, wear: u32) {
+        let e = &mut self.entries[segno as usize];
+        e.seg_type = seg_type;
+        e.wear = wear;
+        self.dirty.insert(segno);
+    }
+
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.len()
+    }
+
+    pub fn journal_entries(&self) -> Vec<(u32, SegEntry)> {
+        self.dirty
+            .iter()
+            .map(|&s| (s, self.entries[s as usize]))
+            .collect()
+    }
+
+    pub fn dirty_blocks(&self) -> BTreeSet<u32> {
+        self.dirty
+            .iter()
+            .map(|s| s / SIT_ENTRIES_PER_BLOCK)
+            .collect()
+    }
+
+    pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
+        let mut b = zero_block();
+        for j in 0..SIT_ENTRIES_PER_BLOCK {
+            let segno = index * SIT_ENTRIES_PER_BLOCK + j;
+            if segno as usize >= self.entries.len() {
+                break;
+            }
+            let off = j as usize * SIT_ENTRY_SIZE;
+            self.entries[segno as usize].encode(&mut b[off..off + SIT_ENTRY_SIZE]);
+        }
+        meta_seal(&mut b, SIT_MAGIC, index, cp_version);
+        b
+    }
+
+    pub fn commit_blocks_written(&mut self) {
+        self.dirty.clear();
+    }
+}

@@ -1,0 +1,128 @@
+//! File contents: read, write and size changes through the write-back cache.
+//!
+//! Writes go to dirty blocks in memory (no device I/O) until write-back; reads see dirty
+//! blocks first. Holes read as zeros. Invariant: bytes of the last block beyond the file
+//! size are always zero, so extending a file (by truncate or a write past the end) can
+//! never expose old bytes — brief invariant 6.
+
+use crate::error::{Error, Result};
+use crate::fs::{FileType, Filesystem, Timestamp};
+use crate::layout::*;
+use crate::node::{inode, MAX_FILE_SIZE};
+use crate::{zero_block, BlockDevice, Ino};
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
+    pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        match self.inode_kind(ino)? {
+            FileType::Regular | FileType::Symlink => {}
+            FileType::Directory => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid("read of a special file")),
+        }
+        let size = inode::size(self.inode_ref(ino)?);
+        if offset >= size {
+            return Ok(0);
+        }
+        let n = ((size - offset) as usize).min(buf.len());
+        let mut done = 0usize;
+        while done < n {
+            let pos = offset + done as u64;
+            let idx = pos / BLOCK_SIZE as u64;
+            let in_blk = (pos % BLOCK_SIZE as u64) as usize;
+            let len = (BLOCK_SIZE - in_blk).min(n - done);
+            match self.read_block_opt(ino, idx)? {
+                Some(b) => buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]),
+                None => buf[done..done + len].fill(0),
+            }
+            done += len;
+        }
+        Ok(n)
+    }
+
+    /// Writes `data` at `offset`, extending the file as needed.
+    pub fn write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<usize> {
+        self.check_writable()?;
+        match self.inode_kind(ino)? {
+            FileType::Regular => {}
+            FileType::Directory => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid("write to a special file")),
+        }
+        self.write_inner(ino, offset, data, now)?;
+        self.after_change(now)?;
+        Ok(data.len())
+    }
+
+    pub(crate) fn write_inner(
+        &mut self,
+        ino: Ino,
+        offset: u64,
+        data: &[u8],
+        now: Timestamp,
+    ) -> Result<()> {
+        self.touch(now);
+        if data.is_empty() {
+            return Ok(());
+        }
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or(Error::FileTooBig)?;
+        if end > MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        let first = offset / BLOCK_SIZE as u64;
+        let last = (end - 1) / BLOCK_SIZE as u64;
+        self.ensure_space(last - first + 1, now)?;
+        let mut done = 0usize;
+        for idx in first..=last {
+            let blk_start = idx * BLOCK_SIZE as u64;
+            let from = offset.max(blk_start);
+            let to = end.min(blk_start + BLOCK_SIZE as u64);
+            let mut b = if to - from == BLOCK_SIZE as u64 {
+                zero_block()
+            } else {
+                self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block)
+            };
+            let len = (to - from) as usize;
+            let in_blk = (from - blk_start) as usize;
+            b[in_blk..in_blk + len].copy_from_slice(&data[done..done + len]);
+            done += len;
+            self.put_dirty_block(ino, idx, b)?;
+        }
+        let ib = self.inode_mut(ino)?;
+        if end > inode::size(ib) {
+            inode::set_size(ib, end);
+        }
+        inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(())
+    }
+
+    /// Sets the size of a regular file: truncation frees blocks past the end and zeroes
+    /// the tail of the last block; extension adds a hole.
+    pub(crate) fn set_size(&mut self, ino: Ino, size: u64, now: Timestamp) -> Result<()> {
+        if size > MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        let old = inode::size(self.inode_ref(ino)?);
+        if size < old {
+            let keep_blocks = size.div_ceil(BLOCK_SIZE as u64);
+            self.truncate_blocks(ino, keep_blocks)?;
+            let tail = (size % BLOCK_SIZE as u64) as usize;
+            if tail != 0 {
+                let idx = size / BLOCK_SIZE as u64;
+                if let Some(mut b) = self.read_block_opt(ino, idx)? {
+                    if b[tail..].iter().any(|&x| x != 0) {
+                        self.ensure_space(1, now)?;
+                        b[tail..].fill(0);
+                        self.put_dirty_block(ino, idx, b)?;
+                    }
+                }
+            }
+        }
+        let ib = self.inode_mut(ino)?;
+        inode::set_size(ib, size);
+        inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(())
+    }
+}

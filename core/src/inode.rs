@@ -1,0 +1,414 @@
+//! Inodes and the node tree under them: the node cache, loading and validating nodes,
+//! mapping file block indexes to addresses, allocating and freeing nodes, truncation, and
+//! inode life and death (eviction of an unlinked inode).
+//!
+//! Every node id and block address taken from disk is range-checked and every node read is
+//! validated (CRC, nid, owner inode, type) before use; a node that fails is a corruption
+//! error naming its block, never a panic.
+
+use crate::error::{Error, Result};
+use crate::fs::{Attr, CachedNode, FileType, Filesystem};
+use crate::layout::*;
+use crate::node::{self, inode, BlockPath, NodeType};
+use crate::{zero_block, Block, BlockAddr, BlockDevice, Ino, Nid};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+const A: u64 = ADDRS_PER_INODE as u64;
+const P: u64 = ADDRS_PER_BLOCK as u64;
+
+/// First file block and span of the subtree under each inode nid slot.
+const SLOT_BASE: [(u64, u64, usize); NIDS_PER_INODE] = [
+    (A, P, 0),
+    (A + P, P, 0),
+    (A + 2 * P, P * P, 1),
+    (A + 2 * P + P * P, P * P, 1),
+    (A + 2 * P + 2 * P * P, P * P * P, 2),
+    (A + 2 * P + 2 * P * P + P * P * P, P * P * P, 2),
+];
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Loads node `nid` into the cache, validating it.
+    pub(crate) fn load_node(&mut self, nid: Nid) -> Result<&mut CachedNode> {
+        if !self.nodes.contains_key(&nid) {
+            if nid == NULL_NID || nid >= self.nat.nid_count() {
+                return Err(Error::corrupt(0, "node id out of range"));
+            }
+            let e = self
+                .nat
+                .get(nid)
+                .ok_or(Error::corrupt(0, "node id out of range"))?;
+            if e.addr == NULL_ADDR || e.addr == NEW_ADDR || !self.geo.in_main(e.addr) {
+                return Err(Error::corrupt(
+                    e.addr as u64,
+                    "node pointer to a node that is not in use",
+                ));
+            }
+            let mut b = zero_block();
+            self.dev.read(e.addr as u64, &mut b)?;
+            self.stats.device_reads += 1;
+            node::validate(&b, e.addr as u64, nid, self.seed)?;
+            if node::footer_ino(&b) != e.ino {
+                return Err(Error::corrupt(
+                    e.addr as u64,
+                    "node: owner inode differs from the NAT",
+                ));
+            }
+            self.nodes.insert(
+                nid,
+                CachedNode {
+                    block: b,
+                    dirty: false,
+                },
+            );
+        }
+        Ok(self.nodes.get_mut(&nid).expect("cached above"))
+    }
+
+    pub(crate) fn node_ref(&mut self, nid: Nid) -> Result<&Block> {
+        Ok(&self.load_node(nid)?.block)
+    }
+
+    pub(crate) fn node_mut(&mut self, nid: Nid) -> Result<&mut Block> {
+        self.load_node(nid)?;
+        self.dirty_nodes.insert(nid);
+        let n = self.nodes.get_mut(&nid).expect("loaded");
+        n.dirty = true;
+        Ok(&mut n.block)
+    }
+
+    /// Checks that `ino` names a live inode; NotFound when it does not (stale handle).
+    pub(crate) fn check_ino(&self, ino: Ino) -> Result<()> {
+        match self.nat.get(ino) {
+            Some(e) if e.ino == ino && !e.is_free() => Ok(()),
+            _ => Err(Error::NotFound),
+        }
+    }
+
+    /// The inode block of `ino`, validated as an inode.
+    pub(crate) fn inode_ref(&mut self, ino: Ino) -> Result<&Block> {
+        self.check_ino(ino)?;
+        let addr = self.nat_addr(ino);
+        let b = self.node_ref(ino)?;
+        if node::footer_type(b) != Some(NodeType::Inode) {
+            return Err(Error::corrupt(
+                addr,
+                "expected an inode, found another node type",
+            ));
+        }
+        Ok(b)
+    }
+
+    pub(crate) fn inode_mut(&mut self, ino: Ino) -> Result<&mut Block> {
+        self.inode_ref(ino)?;
+        self.node_mut(ino)
+    }
+
+    /// A copy of the inode block (for callers that then change other state).
+    pub(crate) fn inode_block(&mut self, ino: Ino) -> Result<Box<Block>> {
+        Ok(Box::new(*self.inode_ref(ino)?))
+    }
+
+    pub(crate) fn inode_kind(&mut self, ino: Ino) -> Result<FileType> {
+        let addr = self.nat_addr(ino);
+        let b = self.inode_ref(ino)?;
+        FileType::from_mode(inode::mode(b) as u32)
+            .ok_or(Error::corrupt(addr, "inode: invalid file type"))
+    }
+
+    pub(crate) fn attr_of(&mut self, ino: Ino) -> Result<Attr> {
+        let b = self.inode_ref(ino)?;
+        let mode = inode::mode(b) as u32;
+        Ok(Attr {
+            ino,
+            size: inode::size(b),
+            blocks: inode::blocks(b) * (BLOCK_SIZE as u64 / 512),
+            kind: FileType::from_mode(mode).unwrap_or(FileType::Regular),
+            perm: (mode & 0o7777) as u16,
+            nlink: inode::links(b),
+            uid: inode::uid(b),
+            gid: inode::gid(b),
+            rdev: inode::rdev(b),
+            atime: inode::time(b, inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
+            mtime: inode::time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC),
+            ctime: inode::time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC),
+            crtime: inode::time(b, inode::OFF_CRTIME_SEC, inode::OFF_CRTIME_NSEC),
+            generation: inode::generation(b),
+        })
+    }
+
+    /// Loads a child node reached from a parent pointer and checks that it belongs to
+    /// `ino` and has the expected type.
+    fn child(&mut self, nid: Nid, ino: Ino, ty: NodeType) -> Result<&Block> {
+        let addr = self.nat_addr(nid);
+        let b = self.node_ref(nid)?;
+        if node::footer_type(b) != Some(ty) {
+            return Err(Error::corrupt(
+                addr,
+                "node tree: child node of the wrong type",
+            ));
+        }
+        if node::footer_ino(b) != ino {
+            return Err(Error::corrupt(
+                addr,
+                "node tree: child node of another inode",
+            ));
+        }
+        Ok(b)
+    }
+
+    /// The address of file block `idx` (NULL_ADDR for a hole, NEW_ADDR for a block that
+    /// is only in the write-back cache).
+    pub(crate) fn get_addr(&mut self, ino: Ino, idx: u64) -> Result<BlockAddr> {
+        match node::block_path(idx)? {
+            BlockPath::Inode { ofs } => Ok(inode::addr(self.inode_ref(ino)?, ofs)),
+            BlockPath::Node {
+                slot,
+                depth,
+                idx: path,
+                ofs,
+                ..
+            } => {
+                let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+                for &i in path.iter().take(depth) {
+                    if nid == NULL_NID {
+                        return Ok(NULL_ADDR);
+                    }
+                    nid = node::slot(self.child(nid, ino, NodeType::Indirect)?, i);
+                }
+                if nid == NULL_NID {
+                    return Ok(NULL_ADDR);
+                }
+                Ok(node::slot(self.child(nid, ino, NodeType::Direct)?, ofs))
+            }
+        }
+    }
+
+    /// Allocates a fresh node of `ino` in the cache.
+    pub(crate) fn new_node(&mut self, ino: Ino, ty: NodeType, ofs: u32) -> Result<Nid> {
+        let nid = self.nat.alloc(|_| ino)?;
+        let mut b = zero_block();
+        node::init_footer(&mut b, nid, ino, ty, ofs);
+        self.nodes.insert(
+            nid,
+            CachedNode {
+                block: b,
+                dirty: true,
+            },
+        );
+        self.dirty_nodes.insert(nid);
+        Ok(nid)
+    }
+
+    /// Makes sure the nodes on the path to file block `idx` exist; returns the node that
+    /// holds the block's address, the index in it, and the current address.
+    pub(crate) fn map_for_write(&mut self, ino: Ino, idx: u64) -> Result<(Nid, u32, BlockAddr)> {
+        let path = node::block_path(idx)?;
+        match path {
+            BlockPath::Inode { ofs } => Ok((ino, ofs, inode::addr(self.inode_ref(ino)?, ofs))),
+            BlockPath::Node {
+                slot,
+                depth,
+                idx: pidx,
+                ofs,
+                dnode,
+            } => {
+                let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+                if nid == NULL_NID {
+                    let (ty, o) = if depth == 0 {
+                        (NodeType::Direct, dnode as u32)
+                    } else {
+                        (NodeType::Indirect, node::indirect_ofs(&path, 0))
+                    };
+                    nid = self.new_node(ino, ty, o)?;
+                    inode::set_nid(self.inode_mut(ino)?, slot, nid);
+                }
+                for level in 0..depth {
+                    let i = pidx[level];
+                    self.child(nid, ino, NodeType::Indirect)?;
+                    let mut c = node::slot(self.node_ref(nid)?, i);
+                    if c == NULL_NID {
+                        let last = level + 1 == depth;
+                        let (ty, o) = if last {
+                            (NodeType::Direct, dnode as u32)
+                        } else {
+                            (NodeType::Indirect, node::indirect_ofs(&path, level + 1))
+                        };
+                        c = self.new_node(ino, ty, o)?;
+                        node::set_slot(self.node_mut(nid)?, i, c);
+                    }
+                    nid = c;
+                }
+                let old = node::slot(self.child(nid, ino, NodeType::Direct)?, ofs);
+                Ok((nid, ofs, old))
+            }
+        }
+    }
+
+    /// Sets an address in the node that holds it (the inode or a direct node).
+    pub(crate) fn set_holder_slot(&mut self, holder: Nid, ofs: u32, addr: BlockAddr) -> Result<()> {
+        let b = self.node_mut(holder)?;
+        if node::footer_type(b) == Some(NodeType::Inode) {
+            inode::set_addr(b, ofs, addr);
+        } else {
+            node::set_slot(b, ofs, addr);
+        }
+        Ok(())
+    }
+
+    /// Records that file block `idx` now has data in the write-back cache.
+    pub(crate) fn put_dirty_block(&mut self, ino: Ino, idx: u64, block: Box<Block>) -> Result<()> {
+        let (holder, ofs, old) = self.map_for_write(ino, idx)?;
+        if old == NULL_ADDR {
+            self.set_holder_slot(holder, ofs, NEW_ADDR)?;
+            let b = self.inode_mut(ino)?;
+            let n = inode::blocks(b);
+            inode::set_blocks(b, n + 1);
+        }
+        self.data.insert((ino, idx), block);
+        Ok(())
+    }
+
+    /// Reads file block `idx`: `None` for a hole.
+    pub(crate) fn read_block_opt(&mut self, ino: Ino, idx: u64) -> Result<Option<Box<Block>>> {
+        if let Some(b) = self.data.get(&(ino, idx)) {
+            return Ok(Some(b.clone()));
+        }
+        let addr = self.get_addr(ino, idx)?;
+        if addr == NULL_ADDR {
+            return Ok(None);
+        }
+        if addr == NEW_ADDR || !self.geo.in_main(addr) {
+            return Err(Error::corrupt(
+                self.nat_addr(ino),
+                "data pointer outside the main area",
+            ));
+        }
+        let mut b = zero_block();
+        self.dev.read(addr as u64, &mut b)?;
+        self.stats.device_reads += 1;
+        Ok(Some(b))
+    }
+
+    /// Frees a node: its block becomes invalid and its nid free after the next checkpoint.
+    pub(crate) fn free_node(&mut self, nid: Nid) -> Result<()> {
+        let e = self
+            .nat
+            .get(nid)
+            .ok_or(Error::corrupt(0, "freeing a node id out of range"))?;
+        self.seg.invalidate(&self.geo, &mut self.sit, e.addr)?;
+        self.nat.free(nid);
+        self.nodes.remove(&nid);
+        self.dirty_nodes.remove(&nid);
+        Ok(())
+    }
+
+    fn drop_addr(&mut self, addr: BlockAddr, freed: &mut u64) -> Result<()> {
+        if addr != NULL_ADDR {
+            self.seg.invalidate(&self.geo, &mut self.sit, addr)?;
+            *freed += 1;
+        }
+        Ok(())
+    }
+
+    /// Frees every data block of `ino` at file index `from` or beyond, and the nodes that
+    /// only held such blocks. Work is proportional to the nodes that exist, not to the
+    /// file's size (a sparse 4 TiB file truncates fast).
+    pub(crate) fn truncate_blocks(&mut self, ino: Ino, from: u64) -> Result<()> {
+        // The write-back cache first.
+        let doomed: Vec<(Ino, u64)> = self
+            .data
+            .range((ino, from)..=(ino, u64::MAX))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in doomed {
+            self.data.remove(&k);
+        }
+        let mut freed = 0u64;
+        let ib = self.inode_block(ino)?;
+        for ofs in (from.min(A) as u32)..ADDRS_PER_INODE {
+            let a = inode::addr(&ib, ofs);
+            if a != NULL_ADDR {
+                self.drop_addr(a, &mut freed)?;
+                inode::set_addr(self.inode_mut(ino)?, ofs, NULL_ADDR);
+            }
+        }
+        for (slot, &(base, span, depth)) in SLOT_BASE.iter().enumerate() {
+            let nid = inode::nid(&ib, slot);
+            if nid == NULL_NID || base + span <= from {
+                continue;
+            }
+            if self.truncate_subtree(ino, nid, depth, base, from, &mut freed)? {
+                inode::set_nid(self.inode_mut(ino)?, slot, NULL_NID);
+            }
+        }
+        let b = self.inode_mut(ino)?;
+        let n = inode::blocks(b);
+        inode::set_blocks(b, n.saturating_sub(freed));
+        Ok(())
+    }
+
+    /// Returns true when the node itself was freed.
+    fn truncate_subtree(
+        &mut self,
+        ino: Ino,
+        nid: Nid,
+        depth: usize,
+        base: u64,
+        from: u64,
+        freed: &mut u64,
+    ) -> Result<bool> {
+        let ty = if depth == 0 {
+            NodeType::Direct
+        } else {
+            NodeType::Indirect
+        };
+        let slots: Vec<u32> = {
+            let b = self.child(nid, ino, ty)?;
+            (0..ADDRS_PER_BLOCK).map(|i| node::slot(b, i)).collect()
+        };
+        let child_span = match depth {
+            0 => 1,
+            1 => P,
+            _ => P * P,
+        };
+        for (i, &v) in slots.iter().enumerate() {
+            if v == NULL_ADDR {
+                continue;
+            }
+            let cbase = base + i as u64 * child_span;
+            if cbase + child_span <= from {
+                continue;
+            }
+            let clear = if depth == 0 {
+                self.drop_addr(v, freed)?;
+                true
+            } else {
+                self.truncate_subtree(ino, v, depth - 1, cbase, from, freed)?
+            };
+            if clear && from > base {
+                node::set_slot(self.node_mut(nid)?, i as u32, NULL_ADDR);
+            }
+        }
+        if from <= base {
+            self.free_node(nid)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Destroys an inode with no links and no open handles: its blocks, nodes, xattrs.
+    pub(crate) fn evict_inode(&mut self, ino: Ino) -> Result<()> {
+        self.check_ino(ino)?;
+        self.truncate_blocks(ino, 0)?;
+        let x = inode::xattr_nid(self.inode_ref(ino)?);
+        if x != NULL_NID {
+            self.free_node(x)?;
+        }
+        self.free_node(ino)?;
+        self.valid_inodes = self.valid_inodes.saturating_sub(1);
+        self.open_counts.remove(&ino);
+        self.orphans.remove(&ino);
+        Ok(())
+    }
+}

@@ -1,0 +1,774 @@
+//! The namespace: lookup, create, link, unlink, rename, directories, symlinks, attributes,
+//! xattrs and open/release — everything that joins inodes to names.
+//!
+//! Directory contents are reached through [`DirIo`], which gives the dentry-block code
+//! (`dir`) access to a directory's data blocks through the write-back cache.
+
+use crate::dir::{self, DirBlocks, EntryLoc};
+use crate::error::{Error, Result};
+use crate::fs::*;
+use crate::layout::*;
+use crate::node::{self, inode, NodeType};
+use crate::xattr;
+use crate::{zero_block, Block, BlockDevice, Ino};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// A directory's data blocks, as the dentry-block code sees them.
+pub(crate) struct DirIo<'a, D: BlockDevice> {
+    pub fs: &'a mut Filesystem<D>,
+    pub ino: Ino,
+}
+
+impl<D: BlockDevice> DirBlocks for DirIo<'_, D> {
+    fn read(&mut self, idx: u64) -> Result<Option<Box<Block>>> {
+        self.fs.read_block_opt(self.ino, idx)
+    }
+    fn write(&mut self, idx: u64, block: Box<Block>) -> Result<()> {
+        self.fs.put_dirty_block(self.ino, idx, block)?;
+        let b = self.fs.inode_mut(self.ino)?;
+        let end = (idx + 1) * BLOCK_SIZE as u64;
+        if end > inode::size(b) {
+            inode::set_size(b, end);
+        }
+        Ok(())
+    }
+    fn addr_of(&mut self, idx: u64) -> u64 {
+        self.fs
+            .get_addr(self.ino, idx)
+            .map(|a| a as u64)
+            .unwrap_or(0)
+    }
+}
+
+/// Checks a name given by a caller for a new entry.
+pub(crate) fn check_name(name: &[u8]) -> Result<()> {
+    if name.is_empty() || name.contains(&b'/') || name.contains(&0) {
+        return Err(Error::Invalid("file name empty or containing '/' or NUL"));
+    }
+    if name.len() > NAME_MAX {
+        return Err(Error::NameTooLong);
+    }
+    Ok(())
+}
+
+fn is_dot(name: &[u8]) -> bool {
+    name == b"." || name == b".."
+}
+
+impl<D: BlockDevice> Filesystem<D> {
+    fn dir_depth(&mut self, dir: Ino) -> Result<u32> {
+        Ok(inode::dir_depth(self.inode_ref(dir)?))
+    }
+
+    fn require_dir(&mut self, dir: Ino) -> Result<()> {
+        if self.inode_kind(dir)? != FileType::Directory {
+            return Err(Error::NotDir);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn dir_lookup(
+        &mut self,
+        dir: Ino,
+        name: &[u8],
+    ) -> Result<Option<(EntryLoc, Ino, FileType)>> {
+        let depth = self.dir_depth(dir)?;
+        let found = dir::lookup(&mut DirIo { fs: self, ino: dir }, depth, name)?;
+        if let Some((_, ino, _)) = found {
+            // A dentry must lead to a live inode; anything else is corruption.
+            if self.check_ino(ino).is_err() {
+                return Err(Error::corrupt(
+                    self.nat_addr(dir),
+                    "dentry points to a free inode",
+                ));
+            }
+        }
+        Ok(found)
+    }
+
+    fn dir_insert(&mut self, dir: Ino, name: &[u8], ino: Ino, kind: FileType) -> Result<()> {
+        let mut depth = self.dir_depth(dir)?;
+        let before = depth;
+        dir::insert(
+            &mut DirIo { fs: self, ino: dir },
+            &mut depth,
+            name,
+            ino,
+            kind,
+        )?;
+        if depth != before {
+            inode::set_dir_depth(self.inode_mut(dir)?, depth);
+        }
+        Ok(())
+    }
+
+    fn dir_remove(&mut self, dir: Ino, name: &[u8]) -> Result<()> {
+        let depth = self.dir_depth(dir)?;
+        match dir::remove(&mut DirIo { fs: self, ino: dir }, depth, name)? {
+            Some(_) => Ok(()),
+            None => Err(Error::NotFound),
+        }
+    }
+
+    fn dir_is_empty(&mut self, dir: Ino) -> Result<bool> {
+        let depth = self.dir_depth(dir)?;
+        dir::is_empty(&mut DirIo { fs: self, ino: dir }, depth)
+    }
+
+    fn touch_dir(&mut self, dir: Ino, now: Timestamp) -> Result<()> {
+        let b = self.inode_mut(dir)?;
+        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(())
+    }
+
+    fn add_links(&mut self, ino: Ino, delta: i32, now: Timestamp) -> Result<u32> {
+        let b = self.inode_mut(ino)?;
+        let n = (inode::links(b) as i64 + delta as i64).max(0) as u32;
+        inode::set_links(b, n);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(n)
+    }
+
+    pub fn lookup(&mut self, parent: Ino, name: &[u8]) -> Result<Attr> {
+        self.require_dir(parent)?;
+        if name == b"." {
+            return self.attr_of(parent);
+        }
+        if name == b".." {
+            let p = inode::pino(self.inode_ref(parent)?);
+            return self.attr_of(p);
+        }
+        check_name(name)?;
+        match self.dir_lookup(parent, name)? {
+            Some((_, ino, _)) => self.attr_of(ino),
+            None => Err(Error::NotFound),
+        }
+    }
+
+    pub fn getattr(&mut self, ino: Ino) -> Result<Attr> {
+        self.attr_of(ino)
+    }
+
+    pub fn setattr(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
+        self.check_writable()?;
+        let kind = self.inode_kind(ino)?;
+        self.touch(now);
+        if let Some(size) = set.size {
+            match kind {
+                FileType::Regular => self.set_size(ino, size, now)?,
+                FileType::Directory => return Err(Error::IsDir),
+                _ => return Err(Error::Invalid("size change of a special file")),
+            }
+        }
+        let b = self.inode_mut(ino)?;
+        if let Some(mode) = set.mode {
+            let old = inode::mode(b) as u32;
+            inode::set_mode(b, ((old & FileType::S_IFMT) | (mode & 0o7777)) as u16);
+        }
+        if let Some(uid) = set.uid {
+            inode::set_uid(b, uid);
+        }
+        if let Some(gid) = set.gid {
+            inode::set_gid(b, gid);
+        }
+        if let Some(t) = set.atime {
+            inode::set_time(b, inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC, t);
+        }
+        if let Some(t) = set.mtime {
+            inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, t);
+        }
+        inode::set_time(
+            b,
+            inode::OFF_CTIME_SEC,
+            inode::OFF_CTIME_NSEC,
+            set.ctime.unwrap_or(now),
+        );
+        self.after_change(now)?;
+        self.attr_of(ino)
+    }
+
+    /// Creates an inode and links it under `parent`.
+    fn new_inode(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        mode: u32,
+        rdev: u32,
+        cred: Credentials,
+        now: Timestamp,
+    ) -> Result<Ino> {
+        self.check_writable()?;
+        self.require_dir(parent)?;
+        if is_dot(name) {
+            return Err(Error::Exists);
+        }
+        check_name(name)?;
+        let kind = FileType::from_mode(mode).ok_or(Error::Invalid("unknown file type in mode"))?;
+        if self.dir_lookup(parent, name)?.is_some() {
+            return Err(Error::Exists);
+        }
+        self.touch(now);
+        self.ensure_space(4, now)?;
+        let ino = self.nat.alloc(|nid| nid)?;
+        let mut b = zero_block();
+        node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
+        inode::set_mode(&mut b, ((mode & FileType::S_IFMT) | (mode & 0o7777)) as u16);
+        inode::set_uid(&mut b, cred.uid);
+        inode::set_gid(&mut b, cred.gid);
+        inode::set_links(&mut b, if kind == FileType::Directory { 2 } else { 1 });
+        for (s, n) in [
+            (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
+            (inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC),
+            (inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC),
+            (inode::OFF_CRTIME_SEC, inode::OFF_CRTIME_NSEC),
+        ] {
+            inode::set_time(&mut b, s, n, now);
+        }
+        inode::set_generation(&mut b, self.next_generation);
+        self.next_generation = self.next_generation.wrapping_add(1).max(1);
+        inode::set_pino(&mut b, parent);
+        inode::set_name(&mut b, name);
+        inode::set_rdev(&mut b, rdev);
+        self.nodes.insert(
+            ino,
+            CachedNode {
+                block: b,
+                dirty: true,
+            },
+        );
+        self.dirty_nodes.insert(ino);
+        self.valid_inodes += 1;
+        if let Err(e) = self.dir_insert(parent, name, ino, kind) {
+            // Undo: the inode was never linked.
+            self.free_node(ino)?;
+            self.valid_inodes -= 1;
+            return Err(e);
+        }
+        if kind == FileType::Directory {
+            self.add_links(parent, 1, now)?;
+        }
+        self.touch_dir(parent, now)?;
+        Ok(ino)
+    }
+
+    pub fn mknod(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        mode: u32,
+        rdev: u32,
+        cred: Credentials,
+        now: Timestamp,
+    ) -> Result<Attr> {
+        if FileType::from_mode(mode) == Some(FileType::Directory) {
+            return self.mkdir(parent, name, mode, cred, now);
+        }
+        let mode = if mode & FileType::S_IFMT == 0 {
+            mode | FileType::Regular.mode_bits()
+        } else {
+            mode
+        };
+        let ino = self.new_inode(parent, name, mode, rdev, cred, now)?;
+        self.after_change(now)?;
+        self.attr_of(ino)
+    }
+
+    pub fn create(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        perm: u32,
+        cred: Credentials,
+        now: Timestamp,
+    ) -> Result<Attr> {
+        self.mknod(
+            parent,
+            name,
+            FileType::Regular.mode_bits() | (perm & 0o7777),
+            0,
+            cred,
+            now,
+        )
+    }
+
+    pub fn mkdir(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        perm: u32,
+        cred: Credentials,
+        now: Timestamp,
+    ) -> Result<Attr> {
+        let ino = self.new_inode(
+            parent,
+            name,
+            FileType::Directory.mode_bits() | (perm & 0o7777),
+            0,
+            cred,
+            now,
+        )?;
+        self.after_change(now)?;
+        self.attr_of(ino)
+    }
+
+    pub fn symlink(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        target: &[u8],
+        cred: Credentials,
+        now: Timestamp,
+    ) -> Result<Attr> {
+        if target.is_empty() || target.len() >= BLOCK_SIZE || target.contains(&0) {
+            return Err(if target.len() >= BLOCK_SIZE {
+                Error::NameTooLong
+            } else {
+                Error::Invalid("empty symlink target")
+            });
+        }
+        let ino = self.new_inode(
+            parent,
+            name,
+            FileType::Symlink.mode_bits() | 0o777,
+            0,
+            cred,
+            now,
+        )?;
+        self.write_inner(ino, 0, target, now)?;
+        self.after_change(now)?;
+        self.attr_of(ino)
+    }
+
+    pub fn readlink(&mut self, ino: Ino) -> Result<Vec<u8>> {
+        if self.inode_kind(ino)? != FileType::Symlink {
+            return Err(Error::Invalid("not a symlink"));
+        }
+        let size = inode::size(self.inode_ref(ino)?) as usize;
+        if size >= BLOCK_SIZE {
+            return Err(Error::corrupt(
+                self.nat_addr(ino),
+                "symlink longer than a block",
+            ));
+        }
+        let mut buf = alloc::vec![0u8; size];
+        let n = self.read(ino, 0, &mut buf)?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// Drops one link of `ino`; destroys it when no link and no open handle is left.
+    fn drop_link(&mut self, ino: Ino, is_dir: bool, now: Timestamp) -> Result<()> {
+        let left = if is_dir {
+            // A removed directory loses its "." link and its entry in the parent.
+            inode::set_links(self.inode_mut(ino)?, 0);
+            0
+        } else {
+            self.add_links(ino, -1, now)?
+        };
+        if left == 0 {
+            if self.open_counts.get(&ino).copied().unwrap_or(0) > 0 {
+                self.orphans.insert(ino);
+            } else {
+                self.evict_inode(ino)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn unlink(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        self.check_writable()?;
+        self.require_dir(parent)?;
+        if is_dot(name) {
+            return Err(Error::Invalid("cannot unlink . or .."));
+        }
+        check_name(name)?;
+        let (_, ino, kind) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+        if kind == FileType::Directory {
+            return Err(Error::IsDir);
+        }
+        self.touch(now);
+        self.dir_remove(parent, name)?;
+        self.touch_dir(parent, now)?;
+        self.drop_link(ino, false, now)?;
+        self.after_change(now)
+    }
+
+    pub fn rmdir(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        self.check_writable()?;
+        self.require_dir(parent)?;
+        if name == b"." {
+            return Err(Error::Invalid("cannot remove ."));
+        }
+        if name == b".." {
+            return Err(Error::NotEmpty);
+        }
+        check_name(name)?;
+        let (_, ino, kind) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+        if kind != FileType::Directory {
+            return Err(Error::NotDir);
+        }
+        if !self.dir_is_empty(ino)? {
+            return Err(Error::NotEmpty);
+        }
+        self.touch(now);
+        self.dir_remove(parent, name)?;
+        self.add_links(parent, -1, now)?;
+        self.touch_dir(parent, now)?;
+        self.drop_link(ino, true, now)?;
+        self.after_change(now)
+    }
+
+    pub fn link(
+        &mut self,
+        ino: Ino,
+        new_parent: Ino,
+        new_name: &[u8],
+        now: Timestamp,
+    ) -> Result<Attr> {
+        self.check_writable()?;
+        self.require_dir(new_parent)?;
+        if is_dot(new_name) {
+            return Err(Error::Exists);
+        }
+        check_name(new_name)?;
+        let kind = self.inode_kind(ino)?;
+        if kind == FileType::Directory {
+            return Err(Error::NotPermitted);
+        }
+        if inode::links(self.inode_ref(ino)?) >= LINK_MAX {
+            return Err(Error::TooManyLinks);
+        }
+        if self.dir_lookup(new_parent, new_name)?.is_some() {
+            return Err(Error::Exists);
+        }
+        self.touch(now);
+        self.ensure_space(2, now)?;
+        self.dir_insert(new_parent, new_name, ino, kind)?;
+        self.add_links(ino, 1, now)?;
+        let b = self.inode_mut(ino)?;
+        inode::set_pino(b, new_parent);
+        inode::set_name(b, new_name);
+        self.touch_dir(new_parent, now)?;
+        self.after_change(now)?;
+        self.attr_of(ino)
+    }
+
+    /// True when `dir` is `ancestor` or lies below it (walks parent links, bounded).
+    fn is_within(&mut self, dir: Ino, ancestor: Ino) -> Result<bool> {
+        let mut cur = dir;
+        for _ in 0..self.nat.nid_count() {
+            if cur == ancestor {
+                return Ok(true);
+            }
+            if cur == ROOT_INO {
+                return Ok(false);
+            }
+            cur = inode::pino(self.inode_ref(cur)?);
+        }
+        Err(Error::corrupt(
+            self.nat_addr(dir),
+            "directory parent chain does not reach the root",
+        ))
+    }
+
+    pub fn rename(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        new_parent: Ino,
+        new_name: &[u8],
+        flags: RenameFlags,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.check_writable()?;
+        if flags.contains(RenameFlags::NOREPLACE | RenameFlags::EXCHANGE)
+            || !RenameFlags::all().contains(flags)
+        {
+            return Err(Error::Invalid("bad rename flags"));
+        }
+        self.require_dir(parent)?;
+        self.require_dir(new_parent)?;
+        if is_dot(name) || is_dot(new_name) {
+            return Err(Error::Invalid("cannot rename . or .."));
+        }
+        check_name(name)?;
+        check_name(new_name)?;
+        let (_, src, src_kind) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+        let dst = self.dir_lookup(new_parent, new_name)?;
+        // A directory may not move below itself.
+        if src_kind == FileType::Directory && self.is_within(new_parent, src)? {
+            return Err(Error::Invalid("cannot move a directory into itself"));
+        }
+        self.touch(now);
+        if flags.contains(RenameFlags::EXCHANGE) {
+            let (dst_loc, dst_ino, dst_kind) = dst.ok_or(Error::NotFound)?;
+            if dst_kind == FileType::Directory && self.is_within(parent, dst_ino)? {
+                return Err(Error::Invalid("cannot move a directory into itself"));
+            }
+            let (src_loc, _, _) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+            dir::set_entry(
+                &mut DirIo {
+                    fs: self,
+                    ino: parent,
+                },
+                src_loc,
+                dst_ino,
+                dst_kind,
+            )?;
+            dir::set_entry(
+                &mut DirIo {
+                    fs: self,
+                    ino: new_parent,
+                },
+                dst_loc,
+                src,
+                src_kind,
+            )?;
+            if parent != new_parent {
+                if src_kind == FileType::Directory {
+                    self.add_links(parent, -1, now)?;
+                    self.add_links(new_parent, 1, now)?;
+                }
+                if dst_kind == FileType::Directory {
+                    self.add_links(new_parent, -1, now)?;
+                    self.add_links(parent, 1, now)?;
+                }
+            }
+            self.set_parent_name(src, new_parent, new_name, now)?;
+            self.set_parent_name(dst_ino, parent, name, now)?;
+            self.touch_dir(parent, now)?;
+            self.touch_dir(new_parent, now)?;
+            return self.after_change(now);
+        }
+        if let Some((dst_loc, dst_ino, dst_kind)) = dst {
+            if flags.contains(RenameFlags::NOREPLACE) {
+                return Err(Error::Exists);
+            }
+            if dst_ino == src {
+                // Two names of one inode: POSIX says do nothing.
+                return Ok(());
+            }
+            match (
+                src_kind == FileType::Directory,
+                dst_kind == FileType::Directory,
+            ) {
+                (true, false) => return Err(Error::NotDir),
+                (false, true) => return Err(Error::IsDir),
+                (true, true) => {
+                    if !self.dir_is_empty(dst_ino)? {
+                        return Err(Error::NotEmpty);
+                    }
+                }
+                _ => {}
+            }
+            dir::set_entry(
+                &mut DirIo {
+                    fs: self,
+                    ino: new_parent,
+                },
+                dst_loc,
+                src,
+                src_kind,
+            )?;
+            self.dir_remove(parent, name)?;
+            if dst_kind == FileType::Directory {
+                // The replaced directory's ".." no longer counts toward new_parent.
+                self.add_links(new_parent, -1, now)?;
+            }
+            self.drop_link(dst_ino, dst_kind == FileType::Directory, now)?;
+        } else {
+            self.ensure_space(2, now)?;
+            self.dir_insert(new_parent, new_name, src, src_kind)?;
+            self.dir_remove(parent, name)?;
+        }
+        if src_kind == FileType::Directory && parent != new_parent {
+            self.add_links(parent, -1, now)?;
+            self.add_links(new_parent, 1, now)?;
+        }
+        self.set_parent_name(src, new_parent, new_name, now)?;
+        self.touch_dir(parent, now)?;
+        self.touch_dir(new_parent, now)?;
+        self.after_change(now)
+    }
+
+    /// Records an inode's parent and name (".." for directories; the name roll-forward
+    /// restores for dentry-marked inodes).
+    fn set_parent_name(
+        &mut self,
+        ino: Ino,
+        parent: Ino,
+        name: &[u8],
+        now: Timestamp,
+    ) -> Result<()> {
+        let b = self.inode_mut(ino)?;
+        inode::set_pino(b, parent);
+        inode::set_name(b, name);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(())
+    }
+
+    /// Lists entries after `cookie` (0 = from the start, including "." and ".."), calling
+    /// `f` for each until it returns false.
+    pub fn readdir(
+        &mut self,
+        ino: Ino,
+        cookie: u64,
+        f: &mut dyn FnMut(DirEntry) -> bool,
+    ) -> Result<()> {
+        self.require_dir(ino)?;
+        if cookie < 1
+            && !f(DirEntry {
+                ino,
+                kind: FileType::Directory,
+                name: b".".to_vec(),
+                cookie: 1,
+            })
+        {
+            return Ok(());
+        }
+        if cookie < 2 {
+            let p = inode::pino(self.inode_ref(ino)?);
+            if !f(DirEntry {
+                ino: p,
+                kind: FileType::Directory,
+                name: b"..".to_vec(),
+                cookie: 2,
+            }) {
+                return Ok(());
+            }
+        }
+        let depth = self.dir_depth(ino)?;
+        let after = cookie.max(2);
+        dir::iterate(
+            &mut DirIo { fs: self, ino },
+            depth,
+            after,
+            &mut |e: dir::Entry| {
+                f(DirEntry {
+                    ino: e.ino,
+                    kind: e.kind,
+                    name: e.name,
+                    cookie: e.cookie,
+                })
+            },
+        )
+    }
+
+    // ---- xattrs ---------------------------------------------------------------------
+
+    fn xattrs(&mut self, ino: Ino) -> Result<xattr::XattrMap> {
+        let x = inode::xattr_nid(self.inode_ref(ino)?);
+        if x == NULL_NID {
+            return Ok(xattr::XattrMap::new());
+        }
+        let addr = self.nat_addr(x);
+        let b = self.node_ref(x)?;
+        if node::footer_type(b) != Some(NodeType::Xattr) || node::footer_ino(b) != ino {
+            return Err(Error::corrupt(
+                addr,
+                "xattr node of the wrong type or owner",
+            ));
+        }
+        xattr::decode(b, addr)
+    }
+
+    fn store_xattrs(&mut self, ino: Ino, m: &xattr::XattrMap, now: Timestamp) -> Result<()> {
+        let x = inode::xattr_nid(self.inode_ref(ino)?);
+        if m.is_empty() {
+            if x != NULL_NID {
+                self.free_node(x)?;
+                inode::set_xattr_nid(self.inode_mut(ino)?, NULL_NID);
+            }
+        } else {
+            let x = if x == NULL_NID {
+                self.ensure_space(2, now)?;
+                let nid = self.new_node(ino, NodeType::Xattr, 0)?;
+                inode::set_xattr_nid(self.inode_mut(ino)?, nid);
+                nid
+            } else {
+                x
+            };
+            let mut tmp = zero_block();
+            xattr::encode(m, &mut tmp)?;
+            let b = self.node_mut(x)?;
+            b[..xattr::XATTR_PAYLOAD].copy_from_slice(&tmp[..xattr::XATTR_PAYLOAD]);
+        }
+        let b = self.inode_mut(ino)?;
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(())
+    }
+
+    pub fn getxattr(&mut self, ino: Ino, name: &[u8]) -> Result<Vec<u8>> {
+        xattr::check_args(name, 0)?;
+        self.xattrs(ino)?.remove(name).ok_or(Error::NoData)
+    }
+
+    pub fn setxattr(
+        &mut self,
+        ino: Ino,
+        name: &[u8],
+        value: &[u8],
+        mode: XattrSetMode,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.check_writable()?;
+        xattr::check_args(name, value.len())?;
+        let mut m = self.xattrs(ino)?;
+        let exists = m.contains_key(name);
+        match mode {
+            XattrSetMode::Create if exists => return Err(Error::Exists),
+            XattrSetMode::Replace if !exists => return Err(Error::NoData),
+            _ => {}
+        }
+        self.touch(now);
+        m.insert(name.to_vec(), value.to_vec());
+        if xattr::encoded_len(&m) > xattr::XATTR_PAYLOAD {
+            return Err(Error::NoSpace);
+        }
+        self.store_xattrs(ino, &m, now)?;
+        self.after_change(now)
+    }
+
+    pub fn listxattr(&mut self, ino: Ino) -> Result<Vec<Vec<u8>>> {
+        Ok(self.xattrs(ino)?.into_keys().collect())
+    }
+
+    pub fn removexattr(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        self.check_writable()?;
+        xattr::check_args(name, 0)?;
+        let mut m = self.xattrs(ino)?;
+        if m.remove(name).is_none() {
+            return Err(Error::NoData);
+        }
+        self.touch(now);
+        self.store_xattrs(ino, &m, now)?;
+        self.after_change(now)
+    }
+
+    // ---- handles --------------------------------------------------------------------
+
+    /// A file handle was opened on `ino` (keeps an unlinked file alive until released).
+    pub fn open(&mut self, ino: Ino) -> Result<()> {
+        self.check_ino(ino)?;
+        *self.open_counts.entry(ino).or_insert(0) += 1;
+        Ok(())
+    }
+
+    /// A handle was closed; an unlinked inode dies with its last handle.
+    pub fn release(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        let n = self.open_counts.get(&ino).copied().unwrap_or(0);
+        if n <= 1 {
+            self.open_counts.remove(&ino);
+            if self.orphans.contains(&ino) && !self.read_only {
+                self.orphans.remove(&ino);
+                self.evict_inode(ino)?;
+                self.after_change(now)?;
+            }
+        } else {
+            self.open_counts.insert(ino, n - 1);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,64 @@
+//! End-to-end basics on the in-memory device: format, mount, namespace and data
+//! operations, persistence across unmount + mount.
+
+use rollfs_core::*;
+
+const T: Timestamp = Timestamp::new(1_700_000_000, 0);
+const C: Credentials = Credentials {
+    uid: 1000,
+    gid: 1000,
+};
+
+fn fresh(blocks: u64) -> Filesystem<MemDevice> {
+    let opts = MkfsOptions {
+        segment_blocks: 16,
+        ..Default::default()
+    };
+    let dev = Filesystem::format(MemDevice::new(blocks), &opts).unwrap();
+    Filesystem::mount(dev, &MountOptions::default(), T).unwrap()
+}
+
+fn remount(fs: Filesystem<MemDevice>) -> Filesystem<MemDevice> {
+    let dev = fs.unmount(T).unwrap();
+    Filesystem::mount(dev, &MountOptions::default(), T).unwrap()
+}
+
+#[test]
+fn create_write_read_persist() {
+    let mut fs = fresh(4096);
+    let a = fs.create(1, b"hello.txt", 0o644, C, T).unwrap();
+    assert_eq!(a.kind, FileType::Regular);
+    fs.write(a.ino, 0, b"hello world", T).unwrap();
+    let mut buf = [0u8; 64];
+    let n = fs.read(a.ino, 0, &mut buf).unwrap();
+    assert_eq!(&buf[..n], b"hello world");
+    let d = fs.mkdir(1, b"sub", 0o755, C, T).unwrap();
+    fs.symlink(d.ino, b"ln", b"../hello.txt", C, T).unwrap();
+    let mut fs = remount(fs);
+    let a2 = fs.lookup(1, b"hello.txt").unwrap();
+    assert_eq!(a2.ino, a.ino);
+    assert_eq!(a2.size, 11);
+    let n = fs.read(a2.ino, 0, &mut buf).unwrap();
+    assert_eq!(&buf[..n], b"hello world");
+    let l = fs.lookup(d.ino, b"ln").unwrap();
+    assert_eq!(fs.readlink(l.ino).unwrap(), b"../hello.txt");
+    assert_eq!(fs.getattr(1).unwrap().nlink, 3);
+    let mut names = Vec::new();
+    fs.readdir(1, 0, &mut |e| {
+        names.push(e.name);
+        true
+    })
+    .unwrap();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![
+            b".".to_vec(),
+            b"..".to_vec(),
+            b"hello.txt".to_vec(),
+            b"sub".to_vec()
+        ]
+    );
+    let report = rollfs_core::fsck::check(fs.device_mut());
+    let _ = report;
+}
