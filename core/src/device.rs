@@ -76,6 +76,27 @@ impl<T: BlockDevice + ?Sized> BlockDevice for Box<T> {
     }
 }
 
+impl<T: BlockDevice + ?Sized> BlockDevice for &mut T {
+    fn block_count(&self) -> u64 {
+        (**self).block_count()
+    }
+    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
+        (**self).read(addr, buf)
+    }
+    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
+        (**self).write(addr, data, flags)
+    }
+    fn wait_writes(&mut self) -> Result<(), IoError> {
+        (**self).wait_writes()
+    }
+    fn flush(&mut self) -> Result<(), IoError> {
+        (**self).flush()
+    }
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+        (**self).discard(addr, count)
+    }
+}
+
 /// Counters kept by [`MemDevice`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemDeviceCounters {

@@ -341,6 +341,14 @@ fn record_zero(b: &Block, slot: usize) -> bool {
     rd64(b, r) | rd32(b, r + 8) as u64 == 0
 }
 
+const BYTE_ONES: u64 = 0x0101_0101_0101_0101;
+
+/// True when some byte of `v` is zero (the classic exact word test).
+#[inline(always)]
+fn has_zero_byte(v: u64) -> bool {
+    v.wrapping_sub(BYTE_ONES) & !v & (BYTE_ONES << 7) != 0
+}
+
 #[inline(always)]
 fn bit(buf: &Block, slot: usize) -> bool {
     buf[BITMAP_OFFSET + slot / 8] & (1 << (slot % 8)) != 0
@@ -436,15 +444,20 @@ impl DentryBlock {
                     return Err("dentry block: continuation record not zeroed");
                 }
             }
+            // Eight name bytes at a time: padding past the name must be zero, then the
+            // padding is set to 0x01 so the NUL and '/' tests see only name bytes.
             let o = name_off(s);
-            for &x in &b[o..o + len] {
-                if x == 0 || x == b'/' {
-                    return Err("dentry block: name contains NUL or '/'");
+            for w in 0..n {
+                let mut v = rd64(b, o + w * SLOT_NAME_LEN);
+                let k = len - w * SLOT_NAME_LEN; // name bytes in this word (>= 1)
+                if k < SLOT_NAME_LEN {
+                    if v >> (8 * k) != 0 {
+                        return Err("dentry block: name padding not zero");
+                    }
+                    v |= BYTE_ONES << (8 * k);
                 }
-            }
-            for &x in &b[o + len..o + n * SLOT_NAME_LEN] {
-                if x != 0 {
-                    return Err("dentry block: name padding not zero");
+                if has_zero_byte(v) || has_zero_byte(v ^ (BYTE_ONES * b'/' as u64)) {
+                    return Err("dentry block: name contains NUL or '/'");
                 }
             }
             s += n;

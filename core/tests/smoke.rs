@@ -59,6 +59,8 @@ fn create_write_read_persist() {
             b"sub".to_vec()
         ]
     );
-    let report = rollfs_core::fsck::check(fs.device_mut());
-    let _ = report;
+    let mut dev = fs.unmount(T).unwrap();
+    let report = rollfs_core::fsck::check(&mut dev).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.inodes, 4);
 }
