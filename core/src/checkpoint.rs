@@ -91,16 +91,13 @@ fn get_bitmap(inp: &[u8], pos: &mut usize, count: u32) -> Vec<u8> {
     let n = bitmap_bytes(count);
     let bytes = &inp[*pos..*pos + n];
     *pos += n;
-    (0..count as usize)
-        .map(|i| (bytes[i / 8] >> (i % 8)) & 1)
-        .collect()
+    (0..count as usize).map(|i| (bytes[i / 8] >> (i % 8)) & 1).collect()
 }
 
 impl Checkpoint {
     /// Encodes the pack: header first, then the payload blocks.
     pub fn encode(&self, geo: &Geometry, pack: usize) -> Result<Vec<Box<Block>>> {
-        if self.nat_journal.len() > CP_NAT_JOURNAL_MAX as usize
-            || self.sit_journal.len() > CP_SIT_JOURNAL_MAX as usize
+        if self.nat_journal.len() > CP_NAT_JOURNAL_MAX as usize || self.sit_journal.len() > CP_SIT_JOURNAL_MAX as usize
         {
             return Err(Error::Invalid("checkpoint: journal over capacity"));
         }
@@ -139,16 +136,8 @@ impl Checkpoint {
         put_u32(&mut h[..], CP_OFF_FLAGS, self.flags);
         put_u32(&mut h[..], CP_OFF_PAYLOAD_BLOCKS, payload_blocks as u32);
         put_u32(&mut h[..], CP_OFF_PAYLOAD_CRC, crc(&p));
-        put_u32(
-            &mut h[..],
-            CP_OFF_NAT_JOURNAL_COUNT,
-            self.nat_journal.len() as u32,
-        );
-        put_u32(
-            &mut h[..],
-            CP_OFF_SIT_JOURNAL_COUNT,
-            self.sit_journal.len() as u32,
-        );
+        put_u32(&mut h[..], CP_OFF_NAT_JOURNAL_COUNT, self.nat_journal.len() as u32);
+        put_u32(&mut h[..], CP_OFF_SIT_JOURNAL_COUNT, self.sit_journal.len() as u32);
         put_u32(&mut h[..], CP_OFF_ORPHAN_COUNT, self.orphans.len() as u32);
         put_u64(&mut h[..], CP_OFF_VALID_BLOCKS, self.valid_blocks);
         put_u32(&mut h[..], CP_OFF_VALID_NODES, self.valid_nodes);
@@ -156,11 +145,7 @@ impl Checkpoint {
         put_i64(&mut h[..], CP_OFF_TIME_SEC, self.time_sec);
         for (i, l) in self.logs.iter().enumerate() {
             put_u32(&mut h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE, l.segno);
-            put_u32(
-                &mut h[..],
-                CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE + 4,
-                l.blkoff,
-            );
+            put_u32(&mut h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE + 4, l.blkoff);
         }
         put_u32(&mut h[..], CP_OFF_NEXT_GENERATION, self.next_generation);
         put_u64(&mut h[..], CP_OFF_WRITTEN_BLOCKS, self.written_blocks);
@@ -177,11 +162,7 @@ impl Checkpoint {
     /// Reads and validates pack `pack`. `Ok(None)` when the pack is not a valid checkpoint
     /// (never written, torn, or incomplete); `Err` only for I/O errors and for a header
     /// that verifies but describes an impossible state.
-    pub fn read_pack<D: BlockDevice>(
-        dev: &mut D,
-        geo: &Geometry,
-        pack: usize,
-    ) -> Result<Option<Checkpoint>> {
+    pub fn read_pack<D: BlockDevice>(dev: &mut D, geo: &Geometry, pack: usize) -> Result<Option<Checkpoint>> {
         let base = geo.cp_pack_addr(pack);
         let mut h = zero_block();
         dev.read(base, &mut h)?;
@@ -194,10 +175,7 @@ impl Checkpoint {
         }
         let payload_blocks = get_u32(&h[..], CP_OFF_PAYLOAD_BLOCKS) as usize;
         if payload_blocks == 0 || 1 + payload_blocks > geo.cp_pack_blocks as usize {
-            return Err(Error::corrupt(
-                base,
-                "checkpoint: payload size out of range",
-            ));
+            return Err(Error::corrupt(base, "checkpoint: payload size out of range"));
         }
         let mut p = vec![0u8; payload_blocks * BLOCK_SIZE];
         let mut b = zero_block();
@@ -212,10 +190,7 @@ impl Checkpoint {
         let sit_n = get_u32(&h[..], CP_OFF_SIT_JOURNAL_COUNT);
         let orphan_n = get_u32(&h[..], CP_OFF_ORPHAN_COUNT);
         if nat_n > CP_NAT_JOURNAL_MAX || sit_n > CP_SIT_JOURNAL_MAX || orphan_n > CP_ORPHAN_MAX {
-            return Err(Error::corrupt(
-                base,
-                "checkpoint: journal or orphan count out of range",
-            ));
+            return Err(Error::corrupt(base, "checkpoint: journal or orphan count out of range"));
         }
         let need = bitmap_bytes(geo.nat_blocks)
             + bitmap_bytes(geo.sit_blocks)
@@ -224,10 +199,7 @@ impl Checkpoint {
             + sit_n as usize * CP_SIT_JOURNAL_ENTRY_SIZE
             + orphan_n as usize * 4;
         if need > p.len() {
-            return Err(Error::corrupt(
-                base,
-                "checkpoint: payload shorter than its contents",
-            ));
+            return Err(Error::corrupt(base, "checkpoint: payload shorter than its contents"));
         }
         let mut pos = 0;
         let nat_slots = get_bitmap(&p, &mut pos, geo.nat_blocks);
@@ -236,15 +208,9 @@ impl Checkpoint {
         let mut nat_journal = Vec::with_capacity(nat_n as usize);
         for _ in 0..nat_n {
             let nid = get_u32(&p, pos);
-            let e = NatEntry {
-                ino: get_u32(&p, pos + 4),
-                addr: get_u32(&p, pos + 8),
-            };
+            let e = NatEntry { ino: get_u32(&p, pos + 4), addr: get_u32(&p, pos + 8) };
             if nid >= geo.nid_count || (e.addr != NULL_ADDR && !geo.in_main(e.addr)) {
-                return Err(Error::corrupt(
-                    base,
-                    "checkpoint: NAT journal entry out of range",
-                ));
+                return Err(Error::corrupt(base, "checkpoint: NAT journal entry out of range"));
             }
             nat_journal.push((nid, e));
             pos += CP_NAT_JOURNAL_ENTRY_SIZE;
@@ -253,16 +219,9 @@ impl Checkpoint {
         for _ in 0..sit_n {
             let segno = get_u32(&p, pos);
             if segno >= geo.main_segments {
-                return Err(Error::corrupt(
-                    base,
-                    "checkpoint: SIT journal segment out of range",
-                ));
+                return Err(Error::corrupt(base, "checkpoint: SIT journal segment out of range"));
             }
-            let e = SegEntry::decode(
-                &p[pos + 4..pos + CP_SIT_JOURNAL_ENTRY_SIZE],
-                geo.segment_blocks,
-                base,
-            )?;
+            let e = SegEntry::decode(&p[pos + 4..pos + CP_SIT_JOURNAL_ENTRY_SIZE], geo.segment_blocks, base)?;
             sit_journal.push((segno, e));
             pos += CP_SIT_JOURNAL_ENTRY_SIZE;
         }
@@ -270,10 +229,7 @@ impl Checkpoint {
         for _ in 0..orphan_n {
             let ino = get_u32(&p, pos);
             if ino == NULL_NID || ino >= geo.nid_count {
-                return Err(Error::corrupt(
-                    base,
-                    "checkpoint: orphan inode out of range",
-                ));
+                return Err(Error::corrupt(base, "checkpoint: orphan inode out of range"));
             }
             orphans.push(ino);
             pos += 4;
@@ -283,10 +239,7 @@ impl Checkpoint {
             l.segno = get_u32(&h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE);
             l.blkoff = get_u32(&h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE + 4);
             if l.segno >= geo.main_segments || l.blkoff > geo.segment_blocks {
-                return Err(Error::corrupt(
-                    base,
-                    "checkpoint: active log position out of range",
-                ));
+                return Err(Error::corrupt(base, "checkpoint: active log position out of range"));
             }
         }
         for i in 0..LOG_COUNT {
@@ -339,10 +292,7 @@ impl Checkpoint {
             (_, Some(e @ Error::Io { .. })) => Err(e),
             (Some(b), _) => Ok(b),
             (None, Some(e)) => Err(e),
-            (None, None) => Err(Error::corrupt(
-                geo.cp_pack_addr(0),
-                "no valid checkpoint pack",
-            )),
+            (None, None) => Err(Error::corrupt(geo.cp_pack_addr(0), "no valid checkpoint pack")),
         }
     }
 }
@@ -369,13 +319,7 @@ mod tests {
             l.segno = i as u32;
             l.blkoff = 3;
         }
-        cp.nat_journal.push((
-            5,
-            NatEntry {
-                ino: 5,
-                addr: g.main_start + 7,
-            },
-        ));
+        cp.nat_journal.push((5, NatEntry { ino: 5, addr: g.main_start + 7 }));
         cp.sit_journal.push((2, SegEntry::default()));
         cp.orphans.push(9);
         cp
@@ -387,12 +331,7 @@ mod tests {
             if skip_payload && i > 0 {
                 continue;
             }
-            dev.write(
-                g.cp_pack_addr(pack) + i as u64,
-                b,
-                crate::WriteFlags::empty(),
-            )
-            .unwrap();
+            dev.write(g.cp_pack_addr(pack) + i as u64, b, crate::WriteFlags::empty()).unwrap();
         }
     }
 
@@ -411,10 +350,7 @@ mod tests {
         let mut dev = MemDevice::new(2048);
         write(&mut dev, &sample(7), 1, false);
         write(&mut dev, &sample(8), 0, false);
-        assert_eq!(
-            Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version,
-            8
-        );
+        assert_eq!(Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version, 8);
     }
 
     #[test]
@@ -424,10 +360,7 @@ mod tests {
         write(&mut dev, &sample(8), 0, false);
         let a = geo().cp_pack_addr(0);
         dev.block_mut(a)[100] ^= 0x40; // a torn / corrupted header sector
-        assert_eq!(
-            Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version,
-            7
-        );
+        assert_eq!(Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version, 7);
     }
 
     #[test]
@@ -444,19 +377,13 @@ mod tests {
     fn crash_before_header_keeps_previous() {
         let mut dev = MemDevice::new(2048);
         write(&mut dev, &sample(7), 1, false);
-        assert_eq!(
-            Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version,
-            7
-        );
+        assert_eq!(Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version, 7);
     }
 
     #[test]
     fn neither_pack_valid_is_an_error() {
         let mut dev = MemDevice::new(2048);
-        assert!(matches!(
-            Checkpoint::read_newest(&mut dev, &geo()),
-            Err(Error::Corrupt { .. })
-        ));
+        assert!(matches!(Checkpoint::read_newest(&mut dev, &geo()), Err(Error::Corrupt { .. })));
     }
 
     #[test]
@@ -464,9 +391,6 @@ mod tests {
         let mut dev = MemDevice::new(2048);
         write(&mut dev, &sample(7), 1, false);
         dev.fail_read_block = Some(geo().cp_pack_addr(0));
-        assert!(matches!(
-            Checkpoint::read_newest(&mut dev, &geo()),
-            Err(Error::Io { .. })
-        ));
+        assert!(matches!(Checkpoint::read_newest(&mut dev, &geo()), Err(Error::Io { .. })));
     }
 }

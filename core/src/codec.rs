@@ -106,14 +106,7 @@ pub fn meta_seal(block: &mut Block, magic: u32, index: u32, cp_version: u64) {
 
 /// Checks a NAT/SIT/SSA block read from `addr`: CRC, magic, index, and that it was written
 /// no later than the checkpoint being loaded (`cp_version`).
-pub fn meta_check(
-    block: &Block,
-    addr: u64,
-    magic: u32,
-    index: u32,
-    cp_version: u64,
-    what: &'static str,
-) -> Result<()> {
+pub fn meta_check(block: &Block, addr: u64, magic: u32, index: u32, cp_version: u64, what: &'static str) -> Result<()> {
     if get_u32(block, META_OFF_MAGIC) != magic {
         return Err(Error::corrupt(addr, what));
     }
@@ -121,16 +114,10 @@ pub fn meta_check(
         return Err(Error::corrupt(addr, "metadata block: checksum mismatch"));
     }
     if get_u32(block, META_OFF_INDEX) != index {
-        return Err(Error::corrupt(
-            addr,
-            "metadata block: wrong index (misplaced block)",
-        ));
+        return Err(Error::corrupt(addr, "metadata block: wrong index (misplaced block)"));
     }
     if get_u64(block, META_OFF_CP_VERSION) > cp_version {
-        return Err(Error::corrupt(
-            addr,
-            "metadata block: newer than its checkpoint",
-        ));
+        return Err(Error::corrupt(addr, "metadata block: newer than its checkpoint"));
     }
     Ok(())
 }

@@ -134,9 +134,7 @@ impl MemDevice {
 
     /// Direct access for tests that corrupt an image on purpose.
     pub fn block_mut(&mut self, addr: u64) -> &mut Block {
-        self.blocks
-            .entry(addr)
-            .or_insert_with(|| Box::new([0u8; BLOCK_SIZE]))
+        self.blocks.entry(addr).or_insert_with(|| Box::new([0u8; BLOCK_SIZE]))
     }
 
     /// Number of blocks that have ever been written (the device is sparse).
@@ -152,10 +150,7 @@ impl BlockDevice for MemDevice {
 
     fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
         if addr >= self.block_count || self.fail_read_block == Some(addr) {
-            return Err(IoError {
-                block: addr,
-                op: "read",
-            });
+            return Err(IoError { block: addr, op: "read" });
         }
         self.counters.reads += 1;
         match self.blocks.get(&addr) {
@@ -167,17 +162,11 @@ impl BlockDevice for MemDevice {
 
     fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
         if addr >= self.block_count {
-            return Err(IoError {
-                block: addr,
-                op: "write",
-            });
+            return Err(IoError { block: addr, op: "write" });
         }
         if let Some(n) = self.fail_writes_from {
             if self.counters.writes >= n {
-                return Err(IoError {
-                    block: addr,
-                    op: "write",
-                });
+                return Err(IoError { block: addr, op: "write" });
             }
         }
         self.counters.writes += 1;
@@ -206,21 +195,11 @@ impl BlockDevice for MemDevice {
     }
 
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        if addr
-            .checked_add(count)
-            .is_none_or(|end| end > self.block_count)
-        {
-            return Err(IoError {
-                block: addr,
-                op: "discard",
-            });
+        if addr.checked_add(count).is_none_or(|end| end > self.block_count) {
+            return Err(IoError { block: addr, op: "discard" });
         }
         self.counters.discards += 1;
-        let doomed: alloc::vec::Vec<u64> = self
-            .blocks
-            .range(addr..addr + count)
-            .map(|(a, _)| *a)
-            .collect();
+        let doomed: alloc::vec::Vec<u64> = self.blocks.range(addr..addr + count).map(|(a, _)| *a).collect();
         for a in doomed {
             self.blocks.remove(&a);
         }

@@ -134,11 +134,7 @@ pub const FIRST_COOKIE: u64 = 3;
 
 /// Buckets in level `level`.
 pub const fn buckets(level: u32) -> u64 {
-    let log2 = if level < MAX_BUCKET_LOG2 {
-        level
-    } else {
-        MAX_BUCKET_LOG2
-    };
+    let log2 = if level < MAX_BUCKET_LOG2 { level } else { MAX_BUCKET_LOG2 };
     1u64 << log2
 }
 
@@ -242,10 +238,7 @@ fn check_name(name: &[u8]) -> Result<()> {
 fn check_depth(depth: u32) -> Result<()> {
     if depth > MAX_DEPTH {
         // The depth comes from the directory inode; its block is not known here.
-        return Err(Error::corrupt(
-            0,
-            "directory inode: dentry depth beyond the maximum",
-        ));
+        return Err(Error::corrupt(0, "directory inode: dentry depth beyond the maximum"));
     }
     Ok(())
 }
@@ -385,10 +378,7 @@ impl DentryBlock {
         if rd32(b, HDR_IDX_OFFSET) as u64 != idx {
             return Err("dentry block: stored index differs from its position in the directory");
         }
-        if rd32(b, HDR_RESERVED0_OFFSET) != 0
-            || rd16(b, HDR_RESERVED1_OFFSET) != 0
-            || rd32(b, TAIL_OFFSET) != 0
-        {
+        if rd32(b, HDR_RESERVED0_OFFSET) != 0 || rd16(b, HDR_RESERVED1_OFFSET) != 0 || rd32(b, TAIL_OFFSET) != 0 {
             return Err("dentry block: reserved field not zero");
         }
         let mut used = 0;
@@ -656,11 +646,7 @@ fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
 
 /// Finds `name` in a directory of `depth` levels: reads only the name's bucket in each
 /// level, at most `depth × BLOCKS_PER_BUCKET_HIGH` blocks.
-pub fn lookup(
-    d: &mut dyn DirBlocks,
-    depth: u32,
-    name: &[u8],
-) -> Result<Option<(EntryLoc, Ino, FileType)>> {
+pub fn lookup(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
     check_name(name)?;
     check_depth(depth)?;
     lookup_hashed(d, depth, name, name_hash(name))
@@ -677,10 +663,7 @@ fn lookup_hashed(
         for idx in start..start + blocks_per_bucket(level) {
             if let Some(b) = read_block(d, idx)? {
                 if let Some(e) = b.find(hash, name) {
-                    let loc = EntryLoc {
-                        block_idx: idx,
-                        slot: e.slot,
-                    };
+                    let loc = EntryLoc { block_idx: idx, slot: e.slot };
                     return Ok(Some((loc, e.ino, e.kind)));
                 }
             }
@@ -693,13 +676,7 @@ fn lookup_hashed(
 /// level, from 0, whose bucket for the name has a run of free slots long enough; when
 /// none of the `*depth` levels has, the next level is used and `*depth` grows (the caller
 /// stores it in the inode). `Error::NoSpace` when all [`MAX_DEPTH`] levels are full.
-pub fn insert(
-    d: &mut dyn DirBlocks,
-    depth: &mut u32,
-    name: &[u8],
-    ino: Ino,
-    kind: FileType,
-) -> Result<EntryLoc> {
+pub fn insert(d: &mut dyn DirBlocks, depth: &mut u32, name: &[u8], ino: Ino, kind: FileType) -> Result<EntryLoc> {
     check_name(name)?;
     insert_hashed(d, depth, name, name_hash(name), ino, kind)
 }
@@ -738,10 +715,7 @@ fn insert_hashed(
                 if level >= *depth {
                     *depth = level + 1;
                 }
-                return Ok(EntryLoc {
-                    block_idx: idx,
-                    slot: slot as u32,
-                });
+                return Ok(EntryLoc { block_idx: idx, slot: slot as u32 });
             }
         }
     }
@@ -760,12 +734,7 @@ pub fn remove(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(
     };
     let mut b = match read_block(d, loc.block_idx)? {
         Some(b) => b,
-        None => {
-            return Err(Error::corrupt(
-                err_addr(d, loc.block_idx),
-                "dentry block vanished",
-            ))
-        }
+        None => return Err(Error::corrupt(err_addr(d, loc.block_idx), "dentry block vanished")),
     };
     b.clear(loc.slot as usize);
     d.write(loc.block_idx, b.into_sealed())?;
@@ -798,12 +767,7 @@ pub fn set_entry(d: &mut dyn DirBlocks, loc: EntryLoc, ino: Ino, kind: FileType)
 /// Calls `f` for each stored entry whose cookie is greater than `after_cookie`, in cookie
 /// order, until `f` returns false. Reads only indexes below `max_block_index(depth)`,
 /// starting at the block of `after_cookie`; a hole costs one `read`.
-pub fn iterate(
-    d: &mut dyn DirBlocks,
-    depth: u32,
-    after_cookie: u64,
-    f: &mut dyn FnMut(Entry) -> bool,
-) -> Result<()> {
+pub fn iterate(d: &mut dyn DirBlocks, depth: u32, after_cookie: u64, f: &mut dyn FnMut(Entry) -> bool) -> Result<()> {
     check_depth(depth)?;
     let first = after_cookie.saturating_sub(FIRST_COOKIE) / SLOTS_PER_BLOCK as u64;
     for idx in first..max_block_index(depth) {
@@ -812,19 +776,11 @@ pub fn iterate(
             None => continue,
         };
         for e in b.entries() {
-            let cookie = cookie_of(EntryLoc {
-                block_idx: idx,
-                slot: e.slot,
-            });
+            let cookie = cookie_of(EntryLoc { block_idx: idx, slot: e.slot });
             if cookie <= after_cookie {
                 continue;
             }
-            let entry = Entry {
-                ino: e.ino,
-                kind: e.kind,
-                name: e.name.to_vec(),
-                cookie,
-            };
+            let entry = Entry { ino: e.ino, kind: e.kind, name: e.name.to_vec(), cookie };
             if !f(entry) {
                 return Ok(());
             }
@@ -916,10 +872,7 @@ mod tests {
         assert_eq!(max_block_index(32), 8190 + 20 * 8192);
         assert_eq!(max_block_index(64), 696_318);
         assert_eq!(bucket_start(3, 13), 14 + 5 * 2);
-        assert_eq!(
-            bucket_start(40, 0xFFFF_FFFF),
-            max_block_index(40) + 4095 * 4
-        );
+        assert_eq!(bucket_start(40, 0xFFFF_FFFF), max_block_index(40) + 4095 * 4);
         // Hash test vectors.
         assert_eq!(name_hash(b""), 0xAB3E_7C0B);
         assert_eq!(name_hash(b"a"), 0x1A80_B1B3);
@@ -937,10 +890,7 @@ mod tests {
             for h in [0u32, 1, 2, 3, 77, 4095, 4096, 0xDEAD_BEEF, u32::MAX] {
                 let s = bucket_start(level, h);
                 for k in 0..blocks_per_bucket(level) {
-                    assert_eq!(
-                        block_position(s + k),
-                        Some((level, h as u64 % buckets(level)))
-                    );
+                    assert_eq!(block_position(s + k), Some((level, h as u64 % buckets(level))));
                 }
             }
         }
@@ -955,27 +905,15 @@ mod tests {
         assert_eq!(lookup(&mut d, depth, b"x").unwrap(), None);
         let loc = insert(&mut d, &mut depth, b"x", 5, FileType::Regular).unwrap();
         assert_eq!(depth, 1);
-        assert_eq!(
-            lookup(&mut d, depth, b"x").unwrap(),
-            Some((loc, 5, FileType::Regular))
-        );
+        assert_eq!(lookup(&mut d, depth, b"x").unwrap(), Some((loc, 5, FileType::Regular)));
         assert!(!is_empty(&mut d, depth).unwrap());
         let loc2 = insert(&mut d, &mut depth, b"dir", 6, FileType::Directory).unwrap();
         assert_ne!(loc, loc2);
-        assert_eq!(
-            lookup(&mut d, depth, b"dir").unwrap(),
-            Some((loc2, 6, FileType::Directory))
-        );
-        assert_eq!(
-            remove(&mut d, depth, b"x").unwrap(),
-            Some((5, FileType::Regular))
-        );
+        assert_eq!(lookup(&mut d, depth, b"dir").unwrap(), Some((loc2, 6, FileType::Directory)));
+        assert_eq!(remove(&mut d, depth, b"x").unwrap(), Some((5, FileType::Regular)));
         assert_eq!(remove(&mut d, depth, b"x").unwrap(), None);
         assert_eq!(lookup(&mut d, depth, b"x").unwrap(), None);
-        assert_eq!(
-            remove(&mut d, depth, b"dir").unwrap(),
-            Some((6, FileType::Directory))
-        );
+        assert_eq!(remove(&mut d, depth, b"dir").unwrap(), Some((6, FileType::Directory)));
         assert!(is_empty(&mut d, depth).unwrap());
         // Emptied blocks stay as valid empty blocks.
         assert!(!d.blocks.is_empty());
@@ -1021,10 +959,7 @@ mod tests {
             let (_, ino, _) = lookup(&mut d, depth, n).unwrap().unwrap();
             assert_eq!(ino, i as u32 + 1);
         }
-        let seen: BTreeSet<Vec<u8>> = all_entries(&mut d, depth, 0)
-            .into_iter()
-            .map(|e| e.name)
-            .collect();
+        let seen: BTreeSet<Vec<u8>> = all_entries(&mut d, depth, 0).into_iter().map(|e| e.name).collect();
         assert_eq!(seen, names.iter().cloned().collect());
         // A prefix of a stored name is a different name.
         assert_eq!(lookup(&mut d, depth, &[b'a'; 254][..253]).unwrap(), None);
@@ -1045,86 +980,35 @@ mod tests {
         let mut d = Mem::default();
         let mut depth = 0;
         let long = vec![b'a'; 256];
-        assert_eq!(
-            insert(&mut d, &mut depth, b"", 1, FileType::Regular),
-            Err(Error::Invalid("empty file name"))
-        );
-        assert!(matches!(
-            insert(&mut d, &mut depth, b"a/b", 1, FileType::Regular),
-            Err(Error::Invalid(_))
-        ));
-        assert!(matches!(
-            insert(&mut d, &mut depth, b"a\0b", 1, FileType::Regular),
-            Err(Error::Invalid(_))
-        ));
-        assert_eq!(
-            insert(&mut d, &mut depth, &long, 1, FileType::Regular),
-            Err(Error::NameTooLong)
-        );
-        assert!(matches!(
-            insert(&mut d, &mut depth, b"a", 0, FileType::Regular),
-            Err(Error::Invalid(_))
-        ));
-        assert!(matches!(
-            lookup(&mut d, depth, b"/"),
-            Err(Error::Invalid(_))
-        ));
+        assert_eq!(insert(&mut d, &mut depth, b"", 1, FileType::Regular), Err(Error::Invalid("empty file name")));
+        assert!(matches!(insert(&mut d, &mut depth, b"a/b", 1, FileType::Regular), Err(Error::Invalid(_))));
+        assert!(matches!(insert(&mut d, &mut depth, b"a\0b", 1, FileType::Regular), Err(Error::Invalid(_))));
+        assert_eq!(insert(&mut d, &mut depth, &long, 1, FileType::Regular), Err(Error::NameTooLong));
+        assert!(matches!(insert(&mut d, &mut depth, b"a", 0, FileType::Regular), Err(Error::Invalid(_))));
+        assert!(matches!(lookup(&mut d, depth, b"/"), Err(Error::Invalid(_))));
         assert!(matches!(remove(&mut d, depth, b""), Err(Error::Invalid(_))));
-        assert!(matches!(
-            lookup(&mut d, MAX_DEPTH + 1, b"a"),
-            Err(Error::Corrupt { .. })
-        ));
-        assert!(matches!(
-            iterate(&mut d, MAX_DEPTH + 1, 0, &mut |_| true),
-            Err(Error::Corrupt { .. })
-        ));
+        assert!(matches!(lookup(&mut d, MAX_DEPTH + 1, b"a"), Err(Error::Corrupt { .. })));
+        assert!(matches!(iterate(&mut d, MAX_DEPTH + 1, 0, &mut |_| true), Err(Error::Corrupt { .. })));
         assert_eq!(depth, 0);
         assert!(d.blocks.is_empty());
         // set_entry on a hole, a free slot, a continuation slot, and past the table.
         assert!(matches!(
-            set_entry(
-                &mut d,
-                EntryLoc {
-                    block_idx: 0,
-                    slot: 0
-                },
-                3,
-                FileType::Regular
-            ),
+            set_entry(&mut d, EntryLoc { block_idx: 0, slot: 0 }, 3, FileType::Regular),
             Err(Error::Invalid(_))
         ));
         let loc = insert(&mut d, &mut depth, b"abcdefghij", 9, FileType::Regular).unwrap();
         for slot in [loc.slot + 1, loc.slot + 2, 201, 202, u32::MAX] {
             assert!(matches!(
-                set_entry(
-                    &mut d,
-                    EntryLoc {
-                        block_idx: loc.block_idx,
-                        slot
-                    },
-                    3,
-                    FileType::Regular
-                ),
+                set_entry(&mut d, EntryLoc { block_idx: loc.block_idx, slot }, 3, FileType::Regular),
                 Err(Error::Invalid(_))
             ));
         }
         assert!(matches!(
-            set_entry(
-                &mut d,
-                EntryLoc {
-                    block_idx: u64::MAX,
-                    slot: 0
-                },
-                3,
-                FileType::Regular
-            ),
+            set_entry(&mut d, EntryLoc { block_idx: u64::MAX, slot: 0 }, 3, FileType::Regular),
             Err(Error::Invalid(_))
         ));
         // A duplicate seen during insert is refused rather than stored twice.
-        assert_eq!(
-            insert(&mut d, &mut depth, b"abcdefghij", 10, FileType::Regular),
-            Err(Error::Exists)
-        );
+        assert_eq!(insert(&mut d, &mut depth, b"abcdefghij", 10, FileType::Regular), Err(Error::Exists));
     }
 
     #[test]
@@ -1136,18 +1020,9 @@ mod tests {
         // Exchange.
         set_entry(&mut d, la, 20, FileType::Directory).unwrap();
         set_entry(&mut d, lb, 10, FileType::Regular).unwrap();
-        assert_eq!(
-            lookup(&mut d, depth, b"a").unwrap(),
-            Some((la, 20, FileType::Directory))
-        );
-        assert_eq!(
-            lookup(&mut d, depth, b"b").unwrap(),
-            Some((lb, 10, FileType::Regular))
-        );
-        let names: Vec<_> = all_entries(&mut d, depth, 0)
-            .into_iter()
-            .map(|e| (e.name, e.ino))
-            .collect();
+        assert_eq!(lookup(&mut d, depth, b"a").unwrap(), Some((la, 20, FileType::Directory)));
+        assert_eq!(lookup(&mut d, depth, b"b").unwrap(), Some((lb, 10, FileType::Regular)));
+        let names: Vec<_> = all_entries(&mut d, depth, 0).into_iter().map(|e| (e.name, e.ino)).collect();
         assert_eq!(names.len(), 2);
         assert!(names.contains(&(b"a".to_vec(), 20)));
     }
@@ -1166,15 +1041,11 @@ mod tests {
             n.resize(255, b'x');
             n
         };
-        let per_chain: u32 = (0..MAX_DEPTH)
-            .map(|l| blocks_per_bucket(l) as u32)
-            .sum::<u32>()
-            * 6;
+        let per_chain: u32 = (0..MAX_DEPTH).map(|l| blocks_per_bucket(l) as u32).sum::<u32>() * 6;
         assert_eq!(per_chain, 1152);
         let mut last_depth = 0;
         for i in 0..per_chain {
-            let loc =
-                insert_hashed(&mut d, &mut depth, &long(i), h, i + 1, FileType::Regular).unwrap();
+            let loc = insert_hashed(&mut d, &mut depth, &long(i), h, i + 1, FileType::Regular).unwrap();
             assert!(depth >= last_depth && depth <= last_depth + 1);
             last_depth = depth;
             let (level, bucket) = block_position(loc.block_idx).unwrap();
@@ -1182,17 +1053,7 @@ mod tests {
             assert_eq!(bucket, h as u64 % buckets(level));
         }
         assert_eq!(depth, MAX_DEPTH);
-        assert_eq!(
-            insert_hashed(
-                &mut d,
-                &mut depth,
-                &long(per_chain),
-                h,
-                1,
-                FileType::Regular
-            ),
-            Err(Error::NoSpace)
-        );
+        assert_eq!(insert_hashed(&mut d, &mut depth, &long(per_chain), h, 1, FileType::Regular), Err(Error::NoSpace));
         assert_eq!(depth, MAX_DEPTH);
         for i in (0..per_chain).step_by(37) {
             let (_, ino, _) = lookup_hashed(&mut d, depth, &long(i), h).unwrap().unwrap();
@@ -1217,23 +1078,11 @@ mod tests {
         let mut depth = 0;
         let la = insert(&mut d, &mut depth, a, 1, FileType::Regular).unwrap();
         let lb = insert(&mut d, &mut depth, b, 2, FileType::Symlink).unwrap();
-        assert_eq!(
-            lookup(&mut d, depth, a).unwrap(),
-            Some((la, 1, FileType::Regular))
-        );
-        assert_eq!(
-            lookup(&mut d, depth, b).unwrap(),
-            Some((lb, 2, FileType::Symlink))
-        );
-        assert_eq!(
-            remove(&mut d, depth, a).unwrap(),
-            Some((1, FileType::Regular))
-        );
+        assert_eq!(lookup(&mut d, depth, a).unwrap(), Some((la, 1, FileType::Regular)));
+        assert_eq!(lookup(&mut d, depth, b).unwrap(), Some((lb, 2, FileType::Symlink)));
+        assert_eq!(remove(&mut d, depth, a).unwrap(), Some((1, FileType::Regular)));
         assert_eq!(lookup(&mut d, depth, a).unwrap(), None);
-        assert_eq!(
-            lookup(&mut d, depth, b).unwrap(),
-            Some((lb, 2, FileType::Symlink))
-        );
+        assert_eq!(lookup(&mut d, depth, b).unwrap(), Some((lb, 2, FileType::Symlink)));
     }
 
     /// Both hash to 0x27C249A3.
@@ -1245,14 +1094,7 @@ mod tests {
         let mut depth = 0;
         // Level 0 is one bucket of two blocks: 404 one-slot names fill it.
         for i in 0..(2 * SLOTS_PER_BLOCK as u32) {
-            insert(
-                &mut d,
-                &mut depth,
-                format!("{i:x}").as_bytes(),
-                i + 1,
-                FileType::Regular,
-            )
-            .unwrap();
+            insert(&mut d, &mut depth, format!("{i:x}").as_bytes(), i + 1, FileType::Regular).unwrap();
             assert_eq!(depth, 1, "level 0 fills before level 1 is used");
         }
         insert(&mut d, &mut depth, b"one-more", 9999, FileType::Regular).unwrap();
@@ -1282,11 +1124,7 @@ mod tests {
         }
         let before = d.reads;
         assert_eq!(lookup(&mut d, depth, b"absent").unwrap(), None);
-        assert_eq!(
-            d.reads - before,
-            max_reads,
-            "a miss reads exactly its bucket in every level"
-        );
+        assert_eq!(d.reads - before, max_reads, "a miss reads exactly its bucket in every level");
         let t_lookup = t0.elapsed();
 
         // Full listing: every entry once, cookies strictly increasing.
@@ -1327,16 +1165,14 @@ mod tests {
         let t_iter = t0.elapsed();
 
         for i in 0..N {
-            assert_eq!(
-                remove(&mut d, depth, &name(i)).unwrap(),
-                Some((i + 1, FileType::Regular))
-            );
+            assert_eq!(remove(&mut d, depth, &name(i)).unwrap(), Some((i + 1, FileType::Regular)));
         }
         assert!(is_empty(&mut d, depth).unwrap());
         assert!(all_entries(&mut d, depth, 0).is_empty());
         std::eprintln!(
-            "100k: depth {depth}, {blocks} blocks of {}, insert {:?}, +lookup {:?}, +iterate {:?}, total {:?}",
+            "100k: depth {depth}, {blocks} blocks of {}, {} reads, insert {:?}, +lookup {:?}, +iterate {:?}, total {:?}",
             max_block_index(depth),
+            d.reads,
             t_insert,
             t_lookup,
             t_iter,
@@ -1394,10 +1230,7 @@ mod tests {
         let mut b = good.clone();
         b[0] = b'X';
         assert_eq!(corrupt_reason(5, &reseal(b)), "dentry block: bad magic");
-        assert_eq!(
-            corrupt_reason(6, &good),
-            "dentry block: stored index differs from its position in the directory"
-        );
+        assert_eq!(corrupt_reason(6, &good), "dentry block: stored index differs from its position in the directory");
         assert_eq!(
             corrupt_reason(5 + (1 << 32), &good),
             "dentry block: stored index differs from its position in the directory"
@@ -1406,10 +1239,7 @@ mod tests {
         b[100] ^= 1;
         assert_eq!(corrupt_reason(5, &b), "dentry block: bad checksum");
         // Zeroed block (e.g. an unwritten block read as data).
-        assert_eq!(
-            corrupt_reason(0, &[0u8; BLOCK_SIZE]),
-            "dentry block: bad magic"
-        );
+        assert_eq!(corrupt_reason(0, &[0u8; BLOCK_SIZE]), "dentry block: bad magic");
 
         let with = |f: &dyn Fn(&mut Block)| {
             let mut b = good.clone();
@@ -1418,86 +1248,47 @@ mod tests {
         };
         // name_len 0 on a used head slot.
         let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 0));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name slot with no entry before it"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name slot with no entry before it");
         let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 256));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name longer than 255 bytes"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name longer than 255 bytes");
         // name_len grows into a free slot.
         let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 9));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name slot not marked used"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name slot not marked used");
         let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 2));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name contains NUL or '/'"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name contains NUL or '/'");
         // The 8-byte name at slot 2 shortened to 7: its last byte becomes padding.
         let b = with(&|b| put_u16(b, rec_off(2) + REC_NAME_LEN, 7));
         assert_eq!(corrupt_reason(5, &b), "dentry block: name padding not zero");
         let b = with(&|b| put_u32(b, rec_off(0) + REC_INO, 0));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: entry with inode number 0"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: entry with inode number 0");
         let b = with(&|b| put_u8(b, rec_off(0) + REC_TYPE, 0));
         assert_eq!(corrupt_reason(5, &b), "dentry block: bad file type");
         let b = with(&|b| put_u8(b, rec_off(0) + REC_RESERVED, 1));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: reserved field not zero"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: reserved field not zero");
         let b = with(&|b| put_u32(b, HDR_RESERVED0_OFFSET, 1));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: reserved field not zero"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: reserved field not zero");
         let b = with(&|b| b[TAIL_OFFSET] = 1);
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: reserved field not zero"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: reserved field not zero");
         let b = with(&|b| put_u16(b, HDR_COUNT_OFFSET, 3));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: used-slot count does not match the bitmap"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: used-slot count does not match the bitmap");
         // Garbage bitmap: padding bits, stray bits (count adjusted so the walk sees them).
         let b = with(&|b| b[BITMAP_OFFSET + BITMAP_SIZE - 1] = 0x80);
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: bitmap bit set beyond the last slot"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: bitmap bit set beyond the last slot");
         let b = with(&|b| {
             b[BITMAP_OFFSET + 24] = 0xFF;
             let c = get_u16(b, HDR_COUNT_OFFSET) + 8;
             put_u16(b, HDR_COUNT_OFFSET, c);
         });
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name slot with no entry before it"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name slot with no entry before it");
         // A free slot with leftovers.
         let b = with(&|b| b[name_off(200)] = b'q');
         assert_eq!(corrupt_reason(5, &b), "dentry block: free slot not zeroed");
         // A continuation with a record.
         let b = with(&|b| put_u32(b, rec_off(5) + REC_HASH, 1));
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: continuation record not zeroed"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: continuation record not zeroed");
         // Bad bytes in a name.
         let b = with(&|b| b[name_off(0)] = b'/');
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name contains NUL or '/'"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name contains NUL or '/'");
         // A name that would run past the last slot.
         let b = with(&|b| {
             b.fill(0);
@@ -1509,10 +1300,7 @@ mod tests {
             put_u32(b, rec_off(201) + REC_INO, 1);
             put_u8(b, rec_off(201) + REC_TYPE, FileType::Regular.dentry_code());
         });
-        assert_eq!(
-            corrupt_reason(5, &b),
-            "dentry block: name runs past the last slot"
-        );
+        assert_eq!(corrupt_reason(5, &b), "dentry block: name runs past the last slot");
     }
 
     #[test]
@@ -1522,17 +1310,11 @@ mod tests {
         insert(&mut d, &mut depth, b"a", 1, FileType::Regular).unwrap();
         let idx = *d.blocks.keys().next().unwrap();
         d.blocks.get_mut(&idx).unwrap()[20] ^= 4;
-        let want = Err(Error::Corrupt {
-            block: 1000 + idx,
-            reason: "dentry block: bad checksum",
-        });
+        let want = Err(Error::Corrupt { block: 1000 + idx, reason: "dentry block: bad checksum" });
         assert_eq!(lookup(&mut d, depth, b"a").map(|_| ()), want);
         assert_eq!(iterate(&mut d, depth, 0, &mut |_| true), want);
         assert_eq!(is_empty(&mut d, depth).map(|_| ()), want);
-        assert_eq!(
-            insert(&mut d, &mut depth, b"b", 2, FileType::Regular).map(|_| ()),
-            want
-        );
+        assert_eq!(insert(&mut d, &mut depth, b"b", 2, FileType::Regular).map(|_| ()), want);
         assert_eq!(remove(&mut d, depth, b"a").map(|_| ()), want);
     }
 
@@ -1549,17 +1331,11 @@ mod tests {
         // An entry with a wrong hash, or in the wrong bucket.
         let mut b = DentryBlock::empty(2);
         b.put(0, 1, b"x", 1, FileType::Regular);
-        assert_eq!(
-            b.check_placement(),
-            Err("dentry block: stored hash is not the hash of the name")
-        );
+        assert_eq!(b.check_placement(), Err("dentry block: stored hash is not the hash of the name"));
         let n = (0u32..).map(name).find(|n| name_hash(n) % 2 == 0).unwrap();
         let mut b = DentryBlock::empty(max_block_index(1) + 2); // level 1, bucket 1
         b.put(0, name_hash(&n), &n, 1, FileType::Regular);
-        assert_eq!(
-            b.check_placement(),
-            Err("dentry block: entry in the wrong hash bucket")
-        );
+        assert_eq!(b.check_placement(), Err("dentry block: entry in the wrong hash bucket"));
     }
 
     mod prop {

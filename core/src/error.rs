@@ -77,9 +77,6 @@ impl Error {
 
 impl From<IoError> for Error {
     fn from(e: IoError) -> Error {
-        Error::Io {
-            block: e.block,
-            op: e.op,
-        }
+        Error::Io { block: e.block, op: e.op }
     }
 }

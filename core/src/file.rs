@@ -52,20 +52,12 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(data.len())
     }
 
-    pub(crate) fn write_inner(
-        &mut self,
-        ino: Ino,
-        offset: u64,
-        data: &[u8],
-        now: Timestamp,
-    ) -> Result<()> {
+    pub(crate) fn write_inner(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<()> {
         self.touch(now);
         if data.is_empty() {
             return Ok(());
         }
-        let end = offset
-            .checked_add(data.len() as u64)
-            .ok_or(Error::FileTooBig)?;
+        let end = offset.checked_add(data.len() as u64).ok_or(Error::FileTooBig)?;
         if end > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
         }

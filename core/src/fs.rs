@@ -207,11 +207,7 @@ pub struct MountOptions {
 
 impl Default for MountOptions {
     fn default() -> Self {
-        MountOptions {
-            dirty_bytes_max: 64 << 20,
-            clean_cache_bytes_max: 64 << 20,
-            read_only: false,
-        }
+        MountOptions { dirty_bytes_max: 64 << 20, clean_cache_bytes_max: 64 << 20, read_only: false }
     }
 }
 
@@ -279,11 +275,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if opts.label.len() > crate::superblock::SB_LABEL_MAX {
             return Err(Error::Invalid("label longer than 32 bytes"));
         }
-        let geo = Geometry::compute(
-            dev.block_count(),
-            opts.segment_blocks,
-            opts.overprovision_pct,
-        )?;
+        let geo = Geometry::compute(dev.block_count(), opts.segment_blocks, opts.overprovision_pct)?;
         let sb = Superblock {
             version_major: crate::superblock::FORMAT_VERSION_MAJOR,
             version_minor: crate::superblock::FORMAT_VERSION_MINOR,
@@ -334,49 +326,21 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         inode::set_pino(&mut root, ROOT_INO);
         inode::set_generation(&mut root, 1);
-        let addr = seg.alloc(
-            &geo,
-            &mut sit,
-            &mut ssa,
-            Log::HotNode,
-            Summary {
-                nid: ROOT_INO,
-                ofs: 0,
-            },
-            opts.time.sec.max(0) as u64,
-            true,
-        )?;
+        let addr = seg.alloc(&geo, &mut sit, &mut ssa, Log::HotNode, opts.time.sec.max(0) as u64, true)?;
+        ssa.set(&mut dev, &geo, addr, Summary { nid: ROOT_INO, ofs: 0 }, version)?;
         let next = seg.peek_next(&geo, &mut sit, &mut ssa, Log::HotNode)?;
         node::seal_for_write(&mut root, version, next, seed);
         dev.write(addr as u64, &root, WriteFlags::empty())?;
-        nat.set(
-            ROOT_INO,
-            NatEntry {
-                ino: ROOT_INO,
-                addr,
-            },
-        );
+        nat.set(ROOT_INO, NatEntry { ino: ROOT_INO, addr });
         // Slot 0 of every NAT and SIT block, and the summaries of the open segments.
         for i in 0..geo.nat_blocks {
-            dev.write(
-                geo.nat_addr(i, 0),
-                &nat.encode_block(i, version),
-                WriteFlags::empty(),
-            )?;
+            dev.write(geo.nat_addr(i, 0), &nat.encode_block(i, version), WriteFlags::empty())?;
         }
         for i in 0..geo.sit_blocks {
-            dev.write(
-                geo.sit_addr(i, 0),
-                &sit.encode_block(i, version),
-                WriteFlags::empty(),
-            )?;
+            dev.write(geo.sit_addr(i, 0), &sit.encode_block(i, version), WriteFlags::empty())?;
         }
         for s in ssa.dirty_segments() {
-            dev.write(
-                geo.ssa_addr(s, 0),
-                &ssa.encode(s, version),
-                WriteFlags::empty(),
-            )?;
+            dev.write(geo.ssa_addr(s, 0), &ssa.encode(s, version), WriteFlags::empty())?;
         }
         let cp = Checkpoint {
             version,
@@ -420,20 +384,8 @@ impl<D: BlockDevice> Filesystem<D> {
         let sb = read_superblock(&mut dev)?;
         let geo = sb.geometry;
         let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
-        let nat = Nat::load(
-            &mut dev,
-            &geo,
-            cp.nat_slots.clone(),
-            &cp.nat_journal,
-            cp.version,
-        )?;
-        let sit = Sit::load(
-            &mut dev,
-            &geo,
-            cp.sit_slots.clone(),
-            &cp.sit_journal,
-            cp.version,
-        )?;
+        let nat = Nat::load(&mut dev, &geo, cp.nat_slots.clone(), &cp.nat_journal, cp.version)?;
+        let sit = Sit::load(&mut dev, &geo, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
         let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
         let seg = SegmentManager::from_checkpoint(&geo, &sit, cp.logs)?;
         let seed = volume_seed(&sb.uuid);
@@ -464,10 +416,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // The root must be a directory.
         let root = fs.inode_block(ROOT_INO)?;
         if FileType::from_mode(inode::mode(&root) as u32) != Some(FileType::Directory) {
-            return Err(Error::corrupt(
-                fs.nat_addr(ROOT_INO),
-                "root inode is not a directory",
-            ));
+            return Err(Error::corrupt(fs.nat_addr(ROOT_INO), "root inode is not a directory"));
         }
         let orphans = fs.cp.orphans.clone();
         if !orphans.is_empty() && !fs.read_only {
@@ -542,11 +491,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// beyond what the dirty cache will need at the next write-back.
     pub(crate) fn free_blocks_for_user(&self) -> u64 {
         let seg_blocks = self.geo.segment_blocks as u64;
-        let free = self
-            .seg
-            .free_segments()
-            .saturating_sub(self.seg.reserved_segments()) as u64
-            * seg_blocks;
+        let free = self.seg.free_segments().saturating_sub(self.seg.reserved_segments()) as u64 * seg_blocks;
         let room = self.seg.open_room();
         let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
         (free + room).saturating_sub(pending)
@@ -636,18 +581,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let is_dir = self.inode_kind(ino)? == FileType::Directory;
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         let log = if is_dir { Log::HotData } else { Log::WarmData };
-        let addr = self.seg.alloc(
-            &self.geo,
-            &mut self.sit,
-            &mut self.ssa,
-            log,
-            Summary {
-                nid: holder,
-                ofs: ofs as u16,
-            },
-            self.now_sec,
-            true,
-        )?;
+        let addr = self.alloc_block(log, Summary { nid: holder, ofs: ofs as u16 })?;
         self.dev.write(addr as u64, block, WriteFlags::empty())?;
         self.stats.data_blocks_written += 1;
         self.written_blocks += 1;
@@ -656,6 +590,13 @@ impl<D: BlockDevice> Filesystem<D> {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
         }
         Ok(())
+    }
+
+    /// Allocates the next block of `log` and records its owner.
+    pub(crate) fn alloc_block(&mut self, log: Log, owner: Summary) -> Result<u32> {
+        let addr = self.seg.alloc(&self.geo, &mut self.sit, &mut self.ssa, log, self.now_sec, true)?;
+        self.ssa.set(&mut self.dev, &self.geo, addr, owner, self.cp.version)?;
+        Ok(addr)
     }
 
     /// The log a node belongs to.
@@ -693,33 +634,19 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Writes one cached dirty node with the given footer flags.
     pub(crate) fn write_node(&mut self, nid: Nid, flags: u32) -> Result<u32> {
         let log = self.node_log(nid)?;
-        let addr = self.seg.alloc(
-            &self.geo,
-            &mut self.sit,
-            &mut self.ssa,
-            log,
-            Summary { nid, ofs: 0 },
-            self.now_sec,
-            true,
-        )?;
-        let next = self
-            .seg
-            .peek_next(&self.geo, &mut self.sit, &mut self.ssa, log)?;
+        let addr = self.alloc_block(log, Summary { nid, ofs: 0 })?;
+        let next = self.seg.peek_next(&self.geo, &mut self.sit, &mut self.ssa, log)?;
         let version = self.cp.version;
         let seed = self.seed;
         let entry = self.nodes.get_mut(&nid).expect("dirty node is cached");
         node::set_footer_flags(&mut entry.block, flags);
         node::seal_for_write(&mut entry.block, version, next, seed);
-        self.dev
-            .write(addr as u64, &entry.block, WriteFlags::empty())?;
+        self.dev.write(addr as u64, &entry.block, WriteFlags::empty())?;
         entry.dirty = false;
         self.dirty_nodes.remove(&nid);
         self.stats.node_blocks_written += 1;
         self.written_blocks += 1;
-        let old = self.nat.get(nid).ok_or(Error::corrupt(
-            addr as u64,
-            "writing a node with no NAT entry",
-        ))?;
+        let old = self.nat.get(nid).ok_or(Error::corrupt(addr as u64, "writing a node with no NAT entry"))?;
         self.nat.set(nid, NatEntry { ino: old.ino, addr });
         self.seg.invalidate(&self.geo, &mut self.sit, old.addr)?;
         Ok(addr)
@@ -751,11 +678,7 @@ impl<D: BlockDevice> Filesystem<D> {
         } else {
             for i in self.nat.dirty_blocks() {
                 let s = 1 - nat_slots[i as usize];
-                self.dev.write(
-                    g.nat_addr(i, s),
-                    &self.nat.encode_block(i, version),
-                    WriteFlags::empty(),
-                )?;
+                self.dev.write(g.nat_addr(i, s), &self.nat.encode_block(i, version), WriteFlags::empty())?;
                 self.stats.meta_blocks_written += 1;
                 nat_slots[i as usize] = s;
             }
@@ -768,11 +691,7 @@ impl<D: BlockDevice> Filesystem<D> {
         } else {
             for i in self.sit.dirty_blocks() {
                 let s = 1 - sit_slots[i as usize];
-                self.dev.write(
-                    g.sit_addr(i, s),
-                    &self.sit.encode_block(i, version),
-                    WriteFlags::empty(),
-                )?;
+                self.dev.write(g.sit_addr(i, s), &self.sit.encode_block(i, version), WriteFlags::empty())?;
                 self.stats.meta_blocks_written += 1;
                 sit_slots[i as usize] = s;
             }
@@ -782,11 +701,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut ssa_slots = self.ssa.slots.clone();
         for segno in self.ssa.dirty_segments() {
             let s = 1 - ssa_slots[segno as usize];
-            self.dev.write(
-                g.ssa_addr(segno, s),
-                &self.ssa.encode(segno, version),
-                WriteFlags::empty(),
-            )?;
+            self.dev.write(g.ssa_addr(segno, s), &self.ssa.encode(segno, version), WriteFlags::empty())?;
             self.stats.meta_blocks_written += 1;
             ssa_slots[segno as usize] = s;
         }

@@ -76,15 +76,11 @@ impl<D: BlockDevice> Checker<'_, D> {
 
     fn claim(&mut self, addr: u32, owner: Owner) {
         if !self.fs.geo.in_main(addr) {
-            self.problem(format!(
-                "block address {addr} of {owner:?} is outside the main area"
-            ));
+            self.problem(format!("block address {addr} of {owner:?} is outside the main area"));
             return;
         }
         if let Some(prev) = self.owners.insert(addr, owner) {
-            self.problem(format!(
-                "block {addr} owned twice: by {prev:?} and by {owner:?}"
-            ));
+            self.problem(format!("block {addr} owned twice: by {prev:?} and by {owner:?}"));
         }
     }
 
@@ -97,24 +93,16 @@ impl<D: BlockDevice> Checker<'_, D> {
         let e = match self.fs.nat.get(nid) {
             Some(e) if !e.is_free() => e,
             _ => {
-                self.problem(format!(
-                    "inode {ino} points to node {nid}, which the NAT says is free"
-                ));
+                self.problem(format!("inode {ino} points to node {nid}, which the NAT says is free"));
                 return false;
             }
         };
         if e.ino != ino {
-            self.problem(format!(
-                "node {nid}: NAT owner {} differs from inode {ino}",
-                e.ino
-            ));
+            self.problem(format!("node {nid}: NAT owner {} differs from inode {ino}", e.ino));
             return false;
         }
         if !self.fs.geo.in_main(e.addr) {
-            self.problem(format!(
-                "node {nid}: NAT address {} outside the main area",
-                e.addr
-            ));
+            self.problem(format!("node {nid}: NAT address {} outside the main area", e.addr));
             return false;
         }
         match self.fs.node_ref(nid) {
@@ -134,16 +122,7 @@ impl<D: BlockDevice> Checker<'_, D> {
         true
     }
 
-    fn check_data(
-        &mut self,
-        ino: Ino,
-        holder: Nid,
-        ofs: u32,
-        idx: u64,
-        addr: u32,
-        size_blocks: u64,
-        count: &mut u64,
-    ) {
+    fn check_data(&mut self, ino: Ino, holder: Nid, ofs: u32, idx: u64, addr: u32, size_blocks: u64, count: &mut u64) {
         if addr == NULL_ADDR {
             return;
         }
@@ -154,9 +133,7 @@ impl<D: BlockDevice> Checker<'_, D> {
         *count += 1;
         self.report.data_blocks += 1;
         if idx >= size_blocks {
-            self.problem(format!(
-                "inode {ino}: data block {idx} lies past the file size"
-            ));
+            self.problem(format!("inode {ino}: data block {idx} lies past the file size"));
         }
         self.claim(addr, Owner::Data { holder, ofs });
     }
@@ -175,39 +152,19 @@ impl<D: BlockDevice> Checker<'_, D> {
         let kind = FileType::from_mode(inode::mode(&ib) as u32)?;
         let size = inode::size(&ib);
         let size_blocks = match kind {
-            FileType::Regular | FileType::Symlink | FileType::Directory => {
-                size.div_ceil(BLOCK_SIZE as u64)
-            }
+            FileType::Regular | FileType::Symlink | FileType::Directory => size.div_ceil(BLOCK_SIZE as u64),
             _ => 0,
         };
         let mut count = 0u64;
         for ofs in 0..ADDRS_PER_INODE {
-            self.check_data(
-                ino,
-                ino,
-                ofs,
-                ofs as u64,
-                inode::addr(&ib, ofs),
-                size_blocks,
-                &mut count,
-            );
+            self.check_data(ino, ino, ofs, ofs as u64, inode::addr(&ib, ofs), size_blocks, &mut count);
         }
         let bases = [
             (ADDRS_PER_INODE as u64, 0usize),
             (ADDRS_PER_INODE as u64 + ADDRS_PER_BLOCK as u64, 0),
             (ADDRS_PER_INODE as u64 + 2 * ADDRS_PER_BLOCK as u64, 1),
-            (
-                ADDRS_PER_INODE as u64
-                    + 2 * ADDRS_PER_BLOCK as u64
-                    + (ADDRS_PER_BLOCK as u64).pow(2),
-                1,
-            ),
-            (
-                ADDRS_PER_INODE as u64
-                    + 2 * ADDRS_PER_BLOCK as u64
-                    + 2 * (ADDRS_PER_BLOCK as u64).pow(2),
-                2,
-            ),
+            (ADDRS_PER_INODE as u64 + 2 * ADDRS_PER_BLOCK as u64 + (ADDRS_PER_BLOCK as u64).pow(2), 1),
+            (ADDRS_PER_INODE as u64 + 2 * ADDRS_PER_BLOCK as u64 + 2 * (ADDRS_PER_BLOCK as u64).pow(2), 2),
             (
                 ADDRS_PER_INODE as u64
                     + 2 * ADDRS_PER_BLOCK as u64
@@ -232,28 +189,13 @@ impl<D: BlockDevice> Checker<'_, D> {
             }
         }
         if inode::blocks(&ib) != count {
-            self.problem(format!(
-                "inode {ino}: block count {} but {count} blocks mapped",
-                inode::blocks(&ib)
-            ));
+            self.problem(format!("inode {ino}: block count {} but {count} blocks mapped", inode::blocks(&ib)));
         }
         Some(kind)
     }
 
-    fn walk_subtree(
-        &mut self,
-        ino: Ino,
-        nid: Nid,
-        depth: usize,
-        base: u64,
-        size_blocks: u64,
-        count: &mut u64,
-    ) {
-        let ty = if depth == 0 {
-            NodeType::Direct
-        } else {
-            NodeType::Indirect
-        };
+    fn walk_subtree(&mut self, ino: Ino, nid: Nid, depth: usize, base: u64, size_blocks: u64, count: &mut u64) {
+        let ty = if depth == 0 { NodeType::Direct } else { NodeType::Indirect };
         if !self.claim_node(nid, ino, ty) {
             return;
         }
@@ -270,14 +212,7 @@ impl<D: BlockDevice> Checker<'_, D> {
                     self.problem(format!("node {nid}: child node id {v} out of range"));
                     continue;
                 }
-                self.walk_subtree(
-                    ino,
-                    v,
-                    depth - 1,
-                    base + i as u64 * span,
-                    size_blocks,
-                    count,
-                );
+                self.walk_subtree(ino, v, depth - 1, base + i as u64 * span, size_blocks, count);
             }
         }
     }
@@ -302,18 +237,10 @@ impl<D: BlockDevice> Checker<'_, D> {
                 }
             };
             let mut entries = Vec::new();
-            let r = dir::iterate(
-                &mut DirIo {
-                    fs: &mut self.fs,
-                    ino: d,
-                },
-                depth,
-                2,
-                &mut |e: dir::Entry| {
-                    entries.push(e);
-                    true
-                },
-            );
+            let r = dir::iterate(&mut DirIo { fs: &mut self.fs, ino: d }, depth, 2, &mut |e: dir::Entry| {
+                entries.push(e);
+                true
+            });
             if let Err(e) = r {
                 self.problem(format!("directory {d}: {e}"));
             }
@@ -326,10 +253,7 @@ impl<D: BlockDevice> Checker<'_, D> {
                     match self.fs.nat.get(e.ino) {
                         Some(n) if n.ino == e.ino && !n.is_free() => self.walk_inode(e.ino),
                         _ => {
-                            self.problem(format!(
-                                "directory {d}: entry {name:?} points to free inode {}",
-                                e.ino
-                            ));
+                            self.problem(format!("directory {d}: entry {name:?} points to free inode {}", e.ino));
                             continue;
                         }
                     }
@@ -409,9 +333,7 @@ impl<D: BlockDevice> Checker<'_, D> {
         let used: Vec<(Nid, u32)> = self.fs.nat.iter_used().map(|(n, e)| (n, e.ino)).collect();
         for (nid, ino) in used {
             if !self.seen_nodes.contains(&nid) {
-                self.problem(format!(
-                    "lost node {nid} (inode {ino}): in the NAT but unreachable"
-                ));
+                self.problem(format!("lost node {nid} (inode {ino}): in the NAT but unreachable"));
             }
         }
         // SIT against the ownership map.
@@ -424,9 +346,7 @@ impl<D: BlockDevice> Checker<'_, D> {
                 let addr = g.seg_start(segno) + off;
                 let owned = self.owners.contains_key(&addr);
                 if e.is_valid(off) && !owned {
-                    self.problem(format!(
-                        "block {addr}: valid in the SIT but owned by nothing"
-                    ));
+                    self.problem(format!("block {addr}: valid in the SIT but owned by nothing"));
                 } else if !e.is_valid(off) && owned {
                     self.problem(format!("block {addr}: in use but free in the SIT"));
                 }
@@ -434,16 +354,11 @@ impl<D: BlockDevice> Checker<'_, D> {
         }
         if sit_valid != self.fs.cp.valid_blocks {
             let v = self.fs.cp.valid_blocks;
-            self.problem(format!(
-                "checkpoint counts {v} valid blocks, SIT has {sit_valid}"
-            ));
+            self.problem(format!("checkpoint counts {v} valid blocks, SIT has {sit_valid}"));
         }
         if self.report.inodes != self.fs.cp.valid_inodes as u64 {
             let v = self.fs.cp.valid_inodes;
-            self.problem(format!(
-                "checkpoint counts {v} inodes, {} found",
-                self.report.inodes
-            ));
+            self.problem(format!("checkpoint counts {v} inodes, {} found", self.report.inodes));
         }
         // SSA against the ownership map.
         let owners: Vec<(u32, Owner)> = self.owners.iter().map(|(a, o)| (*a, *o)).collect();
@@ -455,10 +370,7 @@ impl<D: BlockDevice> Checker<'_, D> {
             };
             match self.fs.ssa.get(&mut self.fs.dev, &g, addr, version) {
                 Ok(s) if (s.nid, s.ofs) == want => {}
-                Ok(s) => self.problem(format!(
-                    "block {addr}: summary says ({}, {}), owner is {owner:?}",
-                    s.nid, s.ofs
-                )),
+                Ok(s) => self.problem(format!("block {addr}: summary says ({}, {}), owner is {owner:?}", s.nid, s.ofs)),
                 Err(e) => self.problem(format!("block {addr}: summary unreadable: {e}")),
             }
         }
@@ -469,27 +381,16 @@ impl<D: BlockDevice> Checker<'_, D> {
 /// writing. An `Err` means the image could not be checked at all (unreadable superblock or
 /// checkpoint, I/O error); problems found are in the report.
 pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
-    let opts = MountOptions {
-        read_only: true,
-        ..MountOptions::default()
-    };
+    let opts = MountOptions { read_only: true, ..MountOptions::default() };
     let fs = match Filesystem::mount(dev, &opts, Timestamp::default()) {
         Ok(fs) => fs,
         Err(e @ Error::Io { .. }) => return Err(e),
-        Err(e) => {
-            return Ok(FsckReport {
-                problems: alloc::vec![format!("cannot mount: {e}")],
-                ..Default::default()
-            })
-        }
+        Err(e) => return Ok(FsckReport { problems: alloc::vec![format!("cannot mount: {e}")], ..Default::default() }),
     };
     let version = fs.cp.version;
     let mut c = Checker {
         fs,
-        report: FsckReport {
-            checkpoint_version: version,
-            ..Default::default()
-        },
+        report: FsckReport { checkpoint_version: version, ..Default::default() },
         owners: BTreeMap::new(),
         seen_nodes: BTreeSet::new(),
         refs: BTreeMap::new(),

@@ -34,33 +34,18 @@ impl<D: BlockDevice> Filesystem<D> {
             if nid == NULL_NID || nid >= self.nat.nid_count() {
                 return Err(Error::corrupt(0, "node id out of range"));
             }
-            let e = self
-                .nat
-                .get(nid)
-                .ok_or(Error::corrupt(0, "node id out of range"))?;
+            let e = self.nat.get(nid).ok_or(Error::corrupt(0, "node id out of range"))?;
             if e.addr == NULL_ADDR || e.addr == NEW_ADDR || !self.geo.in_main(e.addr) {
-                return Err(Error::corrupt(
-                    e.addr as u64,
-                    "node pointer to a node that is not in use",
-                ));
+                return Err(Error::corrupt(e.addr as u64, "node pointer to a node that is not in use"));
             }
             let mut b = zero_block();
             self.dev.read(e.addr as u64, &mut b)?;
             self.stats.device_reads += 1;
             node::validate(&b, e.addr as u64, nid, self.seed)?;
             if node::footer_ino(&b) != e.ino {
-                return Err(Error::corrupt(
-                    e.addr as u64,
-                    "node: owner inode differs from the NAT",
-                ));
+                return Err(Error::corrupt(e.addr as u64, "node: owner inode differs from the NAT"));
             }
-            self.nodes.insert(
-                nid,
-                CachedNode {
-                    block: b,
-                    dirty: false,
-                },
-            );
+            self.nodes.insert(nid, CachedNode { block: b, dirty: false });
         }
         Ok(self.nodes.get_mut(&nid).expect("cached above"))
     }
@@ -91,10 +76,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let addr = self.nat_addr(ino);
         let b = self.node_ref(ino)?;
         if node::footer_type(b) != Some(NodeType::Inode) {
-            return Err(Error::corrupt(
-                addr,
-                "expected an inode, found another node type",
-            ));
+            return Err(Error::corrupt(addr, "expected an inode, found another node type"));
         }
         Ok(b)
     }
@@ -112,8 +94,7 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn inode_kind(&mut self, ino: Ino) -> Result<FileType> {
         let addr = self.nat_addr(ino);
         let b = self.inode_ref(ino)?;
-        FileType::from_mode(inode::mode(b) as u32)
-            .ok_or(Error::corrupt(addr, "inode: invalid file type"))
+        FileType::from_mode(inode::mode(b) as u32).ok_or(Error::corrupt(addr, "inode: invalid file type"))
     }
 
     pub(crate) fn attr_of(&mut self, ino: Ino) -> Result<Attr> {
@@ -143,16 +124,10 @@ impl<D: BlockDevice> Filesystem<D> {
         let addr = self.nat_addr(nid);
         let b = self.node_ref(nid)?;
         if node::footer_type(b) != Some(ty) {
-            return Err(Error::corrupt(
-                addr,
-                "node tree: child node of the wrong type",
-            ));
+            return Err(Error::corrupt(addr, "node tree: child node of the wrong type"));
         }
         if node::footer_ino(b) != ino {
-            return Err(Error::corrupt(
-                addr,
-                "node tree: child node of another inode",
-            ));
+            return Err(Error::corrupt(addr, "node tree: child node of another inode"));
         }
         Ok(b)
     }
@@ -162,13 +137,7 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn get_addr(&mut self, ino: Ino, idx: u64) -> Result<BlockAddr> {
         match node::block_path(idx)? {
             BlockPath::Inode { ofs } => Ok(inode::addr(self.inode_ref(ino)?, ofs)),
-            BlockPath::Node {
-                slot,
-                depth,
-                idx: path,
-                ofs,
-                ..
-            } => {
+            BlockPath::Node { slot, depth, idx: path, ofs, .. } => {
                 let mut nid = inode::nid(self.inode_ref(ino)?, slot);
                 for &i in path.iter().take(depth) {
                     if nid == NULL_NID {
@@ -189,13 +158,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let nid = self.nat.alloc(|_| ino)?;
         let mut b = zero_block();
         node::init_footer(&mut b, nid, ino, ty, ofs);
-        self.nodes.insert(
-            nid,
-            CachedNode {
-                block: b,
-                dirty: true,
-            },
-        );
+        self.nodes.insert(nid, CachedNode { block: b, dirty: true });
         self.dirty_nodes.insert(nid);
         Ok(nid)
     }
@@ -206,13 +169,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let path = node::block_path(idx)?;
         match path {
             BlockPath::Inode { ofs } => Ok((ino, ofs, inode::addr(self.inode_ref(ino)?, ofs))),
-            BlockPath::Node {
-                slot,
-                depth,
-                idx: pidx,
-                ofs,
-                dnode,
-            } => {
+            BlockPath::Node { slot, depth, idx: pidx, ofs, dnode } => {
                 let mut nid = inode::nid(self.inode_ref(ino)?, slot);
                 if nid == NULL_NID {
                     let (ty, o) = if depth == 0 {
@@ -279,10 +236,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(None);
         }
         if addr == NEW_ADDR || !self.geo.in_main(addr) {
-            return Err(Error::corrupt(
-                self.nat_addr(ino),
-                "data pointer outside the main area",
-            ));
+            return Err(Error::corrupt(self.nat_addr(ino), "data pointer outside the main area"));
         }
         let mut b = zero_block();
         self.dev.read(addr as u64, &mut b)?;
@@ -292,10 +246,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Frees a node: its block becomes invalid and its nid free after the next checkpoint.
     pub(crate) fn free_node(&mut self, nid: Nid) -> Result<()> {
-        let e = self
-            .nat
-            .get(nid)
-            .ok_or(Error::corrupt(0, "freeing a node id out of range"))?;
+        let e = self.nat.get(nid).ok_or(Error::corrupt(0, "freeing a node id out of range"))?;
         self.seg.invalidate(&self.geo, &mut self.sit, e.addr)?;
         self.nat.free(nid);
         self.nodes.remove(&nid);
@@ -316,11 +267,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// file's size (a sparse 4 TiB file truncates fast).
     pub(crate) fn truncate_blocks(&mut self, ino: Ino, from: u64) -> Result<()> {
         // The write-back cache first.
-        let doomed: Vec<(Ino, u64)> = self
-            .data
-            .range((ino, from)..=(ino, u64::MAX))
-            .map(|(k, _)| *k)
-            .collect();
+        let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
         for k in doomed {
             self.data.remove(&k);
         }
@@ -358,11 +305,7 @@ impl<D: BlockDevice> Filesystem<D> {
         from: u64,
         freed: &mut u64,
     ) -> Result<bool> {
-        let ty = if depth == 0 {
-            NodeType::Direct
-        } else {
-            NodeType::Indirect
-        };
+        let ty = if depth == 0 { NodeType::Direct } else { NodeType::Indirect };
         let slots: Vec<u32> = {
             let b = self.child(nid, ino, ty)?;
             (0..ADDRS_PER_BLOCK).map(|i| node::slot(b, i)).collect()

@@ -47,8 +47,7 @@ pub const ADDRS_PER_BLOCK: u32 = (NODE_FOOTER_OFFSET / 4) as u32; // 1016
 pub const NIDS_PER_BLOCK: u32 = ADDRS_PER_BLOCK; // 1016
 pub const INODE_HEADER_SIZE: usize = 384;
 pub const NIDS_PER_INODE: usize = 6;
-pub const ADDRS_PER_INODE: u32 =
-    ((NODE_FOOTER_OFFSET - INODE_HEADER_SIZE - NIDS_PER_INODE * 4) / 4) as u32; // 914
+pub const ADDRS_PER_INODE: u32 = ((NODE_FOOTER_OFFSET - INODE_HEADER_SIZE - NIDS_PER_INODE * 4) / 4) as u32; // 914
 /// Bytes of file data that fit inline in an inode (the address area).
 pub const INLINE_DATA_MAX: usize = ADDRS_PER_INODE as usize * 4; // 3656
 
@@ -105,17 +104,9 @@ impl Geometry {
     }
 
     /// Lays out a device of `total_blocks` blocks.
-    pub fn compute(
-        total_blocks: u64,
-        segment_blocks: u32,
-        overprovision_pct: u32,
-    ) -> Result<Geometry> {
-        if !segment_blocks.is_power_of_two()
-            || !(SEGMENT_BLOCKS_MIN..=SEGMENT_BLOCKS_MAX).contains(&segment_blocks)
-        {
-            return Err(Error::Invalid(
-                "segment size must be a power of two from 64 KiB to 2 MiB",
-            ));
+    pub fn compute(total_blocks: u64, segment_blocks: u32, overprovision_pct: u32) -> Result<Geometry> {
+        if !segment_blocks.is_power_of_two() || !(SEGMENT_BLOCKS_MIN..=SEGMENT_BLOCKS_MAX).contains(&segment_blocks) {
+            return Err(Error::Invalid("segment size must be a power of two from 64 KiB to 2 MiB"));
         }
         if overprovision_pct > 50 {
             return Err(Error::Invalid("overprovision must be at most 50 percent"));
@@ -127,30 +118,24 @@ impl Geometry {
         let mut main_segments = (total_blocks / seg) as u32;
         loop {
             if main_segments < 16 {
-                return Err(Error::Invalid(
-                    "device too small: fewer than 16 main segments",
-                ));
+                return Err(Error::Invalid("device too small: fewer than 16 main segments"));
             }
             let main_blocks = main_segments as u64 * seg;
             let nid_wanted = (main_blocks / 4).max(1024);
             let nat_blocks = nid_wanted.div_ceil(NAT_ENTRIES_PER_BLOCK as u64) as u32;
             let sit_blocks = main_segments.div_ceil(SIT_ENTRIES_PER_BLOCK);
             let cp_pack_blocks =
-                1 + Geometry::cp_payload_bytes(nat_blocks, sit_blocks, main_segments)
-                    .div_ceil(BLOCK_SIZE) as u32;
+                1 + Geometry::cp_payload_bytes(nat_blocks, sit_blocks, main_segments).div_ceil(BLOCK_SIZE) as u32;
             let nat_start = CP_START + 2 * cp_pack_blocks;
             let sit_start = nat_start + 2 * nat_blocks;
             let ssa_start = sit_start + 2 * sit_blocks;
             let meta_end = ssa_start as u64 + 2 * main_segments as u64;
             let main_start = meta_end.div_ceil(seg) * seg;
             if main_start + main_blocks <= total_blocks {
-                let reserved =
-                    (main_segments as u64 * overprovision_pct as u64).div_ceil(100) as u32;
+                let reserved = (main_segments as u64 * overprovision_pct as u64).div_ceil(100) as u32;
                 let reserved_segments = reserved.max(2 * LOG_COUNT as u32);
                 if reserved_segments + LOG_COUNT as u32 + 2 >= main_segments {
-                    return Err(Error::Invalid(
-                        "device too small for the overprovisioning reserve",
-                    ));
+                    return Err(Error::Invalid("device too small for the overprovisioning reserve"));
                 }
                 let g = Geometry {
                     total_blocks,
@@ -194,9 +179,8 @@ impl Geometry {
         if self.nid_count != self.nat_blocks.saturating_mul(NAT_ENTRIES_PER_BLOCK) {
             return bad("superblock: nid count does not match NAT size");
         }
-        let need =
-            1 + Geometry::cp_payload_bytes(self.nat_blocks, self.sit_blocks, self.main_segments)
-                .div_ceil(BLOCK_SIZE) as u64;
+        let need = 1 + Geometry::cp_payload_bytes(self.nat_blocks, self.sit_blocks, self.main_segments)
+            .div_ceil(BLOCK_SIZE) as u64;
         if (self.cp_pack_blocks as u64) < need {
             return bad("superblock: checkpoint pack too small");
         }
@@ -212,8 +196,7 @@ impl Geometry {
         {
             return bad("superblock: areas out of order");
         }
-        let main_end =
-            self.main_start as u64 + self.main_segments as u64 * self.segment_blocks as u64;
+        let main_end = self.main_start as u64 + self.main_segments as u64 * self.segment_blocks as u64;
         if main_end > self.total_blocks {
             return bad("superblock: main area beyond the device");
         }

@@ -52,8 +52,8 @@ pub mod xattr;
 pub use device::{BlockDevice, IoError, MemDevice, WriteFlags};
 pub use error::{Error, Result};
 pub use fs::{
-    Attr, Credentials, DirEntry, FileType, Filesystem, MkfsOptions, MountOptions, RenameFlags,
-    SetAttr, StatFs, Stats, Timestamp, XattrSetMode,
+    Attr, Credentials, DirEntry, FileType, Filesystem, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs, Stats,
+    Timestamp, XattrSetMode,
 };
 pub use layout::BLOCK_SIZE;
 

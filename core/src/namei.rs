@@ -34,10 +34,7 @@ impl<D: BlockDevice> DirBlocks for DirIo<'_, D> {
         Ok(())
     }
     fn addr_of(&mut self, idx: u64) -> u64 {
-        self.fs
-            .get_addr(self.ino, idx)
-            .map(|a| a as u64)
-            .unwrap_or(0)
+        self.fs.get_addr(self.ino, idx).map(|a| a as u64).unwrap_or(0)
     }
 }
 
@@ -68,20 +65,13 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    pub(crate) fn dir_lookup(
-        &mut self,
-        dir: Ino,
-        name: &[u8],
-    ) -> Result<Option<(EntryLoc, Ino, FileType)>> {
+    pub(crate) fn dir_lookup(&mut self, dir: Ino, name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
         let depth = self.dir_depth(dir)?;
         let found = dir::lookup(&mut DirIo { fs: self, ino: dir }, depth, name)?;
         if let Some((_, ino, _)) = found {
             // A dentry must lead to a live inode; anything else is corruption.
             if self.check_ino(ino).is_err() {
-                return Err(Error::corrupt(
-                    self.nat_addr(dir),
-                    "dentry points to a free inode",
-                ));
+                return Err(Error::corrupt(self.nat_addr(dir), "dentry points to a free inode"));
             }
         }
         Ok(found)
@@ -90,13 +80,7 @@ impl<D: BlockDevice> Filesystem<D> {
     fn dir_insert(&mut self, dir: Ino, name: &[u8], ino: Ino, kind: FileType) -> Result<()> {
         let mut depth = self.dir_depth(dir)?;
         let before = depth;
-        dir::insert(
-            &mut DirIo { fs: self, ino: dir },
-            &mut depth,
-            name,
-            ino,
-            kind,
-        )?;
+        dir::insert(&mut DirIo { fs: self, ino: dir }, &mut depth, name, ino, kind)?;
         if depth != before {
             inode::set_dir_depth(self.inode_mut(dir)?, depth);
         }
@@ -179,12 +163,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if let Some(t) = set.mtime {
             inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, t);
         }
-        inode::set_time(
-            b,
-            inode::OFF_CTIME_SEC,
-            inode::OFF_CTIME_NSEC,
-            set.ctime.unwrap_or(now),
-        );
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, set.ctime.unwrap_or(now));
         self.after_change(now)?;
         self.attr_of(ino)
     }
@@ -231,13 +210,7 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_pino(&mut b, parent);
         inode::set_name(&mut b, name);
         inode::set_rdev(&mut b, rdev);
-        self.nodes.insert(
-            ino,
-            CachedNode {
-                block: b,
-                dirty: true,
-            },
-        );
+        self.nodes.insert(ino, CachedNode { block: b, dirty: true });
         self.dirty_nodes.insert(ino);
         self.valid_inodes += 1;
         if let Err(e) = self.dir_insert(parent, name, ino, kind) {
@@ -265,50 +238,18 @@ impl<D: BlockDevice> Filesystem<D> {
         if FileType::from_mode(mode) == Some(FileType::Directory) {
             return self.mkdir(parent, name, mode, cred, now);
         }
-        let mode = if mode & FileType::S_IFMT == 0 {
-            mode | FileType::Regular.mode_bits()
-        } else {
-            mode
-        };
+        let mode = if mode & FileType::S_IFMT == 0 { mode | FileType::Regular.mode_bits() } else { mode };
         let ino = self.new_inode(parent, name, mode, rdev, cred, now)?;
         self.after_change(now)?;
         self.attr_of(ino)
     }
 
-    pub fn create(
-        &mut self,
-        parent: Ino,
-        name: &[u8],
-        perm: u32,
-        cred: Credentials,
-        now: Timestamp,
-    ) -> Result<Attr> {
-        self.mknod(
-            parent,
-            name,
-            FileType::Regular.mode_bits() | (perm & 0o7777),
-            0,
-            cred,
-            now,
-        )
+    pub fn create(&mut self, parent: Ino, name: &[u8], perm: u32, cred: Credentials, now: Timestamp) -> Result<Attr> {
+        self.mknod(parent, name, FileType::Regular.mode_bits() | (perm & 0o7777), 0, cred, now)
     }
 
-    pub fn mkdir(
-        &mut self,
-        parent: Ino,
-        name: &[u8],
-        perm: u32,
-        cred: Credentials,
-        now: Timestamp,
-    ) -> Result<Attr> {
-        let ino = self.new_inode(
-            parent,
-            name,
-            FileType::Directory.mode_bits() | (perm & 0o7777),
-            0,
-            cred,
-            now,
-        )?;
+    pub fn mkdir(&mut self, parent: Ino, name: &[u8], perm: u32, cred: Credentials, now: Timestamp) -> Result<Attr> {
+        let ino = self.new_inode(parent, name, FileType::Directory.mode_bits() | (perm & 0o7777), 0, cred, now)?;
         self.after_change(now)?;
         self.attr_of(ino)
     }
@@ -328,14 +269,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 Error::Invalid("empty symlink target")
             });
         }
-        let ino = self.new_inode(
-            parent,
-            name,
-            FileType::Symlink.mode_bits() | 0o777,
-            0,
-            cred,
-            now,
-        )?;
+        let ino = self.new_inode(parent, name, FileType::Symlink.mode_bits() | 0o777, 0, cred, now)?;
         self.write_inner(ino, 0, target, now)?;
         self.after_change(now)?;
         self.attr_of(ino)
@@ -347,10 +281,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let size = inode::size(self.inode_ref(ino)?) as usize;
         if size >= BLOCK_SIZE {
-            return Err(Error::corrupt(
-                self.nat_addr(ino),
-                "symlink longer than a block",
-            ));
+            return Err(Error::corrupt(self.nat_addr(ino), "symlink longer than a block"));
         }
         let mut buf = alloc::vec![0u8; size];
         let n = self.read(ino, 0, &mut buf)?;
@@ -420,13 +351,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.after_change(now)
     }
 
-    pub fn link(
-        &mut self,
-        ino: Ino,
-        new_parent: Ino,
-        new_name: &[u8],
-        now: Timestamp,
-    ) -> Result<Attr> {
+    pub fn link(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> {
         self.check_writable()?;
         self.require_dir(new_parent)?;
         if is_dot(new_name) {
@@ -467,10 +392,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             cur = inode::pino(self.inode_ref(cur)?);
         }
-        Err(Error::corrupt(
-            self.nat_addr(dir),
-            "directory parent chain does not reach the root",
-        ))
+        Err(Error::corrupt(self.nat_addr(dir), "directory parent chain does not reach the root"))
     }
 
     pub fn rename(
@@ -483,9 +405,7 @@ impl<D: BlockDevice> Filesystem<D> {
         now: Timestamp,
     ) -> Result<()> {
         self.check_writable()?;
-        if flags.contains(RenameFlags::NOREPLACE | RenameFlags::EXCHANGE)
-            || !RenameFlags::all().contains(flags)
-        {
+        if flags.contains(RenameFlags::NOREPLACE | RenameFlags::EXCHANGE) || !RenameFlags::all().contains(flags) {
             return Err(Error::Invalid("bad rename flags"));
         }
         self.require_dir(parent)?;
@@ -508,24 +428,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 return Err(Error::Invalid("cannot move a directory into itself"));
             }
             let (src_loc, _, _) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
-            dir::set_entry(
-                &mut DirIo {
-                    fs: self,
-                    ino: parent,
-                },
-                src_loc,
-                dst_ino,
-                dst_kind,
-            )?;
-            dir::set_entry(
-                &mut DirIo {
-                    fs: self,
-                    ino: new_parent,
-                },
-                dst_loc,
-                src,
-                src_kind,
-            )?;
+            dir::set_entry(&mut DirIo { fs: self, ino: parent }, src_loc, dst_ino, dst_kind)?;
+            dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             if parent != new_parent {
                 if src_kind == FileType::Directory {
                     self.add_links(parent, -1, now)?;
@@ -550,10 +454,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 // Two names of one inode: POSIX says do nothing.
                 return Ok(());
             }
-            match (
-                src_kind == FileType::Directory,
-                dst_kind == FileType::Directory,
-            ) {
+            match (src_kind == FileType::Directory, dst_kind == FileType::Directory) {
                 (true, false) => return Err(Error::NotDir),
                 (false, true) => return Err(Error::IsDir),
                 (true, true) => {
@@ -563,15 +464,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
                 _ => {}
             }
-            dir::set_entry(
-                &mut DirIo {
-                    fs: self,
-                    ino: new_parent,
-                },
-                dst_loc,
-                src,
-                src_kind,
-            )?;
+            dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             self.dir_remove(parent, name)?;
             if dst_kind == FileType::Directory {
                 // The replaced directory's ".." no longer counts toward new_parent.
@@ -595,13 +488,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Records an inode's parent and name (".." for directories; the name roll-forward
     /// restores for dentry-marked inodes).
-    fn set_parent_name(
-        &mut self,
-        ino: Ino,
-        parent: Ino,
-        name: &[u8],
-        now: Timestamp,
-    ) -> Result<()> {
+    fn set_parent_name(&mut self, ino: Ino, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         let b = self.inode_mut(ino)?;
         inode::set_pino(b, parent);
         inode::set_name(b, name);
@@ -611,49 +498,22 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Lists entries after `cookie` (0 = from the start, including "." and ".."), calling
     /// `f` for each until it returns false.
-    pub fn readdir(
-        &mut self,
-        ino: Ino,
-        cookie: u64,
-        f: &mut dyn FnMut(DirEntry) -> bool,
-    ) -> Result<()> {
+    pub fn readdir(&mut self, ino: Ino, cookie: u64, f: &mut dyn FnMut(DirEntry) -> bool) -> Result<()> {
         self.require_dir(ino)?;
-        if cookie < 1
-            && !f(DirEntry {
-                ino,
-                kind: FileType::Directory,
-                name: b".".to_vec(),
-                cookie: 1,
-            })
-        {
+        if cookie < 1 && !f(DirEntry { ino, kind: FileType::Directory, name: b".".to_vec(), cookie: 1 }) {
             return Ok(());
         }
         if cookie < 2 {
             let p = inode::pino(self.inode_ref(ino)?);
-            if !f(DirEntry {
-                ino: p,
-                kind: FileType::Directory,
-                name: b"..".to_vec(),
-                cookie: 2,
-            }) {
+            if !f(DirEntry { ino: p, kind: FileType::Directory, name: b"..".to_vec(), cookie: 2 }) {
                 return Ok(());
             }
         }
         let depth = self.dir_depth(ino)?;
         let after = cookie.max(2);
-        dir::iterate(
-            &mut DirIo { fs: self, ino },
-            depth,
-            after,
-            &mut |e: dir::Entry| {
-                f(DirEntry {
-                    ino: e.ino,
-                    kind: e.kind,
-                    name: e.name,
-                    cookie: e.cookie,
-                })
-            },
-        )
+        dir::iterate(&mut DirIo { fs: self, ino }, depth, after, &mut |e: dir::Entry| {
+            f(DirEntry { ino: e.ino, kind: e.kind, name: e.name, cookie: e.cookie })
+        })
     }
 
     // ---- xattrs ---------------------------------------------------------------------
@@ -666,10 +526,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let addr = self.nat_addr(x);
         let b = self.node_ref(x)?;
         if node::footer_type(b) != Some(NodeType::Xattr) || node::footer_ino(b) != ino {
-            return Err(Error::corrupt(
-                addr,
-                "xattr node of the wrong type or owner",
-            ));
+            return Err(Error::corrupt(addr, "xattr node of the wrong type or owner"));
         }
         xattr::decode(b, addr)
     }
@@ -705,14 +562,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.xattrs(ino)?.remove(name).ok_or(Error::NoData)
     }
 
-    pub fn setxattr(
-        &mut self,
-        ino: Ino,
-        name: &[u8],
-        value: &[u8],
-        mode: XattrSetMode,
-        now: Timestamp,
-    ) -> Result<()> {
+    pub fn setxattr(&mut self, ino: Ino, name: &[u8], value: &[u8], mode: XattrSetMode, now: Timestamp) -> Result<()> {
         self.check_writable()?;
         xattr::check_args(name, value.len())?;
         let mut m = self.xattrs(ino)?;

@@ -78,19 +78,13 @@ impl Nat {
             for j in 0..NAT_ENTRIES_PER_BLOCK {
                 let nid = i * NAT_ENTRIES_PER_BLOCK + j;
                 let off = entry_offset(nid);
-                let e = NatEntry {
-                    ino: get_u32(&buf[..], off),
-                    addr: get_u32(&buf[..], off + 4),
-                };
+                let e = NatEntry { ino: get_u32(&buf[..], off), addr: get_u32(&buf[..], off + 4) };
                 nat.entries[nid as usize] = e;
             }
         }
         for &(nid, e) in journal {
             if nid >= geo.nid_count {
-                return Err(Error::corrupt(
-                    0,
-                    "checkpoint: NAT journal nid out of range",
-                ));
+                return Err(Error::corrupt(0, "checkpoint: NAT journal nid out of range"));
             }
             nat.entries[nid as usize] = e;
             nat.dirty.insert(nid);
@@ -98,10 +92,7 @@ impl Nat {
         for (nid, e) in nat.entries.iter().enumerate() {
             if nid as u32 == NULL_NID {
                 if !e.is_free() {
-                    return Err(Error::corrupt(
-                        geo.nat_addr(0, nat.slots[0]),
-                        "NAT: nid 0 in use",
-                    ));
+                    return Err(Error::corrupt(geo.nat_addr(0, nat.slots[0]), "NAT: nid 0 in use"));
                 }
                 continue;
             }
@@ -166,21 +157,10 @@ impl Nat {
         // Bounded: at most one pass over the table.
         for _ in 0..n {
             let nid = self.cursor;
-            self.cursor = if self.cursor + 1 >= n {
-                ROOT_INO + 1
-            } else {
-                self.cursor + 1
-            };
-            if nid > ROOT_INO && self.entries[nid as usize].is_free() && !self.freed.contains(&nid)
-            {
+            self.cursor = if self.cursor + 1 >= n { ROOT_INO + 1 } else { self.cursor + 1 };
+            if nid > ROOT_INO && self.entries[nid as usize].is_free() && !self.freed.contains(&nid) {
                 let ino = ino_of(nid);
-                self.set(
-                    nid,
-                    NatEntry {
-                        ino,
-                        addr: NEW_ADDR,
-                    },
-                );
+                self.set(nid, NatEntry { ino, addr: NEW_ADDR });
                 return Ok(nid);
             }
         }
@@ -199,10 +179,7 @@ impl Nat {
     }
 
     pub fn journal_entries(&self) -> Vec<(Nid, NatEntry)> {
-        self.dirty
-            .iter()
-            .map(|&nid| (nid, self.entries[nid as usize]))
-            .collect()
+        self.dirty.iter().map(|&nid| (nid, self.entries[nid as usize])).collect()
     }
 
     /// Encodes NAT block `index` from memory.
@@ -213,10 +190,7 @@ impl Nat {
             let e = self.entries[nid as usize];
             let off = entry_offset(nid);
             // NEW_ADDR never reaches disk: a checkpoint writes every dirty node first.
-            debug_assert!(
-                e.addr != NEW_ADDR,
-                "NAT: unwritten node {nid} at checkpoint"
-            );
+            debug_assert!(e.addr != NEW_ADDR, "NAT: unwritten node {nid} at checkpoint");
             put_u32(&mut b[..], off, e.ino);
             put_u32(&mut b[..], off + 4, e.addr);
         }
@@ -226,10 +200,7 @@ impl Nat {
 
     /// NAT block indexes holding dirty entries.
     pub fn dirty_blocks(&self) -> BTreeSet<u32> {
-        self.dirty
-            .iter()
-            .map(|nid| nid / NAT_ENTRIES_PER_BLOCK)
-            .collect()
+        self.dirty.iter().map(|nid| nid / NAT_ENTRIES_PER_BLOCK).collect()
     }
 
     /// After a checkpoint that wrote all dirty blocks to their alternate slots.
@@ -244,10 +215,6 @@ impl Nat {
 
     /// Iterates over in-use entries (for fsck and inspect).
     pub fn iter_used(&self) -> impl Iterator<Item = (Nid, NatEntry)> + '_ {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| !e.is_free())
-            .map(|(n, e)| (n as Nid, *e))
+        self.entries.iter().enumerate().filter(|(_, e)| !e.is_free()).map(|(n, e)| (n as Nid, *e))
     }
 }

@@ -100,18 +100,12 @@ pub fn validate(b: &Block, addr: u64, nid: Nid, seed: u32) -> Result<NodeType> {
         return Err(Error::corrupt(addr, "node: checksum mismatch"));
     }
     if footer_nid(b) != nid {
-        return Err(Error::corrupt(
-            addr,
-            "node: footer nid does not match the NAT",
-        ));
+        return Err(Error::corrupt(addr, "node: footer nid does not match the NAT"));
     }
     let ty = footer_type(b).ok_or(Error::corrupt(addr, "node: unknown node type"))?;
     if ty == NodeType::Inode {
         if footer_ino(b) != nid {
-            return Err(Error::corrupt(
-                addr,
-                "inode: footer ino differs from its nid",
-            ));
+            return Err(Error::corrupt(addr, "inode: footer ino differs from its nid"));
         }
         if crate::fs::FileType::from_mode(inode::mode(b) as u32).is_none() {
             return Err(Error::corrupt(addr, "inode: invalid file type in mode"));
@@ -290,13 +284,7 @@ pub enum BlockPath {
     /// Through inode nid slot `slot` (0..6) and `depth` levels of indirection
     /// (0 = slot points at the direct node). `idx[0..depth]` are the indexes in the
     /// indirect nodes on the way; `ofs` is the index in the direct node; `dnode` its number.
-    Node {
-        slot: usize,
-        depth: usize,
-        idx: [u32; 2],
-        ofs: u32,
-        dnode: u64,
-    },
+    Node { slot: usize, depth: usize, idx: [u32; 2], ofs: u32, dnode: u64 },
 }
 
 pub fn block_path(file_block: u64) -> Result<BlockPath> {
@@ -308,38 +296,20 @@ pub fn block_path(file_block: u64) -> Result<BlockPath> {
     let dnode = i / P;
     let ofs = (i % P) as u32;
     if i < 2 * P {
-        return Ok(BlockPath::Node {
-            slot: (i / P) as usize,
-            depth: 0,
-            idx: [0, 0],
-            ofs,
-            dnode,
-        });
+        return Ok(BlockPath::Node { slot: (i / P) as usize, depth: 0, idx: [0, 0], ofs, dnode });
     }
     i -= 2 * P;
     if i < 2 * P * P {
         let slot = 2 + (i / (P * P)) as usize;
         let rem = i % (P * P);
-        return Ok(BlockPath::Node {
-            slot,
-            depth: 1,
-            idx: [(rem / P) as u32, 0],
-            ofs,
-            dnode,
-        });
+        return Ok(BlockPath::Node { slot, depth: 1, idx: [(rem / P) as u32, 0], ofs, dnode });
     }
     i -= 2 * P * P;
     if i < 2 * P * P * P {
         let slot = 4 + (i / (P * P * P)) as usize;
         let rem = i % (P * P * P);
         let idx = [(rem / (P * P)) as u32, ((rem / P) % P) as u32];
-        return Ok(BlockPath::Node {
-            slot,
-            depth: 2,
-            idx,
-            ofs,
-            dnode,
-        });
+        return Ok(BlockPath::Node { slot, depth: 2, idx, ofs, dnode });
     }
     Err(Error::FileTooBig)
 }
@@ -353,24 +323,14 @@ pub fn dnode_first_block(dnode: u64) -> u64 {
 /// with bit 31 set for the upper level of a double-indirect tree.
 pub fn indirect_ofs(path: &BlockPath, level: usize) -> u32 {
     match *path {
-        BlockPath::Node {
-            slot, depth, idx, ..
-        } => {
+        BlockPath::Node { slot, depth, idx, .. } => {
             // dnode number of the first direct node under this indirect node.
             let base = match slot {
                 2 | 3 => 2 + (slot as u64 - 2) * P,
                 _ => 2 + 2 * P + (slot as u64 - 4) * P * P,
             };
-            let v = if depth == 2 && level == 1 {
-                base + idx[0] as u64 * P
-            } else {
-                base
-            };
-            let top = if depth == 2 && level == 0 {
-                1u32 << 31
-            } else {
-                0
-            };
+            let v = if depth == 2 && level == 1 { base + idx[0] as u64 * P } else { base };
+            let top = if depth == 2 && level == 0 { 1u32 << 31 } else { 0 };
             (v as u32) | top
         }
         BlockPath::Inode { .. } => 0,
@@ -384,68 +344,17 @@ mod tests {
     #[test]
     fn block_path_boundaries() {
         assert_eq!(block_path(0).unwrap(), BlockPath::Inode { ofs: 0 });
-        assert_eq!(
-            block_path(A - 1).unwrap(),
-            BlockPath::Inode {
-                ofs: (A - 1) as u32
-            }
-        );
-        assert!(matches!(
-            block_path(A).unwrap(),
-            BlockPath::Node {
-                slot: 0,
-                depth: 0,
-                ofs: 0,
-                dnode: 0,
-                ..
-            }
-        ));
-        assert!(matches!(
-            block_path(A + P).unwrap(),
-            BlockPath::Node {
-                slot: 1,
-                depth: 0,
-                ofs: 0,
-                dnode: 1,
-                ..
-            }
-        ));
+        assert_eq!(block_path(A - 1).unwrap(), BlockPath::Inode { ofs: (A - 1) as u32 });
+        assert!(matches!(block_path(A).unwrap(), BlockPath::Node { slot: 0, depth: 0, ofs: 0, dnode: 0, .. }));
+        assert!(matches!(block_path(A + P).unwrap(), BlockPath::Node { slot: 1, depth: 0, ofs: 0, dnode: 1, .. }));
         assert!(matches!(
             block_path(A + 2 * P).unwrap(),
-            BlockPath::Node {
-                slot: 2,
-                depth: 1,
-                idx: [0, 0],
-                ofs: 0,
-                dnode: 2
-            }
+            BlockPath::Node { slot: 2, depth: 1, idx: [0, 0], ofs: 0, dnode: 2 }
         ));
-        assert!(matches!(
-            block_path(A + 2 * P + P * P).unwrap(),
-            BlockPath::Node {
-                slot: 3,
-                depth: 1,
-                ..
-            }
-        ));
+        assert!(matches!(block_path(A + 2 * P + P * P).unwrap(), BlockPath::Node { slot: 3, depth: 1, .. }));
         let dd = A + 2 * P + 2 * P * P;
-        assert!(matches!(
-            block_path(dd).unwrap(),
-            BlockPath::Node {
-                slot: 4,
-                depth: 2,
-                idx: [0, 0],
-                ..
-            }
-        ));
-        assert!(matches!(
-            block_path(dd + P * P * P).unwrap(),
-            BlockPath::Node {
-                slot: 5,
-                depth: 2,
-                ..
-            }
-        ));
+        assert!(matches!(block_path(dd).unwrap(), BlockPath::Node { slot: 4, depth: 2, idx: [0, 0], .. }));
+        assert!(matches!(block_path(dd + P * P * P).unwrap(), BlockPath::Node { slot: 5, depth: 2, .. }));
         assert_eq!(block_path(MAX_FILE_BLOCKS), Err(Error::FileTooBig));
         // At least 4 TiB files.
         assert!(MAX_FILE_SIZE >= 4u64 << 40);

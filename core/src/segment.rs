@@ -13,7 +13,7 @@ use crate::checkpoint::LogPos;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::sit::Sit;
-use crate::ssa::{Ssa, Summary};
+use crate::ssa::Ssa;
 use crate::BlockAddr;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -30,14 +30,8 @@ pub enum Log {
 }
 
 impl Log {
-    pub const ALL: [Log; LOG_COUNT] = [
-        Log::HotData,
-        Log::WarmData,
-        Log::ColdData,
-        Log::HotNode,
-        Log::WarmNode,
-        Log::ColdNode,
-    ];
+    pub const ALL: [Log; LOG_COUNT] =
+        [Log::HotData, Log::WarmData, Log::ColdData, Log::HotNode, Log::WarmNode, Log::ColdNode];
     pub fn is_node(self) -> bool {
         (self as usize) >= 3
     }
@@ -46,14 +40,7 @@ impl Log {
         self as u8 + 1
     }
     pub fn name(self) -> &'static str {
-        [
-            "hot-data",
-            "warm-data",
-            "cold-data",
-            "hot-node",
-            "warm-node",
-            "cold-node",
-        ][self as usize]
+        ["hot-data", "warm-data", "cold-data", "hot-node", "warm-node", "cold-node"][self as usize]
     }
 }
 
@@ -78,11 +65,7 @@ pub struct SegmentManager {
 impl SegmentManager {
     /// Builds the in-memory state from a checkpoint's SIT and log positions, checking that
     /// they agree (no valid block beyond an open log's position).
-    pub fn from_checkpoint(
-        geo: &Geometry,
-        sit: &Sit,
-        logs: [LogPos; LOG_COUNT],
-    ) -> Result<SegmentManager> {
+    pub fn from_checkpoint(geo: &Geometry, sit: &Sit, logs: [LogPos; LOG_COUNT]) -> Result<SegmentManager> {
         let mut states = vec![SegState::Free; geo.main_segments as usize];
         for (segno, e) in sit.entries.iter().enumerate() {
             if e.valid > 0 {
@@ -123,17 +106,11 @@ impl SegmentManager {
 
     /// Blocks that can still be written without opening a segment, over all logs.
     pub fn open_room(&self) -> u64 {
-        self.logs
-            .iter()
-            .map(|l| (self.segment_blocks - l.blkoff) as u64)
-            .sum()
+        self.logs.iter().map(|l| (self.segment_blocks - l.blkoff) as u64).sum()
     }
 
     pub fn prefree_count(&self) -> u32 {
-        self.states
-            .iter()
-            .filter(|s| **s == SegState::Prefree)
-            .count() as u32
+        self.states.iter().filter(|s| **s == SegState::Prefree).count() as u32
     }
 
     fn pick_free(&mut self, allow_reserve: bool) -> Result<u32> {
@@ -154,13 +131,7 @@ impl SegmentManager {
 
     /// The address the next allocation in `log` will return, opening (reserving) the next
     /// segment now if the current one is full. Node footers record it as `next_blkaddr`.
-    pub fn peek_next(
-        &mut self,
-        geo: &Geometry,
-        sit: &mut Sit,
-        ssa: &mut Ssa,
-        log: Log,
-    ) -> Result<BlockAddr> {
+    pub fn peek_next(&mut self, geo: &Geometry, sit: &mut Sit, ssa: &mut Ssa, log: Log) -> Result<BlockAddr> {
         self.ensure_room(geo, sit, ssa, log, true)?;
         let l = self.logs[log as usize];
         Ok(geo.seg_start(l.segno) + l.blkoff)
@@ -180,11 +151,7 @@ impl SegmentManager {
         }
         let segno = self.pick_free(allow_reserve)?;
         let old = l.segno;
-        self.states[old as usize] = if sit.get(old).valid == 0 {
-            SegState::Prefree
-        } else {
-            SegState::Used
-        };
+        self.states[old as usize] = if sit.get(old).valid == 0 { SegState::Prefree } else { SegState::Used };
         self.states[segno as usize] = SegState::Open;
         self.free_count -= 1;
         let wear = sit.get(segno).wear.saturating_add(1);
@@ -194,7 +161,7 @@ impl SegmentManager {
         Ok(())
     }
 
-    /// Allocates the next block of `log` for `owner`. `allow_reserve` lets checkpoint and
+    /// Allocates the next block of `log`; the caller records its owner in the SSA. `allow_reserve` lets checkpoint and
     /// metadata writes use the reserved segments that user writes may not.
     pub fn alloc(
         &mut self,
@@ -202,7 +169,6 @@ impl SegmentManager {
         sit: &mut Sit,
         ssa: &mut Ssa,
         log: Log,
-        owner: Summary,
         mtime: u64,
         allow_reserve: bool,
     ) -> Result<BlockAddr> {
@@ -212,13 +178,9 @@ impl SegmentManager {
         let ok = sit.set_valid(l.segno, l.blkoff, mtime);
         debug_assert!(ok, "allocating a valid block {addr}");
         if !ok {
-            return Err(Error::corrupt(
-                addr as u64,
-                "allocator: block already valid",
-            ));
+            return Err(Error::corrupt(addr as u64, "allocator: block already valid"));
         }
         l.blkoff += 1;
-        ssa.set(geo, addr, owner);
         Ok(addr)
     }
 
@@ -228,17 +190,11 @@ impl SegmentManager {
             return Ok(());
         }
         if !geo.in_main(addr) {
-            return Err(Error::corrupt(
-                addr as u64,
-                "block address outside the main area",
-            ));
+            return Err(Error::corrupt(addr as u64, "block address outside the main area"));
         }
         let segno = geo.segno_of(addr);
         if !sit.set_invalid(segno, geo.blkoff_of(addr)) {
-            return Err(Error::corrupt(
-                addr as u64,
-                "freeing a block the SIT says is not in use (doubly owned?)",
-            ));
+            return Err(Error::corrupt(addr as u64, "freeing a block the SIT says is not in use (doubly owned?)"));
         }
         if sit.get(segno).valid == 0 && self.states[segno as usize] == SegState::Used {
             if cfg!(feature = "mutant-reuse-before-cp") {

@@ -36,13 +36,7 @@ pub struct SegEntry {
 
 impl Default for SegEntry {
     fn default() -> Self {
-        SegEntry {
-            valid: 0,
-            seg_type: SEG_TYPE_NONE,
-            wear: 0,
-            mtime: 0,
-            bitmap: [0; SIT_BITMAP_BYTES],
-        }
+        SegEntry { valid: 0, seg_type: SEG_TYPE_NONE, wear: 0, mtime: 0, bitmap: [0; SIT_BITMAP_BYTES] }
     }
 }
 
@@ -70,21 +64,14 @@ impl SegEntry {
             mtime: get_u64(inp, SIT_OFF_MTIME),
             bitmap: [0; SIT_BITMAP_BYTES],
         };
-        e.bitmap
-            .copy_from_slice(&inp[SIT_OFF_BITMAP..SIT_OFF_BITMAP + SIT_BITMAP_BYTES]);
+        e.bitmap.copy_from_slice(&inp[SIT_OFF_BITMAP..SIT_OFF_BITMAP + SIT_BITMAP_BYTES]);
         let ones: u32 = e.bitmap.iter().map(|b| b.count_ones()).sum();
         if ones != e.valid as u32 {
-            return Err(Error::corrupt(
-                addr,
-                "SIT: valid count does not match the bitmap",
-            ));
+            return Err(Error::corrupt(addr, "SIT: valid count does not match the bitmap"));
         }
         let used_bytes = (segment_blocks / 8) as usize;
         if e.bitmap[used_bytes..].iter().any(|&b| b != 0) {
-            return Err(Error::corrupt(
-                addr,
-                "SIT: bitmap covers blocks beyond the segment",
-            ));
+            return Err(Error::corrupt(addr, "SIT: bitmap covers blocks beyond the segment"));
         }
         if e.seg_type as usize > LOG_COUNT {
             return Err(Error::corrupt(addr, "SIT: unknown segment type"));
@@ -134,10 +121,7 @@ impl Sit {
         }
         for &(segno, e) in journal {
             if segno >= geo.main_segments {
-                return Err(Error::corrupt(
-                    0,
-                    "checkpoint: SIT journal segment out of range",
-                ));
+                return Err(Error::corrupt(0, "checkpoint: SIT journal segment out of range"));
             }
             sit.entries[segno as usize] = e;
             sit.dirty.insert(segno);
@@ -188,17 +172,11 @@ impl Sit {
     }
 
     pub fn journal_entries(&self) -> Vec<(u32, SegEntry)> {
-        self.dirty
-            .iter()
-            .map(|&s| (s, self.entries[s as usize]))
-            .collect()
+        self.dirty.iter().map(|&s| (s, self.entries[s as usize])).collect()
     }
 
     pub fn dirty_blocks(&self) -> BTreeSet<u32> {
-        self.dirty
-            .iter()
-            .map(|s| s / SIT_ENTRIES_PER_BLOCK)
-            .collect()
+        self.dirty.iter().map(|s| s / SIT_ENTRIES_PER_BLOCK).collect()
     }
 
     pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {

@@ -73,43 +73,37 @@ impl Ssa {
             let addr = geo.ssa_addr(segno, self.slots[segno as usize]);
             let mut b = zero_block();
             dev.read(addr, &mut b)?;
-            meta_check(
-                &b,
-                addr,
-                SSA_MAGIC,
-                segno,
-                cp_version,
-                "SSA block: bad magic",
-            )?;
+            meta_check(&b, addr, SSA_MAGIC, segno, cp_version, "SSA block: bad magic")?;
             self.cache.insert(segno, b);
         }
         Ok(self.cache.get_mut(&segno).expect("just inserted"))
     }
 
-    pub fn get<D: BlockDevice>(
+    pub fn get<D: BlockDevice>(&mut self, dev: &mut D, geo: &Geometry, addr: u32, cp_version: u64) -> Result<Summary> {
+        let segno = geo.segno_of(addr);
+        let off = geo.blkoff_of(addr) as usize * SSA_ENTRY_SIZE;
+        let b = self.load(dev, geo, segno, cp_version)?;
+        Ok(Summary { nid: get_u32(&b[..], off), ofs: get_u16(&b[..], off + 4) })
+    }
+
+    /// Records the owner of a block just allocated. The segment's summary is loaded first
+    /// if it is not cached (an open segment carried over from the checkpoint), so that the
+    /// owners of its earlier blocks are kept.
+    pub fn set<D: BlockDevice>(
         &mut self,
         dev: &mut D,
         geo: &Geometry,
         addr: u32,
+        s: Summary,
         cp_version: u64,
-    ) -> Result<Summary> {
+    ) -> Result<()> {
         let segno = geo.segno_of(addr);
         let off = geo.blkoff_of(addr) as usize * SSA_ENTRY_SIZE;
         let b = self.load(dev, geo, segno, cp_version)?;
-        Ok(Summary {
-            nid: get_u32(&b[..], off),
-            ofs: get_u16(&b[..], off + 4),
-        })
-    }
-
-    /// Records the owner of a block just allocated in an open segment (always cached).
-    pub fn set(&mut self, geo: &Geometry, addr: u32, s: Summary) {
-        let segno = geo.segno_of(addr);
-        let off = geo.blkoff_of(addr) as usize * SSA_ENTRY_SIZE;
-        let b = self.cache.entry(segno).or_insert_with(zero_block);
         put_u32(&mut b[..], off, s.nid);
         put_u16(&mut b[..], off + 4, s.ofs);
         self.dirty.insert(segno);
+        Ok(())
     }
 
     pub fn dirty_segments(&self) -> Vec<u32> {

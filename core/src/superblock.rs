@@ -139,10 +139,7 @@ impl Superblock {
         let mut uuid = [0u8; 16];
         uuid.copy_from_slice(&b[SB_OFF_UUID..SB_OFF_UUID + 16]);
         let label_bytes = &b[SB_OFF_LABEL..SB_OFF_LABEL + SB_LABEL_MAX];
-        let label_len = label_bytes
-            .iter()
-            .position(|&c| c == 0)
-            .unwrap_or(SB_LABEL_MAX);
+        let label_len = label_bytes.iter().position(|&c| c == 0).unwrap_or(SB_LABEL_MAX);
         Ok(Superblock {
             version_major,
             version_minor: get_u16(b, SB_OFF_VERSION_MINOR),
@@ -165,17 +162,11 @@ pub fn read_superblock<D: crate::BlockDevice>(dev: &mut D) -> Result<Superblock>
     let mut first_err = None;
     let mut buf = zero_block();
     for &addr in SUPERBLOCK_ADDRS.iter() {
-        let r = dev
-            .read(addr, &mut buf)
-            .map_err(Error::from)
-            .and_then(|_| Superblock::decode(addr, &buf));
+        let r = dev.read(addr, &mut buf).map_err(Error::from).and_then(|_| Superblock::decode(addr, &buf));
         match r {
             Ok(sb) => {
                 if sb.geometry.total_blocks > dev.block_count() {
-                    return Err(Error::corrupt(
-                        addr,
-                        "superblock: device smaller than the filesystem",
-                    ));
+                    return Err(Error::corrupt(addr, "superblock: device smaller than the filesystem"));
                 }
                 return Ok(sb);
             }

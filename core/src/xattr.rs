@@ -47,9 +47,7 @@ pub fn decode(b: &Block, addr: u64) -> Result<XattrMap> {
 
 /// Bytes `m` needs in the payload.
 pub fn encoded_len(m: &XattrMap) -> usize {
-    m.iter()
-        .map(|(k, v)| XATTR_ENTRY_HEADER + k.len() + v.len())
-        .sum()
+    m.iter().map(|(k, v)| XATTR_ENTRY_HEADER + k.len() + v.len()).sum()
 }
 
 /// Encodes into the payload of `b` (the footer is left alone). Fails with ENOSPC if the set
@@ -100,10 +98,7 @@ mod tests {
         // An entry claiming to run past the payload is corruption, not a panic.
         b[1] = 0xff;
         b[2] = 0xff;
-        assert!(matches!(
-            decode(&b, 9),
-            Err(Error::Corrupt { block: 9, .. })
-        ));
+        assert!(matches!(decode(&b, 9), Err(Error::Corrupt { block: 9, .. })));
         // Arbitrary bytes never panic.
         let mut g = zero_block();
         for i in 0..g.len() {

@@ -4,16 +4,10 @@
 use rollfs_core::*;
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);
-const C: Credentials = Credentials {
-    uid: 1000,
-    gid: 1000,
-};
+const C: Credentials = Credentials { uid: 1000, gid: 1000 };
 
 fn fresh(blocks: u64) -> Filesystem<MemDevice> {
-    let opts = MkfsOptions {
-        segment_blocks: 16,
-        ..Default::default()
-    };
+    let opts = MkfsOptions { segment_blocks: 16, ..Default::default() };
     let dev = Filesystem::format(MemDevice::new(blocks), &opts).unwrap();
     Filesystem::mount(dev, &MountOptions::default(), T).unwrap()
 }
@@ -50,15 +44,7 @@ fn create_write_read_persist() {
     })
     .unwrap();
     names.sort();
-    assert_eq!(
-        names,
-        vec![
-            b".".to_vec(),
-            b"..".to_vec(),
-            b"hello.txt".to_vec(),
-            b"sub".to_vec()
-        ]
-    );
+    assert_eq!(names, vec![b".".to_vec(), b"..".to_vec(), b"hello.txt".to_vec(), b"sub".to_vec()]);
     let mut dev = fs.unmount(T).unwrap();
     let report = rollfs_core::fsck::check(&mut dev).unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
