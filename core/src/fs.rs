@@ -488,13 +488,14 @@ impl<D: BlockDevice> Filesystem<D> {
     // ---- space ---------------------------------------------------------------------
 
     /// Blocks that can still be allocated for user data and the nodes pointing at it,
-    /// beyond what the dirty cache will need at the next write-back.
+    /// beyond what the dirty cache will need at the next write-back. Conservative: room
+    /// left in open segments is not counted (each log can only use its own), so what the
+    /// reserve holds back is always really there for checkpoints and cleaning.
     pub(crate) fn free_blocks_for_user(&self) -> u64 {
         let seg_blocks = self.geo.segment_blocks as u64;
         let free = self.seg.free_segments().saturating_sub(self.seg.reserved_segments()) as u64 * seg_blocks;
-        let room = self.seg.open_room();
         let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
-        (free + room).saturating_sub(pending)
+        free.saturating_sub(pending)
     }
 
     /// Makes sure `blocks` more blocks can be written, checkpointing to turn prefree

@@ -10,7 +10,16 @@ fn core_builds_for_wasm32_unknown_unknown() {
     let target_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/wasm32-check");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["build", "--quiet", "--manifest-path", manifest, "--target", "wasm32-unknown-unknown", "--target-dir", target_dir])
+        .args([
+            "build",
+            "--quiet",
+            "--manifest-path",
+            manifest,
+            "--target",
+            "wasm32-unknown-unknown",
+            "--target-dir",
+            target_dir,
+        ])
         .output()
         .expect("run cargo");
     assert!(
