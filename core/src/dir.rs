@@ -32,9 +32,11 @@
 //!   [`BLOCKS_PER_BUCKET_HIGH`] from it on (as f2fs does at half its maximum depth): once
 //!   the bucket count stops growing, deeper levels still add capacity per bucket, which
 //!   bounds how many levels many names sharing a bucket can consume.
-//! * With [`MAX_DEPTH`] = 64 the largest block index is `max_block_index(64) - 1 = 696_317`,
-//!   far below 2^32 and below 2^20, so every index is reachable through a file's direct and
-//!   single-indirect node blocks. Capacity: about 140 million name slots.
+//! * With [`MAX_DEPTH`] = 64 the largest block index is `max_block_index(64) - 1 = 696_317`
+//!   (below 2^20, far below 2^32), for a capacity of about 140 million name slots; a
+//!   1,000,000-entry directory of short names needs about 14 levels.
+//! * Inserts fill levels from 0, so lower levels are (nearly) full and about half of a large
+//!   directory's entries sit in its deepest level; lookups therefore search deepest first.
 //!
 //! # Block format
 //!
@@ -107,10 +109,10 @@ pub const BITMAP_SIZE: usize = bitmap_size(SLOTS_PER_BLOCK);
 pub const RECORDS_OFFSET: usize = BITMAP_OFFSET + BITMAP_SIZE;
 /// Name slots, 8 bytes per slot: offset 2472.
 pub const NAMES_OFFSET: usize = RECORDS_OFFSET + SLOTS_PER_BLOCK * RECORD_SIZE;
-/// Unused bytes between the names and the CRC (4088..4092), always zero.
+/// Unused u32 between the names and the CRC (4088..4092), always zero.
 pub const TAIL_OFFSET: usize = NAMES_OFFSET + SLOTS_PER_BLOCK * SLOT_NAME_LEN;
 
-const _: () = assert!(TAIL_OFFSET <= CRC_OFFSET);
+const _: () = assert!(TAIL_OFFSET + 4 == CRC_OFFSET);
 const _: () = assert!(SLOTS_PER_BLOCK <= u16::MAX as usize);
 // The longest name must fit in one block.
 const _: () = assert!(NAME_MAX.div_ceil(SLOT_NAME_LEN) <= SLOTS_PER_BLOCK);
@@ -317,29 +319,27 @@ fn rd16(b: &Block, off: usize) -> u16 {
     u16::from_le_bytes([b[off], b[off + 1]])
 }
 
+// `try_into` from a slice of the right length cannot fail (the `map_or` default is never
+// used); unlike `copy_from_slice`, it becomes a single load at opt-level 1.
 #[inline(always)]
 fn rd32(b: &Block, off: usize) -> u32 {
-    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    b[off..off + 4].try_into().map_or(0, u32::from_le_bytes)
 }
 
 #[inline(always)]
 fn rd64(b: &Block, off: usize) -> u64 {
-    rd32(b, off) as u64 | (rd32(b, off + 4) as u64) << 32
-}
-
-/// True when the 12-byte record of `slot` is all zero.
-#[inline(always)]
-fn record_zero(b: &Block, slot: usize) -> bool {
-    let r = rec_off(slot);
-    rd64(b, r) | rd32(b, r + 8) as u64 == 0
+    b[off..off + 8].try_into().map_or(0, u64::from_le_bytes)
 }
 
 const BYTE_ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = BYTE_ONES << 7;
 
-/// True when some byte of `v` is zero (the classic exact word test).
+/// The high bit of each byte of `v` that is zero, and nothing else (exact, no borrows
+/// between bytes: `(x & 0x7F) + 0x7F` cannot carry out of a byte).
 #[inline(always)]
-fn has_zero_byte(v: u64) -> bool {
-    v.wrapping_sub(BYTE_ONES) & !v & (BYTE_ONES << 7) != 0
+fn zero_bytes(v: u64) -> u64 {
+    let low7 = !HIGH_BITS;
+    !(((v & low7).wrapping_add(low7)) | v | low7)
 }
 
 #[inline(always)]
@@ -347,13 +347,25 @@ fn bit(buf: &Block, slot: usize) -> bool {
     buf[BITMAP_OFFSET + slot / 8] & (1 << (slot % 8)) != 0
 }
 
-fn all_zero(b: &[u8]) -> bool {
-    b.iter().all(|&x| x == 0)
-}
-
 /// Dentry file-type codes (`mode >> 12`) of the seven file types: 1 FIFO, 2 character
 /// device, 4 directory, 6 block device, 8 regular, 10 symlink, 12 socket.
 const VALID_TYPE_CODES: u16 = 1 << 1 | 1 << 2 | 1 << 4 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 12;
+
+const BITMAP_WORDS: usize = BITMAP_SIZE / 8;
+
+#[inline(always)]
+fn load_bitmap(b: &Block) -> [u64; BITMAP_WORDS] {
+    let mut bitmap = [0u64; BITMAP_WORDS];
+    for (w, word) in bitmap.iter_mut().enumerate() {
+        *word = rd64(b, BITMAP_OFFSET + 8 * w);
+    }
+    bitmap
+}
+
+#[inline(always)]
+fn bitmap_bit(bitmap: &[u64; BITMAP_WORDS], slot: usize) -> bool {
+    (bitmap[slot / 64] >> (slot % 64)) & 1 != 0
+}
 
 impl DentryBlock {
     /// A new block holding no entries, for index `idx` (which must be below 2^32, as every
@@ -367,6 +379,9 @@ impl DentryBlock {
 
     /// Validates `buf` as dentry block `idx`. The reason of a failure is returned bare; the
     /// caller attaches the block address.
+    ///
+    /// Every block a lookup or insert touches goes through here, so it is one pass over the
+    /// slots with word-sized loads rather than a byte walk.
     fn parse(idx: u64, buf: Box<Block>) -> core::result::Result<DentryBlock, &'static str> {
         let b: &Block = &buf;
         if rd32(b, HDR_MAGIC_OFFSET) != DENTRY_MAGIC {
@@ -381,76 +396,87 @@ impl DentryBlock {
         if rd32(b, HDR_RESERVED0_OFFSET) != 0 || rd16(b, HDR_RESERVED1_OFFSET) != 0 || rd32(b, TAIL_OFFSET) != 0 {
             return Err("dentry block: reserved field not zero");
         }
+        let bitmap = load_bitmap(b);
         let mut used = 0;
-        for w in 0..BITMAP_SIZE / 8 {
-            used += rd64(b, BITMAP_OFFSET + 8 * w).count_ones();
+        for w in bitmap {
+            used += w.count_ones();
         }
         // Bits past the last slot are padding.
-        let last_word = rd64(b, BITMAP_OFFSET + BITMAP_SIZE - 8);
-        if last_word >> (SLOTS_PER_BLOCK - (BITMAP_SIZE - 8) * 8) != 0 {
+        if bitmap[BITMAP_WORDS - 1] >> (SLOTS_PER_BLOCK % 64) != 0 {
             return Err("dentry block: bitmap bit set beyond the last slot");
         }
         if rd16(b, HDR_COUNT_OFFSET) as u32 != used {
             return Err("dentry block: used-slot count does not match the bitmap");
         }
 
-        let mut s = 0;
-        // Each step consumes at least one slot, so the walk is bounded by SLOTS_PER_BLOCK.
-        while s < SLOTS_PER_BLOCK {
+        // Bytes of the current name not yet checked: nonzero while in a name's slots.
+        let mut rest = 0usize;
+        // High bit of a byte set where some name word holds a '/'.
+        let mut slashes = 0u64;
+        for s in 0..SLOTS_PER_BLOCK {
             let r = rec_off(s);
-            if !bit(b, s) {
-                if !record_zero(b, s) || rd64(b, name_off(s)) != 0 {
-                    return Err("dentry block: free slot not zeroed");
-                }
-                s += 1;
-                continue;
-            }
-            let len = rd16(b, r + REC_NAME_LEN) as usize;
-            if len == 0 {
-                return Err("dentry block: name slot with no entry before it");
-            }
-            if len > NAME_MAX {
-                return Err("dentry block: name longer than 255 bytes");
-            }
-            let n = slots_for(len);
-            if s + n > SLOTS_PER_BLOCK {
-                return Err("dentry block: name runs past the last slot");
-            }
-            if rd32(b, r + REC_INO) == 0 {
-                return Err("dentry block: entry with inode number 0");
-            }
-            let code = b[r + REC_TYPE];
-            if code >= 16 || VALID_TYPE_CODES & (1 << code) == 0 {
-                return Err("dentry block: bad file type");
-            }
-            if b[r + REC_RESERVED] != 0 {
-                return Err("dentry block: reserved field not zero");
-            }
-            for c in s + 1..s + n {
-                if !bit(b, c) {
+            let lo = rd64(b, r); // hash, ino
+            let hi = rd32(b, r + 8); // name_len, file type, reserved
+            let in_use = bitmap_bit(&bitmap, s);
+            if rest > 0 {
+                if !in_use {
                     return Err("dentry block: name slot not marked used");
                 }
-                if !record_zero(b, c) {
+                if lo != 0 || hi != 0 {
                     return Err("dentry block: continuation record not zeroed");
                 }
-            }
-            // Eight name bytes at a time: padding past the name must be zero, then the
-            // padding is set to 0x01 so the NUL and '/' tests see only name bytes.
-            let o = name_off(s);
-            for w in 0..n {
-                let mut v = rd64(b, o + w * SLOT_NAME_LEN);
-                let k = len - w * SLOT_NAME_LEN; // name bytes in this word (>= 1)
-                if k < SLOT_NAME_LEN {
-                    if v >> (8 * k) != 0 {
-                        return Err("dentry block: name padding not zero");
+            } else {
+                let len = (hi & 0xFFFF) as usize;
+                if len == 0 {
+                    if in_use {
+                        return Err("dentry block: name slot with no entry before it");
                     }
-                    v |= BYTE_ONES << (8 * k);
-                }
-                if has_zero_byte(v) || has_zero_byte(v ^ (BYTE_ONES * b'/' as u64)) {
-                    return Err("dentry block: name contains NUL or '/'");
+                    if lo != 0 || hi != 0 {
+                        return Err("dentry block: free slot not zeroed");
+                    }
+                } else {
+                    if !in_use {
+                        return Err("dentry block: entry slot not marked used");
+                    }
+                    if len > NAME_MAX {
+                        return Err("dentry block: name longer than 255 bytes");
+                    }
+                    if s + slots_for(len) > SLOTS_PER_BLOCK {
+                        return Err("dentry block: name runs past the last slot");
+                    }
+                    if lo >> 32 == 0 {
+                        return Err("dentry block: entry with inode number 0");
+                    }
+                    let code = (hi >> 16) & 0xFF;
+                    if code >= 16 || VALID_TYPE_CODES & (1 << code) == 0 {
+                        return Err("dentry block: bad file type");
+                    }
+                    if hi >> 24 != 0 {
+                        return Err("dentry block: reserved field not zero");
+                    }
+                    rest = len;
                 }
             }
-            s += n;
+            // The slot's 8 name bytes: `k` name bytes (nonzero), then zeros.
+            let k = rest.min(SLOT_NAME_LEN);
+            rest -= k;
+            let w = rd64(b, name_off(s));
+            let zeros = zero_bytes(w);
+            let want = if k == SLOT_NAME_LEN { 0 } else { HIGH_BITS << (8 * k) };
+            if zeros != want {
+                return Err(if k == 0 {
+                    "dentry block: free slot not zeroed"
+                } else if zeros & !want != 0 {
+                    "dentry block: name contains NUL or '/'"
+                } else {
+                    "dentry block: name padding not zero"
+                });
+            }
+            slashes |= zero_bytes(w ^ (BYTE_ONES * b'/' as u64));
+        }
+        // Free slots and padding are zero (checked above), so any '/' is in a name.
+        if slashes != 0 {
+            return Err("dentry block: name contains NUL or '/'");
         }
         Ok(DentryBlock { idx, buf })
     }
@@ -505,6 +531,12 @@ impl DentryBlock {
             }
             None
         })
+    }
+
+    /// Inode and type of the entry whose first slot is `slot` (`(0, Regular)` if there is
+    /// none, which callers rule out by finding the entry first).
+    fn target(&self, slot: usize) -> (Ino, FileType) {
+        self.entry_at(slot).map_or((0, FileType::Regular), |e| (e.ino, e.kind))
     }
 
     /// The entry named `name` (with hash `hash`), if present.
@@ -645,7 +677,8 @@ fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
 // ---------------------------------------------------------------------------------------
 
 /// Finds `name` in a directory of `depth` levels: reads only the name's bucket in each
-/// level, at most `depth × BLOCKS_PER_BUCKET_HIGH` blocks.
+/// level (deepest level first, see [`locate`]), at most `depth × BLOCKS_PER_BUCKET_HIGH`
+/// blocks.
 pub fn lookup(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
     check_name(name)?;
     check_depth(depth)?;
@@ -658,13 +691,26 @@ fn lookup_hashed(
     name: &[u8],
     hash: u32,
 ) -> Result<Option<(EntryLoc, Ino, FileType)>> {
-    for level in 0..depth.min(MAX_DEPTH) {
+    Ok(locate(d, depth, name, hash)?.map(|(b, loc)| {
+        // `locate` found the entry at `loc` in `b`.
+        let (ino, kind) = b.target(loc.slot as usize);
+        (loc, ino, kind)
+    }))
+}
+
+/// Finds the block holding `name` and the entry's place in it.
+///
+/// Levels are searched deepest first. Names are unique, so the order does not change the
+/// result, but inserts fill levels from 0, leaving about half of a large directory's
+/// entries in its deepest level and most of the rest in the one above: deepest first, a
+/// hit costs a few reads instead of nearly `2 × depth`. A miss reads every level either way.
+fn locate(d: &mut dyn DirBlocks, depth: u32, name: &[u8], hash: u32) -> Result<Option<(DentryBlock, EntryLoc)>> {
+    for level in (0..depth.min(MAX_DEPTH)).rev() {
         let start = bucket_start(level, hash);
         for idx in start..start + blocks_per_bucket(level) {
             if let Some(b) = read_block(d, idx)? {
-                if let Some(e) = b.find(hash, name) {
-                    let loc = EntryLoc { block_idx: idx, slot: e.slot };
-                    return Ok(Some((loc, e.ino, e.kind)));
+                if let Some(slot) = b.find(hash, name).map(|e| e.slot) {
+                    return Ok(Some((b, EntryLoc { block_idx: idx, slot })));
                 }
             }
         }
@@ -728,14 +774,11 @@ pub fn remove(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(
     check_name(name)?;
     check_depth(depth)?;
     let hash = name_hash(name);
-    let (loc, ino, kind) = match lookup_hashed(d, depth, name, hash)? {
+    let (mut b, loc) = match locate(d, depth, name, hash)? {
         Some(found) => found,
         None => return Ok(None),
     };
-    let mut b = match read_block(d, loc.block_idx)? {
-        Some(b) => b,
-        None => return Err(Error::corrupt(err_addr(d, loc.block_idx), "dentry block vanished")),
-    };
+    let (ino, kind) = b.target(loc.slot as usize);
     b.clear(loc.slot as usize);
     d.write(loc.block_idx, b.into_sealed())?;
     Ok(Some((ino, kind)))
@@ -811,6 +854,10 @@ mod tests {
     use alloc::format;
     use alloc::vec;
     extern crate std;
+
+    fn all_zero(b: &[u8]) -> bool {
+        b.iter().all(|&x| x == 0)
+    }
 
     /// In-memory directory that counts reads.
     #[derive(Default)]
@@ -1251,8 +1298,8 @@ mod tests {
         assert_eq!(corrupt_reason(5, &b), "dentry block: name slot with no entry before it");
         let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 256));
         assert_eq!(corrupt_reason(5, &b), "dentry block: name longer than 255 bytes");
-        // name_len grows into a free slot.
-        let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 9));
+        // The 8-byte name at slot 2 grown into the free slot 3.
+        let b = with(&|b| put_u16(b, rec_off(2) + REC_NAME_LEN, 9));
         assert_eq!(corrupt_reason(5, &b), "dentry block: name slot not marked used");
         let b = with(&|b| put_u16(b, rec_off(0) + REC_NAME_LEN, 2));
         assert_eq!(corrupt_reason(5, &b), "dentry block: name contains NUL or '/'");
@@ -1332,7 +1379,7 @@ mod tests {
         let mut b = DentryBlock::empty(2);
         b.put(0, 1, b"x", 1, FileType::Regular);
         assert_eq!(b.check_placement(), Err("dentry block: stored hash is not the hash of the name"));
-        let n = (0u32..).map(name).find(|n| name_hash(n) % 2 == 0).unwrap();
+        let n = (0u32..).map(name).find(|n| name_hash(n) & 1 == 0).unwrap();
         let mut b = DentryBlock::empty(max_block_index(1) + 2); // level 1, bucket 1
         b.put(0, name_hash(&n), &n, 1, FileType::Regular);
         assert_eq!(b.check_placement(), Err("dentry block: entry in the wrong hash bucket"));

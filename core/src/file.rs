@@ -19,7 +19,10 @@ impl<D: BlockDevice> Filesystem<D> {
             FileType::Directory => return Err(Error::IsDir),
             _ => return Err(Error::Invalid("read of a special file")),
         }
-        let size = inode::size(self.inode_ref(ino)?);
+        let size = match self.atomic.get(&ino) {
+            Some(s) => s.size,
+            None => inode::size(self.inode_ref(ino)?),
+        };
         if offset >= size {
             return Ok(0);
         }
@@ -30,9 +33,13 @@ impl<D: BlockDevice> Filesystem<D> {
             let idx = pos / BLOCK_SIZE as u64;
             let in_blk = (pos % BLOCK_SIZE as u64) as usize;
             let len = (BLOCK_SIZE - in_blk).min(n - done);
-            match self.read_block_opt(ino, idx)? {
-                Some(b) => buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]),
-                None => buf[done..done + len].fill(0),
+            if let Some(b) = self.atomic_block(ino, idx) {
+                buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]);
+            } else {
+                match self.read_block_opt(ino, idx)? {
+                    Some(b) => buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]),
+                    None => buf[done..done + len].fill(0),
+                }
             }
             done += len;
         }
@@ -46,6 +53,11 @@ impl<D: BlockDevice> Filesystem<D> {
             FileType::Regular => {}
             FileType::Directory => return Err(Error::IsDir),
             _ => return Err(Error::Invalid("write to a special file")),
+        }
+        if self.atomic.contains_key(&ino) {
+            self.touch(now);
+            self.atomic_write(ino, offset, data)?;
+            return Ok(data.len());
         }
         self.write_inner(ino, offset, data, now)?;
         self.after_change(now)?;
@@ -80,6 +92,9 @@ impl<D: BlockDevice> Filesystem<D> {
             done += len;
             self.put_dirty_block(ino, idx, b)?;
         }
+        if end > inode::size(self.inode_ref(ino)?) {
+            self.size_changed.insert(ino);
+        }
         let ib = self.inode_mut(ino)?;
         if end > inode::size(ib) {
             inode::set_size(ib, end);
@@ -92,6 +107,9 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Sets the size of a regular file: truncation frees blocks past the end and zeroes
     /// the tail of the last block; extension adds a hole.
     pub(crate) fn set_size(&mut self, ino: Ino, size: u64, now: Timestamp) -> Result<()> {
+        if self.atomic.contains_key(&ino) {
+            return Err(Error::Invalid("size change during an atomic write"));
+        }
         if size > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
         }
@@ -111,6 +129,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
+        self.size_changed.insert(ino);
         let ib = self.inode_mut(ino)?;
         inode::set_size(ib, size);
         inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);

@@ -222,6 +222,11 @@ pub struct Stats {
     pub device_reads: u64,
     pub fsyncs: u64,
     pub fsync_checkpoint_fallbacks: u64,
+    pub fdatasync_noops: u64,
+    pub atomic_commits: u64,
+    pub atomic_aborts: u64,
+    pub recovered_batches: u64,
+    pub recovered_nodes_walked: u64,
     pub dirty_bound_checkpoints: u64,
 }
 
@@ -260,6 +265,18 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) written_blocks: u64,
     /// Caller time of the latest call, for segment ages.
     pub(crate) now_sec: u64,
+    /// Inodes created since the last checkpoint: their names need a dentry mark.
+    pub(crate) new_since_cp: BTreeSet<Ino>,
+    /// Inodes whose names or links changed since the last checkpoint (rename, link,
+    /// unlink of one of several links): roll-forward cannot express that, so their fsync
+    /// falls back to a checkpoint.
+    pub(crate) needs_cp: BTreeSet<Ino>,
+    /// Lowest file block freed by truncation since the inode was last fsync'd.
+    pub(crate) trunc_hint: BTreeMap<Ino, u64>,
+    /// Inodes whose size changed since they were last written (fdatasync needs those).
+    pub(crate) size_changed: BTreeSet<Ino>,
+    /// Open atomic-write sessions.
+    pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
 }
 
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
@@ -380,7 +397,12 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Mounts the filesystem on `dev`: loads the newest valid checkpoint, removes orphans
     /// left by a crash, and (unless read-only) writes a checkpoint if it changed anything.
-    pub fn mount(mut dev: D, opts: &MountOptions, now: Timestamp) -> Result<Filesystem<D>> {
+    pub fn mount(dev: D, opts: &MountOptions, now: Timestamp) -> Result<Filesystem<D>> {
+        Filesystem::mount_inner(dev, opts, now, true)
+    }
+
+    /// Mount; `recover: false` loads the checkpoint only (fsck checks the durable state).
+    pub(crate) fn mount_inner(mut dev: D, opts: &MountOptions, now: Timestamp, recover: bool) -> Result<Filesystem<D>> {
         let sb = read_superblock(&mut dev)?;
         let geo = sb.geometry;
         let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
@@ -412,19 +434,35 @@ impl<D: BlockDevice> Filesystem<D> {
             opts: *opts,
             stats: Stats::default(),
             now_sec: now.sec.max(0) as u64,
+            new_since_cp: BTreeSet::new(),
+            needs_cp: BTreeSet::new(),
+            trunc_hint: BTreeMap::new(),
+            size_changed: BTreeSet::new(),
+            atomic: BTreeMap::new(),
         };
         // The root must be a directory.
         let root = fs.inode_block(ROOT_INO)?;
         if FileType::from_mode(inode::mode(&root) as u32) != Some(FileType::Directory) {
             return Err(Error::corrupt(fs.nat_addr(ROOT_INO), "root inode is not a directory"));
         }
+        if !recover {
+            return Ok(fs);
+        }
+        // Roll forward what was fsync'd after the checkpoint (in memory; read-only mounts
+        // see it too but write nothing).
+        let recovered = fs.roll_forward(now)?;
         let orphans = fs.cp.orphans.clone();
-        if !orphans.is_empty() && !fs.read_only {
-            for ino in orphans {
-                fs.evict_inode(ino)?;
-            }
+        if fs.read_only {
+            return Ok(fs);
+        }
+        for &ino in &orphans {
+            fs.evict_inode(ino)?;
+        }
+        if recovered.batches_applied > 0 || recovered.nodes_walked > 0 || !orphans.is_empty() {
             fs.checkpoint(false, now)?;
         }
+        fs.stats.recovered_batches = recovered.batches_applied;
+        fs.stats.recovered_nodes_walked = recovered.nodes_walked;
         Ok(fs)
     }
 
@@ -434,6 +472,8 @@ impl<D: BlockDevice> Filesystem<D> {
             // Files still open are released: an unlinked open file dies with the mount.
             let orphans: Vec<Ino> = self.orphans.iter().copied().collect();
             self.open_counts.clear();
+            // Uncommitted atomic writes are abandoned, as at a crash.
+            self.atomic.clear();
             for ino in orphans {
                 self.evict_inode(ino)?;
             }
@@ -567,7 +607,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let dirty = core::mem::take(&mut self.data);
         let mut iter = dirty.into_iter();
         while let Some(((ino, idx), block)) = iter.next() {
-            let r = self.writeback_one(ino, idx, &block);
+            let r = self.writeback_one(ino, idx, &block).map(|_| ());
             if let Err(e) = r {
                 // Keep the unwritten blocks so nothing acknowledged silently disappears.
                 self.data.insert((ino, idx), block);
@@ -578,7 +618,8 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    fn writeback_one(&mut self, ino: Ino, idx: u64, block: &Block) -> Result<()> {
+    /// Writes one dirty data block; returns the node that holds its address and the index.
+    pub(crate) fn writeback_one(&mut self, ino: Ino, idx: u64, block: &Block) -> Result<(Nid, u32)> {
         let is_dir = self.inode_kind(ino)? == FileType::Directory;
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         let log = if is_dir { Log::HotData } else { Log::WarmData };
@@ -590,7 +631,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if old != NEW_ADDR && old != NULL_ADDR {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
         }
-        Ok(())
+        Ok((holder, ofs))
     }
 
     /// Allocates the next block of `log` and records its owner.
@@ -635,6 +676,12 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Writes one cached dirty node with the given footer flags.
     pub(crate) fn write_node(&mut self, nid: Nid, flags: u32) -> Result<u32> {
         let log = self.node_log(nid)?;
+        self.write_node_to(nid, flags, log)
+    }
+
+    /// Writes one cached node to `log` with the given footer flags (fsync writes every
+    /// node of its batch to the warm node log, whose chain recovery walks).
+    pub(crate) fn write_node_to(&mut self, nid: Nid, flags: u32, log: Log) -> Result<u32> {
         let addr = self.alloc_block(log, Summary { nid, ofs: 0 })?;
         let next = self.seg.peek_next(&self.geo, &mut self.sit, &mut self.ssa, log)?;
         let version = self.cp.version;
@@ -755,6 +802,10 @@ impl<D: BlockDevice> Filesystem<D> {
         self.cp = cp;
         self.cp_pack = pack;
         self.stats.checkpoints += 1;
+        self.new_since_cp.clear();
+        self.needs_cp.clear();
+        self.trunc_hint.clear();
+        self.size_changed.clear();
         Ok(())
     }
 
@@ -762,14 +813,6 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Writes a checkpoint: everything before it is durable when it returns.
     pub fn sync(&mut self, now: Timestamp) -> Result<()> {
-        self.checkpoint(false, now)
-    }
-
-    /// Makes the file's data (and, unless `datasync`, metadata) durable.
-    pub fn fsync(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<()> {
-        let _ = datasync;
-        self.inode_block(ino)?;
-        self.stats.fsyncs += 1;
         self.checkpoint(false, now)
     }
 

@@ -382,7 +382,7 @@ impl<D: BlockDevice> Checker<'_, D> {
 /// checkpoint, I/O error); problems found are in the report.
 pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
     let opts = MountOptions { read_only: true, ..MountOptions::default() };
-    let fs = match Filesystem::mount(dev, &opts, Timestamp::default()) {
+    let fs = match Filesystem::mount_inner(dev, &opts, Timestamp::default(), false) {
         Ok(fs) => fs,
         Err(e @ Error::Io { .. }) => return Err(e),
         Err(e) => return Ok(FsckReport { problems: alloc::vec![format!("cannot mount: {e}")], ..Default::default() }),

@@ -98,11 +98,13 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub(crate) fn attr_of(&mut self, ino: Ino) -> Result<Attr> {
+        let staged = self.atomic.get(&ino).map(|s| s.size);
         let b = self.inode_ref(ino)?;
         let mode = inode::mode(b) as u32;
+        let size = staged.unwrap_or(inode::size(b));
         Ok(Attr {
             ino,
-            size: inode::size(b),
+            size,
             blocks: inode::blocks(b) * (BLOCK_SIZE as u64 / 512),
             kind: FileType::from_mode(mode).unwrap_or(FileType::Regular),
             perm: (mode & 0o7777) as u16,
@@ -266,6 +268,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// only held such blocks. Work is proportional to the nodes that exist, not to the
     /// file's size (a sparse 4 TiB file truncates fast).
     pub(crate) fn truncate_blocks(&mut self, ino: Ino, from: u64) -> Result<()> {
+        let h = self.trunc_hint.entry(ino).or_insert(u64::MAX);
+        *h = (*h).min(from);
         // The write-back cache first.
         let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
         for k in doomed {
@@ -352,6 +356,11 @@ impl<D: BlockDevice> Filesystem<D> {
         self.valid_inodes = self.valid_inodes.saturating_sub(1);
         self.open_counts.remove(&ino);
         self.orphans.remove(&ino);
+        self.trunc_hint.remove(&ino);
+        self.size_changed.remove(&ino);
+        self.atomic.remove(&ino);
+        self.needs_cp.remove(&ino);
+        self.new_since_cp.remove(&ino);
         Ok(())
     }
 }

@@ -23,6 +23,9 @@
 //! | [`dir`] | hashed dentry blocks |
 //! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
 //! | [`xattr`] | extended attribute block |
+//! | [`fsync`] | fsync without checkpoints: batches in the warm node chain, marks |
+//! | [`atomic`] | atomic writes: staged until one commit batch |
+//! | [`recovery`] | roll-forward of the node chain at mount |
 //! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
 #![no_std]
@@ -30,6 +33,7 @@
 
 extern crate alloc;
 
+pub mod atomic;
 pub mod checkpoint;
 pub mod codec;
 pub mod device;
@@ -38,11 +42,13 @@ pub mod error;
 pub mod file;
 pub mod fs;
 pub mod fsck;
+pub mod fsync;
 pub mod inode;
 pub mod layout;
 pub mod namei;
 pub mod nat;
 pub mod node;
+pub mod recovery;
 pub mod segment;
 pub mod sit;
 pub mod ssa;

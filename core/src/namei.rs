@@ -213,6 +213,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.nodes.insert(ino, CachedNode { block: b, dirty: true });
         self.dirty_nodes.insert(ino);
         self.valid_inodes += 1;
+        self.new_since_cp.insert(ino);
         if let Err(e) = self.dir_insert(parent, name, ino, kind) {
             // Undo: the inode was never linked.
             self.free_node(ino)?;
@@ -298,6 +299,10 @@ impl<D: BlockDevice> Filesystem<D> {
         } else {
             self.add_links(ino, -1, now)?
         };
+        if left > 0 {
+            // One of several names went away: roll-forward could not express it.
+            self.needs_cp.insert(ino);
+        }
         if left == 0 {
             if self.open_counts.get(&ino).copied().unwrap_or(0) > 0 {
                 self.orphans.insert(ino);
@@ -372,6 +377,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.ensure_space(2, now)?;
         self.dir_insert(new_parent, new_name, ino, kind)?;
         self.add_links(ino, 1, now)?;
+        self.needs_cp.insert(ino);
         let b = self.inode_mut(ino)?;
         inode::set_pino(b, new_parent);
         inode::set_name(b, new_name);
@@ -489,6 +495,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Records an inode's parent and name (".." for directories; the name roll-forward
     /// restores for dentry-marked inodes).
     fn set_parent_name(&mut self, ino: Ino, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        // A renamed inode's old name is in the checkpoint: only a checkpoint can move it.
+        self.needs_cp.insert(ino);
         let b = self.inode_mut(ino)?;
         inode::set_pino(b, parent);
         inode::set_name(b, name);
@@ -529,6 +537,26 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::corrupt(addr, "xattr node of the wrong type or owner"));
         }
         xattr::decode(b, addr)
+    }
+
+    pub(crate) fn replace_xattrs(&mut self, ino: Ino, m: &xattr::XattrMap) -> Result<()> {
+        let now = Timestamp::new(self.now_sec as i64, 0);
+        let ctime = inode::time(self.inode_ref(ino)?, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC);
+        self.store_xattrs(ino, m, now)?;
+        inode::set_time(self.inode_mut(ino)?, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, ctime);
+        Ok(())
+    }
+
+    /// Recovery: removes `name` (naming `ino`) from `parent` and drops that link.
+    pub(crate) fn recovery_unlink(&mut self, parent: Ino, name: &[u8], ino: Ino) -> Result<()> {
+        let now = Timestamp::new(self.now_sec as i64, 0);
+        self.dir_remove(parent, name)?;
+        self.drop_link(ino, false, now)
+    }
+
+    /// Recovery: links `ino` under `name` in `parent`.
+    pub(crate) fn recovery_link(&mut self, parent: Ino, name: &[u8], ino: Ino, kind: FileType) -> Result<()> {
+        self.dir_insert(parent, name, ino, kind)
     }
 
     fn store_xattrs(&mut self, ino: Ino, m: &xattr::XattrMap, now: Timestamp) -> Result<()> {

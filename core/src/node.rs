@@ -152,6 +152,12 @@ pub mod inode {
     pub const OFF_DIR_DEPTH: usize = 96;
     pub const OFF_NAME_LEN: usize = 100;
     pub const OFF_NAME: usize = 104; // 255 bytes
+    /// Fields only meaningful in an fsync-marked inode in the node chain (the commit record
+    /// of an fsync batch): the lowest file block freed by truncation since the previous
+    /// fsync (u64::MAX: none), and the CRC32C and count of the data blocks of the batch.
+    pub const OFF_TRUNC_BLOCK: usize = 360;
+    pub const OFF_BATCH_CRC: usize = 368;
+    pub const OFF_BATCH_BLOCKS: usize = 372;
     pub const OFF_ADDRS: usize = INODE_HEADER_SIZE; // 384
     pub const OFF_NIDS: usize = OFF_ADDRS + ADDRS_PER_INODE as usize * 4; // 4040
 
@@ -247,6 +253,20 @@ pub mod inode {
         b[OFF_NAME..OFF_NAME + NAME_MAX].fill(0);
         b[OFF_NAME..OFF_NAME + n].copy_from_slice(&name[..n]);
         put_u16(b, OFF_NAME_LEN, n as u16);
+    }
+    pub fn trunc_block(b: &Block) -> u64 {
+        get_u64(b, OFF_TRUNC_BLOCK)
+    }
+    pub fn set_batch(b: &mut Block, trunc_block: u64, crc: u32, blocks: u32) {
+        put_u64(b, OFF_TRUNC_BLOCK, trunc_block);
+        put_u32(b, OFF_BATCH_CRC, crc);
+        put_u32(b, OFF_BATCH_BLOCKS, blocks);
+    }
+    pub fn batch_crc(b: &Block) -> u32 {
+        get_u32(b, OFF_BATCH_CRC)
+    }
+    pub fn batch_blocks(b: &Block) -> u32 {
+        get_u32(b, OFF_BATCH_BLOCKS)
     }
     pub fn addr(b: &Block, i: u32) -> BlockAddr {
         debug_assert!(i < ADDRS_PER_INODE);

@@ -209,6 +209,50 @@ impl SegmentManager {
         Ok(())
     }
 
+    /// Recovery: marks a block written after the checkpoint (and found in a complete fsync
+    /// batch) as valid. Returns true when its segment was free at the checkpoint, in which
+    /// case the caller starts a fresh summary for it.
+    pub fn claim(&mut self, geo: &Geometry, sit: &mut Sit, addr: BlockAddr, log: Log, mtime: u64) -> Result<bool> {
+        if !geo.in_main(addr) {
+            return Err(Error::corrupt(addr as u64, "recovered block outside the main area"));
+        }
+        let segno = geo.segno_of(addr);
+        let fresh = self.states[segno as usize] == SegState::Free;
+        if !sit.set_valid(segno, geo.blkoff_of(addr), mtime) {
+            return Err(Error::corrupt(addr as u64, "recovered block already in use"));
+        }
+        if fresh {
+            self.states[segno as usize] = SegState::Used;
+            self.free_count -= 1;
+            let wear = sit.get(segno).wear.saturating_add(1);
+            sit.set_type_and_wear(segno, log.seg_type(), wear);
+        }
+        Ok(fresh)
+    }
+
+    /// Recovery: keeps `pinned` segments (which hold the node chain) from reuse until the
+    /// next checkpoint commits, and moves every log to a fresh segment so that nothing the
+    /// chain or its data occupies is overwritten before then.
+    pub fn pin_and_reopen(
+        &mut self,
+        geo: &Geometry,
+        sit: &mut Sit,
+        ssa: &mut Ssa,
+        pinned: &alloc::collections::BTreeSet<u32>,
+    ) -> Result<()> {
+        for &s in pinned {
+            if self.states[s as usize] == SegState::Free {
+                self.states[s as usize] = SegState::Prefree;
+                self.free_count -= 1;
+            }
+        }
+        for log in Log::ALL {
+            self.logs[log as usize].blkoff = self.segment_blocks;
+            self.ensure_room(geo, sit, ssa, log, true)?;
+        }
+        Ok(())
+    }
+
     /// After a checkpoint commits: prefree segments become free. Returns them (to discard).
     pub fn commit(&mut self) -> Vec<u32> {
         let mut freed = Vec::new();

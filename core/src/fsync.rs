@@ -1,0 +1,194 @@
+//! fsync without checkpoints: fsync batches appended to the warm node chain.
+//!
+//! An fsync writes the file's dirty data blocks (to the warm data log), then its dirty
+//! direct nodes and xattr node, then its inode — all nodes to the warm node log, whose
+//! blocks form a chain through their footers' `next_blkaddr`. The inode is the batch's
+//! commit record: it carries the **fsync mark**, a **dentry mark** when recovery must
+//! also restore the file's name (a file created since the last checkpoint), the lowest
+//! file block truncated since the previous fsync, and the CRC32C of the batch's data
+//! blocks, so that recovery can tell a complete batch from a torn one.
+//!
+//! **Writeback-wait-before-flush.** Recovery needs every earlier node of the chain to be
+//! durable, and a flush only covers writes that have completed. So an fsync waits for all
+//! submitted writes to complete (`wait_writes`) before it flushes: then the flush makes
+//! the whole chain up to the fsync mark durable. Without the wait, the marked inode can be
+//! durable while an earlier chain node is not: the chain breaks and an fsync that returned
+//! success loses its data (seed 003). Data blocks are never trusted without the batch CRC,
+//! so a node that reached the disk without its data is never applied (invariant 6).
+//!
+//! Falls back to a checkpoint (counted in [`crate::Stats::fsync_checkpoint_fallbacks`])
+//! where roll-forward cannot express the change: directories; inodes renamed, hard-linked
+//! or unlinked-from-one-of-several-names since the checkpoint; files created since the
+//! checkpoint whose parent directory is also new, or that have more than one link.
+//!
+//! For a multi-threaded driver the fsync is split: [`Filesystem::fsync_submit`] (under the
+//! driver's lock) submits the batch; the wait and flush can then be issued on the device
+//! outside the lock and shared by concurrent fsyncs (group commit).
+
+use crate::device::BlockDevice;
+use crate::error::{Error, Result};
+use crate::fs::{FileType, Filesystem, Timestamp};
+use crate::node::{self, inode, NodeType};
+use crate::segment::Log;
+use crate::{Ino, Nid};
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+/// What the caller must still do after [`Filesystem::fsync_submit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub struct FsyncTicket {
+    /// Wait for all submitted writes, then flush the device. False when the fsync was
+    /// served by a checkpoint (already durable).
+    pub flush_needed: bool,
+}
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Makes the file's data and metadata durable (`datasync`: only what is needed to read
+    /// the data back, like fdatasync).
+    pub fn fsync(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<()> {
+        let t = self.fsync_submit(ino, datasync, now)?;
+        if t.flush_needed {
+            self.finish_batch(cfg!(feature = "mutant-fsync-no-wait"))?;
+        }
+        Ok(())
+    }
+
+    /// Waits for submitted writes (unless `skip_wait`, which only mutants ask for) and
+    /// flushes. A failure turns the filesystem read-only.
+    pub(crate) fn finish_batch(&mut self, skip_wait: bool) -> Result<()> {
+        let r = (|| {
+            if !skip_wait {
+                self.dev.wait_writes()?;
+            }
+            self.dev.flush()?;
+            Ok(())
+        })();
+        self.stats.flushes += 1;
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// A driver that issued the wait and flush itself reports a failure with this: the
+    /// filesystem turns read-only, as for any failed write.
+    pub fn flush_failed(&mut self) {
+        self.read_only = true;
+    }
+
+    /// First half of fsync: submits the batch (or writes a checkpoint). The caller then
+    /// waits for all writes and flushes the device, unless the ticket says otherwise.
+    pub fn fsync_submit(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<FsyncTicket> {
+        self.check_writable()?;
+        let kind = self.inode_kind(ino)?;
+        self.touch(now);
+        self.stats.fsyncs += 1;
+        if self.fsync_needs_checkpoint(ino, kind)? {
+            self.stats.fsync_checkpoint_fallbacks += 1;
+            self.checkpoint(false, now)?;
+            return Ok(FsyncTicket { flush_needed: false });
+        }
+        let dirty_nodes = self.dirty_nodes_of(ino);
+        let has_data = self.data.range((ino, 0)..=(ino, u64::MAX)).next().is_some();
+        let others = dirty_nodes.iter().any(|&n| n != ino);
+        if datasync && !has_data && !others && !self.size_changed.contains(&ino) {
+            // Only metadata that fdatasync need not persist (times, mode, owner) changed.
+            // Still flush: an earlier batch of this file may be waiting for one.
+            self.stats.fdatasync_noops += 1;
+            return Ok(FsyncTicket { flush_needed: true });
+        }
+        if !has_data && dirty_nodes.is_empty() {
+            return Ok(FsyncTicket { flush_needed: true });
+        }
+        match self.write_batch(ino) {
+            Ok(()) => Ok(FsyncTicket { flush_needed: true }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn fsync_needs_checkpoint(&mut self, ino: Ino, kind: FileType) -> Result<bool> {
+        if kind == FileType::Directory || self.needs_cp.contains(&ino) || self.orphans.contains(&ino) {
+            return Ok(true);
+        }
+        if self.new_since_cp.contains(&ino) {
+            let b = self.inode_ref(ino)?;
+            let (links, pino) = (inode::links(b), inode::pino(b));
+            if links != 1 || self.new_since_cp.contains(&pino) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Dirty nodes belonging to `ino` (its inode, direct nodes, xattr node), in nid order.
+    pub(crate) fn dirty_nodes_of(&self, ino: Ino) -> Vec<Nid> {
+        self.dirty_nodes.iter().copied().filter(|nid| node::footer_ino(&self.nodes[nid].block) == ino).collect()
+    }
+
+    /// Writes one batch for `ino`: data, then direct and xattr nodes, then the inode with
+    /// the fsync mark. Indirect nodes stay dirty in memory: recovery rebuilds the path to
+    /// each direct node from the node's footer, so they are written by the next checkpoint.
+    pub(crate) fn write_batch(&mut self, ino: Ino) -> Result<()> {
+        // 1. Data, recording each block's CRC by (holder node, index).
+        let keys: Vec<(Ino, u64)> = self.data.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+        let mut data_crcs: BTreeMap<(Nid, u32), u32> = BTreeMap::new();
+        for k in keys {
+            let block = self.data.remove(&k).expect("listed above");
+            let (holder, ofs) = match self.writeback_one(ino, k.1, &block) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.data.insert(k, block);
+                    return Err(e);
+                }
+            };
+            data_crcs.insert((holder, ofs), crate::codec::crc(&block[..]));
+        }
+        // 2. The nodes of the batch, inode last.
+        let mut order: Vec<Nid> = Vec::new();
+        for nid in self.dirty_nodes_of(ino) {
+            match node::footer_type(&self.nodes[&nid].block) {
+                Some(NodeType::Direct) | Some(NodeType::Xattr) => order.push(nid),
+                _ => {}
+            }
+        }
+        order.push(ino);
+        // The batch CRC covers the data blocks in the order recovery will meet them: node by
+        // node in chain order, then by index within the node.
+        let mut batch = 0u32;
+        let mut count = 0u32;
+        for &nid in &order {
+            for (_, c) in data_crcs.range((nid, 0)..=(nid, u32::MAX)) {
+                batch = crate::codec::crc_seeded(batch, &c.to_le_bytes());
+                count += 1;
+            }
+        }
+        debug_assert_eq!(count as usize, data_crcs.len(), "every data block of the batch has a node in it");
+        let trunc = self.trunc_hint.remove(&ino).unwrap_or(u64::MAX);
+        let dentry = self.new_since_cp.contains(&ino);
+        {
+            let b = self.inode_mut(ino)?;
+            inode::set_batch(b, trunc, batch, count);
+        }
+        let last = order.len() - 1;
+        for (i, &nid) in order.iter().enumerate() {
+            let mut flags = 0;
+            if i == last {
+                if !cfg!(feature = "mutant-no-fsync-mark") {
+                    flags |= node::FLAG_FSYNC;
+                }
+                if dentry && !cfg!(feature = "mutant-no-dentry-mark") {
+                    flags |= node::FLAG_DENTRY;
+                }
+            }
+            self.write_node_to(nid, flags, Log::WarmNode)?;
+        }
+        self.size_changed.remove(&ino);
+        Ok(())
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_error_is_used(e: Error) -> Error {
+    e
+}
