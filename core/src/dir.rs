@@ -1287,6 +1287,15 @@ mod tests {
         assert_eq!(corrupt_reason(5, &b), "dentry block: bad checksum");
         // Zeroed block (e.g. an unwritten block read as data).
         assert_eq!(corrupt_reason(0, &[0u8; BLOCK_SIZE]), "dentry block: bad magic");
+        // An entry whose slot is not marked used (count adjusted to the bitmap).
+        let b = reseal({
+            let mut b = good.clone();
+            b[BITMAP_OFFSET] &= !1;
+            let c = get_u16(&b[..], HDR_COUNT_OFFSET) - 1;
+            put_u16(&mut b[..], HDR_COUNT_OFFSET, c);
+            b
+        });
+        assert_eq!(corrupt_reason(5, &b), "dentry block: entry slot not marked used");
 
         let with = |f: &dyn Fn(&mut Block)| {
             let mut b = good.clone();
@@ -1445,6 +1454,10 @@ mod tests {
                     prop_assert!(decode_block(5, &again, 1).is_ok());
                 }
             }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
 
             /// Random operation sequences agree with a model.
             #[test]
