@@ -1,1 +1,29 @@
-//! rollfs (in progress)
+//! rollfs: the native tools around `rollfs-core` — mkfs, mount through FUSE, fsck,
+//! inspect and write-log replay — and the block-device backend for image files and
+//! block devices.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`error`] | the CLI's typed error, its messages and exit codes |
+//! | [`size`] | parsing of sizes like `1G`, `512M` |
+//! | [`device`] | [`device::FileDevice`]: pread/pwrite, writer threads, flush, FUA, discard, exclusive open |
+//! | [`probe`] | recognising what is on a device before it is overwritten or mounted |
+//! | [`record`] | the write log (`mount --record-writes`) and its replay into crash images |
+//! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
+//! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
+//! | [`inspect`] | the `inspect` report: text, JSON and the SVG heatmap |
+
+pub mod cmd;
+pub mod device;
+pub mod error;
+pub mod fuse;
+pub mod inspect;
+pub mod probe;
+pub mod record;
+pub mod size;
+
+/// The current time as the core wants it (the core reads no clock).
+pub fn now() -> rollfs_core::Timestamp {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    rollfs_core::Timestamp::new(d.as_secs() as i64, d.subsec_nanos())
+}

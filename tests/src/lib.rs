@@ -1,1 +1,340 @@
-//! rollfs-tests (in progress)
+//! rollfs-tests: the harness for integration tests that drive the real `rollfs` binary
+//! and real FUSE mounts.
+//!
+//! - [`rollfs_bin`] finds the binary next to the test executable and runs
+//!   `cargo build -p rollfs --bin rollfs` once per test process so it is never stale
+//!   (`cargo test -p rollfs-tests` alone would not rebuild another package's binary).
+//! - [`require_fuse`] fails a test loudly when FUSE is unavailable: a FUSE test that
+//!   silently passes without FUSE would hide a broken CI.
+//! - [`Image`] is a fresh image in its own temp dir; [`Mount`] runs `rollfs mount -f` as a
+//!   child and always unmounts (also on panic, from `Drop`), then reaps the child, so a
+//!   test can run fsck right after the unmount without racing the final checkpoint.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Path of the `rollfs` binary under test.
+pub fn rollfs_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("ROLLFS_BIN") {
+            return PathBuf::from(p);
+        }
+        let exe = std::env::current_exe().expect("current_exe");
+        // target/<profile>/deps/<test> -> target/<profile>/rollfs
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target dir").to_path_buf();
+        let bin = profile_dir.join("rollfs");
+        // `cargo test -p rollfs-tests` does not rebuild the binary of another package:
+        // make sure it is current (a no-op when it is; cargo holds no lock while tests run).
+        if !bin.exists() || std::env::var_os("CARGO").is_some() {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", "rollfs", "--bin", "rollfs"]);
+            if profile_dir.file_name() == Some(OsStr::new("release")) {
+                cmd.arg("--release");
+            }
+            let st = cmd.status().expect("run cargo build for the rollfs binary");
+            assert!(st.success(), "building the rollfs binary failed");
+        }
+        assert!(bin.exists(), "rollfs binary not found at {}", bin.display());
+        bin
+    })
+    .clone()
+}
+
+/// Runs `rollfs ARGS...` and returns its output.
+pub fn rollfs<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Command::new(rollfs_bin()).args(args).stdin(Stdio::null()).output().expect("run rollfs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts an exit code and a fragment of stderr, printing both streams on mismatch.
+#[track_caller]
+pub fn assert_fails(o: &Output, code: i32, msg: &str) {
+    assert!(
+        o.status.code() == Some(code) && stderr(o).contains(msg),
+        "expected exit {code} and stderr containing {msg:?}; got {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Fails the test (never skips it) when FUSE mounts cannot work here.
+#[track_caller]
+pub fn require_fuse() {
+    assert!(
+        Path::new("/dev/fuse").exists(),
+        "FUSE is not available: /dev/fuse is missing. These tests need real FUSE mounts \
+         (CI installs fuse3 in .ci/run; locally: `modprobe fuse` and install fuse3)."
+    );
+    if !is_root() {
+        let have = ["fusermount3", "fusermount"]
+            .iter()
+            .any(|b| Command::new(b).arg("-V").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok());
+        assert!(have, "FUSE is not usable: not root and no fusermount3 on PATH (install fuse3)");
+    }
+}
+
+/// A fresh image file in its own temp dir.
+pub struct Image {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl Image {
+    /// `rollfs mkfs --size SIZE` plus extra mkfs arguments.
+    #[track_caller]
+    pub fn new(size: &str, extra: &[&str]) -> Image {
+        let dir = tempfile::Builder::new().prefix("rollfs-test-").tempdir().expect("tempdir");
+        let path = dir.path().join("fs.img");
+        let mut args: Vec<&OsStr> = vec![OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new(size), OsStr::new("-q")];
+        args.extend(extra.iter().map(OsStr::new));
+        args.push(path.as_os_str());
+        let o = rollfs(&args);
+        assert!(o.status.success(), "mkfs failed: {}{}", stdout(&o), stderr(&o));
+        Image { dir, path }
+    }
+
+    /// An image file of `bytes` bytes that is not formatted.
+    pub fn raw(bytes: u64) -> Image {
+        let dir = tempfile::Builder::new().prefix("rollfs-test-").tempdir().expect("tempdir");
+        let path = dir.path().join("raw.img");
+        std::fs::File::create(&path).unwrap().set_len(bytes).unwrap();
+        Image { dir, path }
+    }
+
+    pub fn mount(&self) -> Mount {
+        Mount::new(&self.path, &[])
+    }
+
+    /// Runs fsck and returns (exit code, output).
+    pub fn fsck(&self) -> (i32, Output) {
+        let o = rollfs([OsStr::new("fsck"), self.path.as_os_str()]);
+        (o.status.code().unwrap_or(-1), o)
+    }
+
+    #[track_caller]
+    pub fn assert_fsck_clean(&self) {
+        let (code, o) = self.fsck();
+        assert_eq!(code, 0, "fsck not clean:\n{}{}", stdout(&o), stderr(&o));
+    }
+}
+
+fn is_mounted(mnt: &Path) -> bool {
+    let want = mnt.canonicalize().unwrap_or(mnt.to_owned());
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
+    info.lines().any(|l| l.split(' ').nth(4).map(unescape_mountinfo).is_some_and(|p| Path::new(&p) == want))
+}
+
+fn unescape_mountinfo(s: &str) -> String {
+    s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+}
+
+fn unmount_cmd(mnt: &Path, lazy: bool) -> bool {
+    let mut tried = Vec::new();
+    for (bin, args) in [
+        ("fusermount3", if lazy { vec!["-u", "-z"] } else { vec!["-u"] }),
+        ("fusermount", if lazy { vec!["-u", "-z"] } else { vec!["-u"] }),
+        ("umount", if lazy { vec!["-l"] } else { vec![] }),
+    ] {
+        match Command::new(bin).args(&args).arg(mnt).stdout(Stdio::null()).stderr(Stdio::null()).status() {
+            Ok(s) if s.success() => return true,
+            Ok(_) => tried.push(bin),
+            Err(_) => {}
+        }
+    }
+    false
+}
+
+/// A running `rollfs mount -f` with its mount point. Unmounts on drop.
+pub struct Mount {
+    child: Option<Child>,
+    pub mnt: PathBuf,
+    pub image: PathBuf,
+    log: PathBuf,
+    _mnt_dir: tempfile::TempDir,
+}
+
+impl Mount {
+    /// Mounts `image` with extra `rollfs mount` arguments (e.g. `-o ro`).
+    #[track_caller]
+    pub fn new(image: &Path, extra: &[&OsStr]) -> Mount {
+        Self::try_new(image, extra).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub fn try_new(image: &Path, extra: &[&OsStr]) -> Result<Mount, String> {
+        require_fuse();
+        let mnt_dir = tempfile::Builder::new().prefix("rollfs-mnt-").tempdir().expect("tempdir");
+        let mnt = mnt_dir.path().join("m");
+        std::fs::create_dir(&mnt).unwrap();
+        let log = mnt_dir.path().join("mount.log");
+        let logf = std::fs::File::create(&log).unwrap();
+        let child = Command::new(rollfs_bin())
+            .arg("mount")
+            .arg("-f")
+            .args(extra)
+            .arg(image)
+            .arg(&mnt)
+            .stdin(Stdio::null())
+            .stdout(logf.try_clone().unwrap())
+            .stderr(logf)
+            .spawn()
+            .expect("spawn rollfs mount");
+        let mut m = Mount { child: Some(child), mnt, image: image.to_owned(), log, _mnt_dir: mnt_dir };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if is_mounted(&m.mnt) {
+                return Ok(m);
+            }
+            if let Ok(Some(st)) = m.child.as_mut().unwrap().try_wait() {
+                m.child = None;
+                return Err(format!("rollfs mount exited with {st} before mounting:\n{}", m.log_text()));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("rollfs mount did not mount within 20 s:\n{}", m.log_text()));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.mnt.join(rel)
+    }
+
+    pub fn log_text(&self) -> String {
+        let mut s = String::new();
+        if let Ok(mut f) = std::fs::File::open(&self.log) {
+            let _ = f.read_to_string(&mut s);
+        }
+        s
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// Unmounts and waits for the daemon; returns its exit status (0 = clean checkpoint).
+    #[track_caller]
+    pub fn unmount(mut self) -> ExitStatus {
+        let st = self.unmount_inner(false);
+        st.unwrap_or_else(|| {
+            panic!(
+                "could not unmount {} (busy: is a file still open?), or the daemon did not exit:\n{}",
+                self.mnt.display(),
+                self.log_text()
+            )
+        })
+    }
+
+    /// Waits for the daemon to exit on its own (e.g. after a signal).
+    pub fn wait(mut self) -> ExitStatus {
+        let mut c = self.child.take().expect("child");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(st)) = c.try_wait() {
+                return st;
+            }
+            if Instant::now() > deadline {
+                let _ = c.kill();
+                panic!("rollfs mount did not exit within 60 s:\n{}", self.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Unmounts (retrying while busy) and reaps the daemon. With `lazy_fallback` a mount
+    /// that stays busy is detached (only from `Drop`, where the test is over); otherwise
+    /// a busy mount is an error, since waiting for the daemon would hang on the open file.
+    fn unmount_inner(&mut self, lazy_fallback: bool) -> Option<ExitStatus> {
+        let mut ok = false;
+        for _ in 0..30 {
+            if !is_mounted(&self.mnt) || unmount_cmd(&self.mnt, false) {
+                ok = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if !ok && lazy_fallback {
+            ok = unmount_cmd(&self.mnt, true);
+        }
+        if !ok {
+            return None;
+        }
+        let mut c = self.child.take()?;
+        let deadline = Instant::now() + Duration::from_secs(if lazy_fallback { 10 } else { 60 });
+        loop {
+            if let Ok(Some(st)) = c.try_wait() {
+                return Some(st);
+            }
+            if Instant::now() > deadline {
+                let _ = c.kill();
+                let _ = c.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.unmount_inner(true);
+        }
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs a closure as an unprivileged user (uid/gid 65534) in a child process when we are
+/// root: used to provoke "permission denied".
+pub fn command_as_nobody(bin: &Path) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(bin);
+    if is_root() {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    c
+}
+
+/// Reads the mounted filesystem's statistics (rollfs's own ioctl) as JSON text.
+pub fn mount_stats(any_file_in_mount: &Path) -> String {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(any_file_in_mount).expect("open for stats");
+    let mut buf = vec![0u8; 1024];
+    // SAFETY: the ioctl writes at most 1024 bytes (its encoded size) into buf.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), 0x8400_5201u32 as _, buf.as_mut_ptr()) };
+    assert!(r >= 0, "stats ioctl failed: {}", std::io::Error::last_os_error());
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}

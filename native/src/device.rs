@@ -1,0 +1,566 @@
+//! [`FileDevice`]: the real block device under the core, over an image file or a block
+//! device.
+//!
+//! What it does, and why:
+//! - Writes are *submitted*: the caller's buffer is copied and queued to one of a few
+//!   writer threads, so several writes are in flight at once and complete in any order,
+//!   as on real hardware. The core must therefore wait (`wait_writes`) before the flush
+//!   that makes a chain durable — exactly the ordering the crash model is about.
+//! - Writes to the same block go to the same writer (chosen by address), whose queue is
+//!   FIFO, so a newer write of a block can never be overtaken by an older one.
+//! - Reads see the most recently submitted data: in-flight blocks are kept in a map until
+//!   their `pwrite` has returned, and a read looks there first.
+//! - `flush` is `fdatasync`; a FUA write is `pwritev2(RWF_DSYNC)` (falling back to
+//!   `pwrite` + `fdatasync`); `PREFLUSH` flushes before the write is queued.
+//! - The first write or flush error is latched: every later write, wait and flush fails
+//!   with it, so a lost write can never be followed by a flush that claims success
+//!   (the "fsyncgate" lesson).
+//! - Discard is `BLKDISCARD` on block devices and a punched hole on image files; it is
+//!   advisory, so "not supported" is not an error.
+//! - Opening is exclusive: `O_EXCL` on block devices (the kernel refuses a device that is
+//!   mounted or opened exclusively), `flock` on image files.
+
+use crate::error::{CliError, Result};
+use rollfs_core::{Block, BlockDevice, IoError, WriteFlags, BLOCK_SIZE};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+const BLOCK: u64 = BLOCK_SIZE as u64;
+/// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`.
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+/// `BLKDISCARD` = `_IO(0x12, 119)`.
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+/// A 4 KiB block aligned for `O_DIRECT`.
+#[repr(C, align(4096))]
+pub struct AlignedBlock(pub Block);
+
+impl AlignedBlock {
+    fn boxed_from(data: &Block) -> Box<AlignedBlock> {
+        let mut b = Box::new(AlignedBlock([0u8; BLOCK_SIZE]));
+        b.0.copy_from_slice(data);
+        b
+    }
+}
+
+/// What the target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum DeviceKind {
+    ImageFile,
+    BlockDevice,
+}
+
+/// How to open a target.
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceOptions {
+    pub write: bool,
+    /// Bypass the host page cache (`O_DIRECT`).
+    pub direct: bool,
+    /// Exclusive (read-write) or shared (read-only) lock; fail if someone else holds it.
+    pub lock: bool,
+    /// Writer threads, i.e. how many writes can be in flight at once.
+    pub writers: usize,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions { write: true, direct: false, lock: true, writers: 4 }
+    }
+}
+
+/// Counters of what reached the host, for statistics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub fua_writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+}
+
+struct Job {
+    addr: u64,
+    seq: u64,
+    data: Arc<AlignedBlock>,
+    fua: bool,
+}
+
+#[derive(Default)]
+struct State {
+    /// Block address → (submission sequence, data) of the newest in-flight write.
+    inflight: HashMap<u64, (u64, Arc<AlignedBlock>)>,
+    outstanding: usize,
+    /// The first write/flush error; latched forever.
+    error: Option<IoError>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    done: Condvar,
+}
+
+pub struct FileDevice {
+    path: PathBuf,
+    file: Arc<File>,
+    kind: DeviceKind,
+    block_count: u64,
+    writable: bool,
+    shared: Arc<Shared>,
+    queues: Vec<mpsc::Sender<Job>>,
+    workers: Vec<JoinHandle<()>>,
+    seq: u64,
+    counters: DeviceCounters,
+}
+
+impl std::fmt::Debug for FileDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileDevice")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("block_count", &self.block_count)
+            .finish()
+    }
+}
+
+/// Size in bytes of an open block device.
+fn blockdev_size(file: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which is valid.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Takes a non-blocking `flock` on an image file.
+fn lock_file(file: &File, exclusive: bool) -> io::Result<()> {
+    let op = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH } | libc::LOCK_NB;
+    // SAFETY: plain syscall on a valid fd.
+    if unsafe { libc::flock(file.as_raw_fd(), op) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+impl FileDevice {
+    /// Opens an image file or block device.
+    pub fn open(path: &Path, opts: DeviceOptions) -> Result<FileDevice> {
+        let meta = std::fs::metadata(path).map_err(|e| CliError::io(path, "open", e))?;
+        let ft = meta.file_type();
+        let kind = if ft.is_block_device() {
+            DeviceKind::BlockDevice
+        } else if ft.is_file() {
+            DeviceKind::ImageFile
+        } else {
+            return Err(CliError::Failed {
+                path: path.to_owned(),
+                what: "cannot open",
+                detail: "not a regular file or block device".into(),
+            });
+        };
+        let mut flags = 0;
+        if opts.direct {
+            flags |= libc::O_DIRECT;
+        }
+        if opts.lock && kind == DeviceKind::BlockDevice {
+            // O_EXCL without O_CREAT on a block device: an exclusive open that the kernel
+            // refuses (EBUSY) while the device is mounted or exclusively open elsewhere.
+            flags |= libc::O_EXCL;
+        }
+        let file =
+            OpenOptions::new().read(true).write(opts.write).custom_flags(flags).open(path).map_err(|e| {
+                match e.raw_os_error() {
+                    Some(libc::EBUSY) => CliError::Busy {
+                        path: path.to_owned(),
+                        detail: "the device is mounted or in use by another program".into(),
+                    },
+                    Some(libc::EINVAL) if opts.direct => CliError::Failed {
+                        path: path.to_owned(),
+                        what: "cannot open with O_DIRECT",
+                        detail: "the host filesystem does not support direct I/O".into(),
+                    },
+                    _ => CliError::io(path, if opts.write { "open for writing" } else { "open" }, e),
+                }
+            })?;
+        if opts.lock && kind == DeviceKind::ImageFile {
+            lock_file(&file, opts.write).map_err(|e| {
+                if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                    CliError::Busy {
+                        path: path.to_owned(),
+                        detail: "it is already mounted or open in another rollfs process".into(),
+                    }
+                } else {
+                    CliError::io(path, "lock", e)
+                }
+            })?;
+        }
+        let bytes = match kind {
+            DeviceKind::BlockDevice => {
+                blockdev_size(&file).map_err(|e| CliError::io(path, "read the device size", e))?
+            }
+            DeviceKind::ImageFile => meta.len(),
+        };
+        Ok(FileDevice::from_file(file, path, kind, bytes / BLOCK, opts))
+    }
+
+    /// Wraps an already open file (tests use `/dev/full` to provoke write errors).
+    pub fn from_file(file: File, path: &Path, kind: DeviceKind, block_count: u64, opts: DeviceOptions) -> FileDevice {
+        let file = Arc::new(file);
+        let shared = Arc::new(Shared { state: Mutex::new(State::default()), done: Condvar::new() });
+        let mut queues = Vec::new();
+        let mut workers = Vec::new();
+        for i in 0..opts.writers.max(1) {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let file = file.clone();
+            let shared = shared.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("rollfs-writer-{i}"))
+                .spawn(move || writer_loop(&file, &shared, rx))
+                .expect("spawn writer thread");
+            queues.push(tx);
+            workers.push(h);
+        }
+        FileDevice {
+            path: path.to_owned(),
+            file,
+            kind,
+            block_count,
+            writable: opts.write,
+            shared,
+            queues,
+            workers,
+            seq: 0,
+            counters: DeviceCounters::default(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn kind(&self) -> DeviceKind {
+        self.kind
+    }
+    pub fn counters(&self) -> DeviceCounters {
+        self.counters
+    }
+    /// The underlying file, for snapshotting the image at the start of a recording.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    fn latched(&self) -> Option<IoError> {
+        self.shared.state.lock().unwrap().error
+    }
+
+    fn latch(&self, e: IoError) -> IoError {
+        let mut st = self.shared.state.lock().unwrap();
+        *st.error.get_or_insert(e)
+    }
+
+    fn do_flush(&mut self) -> Result<(), IoError> {
+        if let Some(e) = self.latched() {
+            return Err(e);
+        }
+        self.counters.flushes += 1;
+        if !self.writable {
+            return Ok(());
+        }
+        self.file.sync_data().map_err(|_| self.latch(IoError { block: IoError::FLUSH_BLOCK, op: "flush" }))
+    }
+}
+
+fn writer_loop(file: &File, shared: &Shared, rx: mpsc::Receiver<Job>) {
+    while let Ok(job) = rx.recv() {
+        let ok = write_block(file, job.addr, &job.data.0, job.fua).is_ok();
+        let mut st = shared.state.lock().unwrap();
+        if !ok && st.error.is_none() {
+            st.error = Some(IoError { block: job.addr, op: "write" });
+        }
+        if st.inflight.get(&job.addr).is_some_and(|(seq, _)| *seq == job.seq) {
+            st.inflight.remove(&job.addr);
+        }
+        st.outstanding -= 1;
+        if st.outstanding == 0 {
+            shared.done.notify_all();
+        }
+    }
+}
+
+fn write_block(file: &File, addr: u64, data: &Block, fua: bool) -> io::Result<()> {
+    let off = addr * BLOCK;
+    if fua {
+        let iov = libc::iovec { iov_base: data.as_ptr() as *mut _, iov_len: BLOCK_SIZE };
+        // SAFETY: one iovec over a live 4 KiB buffer.
+        let n = unsafe { libc::pwritev2(file.as_raw_fd(), &iov, 1, off as i64, libc::RWF_DSYNC) };
+        if n == BLOCK_SIZE as isize {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if n >= 0 || !matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EOPNOTSUPP)) {
+            return Err(if n >= 0 { io::Error::other("short write") } else { err });
+        }
+        // The kernel has no per-write DSYNC: emulate FUA.
+        file.write_all_at(data, off)?;
+        return file.sync_data();
+    }
+    file.write_all_at(data, off)
+}
+
+impl BlockDevice for FileDevice {
+    fn block_count(&self) -> u64 {
+        self.block_count
+    }
+
+    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
+        let err = IoError { block: addr, op: "read" };
+        if addr >= self.block_count {
+            return Err(err);
+        }
+        self.counters.reads += 1;
+        {
+            // No newer write can be submitted while we hold `&mut self`; a write that
+            // leaves the map has already reached the file.
+            let st = self.shared.state.lock().unwrap();
+            if let Some((_, data)) = st.inflight.get(&addr) {
+                buf.copy_from_slice(&data.0);
+                return Ok(());
+            }
+        }
+        let mut aligned = AlignedBlock([0u8; BLOCK_SIZE]);
+        let mut done = 0;
+        while done < BLOCK_SIZE {
+            match self.file.read_at(&mut aligned.0[done..], addr * BLOCK + done as u64) {
+                Ok(0) => break, // past the end of a short image: zeros
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(err),
+            }
+        }
+        buf.copy_from_slice(&aligned.0);
+        Ok(())
+    }
+
+    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
+        if addr >= self.block_count || !self.writable {
+            return Err(IoError { block: addr, op: "write" });
+        }
+        if let Some(e) = self.latched() {
+            return Err(e);
+        }
+        if flags.contains(WriteFlags::PREFLUSH) {
+            self.do_flush()?;
+        }
+        self.counters.writes += 1;
+        let fua = flags.contains(WriteFlags::FUA);
+        if fua {
+            self.counters.fua_writes += 1;
+        }
+        self.seq += 1;
+        let data: Arc<AlignedBlock> = Arc::from(AlignedBlock::boxed_from(data));
+        {
+            let mut st = self.shared.state.lock().unwrap();
+            st.inflight.insert(addr, (self.seq, data.clone()));
+            st.outstanding += 1;
+        }
+        let q = &self.queues[(addr % self.queues.len() as u64) as usize];
+        let job = Job { addr, seq: self.seq, data, fua };
+        if q.send(job).is_err() {
+            return Err(self.latch(IoError { block: addr, op: "write" }));
+        }
+        Ok(())
+    }
+
+    fn wait_writes(&mut self) -> Result<(), IoError> {
+        let mut st = self.shared.state.lock().unwrap();
+        while st.outstanding > 0 {
+            st = self.shared.done.wait(st).unwrap();
+        }
+        match st.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), IoError> {
+        self.do_flush()
+    }
+
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+        let err = IoError { block: addr, op: "discard" };
+        if addr.checked_add(count).is_none_or(|end| end > self.block_count) || !self.writable {
+            return Err(err);
+        }
+        // A discard must not overtake an earlier write of the same blocks.
+        self.wait_writes()?;
+        self.counters.discards += 1;
+        let (off, len) = (addr * BLOCK, count * BLOCK);
+        let fd = self.file.as_raw_fd();
+        // SAFETY: plain syscalls on a valid fd; the range array outlives the ioctl.
+        let r = unsafe {
+            match self.kind {
+                DeviceKind::BlockDevice => {
+                    let range: [u64; 2] = [off, len];
+                    libc::ioctl(fd, BLKDISCARD as _, range.as_ptr())
+                }
+                DeviceKind::ImageFile => {
+                    libc::fallocate(fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off as i64, len as i64)
+                }
+            }
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            // Discard is a hint; devices and host filesystems may not support it.
+            if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENOTTY | libc::EINVAL)) {
+                return Err(err);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FileDevice {
+    fn drop(&mut self) {
+        // Let queued writes finish (they were submitted; dropping them silently would make
+        // the device lie about what it was asked to do), then stop the writers.
+        let _ = self.wait_writes();
+        self.queues.clear();
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(v: u8) -> Block {
+        [v; BLOCK_SIZE]
+    }
+
+    fn image(blocks: u64) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dev.img");
+        File::create(&p).unwrap().set_len(blocks * BLOCK).unwrap();
+        (dir, p)
+    }
+
+    #[test]
+    fn read_after_write_sees_newest_submitted_data() {
+        let (_d, p) = image(64);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        assert_eq!(dev.block_count(), 64);
+        let mut buf = block(9);
+        dev.read(3, &mut buf).unwrap();
+        assert_eq!(buf, block(0), "never-written blocks read as zeros");
+        for round in 0..50u8 {
+            for a in 0..64 {
+                dev.write(a, &block(round.wrapping_add(a as u8)), WriteFlags::empty()).unwrap();
+            }
+            for a in 0..64 {
+                dev.read(a, &mut buf).unwrap();
+                assert_eq!(buf, block(round.wrapping_add(a as u8)), "block {a} round {round}");
+            }
+        }
+        dev.wait_writes().unwrap();
+        dev.flush().unwrap();
+        drop(dev);
+        let bytes = std::fs::read(&p).unwrap();
+        for a in 0..64usize {
+            assert!(bytes[a * BLOCK_SIZE..(a + 1) * BLOCK_SIZE].iter().all(|&b| b == 49u8.wrapping_add(a as u8)));
+        }
+    }
+
+    #[test]
+    fn same_block_writes_land_in_submission_order() {
+        let (_d, p) = image(16);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        for v in 0..=255u8 {
+            dev.write(5, &block(v), WriteFlags::empty()).unwrap();
+        }
+        dev.wait_writes().unwrap();
+        drop(dev);
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(bytes[5 * BLOCK_SIZE..6 * BLOCK_SIZE].iter().all(|&b| b == 255));
+    }
+
+    #[test]
+    fn fua_preflush_and_counters() {
+        let (_d, p) = image(16);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        dev.write(1, &block(1), WriteFlags::empty()).unwrap();
+        dev.write(2, &block(2), WriteFlags::FUA | WriteFlags::PREFLUSH).unwrap();
+        dev.flush().unwrap();
+        dev.wait_writes().unwrap();
+        let c = dev.counters();
+        assert_eq!((c.writes, c.fua_writes, c.flushes), (2, 1, 2));
+    }
+
+    #[test]
+    fn out_of_range_and_read_only_writes_fail() {
+        let (_d, p) = image(8);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let mut buf = block(0);
+        assert_eq!(dev.read(8, &mut buf), Err(IoError { block: 8, op: "read" }));
+        assert!(dev.write(8, &buf, WriteFlags::empty()).is_err());
+        drop(dev);
+        let ro = DeviceOptions { write: false, ..Default::default() };
+        let mut dev = FileDevice::open(&p, ro).unwrap();
+        assert!(dev.write(0, &buf, WriteFlags::empty()).is_err());
+    }
+
+    #[test]
+    fn discard_punches_holes_after_pending_writes() {
+        let (_d, p) = image(64);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        for a in 0..64 {
+            dev.write(a, &block(7), WriteFlags::empty()).unwrap();
+        }
+        dev.discard(16, 32).unwrap();
+        let mut buf = block(1);
+        dev.read(20, &mut buf).unwrap();
+        assert_eq!(buf, block(0));
+        dev.read(48, &mut buf).unwrap();
+        assert_eq!(buf, block(7));
+        assert!(dev.discard(60, 10).is_err(), "range past the end");
+    }
+
+    #[test]
+    fn write_error_is_latched() {
+        // /dev/full fails every write with ENOSPC.
+        let f = OpenOptions::new().read(true).write(true).open("/dev/full").unwrap();
+        let mut dev =
+            FileDevice::from_file(f, Path::new("/dev/full"), DeviceKind::ImageFile, 16, DeviceOptions::default());
+        dev.write(3, &block(1), WriteFlags::empty()).unwrap();
+        let e = dev.wait_writes().unwrap_err();
+        assert_eq!(e, IoError { block: 3, op: "write" });
+        assert_eq!(dev.write(4, &block(1), WriteFlags::empty()), Err(e));
+        assert_eq!(dev.flush(), Err(e));
+        assert_eq!(dev.wait_writes(), Err(e));
+    }
+
+    #[test]
+    fn second_open_is_refused_while_locked() {
+        let (_d, p) = image(8);
+        let _dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let e = FileDevice::open(&p, DeviceOptions::default()).unwrap_err();
+        assert!(matches!(e, CliError::Busy { .. }), "{e}");
+        let ro = DeviceOptions { write: false, ..Default::default() };
+        assert!(matches!(FileDevice::open(&p, ro), Err(CliError::Busy { .. })));
+    }
+
+    #[test]
+    fn missing_target_is_not_found() {
+        let e = FileDevice::open(Path::new("/nonexistent/x.img"), DeviceOptions::default()).unwrap_err();
+        assert!(matches!(e, CliError::NotFound { .. }));
+        assert!(e.to_string().contains("/nonexistent/x.img: no such file or device"));
+    }
+}

@@ -1,0 +1,763 @@
+//! The FUSE driver: `fuser::Filesystem` over one `rollfs_core::Filesystem`.
+//!
+//! - The core is a single-threaded state machine, so it sits behind a mutex; fuser runs
+//!   several request threads (see `cmd::mount`), which lets slow requests (fsync) overlap
+//!   with others once the core's split fsync lets the device flush run outside the lock.
+//! - Time comes from `SystemTime::now()` per request and credentials from the request;
+//!   the kernel does permission checks (`default_permissions`).
+//! - `open`/`release` are passed to the core so that a file unlinked while open survives
+//!   until its last release (and is reclaimed at mount after a crash).
+//! - No writeback cache: every write reaches the core before `write(2)` returns, so an
+//!   atomic-write commit or an fsync sees every write issued before it.
+//! - A panic in the core must not take the mount down with a poisoned lock and a hung
+//!   kernel: it is caught, logged, and the filesystem turns every later request into EIO.
+//! - On unmount (`destroy`) the core writes its clean checkpoint; the result is kept in
+//!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
+
+use fuser::{
+    Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
+    ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs,
+    ReplyWrite, ReplyXattr, Request, TimeOrNow,
+};
+use rollfs_core::{
+    Attr, BlockDevice, Credentials, FileType, Filesystem, RenameFlags, SetAttr, Timestamp, XattrSetMode,
+};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The device type the driver mounts: a file device, possibly wrapped by the recorder.
+pub type Dev = Box<dyn BlockDevice + Send>;
+
+/// f2fs ioctl numbers (include/uapi/linux/f2fs.h; SQLite's os_unix.c uses the same).
+pub mod ioc {
+    /// `_IO(0xf5, 1)`
+    pub const F2FS_IOC_START_ATOMIC_WRITE: u32 = 0xf501;
+    /// `_IO(0xf5, 2)`
+    pub const F2FS_IOC_COMMIT_ATOMIC_WRITE: u32 = 0xf502;
+    /// `_IO(0xf5, 5)`: SQLite calls ABORT_ATOMIC_WRITE by its old name.
+    pub const F2FS_IOC_ABORT_VOLATILE_WRITE: u32 = 0xf505;
+    /// `_IOR(0xf5, 12, u32)`
+    pub const F2FS_IOC_GET_FEATURES: u32 = 0x8004_f50c;
+    pub const F2FS_FEATURE_ATOMIC_WRITE: u32 = 0x0004;
+    /// rollfs's own: `_IOR('R', 1, [u8; 1024])`, the statistics as NUL-padded JSON.
+    pub const ROLLFS_IOC_GET_STATS: u32 = 0x8400_5201;
+    pub const ROLLFS_STATS_LEN: usize = 1024;
+}
+
+/// Whether the core has the atomic-write API wired in (see the ATOMIC-WRITE HOOK below).
+/// GET_FEATURES reports the feature bit only when true, so SQLite never tries a batch
+/// atomic write that would fail.
+pub const ATOMIC_WRITES_AVAILABLE: bool = false;
+
+/// Counters of the driver itself (the core keeps its own `Stats`).
+#[derive(Debug, Default)]
+pub struct DriverStats {
+    pub requests: AtomicU64,
+    pub fsyncs: AtomicU64,
+    pub atomic_starts: AtomicU64,
+    pub atomic_commits: AtomicU64,
+    pub atomic_aborts: AtomicU64,
+    pub panics: AtomicU64,
+}
+
+/// What happened at unmount: `None` until `destroy` ran.
+pub type UnmountResult = Arc<Mutex<Option<Result<(), String>>>>;
+
+pub struct RollFuse {
+    fs: Mutex<Option<Filesystem<Dev>>>,
+    failed: AtomicBool,
+    ttl: Duration,
+    pub stats: Arc<DriverStats>,
+    unmount: UnmountResult,
+}
+
+fn ts_to_system(t: Timestamp) -> SystemTime {
+    if t.sec >= 0 {
+        UNIX_EPOCH + Duration::new(t.sec as u64, t.nsec)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(t.sec.unsigned_abs()) + Duration::from_nanos(t.nsec as u64)
+    }
+}
+
+fn system_to_ts(t: SystemTime) -> Timestamp {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => Timestamp::new(d.as_secs() as i64, d.subsec_nanos()),
+        Err(e) => {
+            let d = e.duration();
+            let (mut s, mut n) = (-(d.as_secs() as i64), d.subsec_nanos());
+            if n > 0 {
+                s -= 1;
+                n = 1_000_000_000 - n;
+            }
+            Timestamp::new(s, n)
+        }
+    }
+}
+
+fn time_or_now(t: TimeOrNow) -> Timestamp {
+    match t {
+        TimeOrNow::SpecificTime(t) => system_to_ts(t),
+        TimeOrNow::Now => crate::now(),
+    }
+}
+
+fn kind(k: FileType) -> fuser::FileType {
+    match k {
+        FileType::Regular => fuser::FileType::RegularFile,
+        FileType::Directory => fuser::FileType::Directory,
+        FileType::Symlink => fuser::FileType::Symlink,
+        FileType::CharDevice => fuser::FileType::CharDevice,
+        FileType::BlockDevice => fuser::FileType::BlockDevice,
+        FileType::Fifo => fuser::FileType::NamedPipe,
+        FileType::Socket => fuser::FileType::Socket,
+    }
+}
+
+pub fn file_attr(a: &Attr) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(a.ino as u64),
+        size: a.size,
+        blocks: a.blocks,
+        atime: ts_to_system(a.atime),
+        mtime: ts_to_system(a.mtime),
+        ctime: ts_to_system(a.ctime),
+        crtime: ts_to_system(a.crtime),
+        kind: kind(a.kind),
+        perm: a.perm,
+        nlink: a.nlink,
+        uid: a.uid,
+        gid: a.gid,
+        rdev: a.rdev,
+        blksize: rollfs_core::BLOCK_SIZE as u32,
+        flags: 0,
+    }
+}
+
+fn errno(e: &rollfs_core::Error) -> Errno {
+    Errno::from_i32(e.errno())
+}
+
+fn ino32(ino: INodeNo) -> Result<u32, Errno> {
+    u32::try_from(ino.0).map_err(|_| Errno::ENOENT)
+}
+
+fn cred(req: &Request) -> Credentials {
+    Credentials { uid: req.uid(), gid: req.gid() }
+}
+
+impl RollFuse {
+    pub fn new(fs: Filesystem<Dev>) -> RollFuse {
+        RollFuse {
+            fs: Mutex::new(Some(fs)),
+            failed: AtomicBool::new(false),
+            ttl: Duration::from_secs(1),
+            stats: Arc::new(DriverStats::default()),
+            unmount: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Where the unmount checkpoint's result will be put.
+    pub fn unmount_result(&self) -> UnmountResult {
+        self.unmount.clone()
+    }
+
+    /// Runs one core call under the lock, mapping errors to errno and panics to EIO.
+    fn call<T>(&self, f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>) -> Result<T, Errno> {
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        if self.failed.load(Ordering::Relaxed) {
+            return Err(Errno::EIO);
+        }
+        let mut guard = match self.fs.lock() {
+            Ok(g) => g,
+            Err(_) => return Err(Errno::EIO),
+        };
+        let Some(fs) = guard.as_mut() else { return Err(Errno::EIO) };
+        match catch_unwind(AssertUnwindSafe(|| f(fs))) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                if matches!(e, rollfs_core::Error::Io { .. } | rollfs_core::Error::Corrupt { .. }) {
+                    eprintln!("rollfs: {e}");
+                }
+                Err(errno(&e))
+            }
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                eprintln!("rollfs: BUG: the filesystem core panicked ({msg}); failing all further requests with EIO");
+                self.stats.panics.fetch_add(1, Ordering::Relaxed);
+                self.failed.store(true, Ordering::Relaxed);
+                Err(Errno::EIO)
+            }
+        }
+    }
+
+    fn reply_entry(&self, r: Result<Attr, Errno>, reply: ReplyEntry) {
+        match r {
+            Ok(a) => reply.entry(&self.ttl, &file_attr(&a), Generation(a.generation as u64)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn stats_json(&self) -> String {
+        let core = self.call(|fs| Ok(fs.stats())).ok();
+        let s = &self.stats;
+        let mut v = serde_json::json!({
+            "driver": {
+                "requests": s.requests.load(Ordering::Relaxed),
+                "fsyncs": s.fsyncs.load(Ordering::Relaxed),
+                "atomic_starts": s.atomic_starts.load(Ordering::Relaxed),
+                "atomic_commits": s.atomic_commits.load(Ordering::Relaxed),
+                "atomic_aborts": s.atomic_aborts.load(Ordering::Relaxed),
+                "panics": s.panics.load(Ordering::Relaxed),
+            }
+        });
+        if let Some(c) = core {
+            v["core"] = serde_json::json!({
+                "checkpoints": c.checkpoints,
+                "data_blocks_written": c.data_blocks_written,
+                "node_blocks_written": c.node_blocks_written,
+                "meta_blocks_written": c.meta_blocks_written,
+                "flushes": c.flushes,
+                "device_reads": c.device_reads,
+                "fsyncs": c.fsyncs,
+                "fsync_checkpoint_fallbacks": c.fsync_checkpoint_fallbacks,
+                "dirty_bound_checkpoints": c.dirty_bound_checkpoints,
+            });
+        }
+        v.to_string()
+    }
+
+    fn readdir_entries(&self, ino: INodeNo, offset: u64, max: usize) -> Result<Vec<rollfs_core::DirEntry>, Errno> {
+        let ino = ino32(ino)?;
+        self.call(|fs| {
+            let mut out = Vec::new();
+            fs.readdir(ino, offset, &mut |e| {
+                out.push(e);
+                out.len() < max
+            })?;
+            Ok(out)
+        })
+    }
+}
+
+impl fuser::Filesystem for RollFuse {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        use fuser::InitFlags;
+        // Optional capabilities: ignore what the kernel does not offer.
+        let _ = config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO);
+        let _ = config.set_max_write(1 << 20);
+        Ok(())
+    }
+
+    fn destroy(&mut self) {
+        let fs = self.fs.get_mut().ok().and_then(|g| g.take());
+        let result = match fs {
+            None => Err("the filesystem was already gone".to_string()),
+            Some(_) if self.failed.load(Ordering::Relaxed) => {
+                Err("the core failed during the mount; no clean checkpoint was written".to_string())
+            }
+            Some(fs) => match catch_unwind(AssertUnwindSafe(|| fs.unmount(crate::now()))) {
+                Ok(Ok(mut dev)) => dev
+                    .wait_writes()
+                    .and_then(|_| dev.flush())
+                    .map_err(|e| format!("final flush failed: I/O error at block {} during {}", e.block, e.op)),
+                Ok(Err(e)) => Err(format!("unmount checkpoint failed: {e}")),
+                Err(_) => Err("the core panicked while unmounting".to_string()),
+            },
+        };
+        if let Ok(mut u) = self.unmount.lock() {
+            *u = Some(result);
+        }
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let r = ino32(parent).and_then(|p| self.call(|fs| fs.lookup(p, name.as_bytes())));
+        self.reply_entry(r, reply)
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.getattr(i))) {
+            Ok(a) => reply.attr(&self.ttl, &file_attr(&a)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let set = SetAttr {
+            mode: mode.map(|m| m & 0o7777),
+            uid,
+            gid,
+            size,
+            atime: atime.map(time_or_now),
+            mtime: mtime.map(time_or_now),
+            ctime: ctime.map(system_to_ts),
+        };
+        match ino32(ino).and_then(|i| self.call(|fs| fs.setattr(i, &set, crate::now()))) {
+            Ok(a) => reply.attr(&self.ttl, &file_attr(&a)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.readlink(i))) {
+            Ok(t) => reply.data(&t),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn mknod(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, rdev: u32, reply: ReplyEntry) {
+        let mode = (mode & FileType::S_IFMT) | (mode & 0o7777 & !umask);
+        let r = ino32(parent)
+            .and_then(|p| self.call(|fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now())));
+        self.reply_entry(r, reply)
+    }
+
+    fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, reply: ReplyEntry) {
+        let perm = mode & 0o7777 & !umask;
+        let r = ino32(parent).and_then(|p| self.call(|fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now())));
+        self.reply_entry(r, reply)
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match ino32(parent).and_then(|p| self.call(|fs| fs.unlink(p, name.as_bytes(), crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match ino32(parent).and_then(|p| self.call(|fs| fs.rmdir(p, name.as_bytes(), crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn symlink(&self, req: &Request, parent: INodeNo, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
+        let r = ino32(parent).and_then(|p| {
+            self.call(|fs| fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now()))
+        });
+        self.reply_entry(r, reply)
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: fuser::RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        let Some(flags) = RenameFlags::from_bits(flags.bits()) else {
+            // RENAME_WHITEOUT is for overlay filesystems; not supported.
+            return reply.error(Errno::EINVAL);
+        };
+        let r = ino32(parent).and_then(|p| {
+            ino32(newparent).and_then(|np| {
+                self.call(|fs| fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now()))
+            })
+        });
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn link(&self, _req: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
+        let r = ino32(ino).and_then(|i| {
+            ino32(newparent).and_then(|np| self.call(|fs| fs.link(i, np, newname.as_bytes(), crate::now())))
+        });
+        self.reply_entry(r, reply)
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, _flags: fuser::OpenFlags, reply: ReplyOpen) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.open(i))) {
+            Ok(()) => reply.opened(FileHandle(0), FopenFlags::empty()),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: fuser::OpenFlags,
+        _lock_owner: Option<fuser::LockOwner>,
+        reply: ReplyData,
+    ) {
+        let mut buf = vec![0u8; size as usize];
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                let mut done = 0;
+                while done < buf.len() {
+                    let n = fs.read(i, offset + done as u64, &mut buf[done..])?;
+                    if n == 0 {
+                        break;
+                    }
+                    done += n;
+                }
+                Ok(done)
+            })
+        });
+        match r {
+            Ok(n) => reply.data(&buf[..n]),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: fuser::WriteFlags,
+        _flags: fuser::OpenFlags,
+        _lock_owner: Option<fuser::LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                let now = crate::now();
+                let mut done = 0;
+                while done < data.len() {
+                    let n = fs.write(i, offset + done as u64, &data[done..], now)?;
+                    if n == 0 {
+                        break;
+                    }
+                    done += n;
+                }
+                Ok(done)
+            })
+        });
+        match r {
+            Ok(n) => reply.written(n as u32),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: fuser::LockOwner, reply: ReplyEmpty) {
+        // close(2) does not promise durability; writes already reached the core.
+        reply.ok()
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _flags: fuser::OpenFlags,
+        _lock_owner: Option<fuser::LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        // ATOMIC-WRITE HOOK: a file released during an atomic write must have it aborted
+        // (f2fs does the same), once the core has abort_atomic_write.
+        match ino32(ino).and_then(|i| self.call(|fs| fs.release(i, crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
+        self.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
+        // GROUP-COMMIT HOOK: when the core splits fsync into "prepare under the lock" and
+        // "flush", the flush goes here, outside `call`, shared by concurrent fsyncs.
+        match ino32(ino).and_then(|i| self.call(|fs| fs.fsync(i, datasync, crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn fsyncdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.fsync(i, datasync, crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                fs.readdir(i, offset, &mut |e| {
+                    // `add` returns true when this entry did not fit: stop, and the kernel
+                    // resumes from the previous entry's cookie.
+                    !reply.add(INodeNo(e.ino as u64), e.cookie, kind(e.kind), OsStr::from_bytes(&e.name))
+                })
+            })
+        });
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readdirplus(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectoryPlus) {
+        // Attributes cannot be fetched inside the core's readdir callback (it holds the
+        // core), so take a batch of entries first; the kernel asks again for the rest.
+        let entries = match self.readdir_entries(ino, offset, 128) {
+            Ok(v) => v,
+            Err(e) => return reply.error(e),
+        };
+        for e in entries {
+            let attr = match self.call(|fs| fs.getattr(e.ino)) {
+                Ok(a) => a,
+                Err(err) => return reply.error(err),
+            };
+            let full = reply.add(
+                INodeNo(e.ino as u64),
+                e.cookie,
+                OsStr::from_bytes(&e.name),
+                &self.ttl,
+                &file_attr(&attr),
+                Generation(attr.generation as u64),
+            );
+            if full {
+                break;
+            }
+        }
+        reply.ok()
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        match self.call(|fs| fs.statfs()) {
+            Ok(s) => reply.statfs(
+                s.blocks,
+                s.blocks_free,
+                s.blocks_avail,
+                s.files,
+                s.files_free,
+                s.block_size,
+                s.name_max,
+                s.block_size,
+            ),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        name: &OsStr,
+        value: &[u8],
+        flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        let mode = match flags {
+            0 => XattrSetMode::Any,
+            libc::XATTR_CREATE => XattrSetMode::Create,
+            libc::XATTR_REPLACE => XattrSetMode::Replace,
+            _ => return reply.error(Errno::EINVAL),
+        };
+        match ino32(ino).and_then(|i| self.call(|fs| fs.setxattr(i, name.as_bytes(), value, mode, crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.getxattr(i, name.as_bytes()))) {
+            Ok(v) if size == 0 => reply.size(v.len() as u32),
+            Ok(v) if v.len() > size as usize => reply.error(Errno::ERANGE),
+            Ok(v) => reply.data(&v),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.listxattr(i))) {
+            Ok(names) => {
+                let mut buf = Vec::new();
+                for n in names {
+                    buf.extend_from_slice(&n);
+                    buf.push(0);
+                }
+                if size == 0 {
+                    reply.size(buf.len() as u32)
+                } else if buf.len() > size as usize {
+                    reply.error(Errno::ERANGE)
+                } else {
+                    reply.data(&buf)
+                }
+            }
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn removexattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match ino32(ino).and_then(|i| self.call(|fs| fs.removexattr(i, name.as_bytes(), crate::now()))) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn access(&self, _req: &Request, _ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        // Only reached without default_permissions; the kernel checks modes otherwise.
+        reply.ok()
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let perm = mode & 0o7777 & !umask;
+        let r = ino32(parent).and_then(|p| {
+            self.call(|fs| {
+                let a = fs.create(p, name.as_bytes(), perm, cred(req), crate::now())?;
+                fs.open(a.ino)?;
+                Ok(a)
+            })
+        });
+        match r {
+            Ok(a) => reply.created(
+                &self.ttl,
+                &file_attr(&a),
+                Generation(a.generation as u64),
+                FileHandle(0),
+                FopenFlags::empty(),
+            ),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        // Mode 0 extends the size (space is allocated when written: a log-structured
+        // filesystem cannot reserve blocks in place). KEEP_SIZE alone is then a no-op.
+        // Hole punching, zero-range and collapse are not supported.
+        if mode & !libc::FALLOC_FL_KEEP_SIZE != 0 {
+            return reply.error(Errno::EOPNOTSUPP);
+        }
+        let Some(end) = offset.checked_add(length) else { return reply.error(Errno::EFBIG) };
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                let a = fs.getattr(i)?;
+                if mode == 0 && end > a.size {
+                    let set = SetAttr { size: Some(end), ..Default::default() };
+                    fs.setattr(i, &set, crate::now())?;
+                }
+                Ok(())
+            })
+        });
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn ioctl(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _flags: IoctlFlags,
+        cmd: u32,
+        _in_data: &[u8],
+        out_size: u32,
+        reply: ReplyIoctl,
+    ) {
+        use ioc::*;
+        let Ok(_ino) = ino32(ino) else { return reply.error(Errno::ENOENT) };
+        match cmd {
+            F2FS_IOC_GET_FEATURES => {
+                let features = if ATOMIC_WRITES_AVAILABLE { F2FS_FEATURE_ATOMIC_WRITE } else { 0 };
+                reply.ioctl(0, &features.to_ne_bytes()[..(out_size as usize).min(4)])
+            }
+            // ATOMIC-WRITE HOOK: call fs.start_atomic_write / commit_atomic_write /
+            // abort_atomic_write here (and count them in self.stats) once the core has
+            // them; flip ATOMIC_WRITES_AVAILABLE.
+            F2FS_IOC_START_ATOMIC_WRITE => {
+                self.stats.atomic_starts.fetch_add(1, Ordering::Relaxed);
+                reply.error(Errno::EOPNOTSUPP)
+            }
+            F2FS_IOC_COMMIT_ATOMIC_WRITE => {
+                self.stats.atomic_commits.fetch_add(1, Ordering::Relaxed);
+                reply.error(Errno::EOPNOTSUPP)
+            }
+            F2FS_IOC_ABORT_VOLATILE_WRITE => {
+                self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
+                reply.error(Errno::EOPNOTSUPP)
+            }
+            ROLLFS_IOC_GET_STATS => {
+                let mut buf = self.stats_json().into_bytes();
+                buf.resize(ROLLFS_STATS_LEN, 0);
+                buf.truncate((out_size as usize).min(ROLLFS_STATS_LEN));
+                reply.ioctl(0, &buf)
+            }
+            _ => reply.error(Errno::ENOTTY),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ioctl_numbers_match_the_linux_encoding() {
+        const fn io(ty: u32, nr: u32) -> u32 {
+            (ty << 8) | nr
+        }
+        const fn ior(ty: u32, nr: u32, size: u32) -> u32 {
+            (2 << 30) | (size << 16) | (ty << 8) | nr
+        }
+        assert_eq!(ioc::F2FS_IOC_START_ATOMIC_WRITE, io(0xf5, 1));
+        assert_eq!(ioc::F2FS_IOC_COMMIT_ATOMIC_WRITE, io(0xf5, 2));
+        assert_eq!(ioc::F2FS_IOC_ABORT_VOLATILE_WRITE, io(0xf5, 5));
+        assert_eq!(ioc::F2FS_IOC_GET_FEATURES, ior(0xf5, 12, 4));
+        assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 1, 1024));
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        for t in [Timestamp::new(0, 0), Timestamp::new(1_700_000_000, 123), Timestamp::new(-5, 500)] {
+            assert_eq!(system_to_ts(ts_to_system(t)), t);
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! `rollfs inspect`: what is on a device — superblock, geometry, checkpoint, per-segment
+//! utilisation and wear where the core reports them — as text, JSON, and an SVG picture
+//! (area map plus a segment heatmap).
+
+use crate::cmd::format_uuid;
+use crate::device::{DeviceKind, DeviceOptions, FileDevice};
+use crate::error::Result;
+use crate::{probe, size};
+use rollfs_core::layout::Geometry;
+use rollfs_core::{BlockDevice, BLOCK_SIZE};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Area {
+    pub name: &'static str,
+    pub start_block: u64,
+    pub blocks: u64,
+}
+
+/// One main-area segment. Filled from the core's segment table once it exposes one.
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentInfo {
+    pub segno: u32,
+    pub valid_blocks: u32,
+    /// Which of the six logs has it open, if any.
+    pub log: Option<String>,
+    pub write_count: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspection {
+    pub target: String,
+    pub device_kind: DeviceKind,
+    pub device_bytes: u64,
+    pub format_version: String,
+    pub uuid: String,
+    pub label: String,
+    pub created_unix: i64,
+    pub feature_compat: u32,
+    pub feature_incompat: u32,
+    pub feature_ro_compat: u32,
+    pub block_size: usize,
+    pub segment_blocks: u32,
+    pub main_segments: u32,
+    pub reserved_segments: u32,
+    pub nid_count: u32,
+    pub areas: Vec<Area>,
+    /// From the checker: the newest valid checkpoint and what it holds.
+    pub checkpoint_version: Option<u64>,
+    pub inodes: Option<u64>,
+    pub directories: Option<u64>,
+    pub data_blocks: Option<u64>,
+    pub node_blocks: Option<u64>,
+    pub fsck_clean: Option<bool>,
+    pub fsck_error: Option<String>,
+    /// Per-segment state; `None` until the core exposes its segment table.
+    pub segments: Option<Vec<SegmentInfo>>,
+}
+
+fn areas(g: &Geometry) -> Vec<Area> {
+    let cp = rollfs_core::layout::CP_START as u64;
+    vec![
+        Area { name: "superblock", start_block: 0, blocks: 2 },
+        Area { name: "checkpoint", start_block: cp, blocks: 2 * g.cp_pack_blocks as u64 },
+        Area { name: "NAT", start_block: g.nat_start as u64, blocks: 2 * g.nat_blocks as u64 },
+        Area { name: "SIT", start_block: g.sit_start as u64, blocks: 2 * g.sit_blocks as u64 },
+        Area { name: "SSA", start_block: g.ssa_start as u64, blocks: 2 * g.main_segments as u64 },
+        Area { name: "main", start_block: g.main_start as u64, blocks: g.main_blocks() },
+    ]
+}
+
+pub fn inspect(target: &Path) -> Result<Inspection> {
+    let mut dev = FileDevice::open(target, DeviceOptions { write: false, ..Default::default() })?;
+    let sb = probe::check_superblock(&mut dev, target)?;
+    let g = sb.geometry;
+    let mut ins = Inspection {
+        target: target.display().to_string(),
+        device_kind: dev.kind(),
+        device_bytes: dev.block_count() * BLOCK_SIZE as u64,
+        format_version: format!("{}.{}", sb.version_major, sb.version_minor),
+        uuid: format_uuid(&sb.uuid),
+        label: String::from_utf8_lossy(&sb.label).into_owned(),
+        created_unix: sb.create_sec,
+        feature_compat: sb.feature_compat,
+        feature_incompat: sb.feature_incompat,
+        feature_ro_compat: sb.feature_ro_compat,
+        block_size: BLOCK_SIZE,
+        segment_blocks: g.segment_blocks,
+        main_segments: g.main_segments,
+        reserved_segments: g.reserved_segments,
+        nid_count: g.nid_count,
+        areas: areas(&g),
+        checkpoint_version: None,
+        inodes: None,
+        directories: None,
+        data_blocks: None,
+        node_blocks: None,
+        fsck_clean: None,
+        fsck_error: None,
+        segments: None,
+    };
+    match rollfs_core::fsck::check(&mut dev) {
+        Ok(r) => {
+            ins.checkpoint_version = Some(r.checkpoint_version);
+            ins.inodes = Some(r.inodes);
+            ins.directories = Some(r.directories);
+            ins.data_blocks = Some(r.data_blocks);
+            ins.node_blocks = Some(r.node_blocks);
+            ins.fsck_clean = Some(r.is_clean());
+        }
+        Err(e) => ins.fsck_error = Some(e.to_string()),
+    }
+    Ok(ins)
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+}
+
+pub fn text(ins: &Inspection) -> String {
+    let mut s = String::new();
+    let seg_bytes = ins.segment_blocks as u64 * BLOCK_SIZE as u64;
+    let _ = writeln!(s, "target:            {} ({:?}, {})", ins.target, ins.device_kind, size::human(ins.device_bytes));
+    let _ = writeln!(s, "format version:    {}", ins.format_version);
+    let _ = writeln!(s, "uuid:              {}", ins.uuid);
+    let _ = writeln!(s, "label:             {:?}", ins.label);
+    let _ = writeln!(s, "created (unix):    {}", ins.created_unix);
+    let _ = writeln!(
+        s,
+        "features:          compat {:#x} incompat {:#x} ro_compat {:#x}",
+        ins.feature_compat, ins.feature_incompat, ins.feature_ro_compat
+    );
+    let _ = writeln!(
+        s,
+        "segments:          {} main x {} ({} reserved)",
+        ins.main_segments,
+        size::human(seg_bytes),
+        ins.reserved_segments
+    );
+    let _ = writeln!(s, "max inodes:        {}", ins.nid_count);
+    let _ = writeln!(s, "areas:");
+    for a in &ins.areas {
+        let _ = writeln!(
+            s,
+            "  {:<11} blocks {:>10} .. {:>10}  ({})",
+            a.name,
+            a.start_block,
+            a.start_block + a.blocks,
+            size::human(a.blocks * BLOCK_SIZE as u64)
+        );
+    }
+    let _ = writeln!(s, "checkpoint:        version {}", opt(&ins.checkpoint_version));
+    let _ = writeln!(
+        s,
+        "contents:          {} inodes ({} directories), {} data blocks, {} node blocks",
+        opt(&ins.inodes),
+        opt(&ins.directories),
+        opt(&ins.data_blocks),
+        opt(&ins.node_blocks)
+    );
+    match (&ins.fsck_clean, &ins.fsck_error) {
+        (Some(true), _) => s.push_str("consistency:       clean\n"),
+        (Some(false), _) => s.push_str("consistency:       PROBLEMS (run `rollfs fsck`)\n"),
+        (None, Some(e)) => {
+            let _ = writeln!(s, "consistency:       not checked: {e}");
+        }
+        _ => {}
+    }
+    match &ins.segments {
+        Some(segs) => {
+            let used = segs.iter().filter(|g| g.valid_blocks > 0).count();
+            let full = segs.iter().filter(|g| g.valid_blocks == ins.segment_blocks).count();
+            let _ = writeln!(s, "segment use:       {used} in use, {full} full, {} free", segs.len() - used);
+        }
+        None => s.push_str("segment use:       not available from this core version\n"),
+    }
+    s
+}
+
+/// An SVG picture: the areas of the device to scale, and a heatmap of main-area segments
+/// (colour = valid blocks / segment size) when segment information is available.
+pub fn svg(ins: &Inspection) -> String {
+    let width = 800.0;
+    let mut s = String::new();
+    let segs = ins.segments.as_deref().unwrap_or(&[]);
+    let cols = 64usize;
+    let rows = if segs.is_empty() { 0 } else { segs.len().div_ceil(cols) };
+    let cell = width / cols as f64;
+    let height = 110.0 + rows as f64 * cell + 20.0;
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="monospace" font-size="12">"#
+    );
+    let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let _ = writeln!(
+        s,
+        r#"<text x="0" y="15">rollfs {} — {} — checkpoint {}</text>"#,
+        esc(&ins.target),
+        esc(&ins.uuid),
+        opt(&ins.checkpoint_version)
+    );
+    let total: u64 = ins.areas.iter().map(|a| a.start_block + a.blocks).max().unwrap_or(1).max(1);
+    let colors = ["#555", "#c33", "#36c", "#3a3", "#c90", "#ddd"];
+    // Metadata areas are tiny next to the main area; draw them with a minimum width.
+    let mut x = 0.0;
+    for (i, a) in ins.areas.iter().enumerate() {
+        let w = (a.blocks as f64 / total as f64 * width).max(if a.name == "main" { 0.0 } else { 30.0 });
+        let w = if a.name == "main" { (width - x).max(10.0) } else { w };
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x:.1}" y="30" width="{w:.1}" height="30" fill="{}"><title>{}: {} blocks</title></rect>"#,
+            colors[i % colors.len()],
+            a.name,
+            a.blocks
+        );
+        let _ = writeln!(s, r#"<text x="{:.1}" y="75">{}</text>"#, x + 2.0, a.name);
+        x += w;
+    }
+    if segs.is_empty() {
+        let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation not available from this core version</text>"#);
+    } else {
+        let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation (white = free, dark = full)</text>"#);
+        for (i, g) in segs.iter().enumerate() {
+            let u = g.valid_blocks as f64 / ins.segment_blocks.max(1) as f64;
+            let shade = (255.0 * (1.0 - u)) as u8;
+            let (cx, cy) = ((i % cols) as f64 * cell, 110.0 + (i / cols) as f64 * cell);
+            let _ = writeln!(
+                s,
+                r#"<rect x="{cx:.1}" y="{cy:.1}" width="{:.1}" height="{:.1}" fill="rgb({shade},{shade},255)" stroke="{}"><title>segment {}: {} valid{}</title></rect>"#,
+                cell - 1.0,
+                cell - 1.0,
+                if g.log.is_some() { "#c00" } else { "none" },
+                g.segno,
+                g.valid_blocks,
+                g.write_count.map(|w| format!(", {w} writes")).unwrap_or_default()
+            );
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+pub fn run(target: &Path, json: bool, svg_out: Option<&Path>) -> Result<i32> {
+    let ins = inspect(target)?;
+    if let Some(p) = svg_out {
+        std::fs::write(p, svg(&ins)).map_err(|e| crate::error::CliError::io(p, "write the SVG", e))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&ins).unwrap_or_default());
+    } else {
+        print!("{}", text(&ins));
+    }
+    Ok(0)
+}

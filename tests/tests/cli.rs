@@ -1,0 +1,212 @@
+//! The CLI's error cases, each with its message and exit code, and the basic happy paths
+//! of mkfs / fsck / inspect.
+
+use rollfs_tests::*;
+use std::ffi::OsStr;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+const SB_MAGIC: u32 = 0x5346_4C52;
+
+fn write_at(p: &Path, off: u64, data: &[u8]) {
+    let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+    f.write_all_at(data, off).unwrap();
+}
+
+fn args<'a>(v: &'a [&'a OsStr]) -> Vec<&'a OsStr> {
+    v.to_vec()
+}
+
+#[test]
+fn missing_image_is_reported_by_every_command() {
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("nope.img");
+    let mnt = d.path();
+    assert_fails(&rollfs([OsStr::new("fsck"), img.as_os_str()]), 8, "nope.img: no such file or device");
+    assert_fails(&rollfs([OsStr::new("inspect"), img.as_os_str()]), 1, "nope.img: no such file or device");
+    // Background mount: the error travels back from the daemon.
+    assert_fails(
+        &rollfs([OsStr::new("mount"), img.as_os_str(), mnt.as_os_str()]),
+        1,
+        "nope.img: no such file or device",
+    );
+    assert_fails(&rollfs([OsStr::new("mkfs"), img.as_os_str()]), 1, "give --size to create an image file");
+}
+
+#[test]
+fn missing_mount_point() {
+    let img = Image::raw(64 << 20);
+    let mnt = img.dir.path().join("no-such-dir");
+    for fg in [false, true] {
+        let mut a = vec![OsStr::new("mount")];
+        if fg {
+            a.push(OsStr::new("-f"));
+        }
+        a.extend([img.path.as_os_str(), mnt.as_os_str()]);
+        assert_fails(&rollfs(args(&a)), 1, "no-such-dir: does not exist");
+    }
+    let file = img.dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    assert_fails(&rollfs([OsStr::new("mount"), img.path.as_os_str(), file.as_os_str()]), 1, "not a directory");
+}
+
+#[test]
+fn wrong_magic_on_an_empty_image() {
+    let img = Image::raw(64 << 20);
+    let o = rollfs([OsStr::new("fsck"), img.path.as_os_str()]);
+    assert_fails(&o, 8, "not a rollfs filesystem (bad superblock magic; it looks like an empty (all-zero) device)");
+    let o = rollfs([OsStr::new("mount"), OsStr::new("-f"), img.path.as_os_str(), img.dir.path().as_os_str()]);
+    assert_fails(&o, 1, "not a rollfs filesystem");
+    assert_fails(&rollfs([OsStr::new("inspect"), img.path.as_os_str()]), 1, "not a rollfs filesystem");
+}
+
+#[test]
+fn foreign_filesystem_is_named_and_protected() {
+    let img = Image::raw(64 << 20);
+    write_at(&img.path, 1080, &[0x53, 0xEF]);
+    assert_fails(&rollfs([OsStr::new("fsck"), img.path.as_os_str()]), 8, "it looks like an ext2/ext3/ext4 filesystem");
+    assert_fails(
+        &rollfs([OsStr::new("mkfs"), img.path.as_os_str()]),
+        1,
+        "already contains an ext2/ext3/ext4 filesystem; refusing to overwrite it without --force",
+    );
+}
+
+#[test]
+fn unsupported_format_version() {
+    let img = Image::raw(64 << 20);
+    let mut b = vec![0u8; 4096];
+    b[0..4].copy_from_slice(&SB_MAGIC.to_le_bytes());
+    b[4..6].copy_from_slice(&9u16.to_le_bytes());
+    b[6..8].copy_from_slice(&3u16.to_le_bytes());
+    write_at(&img.path, 0, &b);
+    assert_fails(
+        &rollfs([OsStr::new("fsck"), img.path.as_os_str()]),
+        8,
+        "unsupported rollfs format version 9.3 (this rollfs reads version 1.x)",
+    );
+    assert_fails(
+        &rollfs([OsStr::new("mount"), OsStr::new("-f"), img.path.as_os_str(), img.dir.path().as_os_str()]),
+        1,
+        "unsupported rollfs format version 9.3",
+    );
+}
+
+#[test]
+fn corrupted_superblock() {
+    let img = Image::raw(64 << 20);
+    let mut b = vec![0xA5u8; 4096];
+    b[0..4].copy_from_slice(&SB_MAGIC.to_le_bytes());
+    b[4..6].copy_from_slice(&1u16.to_le_bytes());
+    write_at(&img.path, 0, &b);
+    write_at(&img.path, 4096, &b);
+    let o = rollfs([OsStr::new("fsck"), img.path.as_os_str()]);
+    assert_fails(&o, 4, "corrupted superblock: superblock: checksum mismatch");
+    assert_fails(&rollfs([OsStr::new("inspect"), img.path.as_os_str()]), 1, "corrupted superblock");
+}
+
+#[test]
+fn permission_denied() {
+    let img = Image::raw(64 << 20);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(img.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !is_root() {
+        std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    let o = command_as_nobody(&rollfs_bin()).arg("fsck").arg(&img.path).output().unwrap();
+    assert_fails(&o, 8, "raw.img: permission denied");
+    let o = command_as_nobody(&rollfs_bin()).arg("mkfs").arg("--force").arg(&img.path).output().unwrap();
+    assert_fails(&o, 1, "permission denied while trying to open for writing");
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    let img = Image::raw(64 << 20);
+    let dir = img.dir.path().as_os_str();
+    let p = img.path.as_os_str();
+    assert_fails(
+        &rollfs([OsStr::new("mount"), OsStr::new("-o"), OsStr::new("bogus"), p, dir]),
+        2,
+        "-o bogus: unknown mount option",
+    );
+    assert_fails(&rollfs([OsStr::new("mount"), OsStr::new("-o"), OsStr::new("threads=0"), p, dir]), 2, "threads=0");
+    assert_fails(
+        &rollfs([OsStr::new("mkfs"), OsStr::new("--segment-size"), OsStr::new("1000"), p]),
+        2,
+        "multiple of 4 KiB",
+    );
+    assert_fails(&rollfs([OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new("10Q"), p]), 2, "unknown suffix");
+    assert_fails(&rollfs([OsStr::new("mkfs"), OsStr::new("--overprovision"), OsStr::new("80"), p]), 2, "80");
+    assert_fails(
+        &rollfs([OsStr::new("mkfs"), OsStr::new("--label"), OsStr::new(&"x".repeat(40)), p]),
+        2,
+        "at most 32 bytes",
+    );
+    assert_fails(&rollfs([OsStr::new("frobnicate")]), 2, "unrecognized subcommand");
+}
+
+#[test]
+fn replay_rejects_a_foreign_file() {
+    let img = Image::raw(8192);
+    let o = rollfs([OsStr::new("replay"), img.path.as_os_str()]);
+    assert_fails(&o, 1, "not a rollfs write log: bad magic");
+}
+
+// ---- these need the core's format/mount/fsck -------------------------------------------
+
+#[test]
+fn mkfs_refuses_to_overwrite_rollfs_without_force_and_fsck_is_clean() {
+    let img = Image::new("64M", &["--label", "data"]);
+    img.assert_fsck_clean();
+    let o = rollfs([OsStr::new("mkfs"), img.path.as_os_str()]);
+    assert_fails(&o, 1, "already contains a rollfs filesystem (label \"data\")");
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("--force"), img.path.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("formatted"), "{}", stdout(&o));
+    img.assert_fsck_clean();
+}
+
+#[test]
+fn mkfs_creates_a_sparse_image() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("big.img");
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new("8G"), p.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(&p).unwrap();
+    assert_eq!(m.len(), 8 << 30);
+    assert!(m.blocks() * 512 < 256 << 20, "image is not sparse: {} bytes allocated", m.blocks() * 512);
+}
+
+#[test]
+fn mkfs_too_small_says_so_and_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("tiny.img");
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new("1M"), p.as_os_str()]);
+    assert_fails(&o, 1, "too small");
+    assert!(!p.exists(), "a failed mkfs left its image behind");
+}
+
+#[test]
+fn inspect_text_json_and_svg() {
+    let img = Image::new("128M", &["--label", "inspect-me", "--segment-size", "1M"]);
+    let svg = img.dir.path().join("map.svg");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), svg.as_os_str(), img.path.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    assert!(t.contains("format version:    1.0") && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.starts_with("<svg") && s.contains("main"), "{s}");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--json"), img.path.as_os_str()]);
+    let j = stdout(&o);
+    assert!(j.contains("\"label\": \"inspect-me\"") && j.contains("\"segment_blocks\": 256"), "{j}");
+}
+
+#[test]
+fn fsck_json_on_a_clean_image() {
+    let img = Image::new("64M", &[]);
+    let o = rollfs([OsStr::new("fsck"), OsStr::new("--json"), img.path.as_os_str()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"clean\":true"), "{}", stdout(&o));
+}

@@ -1,0 +1,150 @@
+//! Crash through the whole native stack: a workload with fsyncs runs on a mount that
+//! records every device write, wait and flush (`mount --record-writes`); the log is then
+//! replayed at every flush, once keeping and once randomly dropping the writes that were
+//! not yet durable. Every replayed image must mount (running recovery), fsck clean, and
+//! show every file whose fsync had returned with that fsync's contents or a later state
+//! of its own, under one of its names (a rename is atomic).
+
+use rollfs::record::WriteLog;
+use rollfs_tests::*;
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+/// The history of one file: every (name, contents) state it had, and the length of the
+/// log (in entries) when each fsync of it returned: a crash cut at or after that entry
+/// must show that state or a later one.
+#[derive(Default)]
+struct History {
+    states: Vec<(String, Vec<u8>)>,
+    synced: Vec<(usize, u64)>,
+}
+
+struct Workload<'a> {
+    mnt: &'a Path,
+    log: &'a Path,
+    files: BTreeMap<&'static str, History>,
+}
+
+impl Workload<'_> {
+    fn log_len(&self) -> u64 {
+        WriteLog::open(self.log).unwrap().entries.len() as u64
+    }
+    fn state(&mut self, id: &'static str, name: &str, content: Vec<u8>) {
+        self.files.entry(id).or_default().states.push((name.to_string(), content));
+    }
+    fn write(&mut self, id: &'static str, name: &str, content: &[u8]) {
+        fs::write(self.mnt.join(name), content).unwrap();
+        self.state(id, name, content.to_vec());
+    }
+    fn append(&mut self, id: &'static str, name: &str, more: &[u8]) {
+        let mut f = OpenOptions::new().append(true).open(self.mnt.join(name)).unwrap();
+        f.write_all(more).unwrap();
+        let mut c = self.files[id].states.last().unwrap().1.clone();
+        c.extend_from_slice(more);
+        self.state(id, name, c);
+    }
+    fn fsync(&mut self, id: &'static str) {
+        let (name, _) = self.files[id].states.last().unwrap().clone();
+        File::open(self.mnt.join(&name)).unwrap().sync_all().unwrap();
+        let n = self.log_len();
+        let h = self.files.get_mut(id).unwrap();
+        let idx = h.states.len() - 1;
+        h.synced.push((idx, n));
+    }
+    fn rename(&mut self, id: &'static str, to: &str) {
+        let (name, c) = self.files[id].states.last().unwrap().clone();
+        fs::rename(self.mnt.join(&name), self.mnt.join(to)).unwrap();
+        self.state(id, to, c);
+    }
+}
+
+fn blob(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+fn run_workload(w: &mut Workload) {
+    w.write("a", "a", &blob(10_000, 1));
+    w.fsync("a");
+    w.write("b", "b", &blob(100_000, 2));
+    w.fsync("b");
+    w.write("a", "a", &blob(20_000, 3));
+    w.fsync("a");
+    fs::create_dir(w.mnt.join("dir")).unwrap();
+    w.write("c", "dir/c", &blob(5_000, 4));
+    w.fsync("c");
+    // The btrfs logged_trans lesson: rename, buffered write, fsync another file, then
+    // fsync the renamed one.
+    w.rename("b", "b2");
+    w.append("b", "b2", &blob(3_000, 5));
+    w.fsync("a");
+    w.fsync("b");
+    w.write("d", "d", &[]);
+    for i in 0..8u8 {
+        w.append("d", "d", &blob(4096, 10 + i));
+        w.fsync("d");
+    }
+    w.write("e", "e", &blob(7_777, 6)); // never fsynced: may or may not survive
+    w.write("a", "a", &blob(1_000, 7));
+    w.fsync("a");
+}
+
+fn check_image(img: &Path, cut: u64, files: &BTreeMap<&'static str, History>, what: &str) {
+    let m = Mount::try_new(img, &[]).unwrap_or_else(|e| panic!("{what}: replayed image does not mount: {e}"));
+    for (id, h) in files {
+        let Some(&(k, _)) = h.synced.iter().rev().find(|(_, at)| *at <= cut) else { continue };
+        let ok = h.states[k..].iter().any(|(name, c)| fs::read(m.path(name)).is_ok_and(|d| &d == c));
+        if !ok {
+            let found: Vec<String> = h.states[k..]
+                .iter()
+                .map(|(name, _)| format!("{name}: {:?}", fs::read(m.path(name)).map(|d| d.len())))
+                .collect();
+            panic!("{what}: file {id} lost its fsynced state #{k} (candidates {found:?})");
+        }
+    }
+    let st = m.unmount();
+    assert!(st.success(), "{what}: unmount after recovery failed: {st}");
+    let o = rollfs([OsStr::new("fsck"), img.as_os_str()]);
+    assert_eq!(o.status.code(), Some(0), "{what}: fsck after recovery: {}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn replay_every_flush_of_an_fsync_workload() {
+    let img = Image::new("64M", &["--segment-size", "256K"]);
+    let log = img.dir.path().join("writes.log");
+    let m = Mount::new(&img.path, &[OsStr::new("--record-writes"), log.as_os_str()]);
+    let mut w = Workload { mnt: &m.mnt, log: &log, files: BTreeMap::new() };
+    run_workload(&mut w);
+    let files = std::mem::take(&mut w.files);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+
+    let wl = WriteLog::open(&log).unwrap();
+    let total = wl.flush_count();
+    assert!(total >= 10, "only {total} flushes for 14 fsyncs");
+    let out = img.dir.path().join("crash.img");
+    let mut states = 0;
+    for n in 0..=total {
+        for drop in [None, Some(n * 7919 + 1)] {
+            let mut a = vec![
+                "replay".to_string(),
+                log.display().to_string(),
+                "--out".into(),
+                out.display().to_string(),
+                "--at-flush".into(),
+                n.to_string(),
+            ];
+            if let Some(seed) = drop {
+                a.extend(["--drop-unflushed".into(), seed.to_string()]);
+            }
+            let o = rollfs(&a);
+            assert!(o.status.success(), "replay: {}", stderr(&o));
+            let what = format!("crash at flush {n}/{total}, drop-unflushed {drop:?}");
+            check_image(&out, wl.cut_after_flush(n).unwrap() as u64, &files, &what);
+            states += 1;
+        }
+    }
+    eprintln!("crash-replay: {states} crash states checked over {total} flushes");
+}

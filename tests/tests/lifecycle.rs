@@ -1,0 +1,112 @@
+//! Mount lifecycle: clean unmount on signals, exclusive open, background mode, the
+//! `mount.rollfs` helper.
+
+use rollfs_tests::*;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// After a background daemon's unmount, wait until it has released the image (its final
+/// checkpoint is then on disk).
+fn wait_released(img: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let o = rollfs([OsStr::new("fsck"), img.as_os_str()]);
+        if !stderr(&o).contains("busy") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "image still busy 30 s after unmount");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigterm_and_sigint_unmount_with_a_clean_checkpoint() {
+    let img = Image::new("64M", &[]);
+    for (sig, name) in [(libc::SIGTERM, "term"), (libc::SIGINT, "int")] {
+        let m = img.mount();
+        fs::write(m.path(name), name.as_bytes()).unwrap();
+        let pid = m.pid().unwrap() as i32;
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+        let st = m.wait();
+        assert!(st.success(), "exit after signal {sig}: {st}");
+        img.assert_fsck_clean();
+    }
+    let m = img.mount();
+    assert_eq!(fs::read(m.path("term")).unwrap(), b"term");
+    assert_eq!(fs::read(m.path("int")).unwrap(), b"int");
+    assert!(m.unmount().success());
+}
+
+#[test]
+fn a_mounted_image_is_refused_by_mount_and_fsck() {
+    let img = Image::new("64M", &[]);
+    let m = img.mount();
+    let other = img.dir.path().join("other");
+    fs::create_dir(&other).unwrap();
+    let o = rollfs([OsStr::new("mount"), OsStr::new("-f"), img.path.as_os_str(), other.as_os_str()]);
+    assert_fails(&o, 1, "fs.img: device or image is busy: it is already mounted or open in another rollfs process");
+    assert_fails(&rollfs([OsStr::new("fsck"), img.path.as_os_str()]), 8, "busy");
+    assert_fails(&rollfs([OsStr::new("mkfs"), OsStr::new("--force"), img.path.as_os_str()]), 1, "busy");
+    assert!(m.unmount().success());
+}
+
+#[test]
+fn background_mount_then_umount() {
+    require_fuse();
+    let img = Image::new("64M", &[]);
+    let mnt = img.dir.path().join("mnt");
+    fs::create_dir(&mnt).unwrap();
+    let o = rollfs([OsStr::new("mount"), img.path.as_os_str(), mnt.as_os_str()]);
+    assert!(o.status.success(), "background mount: {}", stderr(&o));
+    let guard = scopeguard(mnt.clone());
+    fs::write(mnt.join("bg"), b"background").unwrap();
+    assert_eq!(fs::read(mnt.join("bg")).unwrap(), b"background");
+    let st = Command::new("umount").arg(&mnt).status().unwrap();
+    assert!(st.success());
+    drop(guard);
+    wait_released(&img.path);
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(fs::read(m.path("bg")).unwrap(), b"background");
+    assert!(m.unmount().success());
+}
+
+#[test]
+fn mount_rollfs_helper_as_mount8_calls_it() {
+    require_fuse();
+    let img = Image::new("64M", &[]);
+    let helper = img.dir.path().join("mount.rollfs");
+    std::os::unix::fs::symlink(rollfs_bin(), &helper).unwrap();
+    let mnt = img.dir.path().join("mnt");
+    fs::create_dir(&mnt).unwrap();
+    let o = Command::new(&helper).arg(&img.path).arg(&mnt).args(["-o", "rw,noatime,defaults"]).output().unwrap();
+    assert!(o.status.success(), "mount.rollfs: {}", stderr(&o));
+    let guard = scopeguard(mnt.clone());
+    fs::write(mnt.join("x"), b"via helper").unwrap();
+    drop(guard);
+    wait_released(&img.path);
+    img.assert_fsck_clean();
+    let o = Command::new(&helper).arg(&img.path).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "usage error");
+    let o = Command::new(&helper).arg(&img.path).arg(&mnt).args(["-o", "bogus"]).output().unwrap();
+    assert_fails(&o, 2, "unknown mount option");
+}
+
+/// Unmounts `mnt` when dropped (for background mounts, which have no `Mount` guard).
+struct Unmount(std::path::PathBuf);
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        for bin in ["umount", "fusermount3"] {
+            let args: &[&str] = if bin == "umount" { &[] } else { &["-u"] };
+            if Command::new(bin).args(args).arg(&self.0).status().is_ok_and(|s| s.success()) {
+                return;
+            }
+        }
+    }
+}
+fn scopeguard(p: std::path::PathBuf) -> Unmount {
+    Unmount(p)
+}
