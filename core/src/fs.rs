@@ -203,11 +203,13 @@ pub struct MountOptions {
     pub clean_cache_bytes_max: u64,
     /// Mount read-only: no recovery writes, every change is EROFS.
     pub read_only: bool,
+    /// Discard (TRIM) segments that a checkpoint frees.
+    pub discard: bool,
 }
 
 impl Default for MountOptions {
     fn default() -> Self {
-        MountOptions { dirty_bytes_max: 64 << 20, clean_cache_bytes_max: 64 << 20, read_only: false }
+        MountOptions { dirty_bytes_max: 64 << 20, clean_cache_bytes_max: 64 << 20, read_only: false, discard: true }
     }
 }
 
@@ -228,6 +230,8 @@ pub struct Stats {
     pub recovered_batches: u64,
     pub recovered_nodes_walked: u64,
     pub dirty_bound_checkpoints: u64,
+    pub discards: u64,
+    pub discard_errors: u64,
 }
 
 /// A cached node block.
@@ -411,6 +415,9 @@ impl<D: BlockDevice> Filesystem<D> {
         let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
         let seg = SegmentManager::from_checkpoint(&geo, &sit, cp.logs)?;
         let seed = volume_seed(&sb.uuid);
+        // An image with read-only-compatible features this code does not know can be read
+        // but must not be written.
+        let unknown_ro = sb.feature_ro_compat & !crate::superblock::FEATURE_RO_COMPAT_SUPPORTED != 0;
         let mut fs = Filesystem {
             dev,
             seed,
@@ -430,7 +437,7 @@ impl<D: BlockDevice> Filesystem<D> {
             data: BTreeMap::new(),
             open_counts: BTreeMap::new(),
             orphans: BTreeSet::new(),
-            read_only: opts.read_only,
+            read_only: opts.read_only || unknown_ro,
             opts: *opts,
             stats: Stats::default(),
             now_sec: now.sec.max(0) as u64,
@@ -798,7 +805,10 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.nat.commit();
         self.ssa.commit_written();
-        let _freed = self.seg.commit();
+        let freed = self.seg.commit();
+        if self.opts.discard {
+            self.discard_segments(&freed);
+        }
         self.cp = cp;
         self.cp_pack = pack;
         self.stats.checkpoints += 1;
@@ -807,6 +817,26 @@ impl<D: BlockDevice> Filesystem<D> {
         self.trunc_hint.clear();
         self.size_changed.clear();
         Ok(())
+    }
+
+    /// Discards freed segments, merging neighbours into one request. A discard is only a
+    /// hint: its failure is counted, never an error.
+    fn discard_segments(&mut self, segnos: &[u32]) {
+        let seg = self.geo.segment_blocks as u64;
+        let mut i = 0;
+        while i < segnos.len() {
+            let mut j = i + 1;
+            while j < segnos.len() && segnos[j] == segnos[j - 1] + 1 {
+                j += 1;
+            }
+            let start = self.geo.seg_start(segnos[i]) as u64;
+            if self.dev.discard(start, (j - i) as u64 * seg).is_err() {
+                self.stats.discard_errors += 1;
+            } else {
+                self.stats.discards += 1;
+            }
+            i = j;
+        }
     }
 
     // ---- public entry points that are checkpoint-shaped ---------------------------

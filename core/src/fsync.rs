@@ -92,7 +92,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let dirty_nodes = self.dirty_nodes_of(ino);
         let has_data = self.data.range((ino, 0)..=(ino, u64::MAX)).next().is_some();
         let others = dirty_nodes.iter().any(|&n| n != ino);
-        if datasync && !has_data && !others && !self.size_changed.contains(&ino) {
+        if datasync && !has_data && !others && !self.size_changed.contains(&ino) && !self.new_since_cp.contains(&ino) {
             // Only metadata that fdatasync need not persist (times, mode, owner) changed.
             // Still flush: an earlier batch of this file may be waiting for one.
             self.stats.fdatasync_noops += 1;

@@ -25,6 +25,8 @@ enum Op {
     Symlink(u8, u8),
     Sync,
     Remount,
+    Fsync(u8, bool),
+    Atomic(u8, u16, u16, u8, bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -42,6 +44,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<u8>(), any::<u8>()).prop_map(|(f, n)| Op::RemoveXattr(f, n)),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(d, n)| Op::Symlink(d, n)),
         1 => Just(Op::Sync),
+        2 => (any::<u8>(), any::<bool>()).prop_map(|(f, d)| Op::Fsync(f, d)),
+        1 => (any::<u8>(), any::<u16>(), any::<u16>(), any::<u8>(), any::<bool>()).prop_map(|(f, o, l, s, c)| Op::Atomic(f, o, l, s, c)),
         1 => Just(Op::Remount),
     ]
 }
@@ -60,6 +64,8 @@ struct MInode {
     perm: u16,
     parent: Ino,
     xattrs: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// Content made durable (fsync or checkpoint) and not changed since.
+    durable: Option<Vec<u8>>,
 }
 
 #[derive(Default)]
@@ -204,10 +210,18 @@ fn run(ops: &[Op]) -> Result<(), String> {
     let mut m = Model::default();
     m.inodes.insert(
         1,
-        MInode { kind: Kind::Dir(BTreeMap::new()), nlink: 2, perm: 0o755, parent: 1, xattrs: BTreeMap::new() },
+        MInode {
+            kind: Kind::Dir(BTreeMap::new()),
+            nlink: 2,
+            perm: 0o755,
+            parent: 1,
+            xattrs: BTreeMap::new(),
+            durable: None,
+        },
     );
     for (step, op) in ops.iter().enumerate() {
         let now = t(step + 1);
+        let cps_before = fs.stats().checkpoints;
         match *op {
             Op::Create(d, n) | Op::Mkdir(d, n) | Op::Symlink(d, n) => {
                 let d = pick(&m.dirs(), d).unwrap();
@@ -227,7 +241,8 @@ fn run(ops: &[Op]) -> Result<(), String> {
                     if matches!(kind, Kind::Dir(_)) {
                         m.inodes.get_mut(&d).unwrap().nlink += 1;
                     }
-                    m.inodes.insert(a.ino, MInode { kind, nlink, perm, parent: d, xattrs: BTreeMap::new() });
+                    m.inodes
+                        .insert(a.ino, MInode { kind, nlink, perm, parent: d, xattrs: BTreeMap::new(), durable: None });
                     m.entries_mut(d).insert(name.to_vec(), a.ino);
                 }
             }
@@ -369,13 +384,87 @@ fn run(ops: &[Op]) -> Result<(), String> {
                 }
             }
             Op::Sync => same(fs.sync(now), Ok(()), "sync").map(|_| ())?,
+            Op::Fsync(f, datasync) => {
+                let f = pick(&m.all(), f).unwrap();
+                same(fs.fsync(f, datasync, now), Ok(()), "fsync")?;
+            }
+            Op::Atomic(f, off, len, seed, commit) => {
+                let Some(f) = pick(&m.files(), f) else { continue };
+                let off = off as u64 % 20_000;
+                let len = len as usize % 9_000;
+                let data: Vec<u8> = (0..len).map(|i| (i as u8) ^ seed).collect();
+                same(fs.start_atomic_write(f), Ok(()), "start atomic")?;
+                same(fs.write(f, off, &data, now), Ok(()), "atomic write")?;
+                if commit {
+                    same(fs.commit_atomic_write(f, now), Ok(()), "commit")?;
+                    if let Kind::File(v) = &mut m.inodes.get_mut(&f).unwrap().kind {
+                        if len > 0 {
+                            let end = off as usize + len;
+                            if v.len() < end {
+                                v.resize(end, 0);
+                            }
+                            v[off as usize..end].copy_from_slice(&data);
+                        }
+                    }
+                } else {
+                    same(fs.abort_atomic_write(f), Ok(()), "abort")?;
+                }
+            }
             Op::Remount => {
                 let dev = fs.unmount(now).map_err(|e| format!("unmount: {e}"))?;
                 fs = Filesystem::mount(dev, &mount, now).map_err(|e| format!("mount: {e}"))?;
             }
         }
+        // What the op changed is no longer durable...
+        match *op {
+            Op::Write(..) | Op::Truncate(..) | Op::Atomic(..) => {
+                for mi in m.inodes.values_mut() {
+                    if let Kind::File(c) = &mi.kind {
+                        if mi.durable.as_ref().is_some_and(|d| d != c) {
+                            mi.durable = None;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        // ...unless a checkpoint (sync, remount, fsync fallback, memory bound) made
+        // everything durable, or an fsync this file.
+        let all = fs.stats().checkpoints != cps_before || matches!(op, Op::Remount);
+        let fsynced = match *op {
+            Op::Fsync(f, _) => pick(&m.all(), f),
+            Op::Atomic(f, _, _, _, true) => pick(&m.files(), f),
+            _ => None,
+        };
+        for (&ino, mi) in m.inodes.iter_mut() {
+            if let Kind::File(c) = &mi.kind {
+                if all || fsynced == Some(ino) {
+                    mi.durable = Some(c.clone());
+                }
+            }
+        }
         compare(&mut fs, &m).map_err(|e| format!("after step {step} {op:?}: {e}"))?;
     }
+    // Power loss now (a copy of the device: every write reached it): recovery must bring
+    // back every file's durable content, and the image must be clean.
+    let crashed = fs.device().clone();
+    let mut cfs = Filesystem::mount(crashed, &mount, t(9_000)).map_err(|e| format!("mount after crash: {e}"))?;
+    for (&ino, mi) in &m.inodes {
+        if let Some(want) = &mi.durable {
+            let a = cfs.getattr(ino).map_err(|e| format!("after crash, durable inode {ino}: {e}"))?;
+            let mut buf = vec![0u8; a.size as usize];
+            cfs.read(ino, 0, &mut buf).map_err(|e| e.to_string())?;
+            if buf != *want {
+                return Err(format!("after crash, inode {ino}: {} bytes vs durable {} bytes", buf.len(), want.len()));
+            }
+        }
+    }
+    let mut cdev = cfs.unmount(t(9_001)).map_err(|e| e.to_string())?;
+    let report = rollfs_core::fsck::check(&mut cdev).map_err(|e| e.to_string())?;
+    if !report.is_clean() {
+        return Err(format!("fsck after crash: {:?}", report.problems));
+    }
+    // Clean unmount: everything is there, the image is clean.
     let mut dev = fs.unmount(t(10_000)).map_err(|e| e.to_string())?;
     let report = rollfs_core::fsck::check(&mut dev).map_err(|e| e.to_string())?;
     if !report.is_clean() {
