@@ -275,6 +275,10 @@ pub struct Filesystem<D: BlockDevice> {
     /// unlink of one of several links): roll-forward cannot express that, so their fsync
     /// falls back to a checkpoint.
     pub(crate) needs_cp: BTreeSet<Ino>,
+    /// Names removed from (or retargeted in) directories since the last checkpoint. A new
+    /// file reusing one cannot be restored by a dentry mark without destroying whatever
+    /// the checkpoint still has under that name, so its fsync checkpoints instead.
+    pub(crate) removed_names: BTreeSet<(Ino, Vec<u8>)>,
     /// Lowest file block freed by truncation since the inode was last fsync'd.
     pub(crate) trunc_hint: BTreeMap<Ino, u64>,
     /// Inodes whose size changed since they were last written (fdatasync needs those).
@@ -443,6 +447,7 @@ impl<D: BlockDevice> Filesystem<D> {
             now_sec: now.sec.max(0) as u64,
             new_since_cp: BTreeSet::new(),
             needs_cp: BTreeSet::new(),
+            removed_names: BTreeSet::new(),
             trunc_hint: BTreeMap::new(),
             size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
@@ -814,6 +819,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.stats.checkpoints += 1;
         self.new_since_cp.clear();
         self.needs_cp.clear();
+        self.removed_names.clear();
         self.trunc_hint.clear();
         self.size_changed.clear();
         Ok(())

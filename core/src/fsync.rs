@@ -19,7 +19,9 @@
 //! Falls back to a checkpoint (counted in [`crate::Stats::fsync_checkpoint_fallbacks`])
 //! where roll-forward cannot express the change: directories; inodes renamed, hard-linked
 //! or unlinked-from-one-of-several-names since the checkpoint; files created since the
-//! checkpoint whose parent directory is also new, or that have more than one link.
+//! checkpoint whose parent directory is also new, that have more than one link, or whose
+//! name was removed from its directory since the checkpoint (the checkpoint may still
+//! hold another file under it).
 //!
 //! For a multi-threaded driver the fsync is split: [`Filesystem::fsync_submit`] (under the
 //! driver's lock) submits the batch; the wait and flush can then be issued on the device
@@ -114,7 +116,8 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.new_since_cp.contains(&ino) {
             let b = self.inode_ref(ino)?;
             let (links, pino) = (inode::links(b), inode::pino(b));
-            if links != 1 || self.new_since_cp.contains(&pino) {
+            let name = inode::name(b).to_vec();
+            if links != 1 || self.new_since_cp.contains(&pino) || self.removed_names.contains(&(pino, name)) {
                 return Ok(true);
             }
         }

@@ -88,6 +88,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn dir_remove(&mut self, dir: Ino, name: &[u8]) -> Result<()> {
+        self.removed_names.insert((dir, name.to_vec()));
         let depth = self.dir_depth(dir)?;
         match dir::remove(&mut DirIo { fs: self, ino: dir }, depth, name)? {
             Some(_) => Ok(()),
@@ -434,6 +435,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 return Err(Error::Invalid("cannot move a directory into itself"));
             }
             let (src_loc, _, _) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+            self.removed_names.insert((parent, name.to_vec()));
+            self.removed_names.insert((new_parent, new_name.to_vec()));
             dir::set_entry(&mut DirIo { fs: self, ino: parent }, src_loc, dst_ino, dst_kind)?;
             dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             if parent != new_parent {
@@ -470,6 +473,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
                 _ => {}
             }
+            self.removed_names.insert((new_parent, new_name.to_vec()));
             dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             self.dir_remove(parent, name)?;
             if dst_kind == FileType::Directory {
@@ -545,13 +549,6 @@ impl<D: BlockDevice> Filesystem<D> {
         self.store_xattrs(ino, m, now)?;
         inode::set_time(self.inode_mut(ino)?, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, ctime);
         Ok(())
-    }
-
-    /// Recovery: removes `name` (naming `ino`) from `parent` and drops that link.
-    pub(crate) fn recovery_unlink(&mut self, parent: Ino, name: &[u8], ino: Ino) -> Result<()> {
-        let now = Timestamp::new(self.now_sec as i64, 0);
-        self.dir_remove(parent, name)?;
-        self.drop_link(ino, false, now)
     }
 
     /// Recovery: links `ino` under `name` in `parent`.

@@ -37,6 +37,8 @@ pub struct Nat {
     dirty: BTreeSet<Nid>,
     /// Nids freed since the last checkpoint: not reusable until it commits.
     freed: BTreeSet<Nid>,
+    /// Nids recovery will give back to inodes it recreates: not handed out meanwhile.
+    held: BTreeSet<Nid>,
     /// Current slot of each NAT block, as of the last committed checkpoint.
     pub slots: Vec<u8>,
     cursor: Nid,
@@ -54,6 +56,7 @@ impl Nat {
             entries: vec![NatEntry::default(); geo.nid_count as usize],
             dirty: BTreeSet::new(),
             freed: BTreeSet::new(),
+            held: BTreeSet::new(),
             slots: vec![0; geo.nat_blocks as usize],
             cursor: ROOT_INO + 1,
             free_count: geo.nid_count - 1,
@@ -158,7 +161,11 @@ impl Nat {
         for _ in 0..n {
             let nid = self.cursor;
             self.cursor = if self.cursor + 1 >= n { ROOT_INO + 1 } else { self.cursor + 1 };
-            if nid > ROOT_INO && self.entries[nid as usize].is_free() && !self.freed.contains(&nid) {
+            if nid > ROOT_INO
+                && self.entries[nid as usize].is_free()
+                && !self.freed.contains(&nid)
+                && !self.held.contains(&nid)
+            {
                 let ino = ino_of(nid);
                 self.set(nid, NatEntry { ino, addr: NEW_ADDR });
                 return Ok(nid);
@@ -208,9 +215,15 @@ impl Nat {
         self.dirty.clear();
     }
 
+    /// Recovery: keeps `nid` from being handed out until the next checkpoint commits.
+    pub fn hold(&mut self, nid: Nid) {
+        self.held.insert(nid);
+    }
+
     /// After any checkpoint commits: freed nids become reusable.
     pub fn commit(&mut self) {
         self.freed.clear();
+        self.held.clear();
     }
 
     /// Iterates over in-use entries (for fsck and inspect).

@@ -14,7 +14,8 @@
 //! | torn or garbage block in the chain | CRC fails | chain ends there |
 //! | chain loops back on itself | address already visited | chain ends there |
 //! | file created since the checkpoint, fsync'd | dentry-marked inode | inode created and linked under its name |
-//! | name taken by another file meanwhile | dentry mark, existing entry | old entry replaced (its unlink was not durable) |
+//! | name reused after the old file was unlinked or renamed away | — | fsync checkpointed instead (the checkpoint still names the old file) |
+//! | dentry mark for a name that is taken anyway (damage) | existing entry | the checkpointed file is kept, the recovered one dropped |
 //! | file truncated then fsync'd | truncation point in the batch | blocks past it dropped before the batch's nodes apply |
 //! | atomic commit that returned | batch like an fsync | all new data |
 //! | atomic commit cut by the crash | batch CRC mismatch or no mark | all old data |
@@ -102,6 +103,11 @@ impl<D: BlockDevice> Filesystem<D> {
             if marked && node::footer_type(&n.block) == Some(NodeType::Inode) && node::footer_nid(&n.block) == ino {
                 batches.push((ino, pending.remove(&ino).unwrap_or_default()));
             }
+        }
+        // Inodes recovery may recreate keep their numbers: no node allocated while
+        // applying an earlier batch may take one.
+        for (ino, _) in &batches {
+            self.nat.hold(*ino);
         }
         let orphans: BTreeSet<Ino> = self.cp.orphans.iter().copied().collect();
         let mut failed: BTreeSet<Ino> = BTreeSet::new();
@@ -294,12 +300,10 @@ impl<D: BlockDevice> Filesystem<D> {
             if other == ino {
                 return Ok(());
             }
-            if other_kind == FileType::Directory {
-                return self.evict_inode(ino);
-            }
-            // The other file's unlink (or rename away) had not been made durable; the fsync
-            // of this one was.
-            self.recovery_unlink(parent, &name, other)?;
+            // fsync never writes a dentry mark for a name removed since the checkpoint, so
+            // this is damage: keep what the checkpoint has, never destroy another file.
+            let _ = other_kind;
+            return self.evict_inode(ino);
         }
         let kind = FileType::from_mode(inode::mode(ib) as u32).unwrap_or(FileType::Regular);
         self.recovery_link(parent, &name, ino, kind)

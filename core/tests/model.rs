@@ -451,7 +451,20 @@ fn run(ops: &[Op]) -> Result<(), String> {
     let mut cfs = Filesystem::mount(crashed, &mount, t(9_000)).map_err(|e| format!("mount after crash: {e}"))?;
     for (&ino, mi) in &m.inodes {
         if let Some(want) = &mi.durable {
-            let a = cfs.getattr(ino).map_err(|e| format!("after crash, durable inode {ino}: {e}"))?;
+            let a = match cfs.getattr(ino) {
+                Ok(a) => a,
+                Err(e) => {
+                    let mut names = Vec::new();
+                    let _ = cfs.readdir(1, 0, &mut |d| {
+                        names.push((String::from_utf8_lossy(&d.name).into_owned(), d.ino));
+                        true
+                    });
+                    return Err(format!(
+                        "after crash, durable inode {ino}: {e}; stats {:?}; root {names:?}",
+                        cfs.stats()
+                    ));
+                }
+            };
             let mut buf = vec![0u8; a.size as usize];
             cfs.read(ino, 0, &mut buf).map_err(|e| e.to_string())?;
             if buf != *want {

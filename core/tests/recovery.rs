@@ -211,7 +211,7 @@ fn file_truncated_then_fsynced_drops_blocks_past_the_truncation() {
 }
 
 #[test]
-fn name_taken_by_another_file_meanwhile_is_replaced() {
+fn name_reused_after_the_old_file_was_unlinked_checkpoints_instead() {
     let mut fs = fresh();
     let old = fs.create(1, b"x", 0o644, C, t(1)).unwrap().ino;
     fs.write(old, 0, b"old file", t(1)).unwrap();
@@ -220,8 +220,26 @@ fn name_taken_by_another_file_meanwhile_is_replaced() {
     let new = fs.create(1, b"x", 0o644, C, t(2)).unwrap().ino;
     fs.write(new, 0, b"new file", t(2)).unwrap();
     fs.fsync(new, false, t(2)).unwrap();
+    assert_eq!(fs.stats().fsync_checkpoint_fallbacks, 1);
     let mut fs = recover(fs.into_device().crash_durable_only());
     assert_eq!(content(&mut fs, 1, b"x").unwrap(), b"new file");
+}
+
+#[test]
+fn rename_away_then_new_file_under_the_old_name_never_loses_the_renamed_file() {
+    let mut fs = fresh();
+    let a = fs.create(1, b"d", 0o644, C, t(1)).unwrap().ino;
+    fs.write(a, 0, b"keep me", t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    fs.rename(1, b"d", 1, b"a", RenameFlags::empty(), t(2)).unwrap();
+    let n = fs.create(1, b"d", 0o644, C, t(3)).unwrap().ino;
+    fs.fsync(n, false, t(3)).unwrap();
+    let mut fs = recover(fs.into_device().crash_durable_only());
+    // The renamed file is under its old name or its new one, never neither.
+    let old = content(&mut fs, 1, b"a").or_else(|| content(&mut fs, 1, b"d"));
+    assert!(fs.getattr(a).is_ok());
+    assert_eq!(content(&mut fs, 1, b"a").as_deref(), Some(&b"keep me"[..]));
+    assert!(old.is_some());
 }
 
 #[test]
