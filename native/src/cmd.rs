@@ -186,7 +186,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         read_only: false,
         allow_other: false,
         direct: false,
-        threads: 4,
+        threads: 8,
         writers: 4,
         dirty_bytes_max: None,
         fuse: Vec::new(),
@@ -345,6 +345,9 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let dopts = DeviceOptions { write: !o.read_only, direct: o.direct, lock: true, writers: o.writers };
     let mut fdev = FileDevice::open(path, dopts)?;
     probe::check_superblock(&mut fdev, path)?;
+    // Group commit flushes outside the filesystem lock; a recording must see every flush,
+    // so it keeps fsync's flush inside the core.
+    let flusher = a.record_writes.is_none().then(|| fdev.flush_handle());
     let dev: Dev = match &a.record_writes {
         Some(log) => {
             let snapshot_file = fdev.file().try_clone().map_err(|e| CliError::io(path, "open", e))?;
@@ -358,8 +361,9 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         mopts.dirty_bytes_max = d;
     }
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
-    let driver = RollFuse::new(fs);
+    let driver = RollFuse::new(fs, flusher);
     let unmount_result = driver.unmount_result();
+    let notifier_slot = driver.notifier_slot();
 
     let mut fuse_opts = vec![
         fuser::MountOption::FSName(std::path::absolute(path).unwrap_or(path.to_owned()).display().to_string()),
@@ -381,6 +385,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         };
         CliError::Failed { path: a.mountpoint.clone(), what: "cannot mount", detail }
     })?;
+    let _ = notifier_slot.set(session.notifier());
     let mut unmounter = session.unmount_callable();
     let mountpoint = a.mountpoint.clone();
     std::thread::Builder::new()

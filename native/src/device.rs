@@ -256,6 +256,12 @@ impl FileDevice {
         &self.file
     }
 
+    /// A handle that waits for in-flight writes and flushes without `&mut` access to the
+    /// device, so a driver can flush outside the filesystem's lock (group commit).
+    pub fn flush_handle(&self) -> FlushHandle {
+        FlushHandle { file: self.file.clone(), shared: self.shared.clone(), writable: self.writable }
+    }
+
     fn latched(&self) -> Option<IoError> {
         self.shared.state.lock().unwrap().error
     }
@@ -274,6 +280,39 @@ impl FileDevice {
             return Ok(());
         }
         self.file.sync_data().map_err(|_| self.latch(IoError { block: IoError::FLUSH_BLOCK, op: "flush" }))
+    }
+}
+
+/// See [`FileDevice::flush_handle`]. Waiting covers every write submitted before the call
+/// (and possibly later ones), so one wait-and-flush serves every fsync that had submitted
+/// its batch before it began.
+#[derive(Clone)]
+pub struct FlushHandle {
+    file: Arc<File>,
+    shared: Arc<Shared>,
+    writable: bool,
+}
+
+impl FlushHandle {
+    pub fn wait_and_flush(&self) -> Result<(), IoError> {
+        {
+            let mut st = self.shared.state.lock().unwrap();
+            while st.outstanding > 0 {
+                st = self.shared.done.wait(st).unwrap();
+            }
+            if let Some(e) = st.error {
+                return Err(e);
+            }
+        }
+        if !self.writable {
+            return Ok(());
+        }
+        if self.file.sync_data().is_err() {
+            let e = IoError { block: IoError::FLUSH_BLOCK, op: "flush" };
+            let mut st = self.shared.state.lock().unwrap();
+            return Err(*st.error.get_or_insert(e));
+        }
+        Ok(())
     }
 }
 
@@ -555,6 +594,20 @@ mod tests {
         assert!(matches!(e, CliError::Busy { .. }), "{e}");
         let ro = DeviceOptions { write: false, ..Default::default() };
         assert!(matches!(FileDevice::open(&p, ro), Err(CliError::Busy { .. })));
+    }
+
+    #[test]
+    fn flush_handle_waits_for_in_flight_writes() {
+        let (_d, p) = image(64);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let h = dev.flush_handle();
+        for a in 0..64 {
+            dev.write(a, &block(3), WriteFlags::empty()).unwrap();
+        }
+        h.wait_and_flush().unwrap();
+        assert_eq!(dev.shared.state.lock().unwrap().outstanding, 0);
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(bytes.iter().all(|&b| b == 3));
     }
 
     #[test]

@@ -11,9 +11,19 @@
 //!   atomic-write commit or an fsync sees every write issued before it.
 //! - A panic in the core must not take the mount down with a poisoned lock and a hung
 //!   kernel: it is caught, logged, and the filesystem turns every later request into EIO.
+//! - fsync is split for group commit: the core submits the batch under the lock
+//!   (`fsync_submit`), and the wait-for-writes + device flush runs outside it through a
+//!   [`FlushHandle`], shared by every fsync that submitted before the flush began
+//!   ([`GroupCommit`]). With a write recording, the flush must go through the recorder,
+//!   so fsync then stays under the lock.
+//! - Atomic writes (f2fs ioctls) map to the core's sessions. A session belongs to the
+//!   file handle that started it and is aborted when that handle is released, as f2fs
+//!   does; an abort also drops the kernel's cached pages of the file, which still hold
+//!   the discarded writes.
 //! - On unmount (`destroy`) the core writes its clean checkpoint; the result is kept in
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
+use crate::device::FlushHandle;
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
     ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs,
@@ -22,12 +32,13 @@ use fuser::{
 use rollfs_core::{
     Attr, BlockDevice, Credentials, FileType, Filesystem, RenameFlags, SetAttr, Timestamp, XattrSetMode,
 };
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The device type the driver mounts: a file device, possibly wrapped by the recorder.
@@ -49,10 +60,9 @@ pub mod ioc {
     pub const ROLLFS_STATS_LEN: usize = 1024;
 }
 
-/// Whether the core has the atomic-write API wired in (see the ATOMIC-WRITE HOOK below).
-/// GET_FEATURES reports the feature bit only when true, so SQLite never tries a batch
-/// atomic write that would fail.
-pub const ATOMIC_WRITES_AVAILABLE: bool = false;
+/// GET_FEATURES reports the atomic-write bit only when this is true, so SQLite never
+/// tries a batch atomic write that would fail.
+pub const ATOMIC_WRITES_AVAILABLE: bool = true;
 
 /// Counters of the driver itself (the core keeps its own `Stats`).
 #[derive(Debug, Default)]
@@ -63,6 +73,62 @@ pub struct DriverStats {
     pub atomic_commits: AtomicU64,
     pub atomic_aborts: AtomicU64,
     pub panics: AtomicU64,
+    /// Device flushes issued by group commit, and fsyncs they served.
+    pub group_flushes: AtomicU64,
+    pub group_fsyncs: AtomicU64,
+}
+
+/// Shares device flushes between concurrent fsyncs. An fsync takes a ticket after its
+/// batch is submitted; a flush that *starts* after the ticket was taken covers it (the
+/// flush first waits for every write submitted so far). One thread flushes at a time;
+/// the others wait for a flush that covers them, or start the next one.
+#[derive(Default)]
+pub struct GroupCommit {
+    state: Mutex<GroupState>,
+    done: Condvar,
+}
+
+#[derive(Default)]
+struct GroupState {
+    requested: u64,
+    completed: u64,
+    in_progress: bool,
+    /// Ticket range of the last failed flush.
+    failed_upto: u64,
+}
+
+impl GroupCommit {
+    /// Returns Ok when a flush that began after this call completed successfully.
+    pub fn sync(&self, flusher: &FlushHandle, stats: &DriverStats) -> Result<(), rollfs_core::IoError> {
+        let mut st = self.state.lock().unwrap();
+        st.requested += 1;
+        let mine = st.requested;
+        loop {
+            if st.completed >= mine {
+                return if st.failed_upto >= mine {
+                    Err(rollfs_core::IoError { block: rollfs_core::IoError::FLUSH_BLOCK, op: "flush" })
+                } else {
+                    Ok(())
+                };
+            }
+            if !st.in_progress {
+                st.in_progress = true;
+                let target = st.requested;
+                drop(st);
+                let r = flusher.wait_and_flush();
+                stats.group_flushes.fetch_add(1, Ordering::Relaxed);
+                st = self.state.lock().unwrap();
+                st.in_progress = false;
+                st.completed = target;
+                if r.is_err() {
+                    st.failed_upto = target;
+                }
+                self.done.notify_all();
+            } else {
+                st = self.done.wait(st).unwrap();
+            }
+        }
+    }
 }
 
 /// What happened at unmount: `None` until `destroy` ran.
@@ -74,6 +140,14 @@ pub struct RollFuse {
     ttl: Duration,
     pub stats: Arc<DriverStats>,
     unmount: UnmountResult,
+    /// Flushes outside the lock (None: fsync flushes under the lock, e.g. when recording).
+    flusher: Option<FlushHandle>,
+    group: GroupCommit,
+    next_fh: AtomicU64,
+    /// Inode → the file handle that started its atomic write.
+    atomic_owner: Mutex<HashMap<u32, u64>>,
+    /// Set once the session exists; used to drop cached pages after an atomic abort.
+    notifier: Arc<OnceLock<fuser::Notifier>>,
 }
 
 fn ts_to_system(t: Timestamp) -> SystemTime {
@@ -151,13 +225,58 @@ fn cred(req: &Request) -> Credentials {
 }
 
 impl RollFuse {
-    pub fn new(fs: Filesystem<Dev>) -> RollFuse {
+    pub fn new(fs: Filesystem<Dev>, flusher: Option<FlushHandle>) -> RollFuse {
         RollFuse {
             fs: Mutex::new(Some(fs)),
             failed: AtomicBool::new(false),
             ttl: Duration::from_secs(1),
             stats: Arc::new(DriverStats::default()),
             unmount: Arc::new(Mutex::new(None)),
+            flusher,
+            group: GroupCommit::default(),
+            next_fh: AtomicU64::new(1),
+            atomic_owner: Mutex::new(HashMap::new()),
+            notifier: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Where to put the session's notifier once the session exists.
+    pub fn notifier_slot(&self) -> Arc<OnceLock<fuser::Notifier>> {
+        self.notifier.clone()
+    }
+
+    fn new_fh(&self) -> FileHandle {
+        FileHandle(self.next_fh.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// fsync through group commit when possible.
+    fn do_fsync(&self, ino: u32, datasync: bool) -> Result<(), Errno> {
+        self.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
+        let Some(flusher) = &self.flusher else {
+            return self.call(|fs| fs.fsync(ino, datasync, crate::now()));
+        };
+        let ticket = self.call(|fs| fs.fsync_submit(ino, datasync, crate::now()))?;
+        if !ticket.flush_needed {
+            return Ok(());
+        }
+        self.stats.group_fsyncs.fetch_add(1, Ordering::Relaxed);
+        match self.group.sync(flusher, &self.stats) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                eprintln!("rollfs: fsync flush failed: I/O error during {}", e.op);
+                let _ = self.call(|fs| {
+                    fs.flush_failed();
+                    Ok(())
+                });
+                Err(Errno::EIO)
+            }
+        }
+    }
+
+    /// Drops the kernel's cached pages of `ino` (they may hold aborted atomic writes).
+    fn invalidate_pages(&self, ino: u32) {
+        if let Some(n) = self.notifier.get() {
+            let _ = n.inval_inode(INodeNo(ino as u64), 0, 0);
         }
     }
 
@@ -217,6 +336,8 @@ impl RollFuse {
                 "atomic_commits": s.atomic_commits.load(Ordering::Relaxed),
                 "atomic_aborts": s.atomic_aborts.load(Ordering::Relaxed),
                 "panics": s.panics.load(Ordering::Relaxed),
+                "group_flushes": s.group_flushes.load(Ordering::Relaxed),
+                "group_fsyncs": s.group_fsyncs.load(Ordering::Relaxed),
             }
         });
         if let Some(c) = core {
@@ -229,6 +350,11 @@ impl RollFuse {
                 "device_reads": c.device_reads,
                 "fsyncs": c.fsyncs,
                 "fsync_checkpoint_fallbacks": c.fsync_checkpoint_fallbacks,
+                "fdatasync_noops": c.fdatasync_noops,
+                "atomic_commits": c.atomic_commits,
+                "atomic_aborts": c.atomic_aborts,
+                "recovered_batches": c.recovered_batches,
+                "recovered_nodes_walked": c.recovered_nodes_walked,
                 "dirty_bound_checkpoints": c.dirty_bound_checkpoints,
             });
         }
@@ -398,7 +524,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: fuser::OpenFlags, reply: ReplyOpen) {
         match ino32(ino).and_then(|i| self.call(|fs| fs.open(i))) {
-            Ok(()) => reply.opened(FileHandle(0), FopenFlags::empty()),
+            Ok(()) => reply.opened(self.new_fh(), FopenFlags::empty()),
             Err(e) => reply.error(e),
         }
     }
@@ -475,32 +601,44 @@ impl fuser::Filesystem for RollFuse {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         _flags: fuser::OpenFlags,
         _lock_owner: Option<fuser::LockOwner>,
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        // ATOMIC-WRITE HOOK: a file released during an atomic write must have it aborted
-        // (f2fs does the same), once the core has abort_atomic_write.
-        match ino32(ino).and_then(|i| self.call(|fs| fs.release(i, crate::now()))) {
+        // An atomic write whose handle goes away without a commit is aborted (as f2fs
+        // does): nobody is left to commit it.
+        let Ok(i) = ino32(ino) else { return reply.error(Errno::ENOENT) };
+        let owned = {
+            let mut owners = self.atomic_owner.lock().unwrap();
+            if owners.get(&i) == Some(&fh.0) {
+                owners.remove(&i);
+                true
+            } else {
+                false
+            }
+        };
+        if owned {
+            self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
+            let _ = self.call(|fs| fs.abort_atomic_write(i));
+            self.invalidate_pages(i);
+        }
+        match self.call(|fs| fs.release(i, crate::now())) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
     }
 
     fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
-        self.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
-        // GROUP-COMMIT HOOK: when the core splits fsync into "prepare under the lock" and
-        // "flush", the flush goes here, outside `call`, shared by concurrent fsyncs.
-        match ino32(ino).and_then(|i| self.call(|fs| fs.fsync(i, datasync, crate::now()))) {
+        match ino32(ino).and_then(|i| self.do_fsync(i, datasync)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
     }
 
     fn fsyncdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
-        match ino32(ino).and_then(|i| self.call(|fs| fs.fsync(i, datasync, crate::now()))) {
+        match ino32(ino).and_then(|i| self.do_fsync(i, datasync)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
@@ -651,7 +789,7 @@ impl fuser::Filesystem for RollFuse {
                 &self.ttl,
                 &file_attr(&a),
                 Generation(a.generation as u64),
-                FileHandle(0),
+                self.new_fh(),
                 FopenFlags::empty(),
             ),
             Err(e) => reply.error(e),
@@ -695,7 +833,7 @@ impl fuser::Filesystem for RollFuse {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         _flags: IoctlFlags,
         cmd: u32,
         _in_data: &[u8],
@@ -703,26 +841,40 @@ impl fuser::Filesystem for RollFuse {
         reply: ReplyIoctl,
     ) {
         use ioc::*;
-        let Ok(_ino) = ino32(ino) else { return reply.error(Errno::ENOENT) };
+        let Ok(i) = ino32(ino) else { return reply.error(Errno::ENOENT) };
+        let done = |r: Result<(), Errno>, reply: ReplyIoctl| match r {
+            Ok(()) => reply.ioctl(0, &[]),
+            Err(e) => reply.error(e),
+        };
         match cmd {
             F2FS_IOC_GET_FEATURES => {
                 let features = if ATOMIC_WRITES_AVAILABLE { F2FS_FEATURE_ATOMIC_WRITE } else { 0 };
                 reply.ioctl(0, &features.to_ne_bytes()[..(out_size as usize).min(4)])
             }
-            // ATOMIC-WRITE HOOK: call fs.start_atomic_write / commit_atomic_write /
-            // abort_atomic_write here (and count them in self.stats) once the core has
-            // them; flip ATOMIC_WRITES_AVAILABLE.
             F2FS_IOC_START_ATOMIC_WRITE => {
                 self.stats.atomic_starts.fetch_add(1, Ordering::Relaxed);
-                reply.error(Errno::EOPNOTSUPP)
+                let r = self.call(|fs| fs.start_atomic_write(i));
+                if r.is_ok() {
+                    self.atomic_owner.lock().unwrap().insert(i, fh.0);
+                }
+                done(r, reply)
             }
             F2FS_IOC_COMMIT_ATOMIC_WRITE => {
+                // Every write(2) issued before this ioctl has already reached the core (no
+                // writeback cache), so the commit covers all of them.
                 self.stats.atomic_commits.fetch_add(1, Ordering::Relaxed);
-                reply.error(Errno::EOPNOTSUPP)
+                let r = self.call(|fs| fs.commit_atomic_write(i, crate::now()));
+                if r.is_ok() {
+                    self.atomic_owner.lock().unwrap().remove(&i);
+                }
+                done(r, reply)
             }
             F2FS_IOC_ABORT_VOLATILE_WRITE => {
                 self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
-                reply.error(Errno::EOPNOTSUPP)
+                let r = self.call(|fs| fs.abort_atomic_write(i));
+                self.atomic_owner.lock().unwrap().remove(&i);
+                self.invalidate_pages(i);
+                done(r, reply)
             }
             ROLLFS_IOC_GET_STATS => {
                 let mut buf = self.stats_json().into_bytes();

@@ -54,6 +54,34 @@ impl Workload<'_> {
         let idx = h.states.len() - 1;
         h.synced.push((idx, n));
     }
+    /// An atomic-write session (f2fs ioctls): staged writes, then commit or abort. Only a
+    /// committed session is a state of the file; a torn mixture matches no state.
+    fn atomic(&mut self, id: &'static str, content: &[u8], commit: bool) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileExt;
+        let (name, old) = self.files[id].states.last().unwrap().clone();
+        let f = OpenOptions::new().read(true).write(true).open(self.mnt.join(&name)).unwrap();
+        assert_eq!(unsafe { libc::ioctl(f.as_raw_fd(), 0xf501u32 as _) }, 0, "START_ATOMIC_WRITE");
+        // Page-sized overwrites and growth, as SQLite writes its pages.
+        f.write_all_at(content, 0).unwrap();
+        let mut new = old;
+        if new.len() < content.len() {
+            new.resize(content.len(), 0);
+        }
+        new[..content.len()].copy_from_slice(content);
+        let content = &new[..];
+        if commit {
+            assert_eq!(unsafe { libc::ioctl(f.as_raw_fd(), 0xf502u32 as _) }, 0, "COMMIT_ATOMIC_WRITE");
+            self.state(id, &name, content.to_vec());
+            let n = self.log_len();
+            let h = self.files.get_mut(id).unwrap();
+            let idx = h.states.len() - 1;
+            h.synced.push((idx, n));
+        } else {
+            assert_eq!(unsafe { libc::ioctl(f.as_raw_fd(), 0xf505u32 as _) }, 0, "ABORT_VOLATILE_WRITE");
+        }
+    }
+
     fn rename(&mut self, id: &'static str, to: &str) {
         let (name, c) = self.files[id].states.last().unwrap().clone();
         fs::rename(self.mnt.join(&name), self.mnt.join(to)).unwrap();
@@ -86,6 +114,12 @@ fn run_workload(w: &mut Workload) {
         w.append("d", "d", &blob(4096, 10 + i));
         w.fsync("d");
     }
+    // SQLite-style transactions through the atomic-write ioctls.
+    w.write("db", "db", &blob(16_384, 20));
+    w.fsync("db");
+    w.atomic("db", &blob(20_480, 21), true);
+    w.atomic("db", &blob(8_192, 22), false);
+    w.atomic("db", &blob(24_576, 23), true);
     w.write("e", "e", &blob(7_777, 6)); // never fsynced: may or may not survive
     w.write("a", "a", &blob(1_000, 7));
     w.fsync("a");

@@ -1,0 +1,129 @@
+//! The f2fs atomic-write ioctls through the mount (what SQLite's batch-atomic-write mode
+//! issues), and group commit: concurrent fsyncs share device flushes.
+
+use rollfs_tests::*;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const START: u32 = 0xf501;
+const COMMIT: u32 = 0xf502;
+const ABORT: u32 = 0xf505;
+
+fn ioctl(f: &File, cmd: u32) -> i32 {
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), cmd as _) };
+    if r < 0 {
+        std::io::Error::last_os_error().raw_os_error().unwrap_or(-1)
+    } else {
+        0
+    }
+}
+
+fn rw(p: &std::path::Path) -> File {
+    OpenOptions::new().read(true).write(true).open(p).unwrap()
+}
+
+#[test]
+fn atomic_write_commit_abort_and_release() {
+    let img = Image::new("64M", &[]);
+    let m = img.mount();
+    let p = m.path("db");
+    fs::write(&p, vec![b'A'; 8192]).unwrap();
+    File::open(&p).unwrap().sync_all().unwrap();
+    let mut features: u32 = 0;
+    let f = rw(&p);
+    assert_eq!(unsafe { libc::ioctl(f.as_raw_fd(), 0x8004_f50cu32 as _, &mut features as *mut u32) }, 0);
+    assert_eq!(features & 0x4, 0x4, "GET_FEATURES advertises atomic writes");
+
+    // Commit: the new contents, including growth, become the file.
+    assert_eq!(ioctl(&f, START), 0);
+    f.write_all_at(&vec![b'B'; 12288], 0).unwrap();
+    assert_eq!(fs::read(&p).unwrap(), vec![b'B'; 12288], "the writer's own reads see staged data");
+    assert_eq!(ioctl(&f, COMMIT), 0);
+    assert_eq!(fs::read(&p).unwrap(), vec![b'B'; 12288]);
+
+    // Abort: back to the committed contents, also in the page cache.
+    assert_eq!(ioctl(&f, START), 0);
+    f.write_all_at(&vec![b'C'; 4096], 4096).unwrap();
+    assert_eq!(ioctl(&f, ABORT), 0);
+    assert_eq!(fs::read(&p).unwrap(), vec![b'B'; 12288], "abort restores the committed data");
+    assert_eq!(ioctl(&f, COMMIT), libc::EINVAL, "commit without a session");
+
+    // Release without commit aborts.
+    assert_eq!(ioctl(&f, START), 0);
+    f.write_all_at(&[b'D'; 100], 0).unwrap();
+    drop(f);
+    assert_eq!(fs::read(&p).unwrap(), vec![b'B'; 12288], "closing an uncommitted session aborts it");
+
+    let stats = mount_stats(&p);
+    assert!(stats.contains("\"atomic_commits\":1"), "{stats}");
+    // Directories are not atomic-writable.
+    fs::create_dir(m.path("d")).unwrap();
+    assert_eq!(ioctl(&File::open(m.path("d")).unwrap(), START), libc::EINVAL);
+    let st = m.unmount();
+    assert!(st.success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(fs::read(m.path("db")).unwrap(), vec![b'B'; 12288]);
+    assert!(m.unmount().success());
+}
+
+/// Runs `writers` threads, each appending 4 KiB + fsync to its own file for `dur`;
+/// returns fsyncs per second.
+fn fsync_rate(mnt: &std::path::Path, writers: usize, dur: Duration) -> f64 {
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let hs: Vec<_> = (0..writers)
+        .map(|i| {
+            let (stop, count) = (stop.clone(), count.clone());
+            let p = mnt.join(format!("w{writers}-{i}"));
+            std::thread::spawn(move || {
+                let mut f = File::create(&p).unwrap();
+                let buf = vec![i as u8; 4096];
+                while !stop.load(Ordering::Relaxed) {
+                    f.write_all(&buf).unwrap();
+                    f.sync_data().unwrap();
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let t = Instant::now();
+    std::thread::sleep(dur);
+    stop.store(true, Ordering::Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    count.load(Ordering::Relaxed) as f64 / t.elapsed().as_secs_f64()
+}
+
+fn stat_field(json: &str, key: &str) -> u64 {
+    let k = format!("\"{key}\":");
+    let i = json.find(&k).unwrap_or_else(|| panic!("{key} missing in {json}")) + k.len();
+    json[i..].chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap()
+}
+
+#[test]
+fn concurrent_fsyncs_share_flushes() {
+    let img = Image::new("512M", &[]);
+    let m = Mount::new(&img.path, &[std::ffi::OsStr::new("-o"), std::ffi::OsStr::new("threads=16")]);
+    let one = fsync_rate(&m.mnt, 1, Duration::from_secs(2));
+    let s0 = mount_stats(&m.mnt.join("w1-0"));
+    let sixteen = fsync_rate(&m.mnt, 16, Duration::from_secs(2));
+    let s1 = mount_stats(&m.mnt.join("w1-0"));
+    let flushes = stat_field(&s1, "group_flushes") - stat_field(&s0, "group_flushes");
+    let fsyncs = stat_field(&s1, "group_fsyncs") - stat_field(&s0, "group_fsyncs");
+    eprintln!(
+        "group commit: 1 writer {one:.0} fsyncs/s, 16 writers {sixteen:.0} fsyncs/s ({:.2}x); \
+         16 writers: {fsyncs} fsyncs served by {flushes} flushes",
+        sixteen / one
+    );
+    assert!(fsyncs > 0 && flushes < fsyncs, "no flush was shared: {fsyncs} fsyncs, {flushes} flushes");
+    assert!(sixteen > one, "16 writers ({sixteen:.0}/s) not faster than 1 ({one:.0}/s)");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
