@@ -19,14 +19,41 @@ pub struct Area {
     pub blocks: u64,
 }
 
-/// One main-area segment. Filled from the core's segment table once it exposes one.
+/// One main-area segment, from the newest checkpoint's SIT.
 #[derive(Debug, Clone, Serialize)]
 pub struct SegmentInfo {
     pub segno: u32,
     pub valid_blocks: u32,
+    /// The log type that last wrote it (hot-data .. cold-node), if any.
+    pub seg_type: Option<String>,
     /// Which of the six logs has it open, if any.
     pub log: Option<String>,
+    /// How many times the segment has been (re)opened for writing: its wear.
     pub write_count: Option<u64>,
+    pub mtime: u64,
+}
+
+/// One of the six active logs at the newest checkpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogInfo {
+    pub name: &'static str,
+    pub segno: u32,
+    pub next_blkoff: u32,
+}
+
+/// The newest valid checkpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointInfo {
+    pub version: u64,
+    pub pack: usize,
+    pub clean_unmount: bool,
+    pub time_unix: i64,
+    pub valid_blocks: u64,
+    pub valid_nodes: u32,
+    pub valid_inodes: u32,
+    pub written_blocks: u64,
+    pub orphans: usize,
+    pub logs: Vec<LogInfo>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -55,8 +82,10 @@ pub struct Inspection {
     pub node_blocks: Option<u64>,
     pub fsck_clean: Option<bool>,
     pub fsck_error: Option<String>,
-    /// Per-segment state; `None` until the core exposes its segment table.
+    pub checkpoint: Option<CheckpointInfo>,
+    /// Per-segment state; `None` when the checkpoint or SIT could not be read.
     pub segments: Option<Vec<SegmentInfo>>,
+    pub segment_error: Option<String>,
 }
 
 fn areas(g: &Geometry) -> Vec<Area> {
@@ -69,6 +98,48 @@ fn areas(g: &Geometry) -> Vec<Area> {
         Area { name: "SSA", start_block: g.ssa_start as u64, blocks: 2 * g.main_segments as u64 },
         Area { name: "main", start_block: g.main_start as u64, blocks: g.main_blocks() },
     ]
+}
+
+/// Reads the newest checkpoint and its SIT through the core's own decoders.
+fn read_segments<D: BlockDevice>(dev: &mut D, g: &Geometry) -> rollfs_core::Result<(CheckpointInfo, Vec<SegmentInfo>)> {
+    use rollfs_core::checkpoint::{Checkpoint, CP_FLAG_UMOUNT};
+    use rollfs_core::segment::Log;
+    let (cp, pack) = Checkpoint::read_newest(dev, g)?;
+    let sit = rollfs_core::sit::Sit::load(dev, g, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
+    let logs: Vec<LogInfo> = Log::ALL
+        .iter()
+        .map(|l| LogInfo {
+            name: l.name(),
+            segno: cp.logs[*l as usize].segno,
+            next_blkoff: cp.logs[*l as usize].blkoff,
+        })
+        .collect();
+    let segs = (0..g.main_segments)
+        .map(|segno| {
+            let e = sit.get(segno);
+            SegmentInfo {
+                segno,
+                valid_blocks: e.valid as u32,
+                seg_type: Log::ALL.iter().find(|l| l.seg_type() == e.seg_type).map(|l| l.name().to_string()),
+                log: logs.iter().find(|l| l.segno == segno).map(|l| l.name.to_string()),
+                write_count: Some(e.wear as u64),
+                mtime: e.mtime,
+            }
+        })
+        .collect();
+    let info = CheckpointInfo {
+        version: cp.version,
+        pack,
+        clean_unmount: cp.flags & CP_FLAG_UMOUNT != 0,
+        time_unix: cp.time_sec,
+        valid_blocks: cp.valid_blocks,
+        valid_nodes: cp.valid_nodes,
+        valid_inodes: cp.valid_inodes,
+        written_blocks: cp.written_blocks,
+        orphans: cp.orphans.len(),
+        logs,
+    };
+    Ok((info, segs))
 }
 
 pub fn inspect(target: &Path) -> Result<Inspection> {
@@ -99,8 +170,17 @@ pub fn inspect(target: &Path) -> Result<Inspection> {
         node_blocks: None,
         fsck_clean: None,
         fsck_error: None,
+        checkpoint: None,
         segments: None,
+        segment_error: None,
     };
+    match read_segments(&mut dev, &g) {
+        Ok((cp, segs)) => {
+            ins.checkpoint = Some(cp);
+            ins.segments = Some(segs);
+        }
+        Err(e) => ins.segment_error = Some(e.to_string()),
+    }
     match rollfs_core::fsck::check(&mut dev) {
         Ok(r) => {
             ins.checkpoint_version = Some(r.checkpoint_version);
@@ -151,7 +231,30 @@ pub fn text(ins: &Inspection) -> String {
             size::human(a.blocks * BLOCK_SIZE as u64)
         );
     }
-    let _ = writeln!(s, "checkpoint:        version {}", opt(&ins.checkpoint_version));
+    match &ins.checkpoint {
+        Some(cp) => {
+            let _ = writeln!(
+                s,
+                "checkpoint:        version {} (pack {}), {}, time {}, {} valid blocks, {} nodes, {} inodes, {} orphans, {} blocks ever written",
+                cp.version,
+                cp.pack,
+                if cp.clean_unmount { "clean unmount" } else { "not unmounted cleanly (recovery runs at mount)" },
+                cp.time_unix,
+                cp.valid_blocks,
+                cp.valid_nodes,
+                cp.valid_inodes,
+                cp.orphans,
+                cp.written_blocks
+            );
+            s.push_str("logs:\n");
+            for l in &cp.logs {
+                let _ = writeln!(s, "  {:<10} segment {:>6}, next block {:>4}", l.name, l.segno, l.next_blkoff);
+            }
+        }
+        None => {
+            let _ = writeln!(s, "checkpoint:        version {}", opt(&ins.checkpoint_version));
+        }
+    }
     let _ = writeln!(
         s,
         "contents:          {} inodes ({} directories), {} data blocks, {} node blocks",
@@ -172,9 +275,27 @@ pub fn text(ins: &Inspection) -> String {
         Some(segs) => {
             let used = segs.iter().filter(|g| g.valid_blocks > 0).count();
             let full = segs.iter().filter(|g| g.valid_blocks == ins.segment_blocks).count();
+            let wear: Vec<u64> = segs.iter().filter_map(|g| g.write_count).collect();
+            let (wmin, wmax) = (wear.iter().min().copied().unwrap_or(0), wear.iter().max().copied().unwrap_or(0));
             let _ = writeln!(s, "segment use:       {used} in use, {full} full, {} free", segs.len() - used);
+            let _ = writeln!(s, "wear (writes/seg): min {wmin}, max {wmax}");
+            // A compact utilisation strip: one character per segment, 64 per line.
+            const SHADES: &[u8] = b" .:-=+*#%@";
+            s.push_str("utilisation:       (' ' free .. '@' full)\n");
+            for row in segs.chunks(64) {
+                let line: String = row
+                    .iter()
+                    .map(|g| {
+                        let u = g.valid_blocks as usize * (SHADES.len() - 1) / ins.segment_blocks.max(1) as usize;
+                        SHADES[u.min(SHADES.len() - 1)] as char
+                    })
+                    .collect();
+                let _ = writeln!(s, "  |{line}|");
+            }
         }
-        None => s.push_str("segment use:       not available from this core version\n"),
+        None => {
+            let _ = writeln!(s, "segment use:       unavailable: {}", ins.segment_error.as_deref().unwrap_or("-"));
+        }
     }
     s
 }
@@ -219,7 +340,7 @@ pub fn svg(ins: &Inspection) -> String {
         x += w;
     }
     if segs.is_empty() {
-        let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation not available from this core version</text>"#);
+        let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation unavailable</text>"#);
     } else {
         let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation (white = free, dark = full)</text>"#);
         for (i, g) in segs.iter().enumerate() {

@@ -1,8 +1,9 @@
 //! rollfs-tests: the harness for integration tests that drive the real `rollfs` binary
 //! and real FUSE mounts.
 //!
-//! - [`rollfs_bin`] finds the binary next to the test executable and runs
-//!   `cargo build -p rollfs --bin rollfs` once per test process so it is never stale
+//! - [`rollfs_bin`] finds the binary next to the test executable (`cargo test
+//!   --workspace` builds it first: `native/tests/` has an integration test) and runs
+//!   `cargo build -p rollfs --bin rollfs` when it is missing or older than its sources
 //!   (`cargo test -p rollfs-tests` alone would not rebuild another package's binary).
 //! - [`require_fuse`] fails a test loudly when FUSE is unavailable: a FUSE test that
 //!   silently passes without FUSE would hide a broken CI.
@@ -28,9 +29,11 @@ pub fn rollfs_bin() -> PathBuf {
         // target/<profile>/deps/<test> -> target/<profile>/rollfs
         let profile_dir = exe.parent().and_then(Path::parent).expect("target dir").to_path_buf();
         let bin = profile_dir.join("rollfs");
-        // `cargo test -p rollfs-tests` does not rebuild the binary of another package:
-        // make sure it is current (a no-op when it is; cargo holds no lock while tests run).
-        if !bin.exists() || std::env::var_os("CARGO").is_some() {
+        // `cargo test -p rollfs-tests` does not rebuild the binary of another package, so
+        // rebuild it when a source is newer (cargo holds no lock while tests run). Not
+        // unconditionally: a plain `cargo build -p rollfs` resolves features differently
+        // from `cargo test --workspace` and would relink the binary for nothing.
+        if !bin.exists() || binary_is_stale(&bin) {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut cmd = Command::new(cargo);
             cmd.args(["build", "-p", "rollfs", "--bin", "rollfs"]);
@@ -44,6 +47,26 @@ pub fn rollfs_bin() -> PathBuf {
         bin
     })
     .clone()
+}
+
+fn newest_mtime(dir: &Path) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        let t = if p.is_dir() { newest_mtime(&p) } else { e.metadata().ok().and_then(|m| m.modified().ok()) };
+        newest = newest.max(t);
+    }
+    newest
+}
+
+fn binary_is_stale(bin: &Path) -> bool {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let Ok(built) = std::fs::metadata(bin).and_then(|m| m.modified()) else { return true };
+    ["native/src", "native/Cargo.toml", "core/src", "core/Cargo.toml", "Cargo.lock"].iter().any(|p| {
+        let p = root.join(p);
+        let t = if p.is_dir() { newest_mtime(&p) } else { std::fs::metadata(&p).and_then(|m| m.modified()).ok() };
+        t.is_some_and(|t| t > built)
+    })
 }
 
 /// Runs `rollfs ARGS...` and returns its output.

@@ -196,11 +196,13 @@ fn inspect_text_json_and_svg() {
     assert!(o.status.success(), "{}", stderr(&o));
     let t = stdout(&o);
     assert!(t.contains("format version:    1.0") && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
+    assert!(t.contains("clean unmount") && t.contains("warm-node") && t.contains("segment use:"), "{t}");
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg") && s.contains("main"), "{s}");
     let o = rollfs([OsStr::new("inspect"), OsStr::new("--json"), img.path.as_os_str()]);
     let j = stdout(&o);
     assert!(j.contains("\"label\": \"inspect-me\"") && j.contains("\"segment_blocks\": 256"), "{j}");
+    assert!(j.contains("\"segments\": [") && j.contains("\"clean_unmount\": true"), "{j}");
 }
 
 #[test]
