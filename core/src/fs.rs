@@ -231,6 +231,8 @@ pub struct Stats {
     pub recovered_nodes_walked: u64,
     pub dirty_bound_checkpoints: u64,
     pub discards: u64,
+    pub gc_segments: u64,
+    pub gc_blocks_moved: u64,
     pub discard_errors: u64,
 }
 
@@ -283,6 +285,8 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) trunc_hint: BTreeMap<Ino, u64>,
     /// Inodes whose size changed since they were last written (fdatasync needs those).
     pub(crate) size_changed: BTreeSet<Ino>,
+    /// Dirty blocks moved by segment cleaning: written to the cold data log.
+    pub(crate) gc_cold: BTreeSet<(Ino, u64)>,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
 }
@@ -451,6 +455,7 @@ impl<D: BlockDevice> Filesystem<D> {
             trunc_hint: BTreeMap::new(),
             size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
+            gc_cold: BTreeSet::new(),
         };
         // The root must be a directory.
         let root = fs.inode_block(ROOT_INO)?;
@@ -550,16 +555,59 @@ impl<D: BlockDevice> Filesystem<D> {
         free.saturating_sub(pending)
     }
 
-    /// Makes sure `blocks` more blocks can be written, checkpointing to turn prefree
-    /// segments into free ones if that helps; ENOSPC otherwise.
+    /// Blocks users may fill: the main area less the overprovisioning (the cleaner's
+    /// reserve and as much slack again) and one open segment per log. statfs reports this
+    /// as the size.
+    pub(crate) fn user_capacity(&self) -> u64 {
+        let g = &self.geo;
+        (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
+            * g.segment_blocks as u64
+    }
+
+    /// Valid blocks in the main area plus what the dirty cache will add (counted as if
+    /// every dirty block were new: conservative).
+    pub(crate) fn used_blocks(&self) -> u64 {
+        self.sit.valid_total() + (self.data.len() + self.dirty_nodes.len()) as u64
+    }
+
+    /// Makes sure `blocks` more blocks can be written: ENOSPC if they would not fit the
+    /// user capacity; otherwise checkpoints (prefree segments become free) and cleans
+    /// segments until they fit physically.
     pub(crate) fn ensure_space(&mut self, blocks: u64, now: Timestamp) -> Result<()> {
+        self.ensure_space_for(blocks, blocks, now)
+    }
+
+    /// As [`Filesystem::ensure_space`] for a write of `blocks` blocks of which `new_blocks`
+    /// fill holes (only those add to what is in use; overwrites need room to be written to
+    /// but cleaning gets it back).
+    pub(crate) fn ensure_space_for(&mut self, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
         // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
-        if self.free_blocks_for_user() >= need {
+        let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
+        if self.free_blocks_for_user() >= need && self.used_blocks() + new_need <= self.user_capacity() {
             return Ok(());
         }
-        if self.seg.prefree_count() > 0 || !self.data.is_empty() || !self.dirty_nodes.is_empty() {
-            self.checkpoint(false, now)?;
+        if self.used_blocks() + new_need > self.user_capacity() {
+            // Dirty blocks overwriting old ones were counted as new; a checkpoint settles it.
+            if !self.data.is_empty() || !self.dirty_nodes.is_empty() {
+                self.checkpoint(false, now)?;
+            }
+            if self.used_blocks() + new_need > self.user_capacity() {
+                return Err(Error::NoSpace);
+            }
+        }
+        // Bounded: each round checkpoints or cleans at least one segment.
+        for _ in 0..self.geo.main_segments + 2 {
+            if self.free_blocks_for_user() >= need {
+                return Ok(());
+            }
+            if self.seg.prefree_count() > 0 || !self.data.is_empty() || !self.dirty_nodes.is_empty() {
+                self.checkpoint(false, now)?;
+                continue;
+            }
+            if !self.gc_round(crate::gc::GcMode::Foreground, now)? {
+                break;
+            }
         }
         if self.free_blocks_for_user() >= need {
             Ok(())
@@ -634,7 +682,13 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn writeback_one(&mut self, ino: Ino, idx: u64, block: &Block) -> Result<(Nid, u32)> {
         let is_dir = self.inode_kind(ino)? == FileType::Directory;
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
-        let log = if is_dir { Log::HotData } else { Log::WarmData };
+        let log = if self.gc_cold.remove(&(ino, idx)) {
+            Log::ColdData
+        } else if is_dir {
+            Log::HotData
+        } else {
+            Log::WarmData
+        };
         let addr = self.alloc_block(log, Summary { nid: holder, ofs: ofs as u16 })?;
         self.dev.write(addr as u64, block, WriteFlags::empty())?;
         self.stats.data_blocks_written += 1;
@@ -649,6 +703,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Allocates the next block of `log` and records its owner.
     pub(crate) fn alloc_block(&mut self, log: Log, owner: Summary) -> Result<u32> {
         let addr = self.seg.alloc(&self.geo, &mut self.sit, &mut self.ssa, log, self.now_sec, true)?;
+        if cfg!(feature = "mutant-gc-no-ssa") && log == Log::ColdData {
+            // Mutant: a block moved by cleaning keeps whatever summary its new slot had.
+            return Ok(addr);
+        }
         self.ssa.set(&mut self.dev, &self.geo, addr, owner, self.cp.version)?;
         Ok(addr)
     }
@@ -820,6 +878,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.new_since_cp.clear();
         self.needs_cp.clear();
         self.removed_names.clear();
+        self.gc_cold.clear();
         self.trunc_hint.clear();
         self.size_changed.clear();
         Ok(())
@@ -853,13 +912,11 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn statfs(&mut self) -> Result<StatFs> {
-        let seg_blocks = self.geo.segment_blocks as u64;
-        let usable = (self.geo.main_segments - self.geo.reserved_segments) as u64 * seg_blocks;
-        let free = self.free_blocks_for_user() + self.seg.prefree_count() as u64 * seg_blocks;
-        let free = free.min(usable);
+        let cap = self.user_capacity();
+        let free = cap.saturating_sub(self.used_blocks());
         Ok(StatFs {
             block_size: BLOCK_SIZE as u32,
-            blocks: usable,
+            blocks: cap,
             blocks_free: free,
             blocks_avail: free,
             files: (self.nat.nid_count() - 1) as u64,

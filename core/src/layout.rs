@@ -132,9 +132,12 @@ impl Geometry {
             let meta_end = ssa_start as u64 + 2 * main_segments as u64;
             let main_start = meta_end.div_ceil(seg) * seg;
             if main_start + main_blocks <= total_blocks {
-                let reserved = (main_segments as u64 * overprovision_pct as u64).div_ceil(100) as u32;
+                // Half of the overprovisioning is the cleaner's reserve; the other half is
+                // slack that keeps invalid blocks around when users fill their capacity, so
+                // that overwrites of a full filesystem can always be cleaned for.
+                let reserved = (main_segments as u64 * overprovision_pct as u64).div_ceil(200) as u32;
                 let reserved_segments = reserved.max(2 * LOG_COUNT as u32);
-                if reserved_segments + LOG_COUNT as u32 + 2 >= main_segments {
+                if 2 * reserved_segments + LOG_COUNT as u32 + 2 >= main_segments {
                     return Err(Error::Invalid("device too small for the overprovisioning reserve"));
                 }
                 let g = Geometry {
@@ -200,7 +203,7 @@ impl Geometry {
         if main_end > self.total_blocks {
             return bad("superblock: main area beyond the device");
         }
-        if self.reserved_segments + LOG_COUNT as u32 + 2 >= self.main_segments {
+        if 2 * self.reserved_segments + LOG_COUNT as u32 + 2 >= self.main_segments {
             return bad("superblock: reserve larger than the main area");
         }
         Ok(())

@@ -25,6 +25,7 @@
 //! | [`xattr`] | extended attribute block |
 //! | [`fsync`] | fsync without checkpoints: batches in the warm node chain, marks |
 //! | [`atomic`] | atomic writes: staged until one commit batch |
+//! | [`gc`] | segment cleaning: victims, moving valid blocks |
 //! | [`recovery`] | roll-forward of the node chain at mount |
 //! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
@@ -43,6 +44,7 @@ pub mod file;
 pub mod fs;
 pub mod fsck;
 pub mod fsync;
+pub mod gc;
 pub mod inode;
 pub mod layout;
 pub mod namei;

@@ -82,6 +82,8 @@ impl SegEntry {
 
 pub struct Sit {
     pub entries: Vec<SegEntry>,
+    /// Sum of the valid counts, kept up to date (hot-path space checks read it).
+    total_valid: u64,
     dirty: BTreeSet<u32>,
     pub slots: Vec<u8>,
 }
@@ -90,6 +92,7 @@ impl Sit {
     pub fn new_empty(geo: &Geometry) -> Sit {
         Sit {
             entries: vec![SegEntry::default(); geo.main_segments as usize],
+            total_valid: 0,
             dirty: BTreeSet::new(),
             slots: vec![0; geo.sit_blocks as usize],
         }
@@ -126,7 +129,14 @@ impl Sit {
             sit.entries[segno as usize] = e;
             sit.dirty.insert(segno);
         }
+        sit.total_valid = sit.entries.iter().map(|e| e.valid as u64).sum();
         Ok(sit)
+    }
+
+    /// Valid blocks over the whole main area.
+    pub fn valid_total(&self) -> u64 {
+        debug_assert_eq!(self.total_valid, self.entries.iter().map(|e| e.valid as u64).sum::<u64>());
+        self.total_valid
     }
 
     pub fn get(&self, segno: u32) -> &SegEntry {
@@ -142,6 +152,7 @@ impl Sit {
         }
         e.bitmap[byte] |= bit;
         e.valid += 1;
+        self.total_valid += 1;
         e.mtime = e.mtime.max(mtime);
         self.dirty.insert(segno);
         true
@@ -156,6 +167,7 @@ impl Sit {
         }
         e.bitmap[byte] &= !bit;
         e.valid -= 1;
+        self.total_valid -= 1;
         self.dirty.insert(segno);
         true
     }
