@@ -1,1 +1,23 @@
-//! rollfs-sim (in progress)
+//! rollfs-sim: deterministic crash-state exploration of rollfs-core under wasmtime.
+//!
+//! The core runs as WebAssembly (`guest/`, ABI in `ABI.md`) against a simulated flash
+//! device on the host; a workload runs once, its I/O trace yields crash images, and each
+//! image is recovered in a fresh instance and judged against a model of the workload.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`rng`] | the seeded PRNG and hashes (determinism across platforms) |
+//! | [`device`] | the simulated device, crash model, traces, crash-image derivation |
+//! | [`guest`] | wasmtime engine, guest module/instances, the host side of the ABI |
+//! | [`workload`] | operations, workload text format, random/ACE/regression sources |
+//! | [`model`] | the oracle's model filesystem and canonical trees |
+//! | [`explore`] | running workloads, crash states, verdicts, replay, shrinking |
+//! | [`mutants`] | discovering core mutants and checking that each is caught |
+
+pub mod device;
+pub mod explore;
+pub mod guest;
+pub mod model;
+pub mod mutants;
+pub mod rng;
+pub mod workload;

@@ -1,0 +1,572 @@
+//! rollfs-sim-guest: rollfs-core behind the small WebAssembly ABI of `../ABI.md`.
+//!
+//! This crate owns the guest side of that ABI and nothing else: the block device is the
+//! host's (imports of module `rollfs_dev`), the filesystem is `rollfs-core` unchanged, and
+//! every export is a thin, path-based wrapper so the host never needs inode numbers.
+//! All state lives in one global slot, because one instance runs one filesystem and is
+//! thrown away at power loss (the host simply drops the instance).
+
+use rollfs_core::device::IoError;
+use rollfs_core::{
+    BlockDevice, Credentials, Error, FileType, Filesystem, Ino, MkfsOptions, MountOptions,
+    RenameFlags, SetAttr, Timestamp, WriteFlags, XattrSetMode,
+};
+use std::cell::RefCell;
+
+#[link(wasm_import_module = "rollfs_dev")]
+extern "C" {
+    fn block_count() -> i64;
+    fn read(addr: i64, ptr: *mut u8) -> i32;
+    fn write(addr: i64, ptr: *const u8, flags: i32) -> i32;
+    fn wait_writes() -> i32;
+    fn flush() -> i32;
+    fn discard(addr: i64, count: i64) -> i32;
+}
+
+#[link(wasm_import_module = "rollfs_host")]
+extern "C" {
+    fn panic_message(ptr: *const u8, len: i32);
+}
+
+/// The host's simulated device. Status codes: 0 ok, otherwise an errno (5 = EIO).
+pub struct HostDev;
+
+fn status(code: i32, block: u64, op: &'static str) -> Result<(), IoError> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(IoError { block, op })
+    }
+}
+
+impl BlockDevice for HostDev {
+    fn block_count(&self) -> u64 {
+        unsafe { block_count() as u64 }
+    }
+    fn read(&mut self, addr: u64, buf: &mut rollfs_core::Block) -> Result<(), IoError> {
+        status(unsafe { read(addr as i64, buf.as_mut_ptr()) }, addr, "read")
+    }
+    fn write(&mut self, addr: u64, data: &rollfs_core::Block, flags: WriteFlags) -> Result<(), IoError> {
+        status(unsafe { write(addr as i64, data.as_ptr(), flags.bits() as i32) }, addr, "write")
+    }
+    fn wait_writes(&mut self) -> Result<(), IoError> {
+        status(unsafe { wait_writes() }, IoError::FLUSH_BLOCK, "wait_writes")
+    }
+    fn flush(&mut self) -> Result<(), IoError> {
+        status(unsafe { flush() }, IoError::FLUSH_BLOCK, "flush")
+    }
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+        status(unsafe { discard(addr as i64, count as i64) }, addr, "discard")
+    }
+}
+
+struct State {
+    fs: Option<Filesystem<HostDev>>,
+    scratch: Vec<u8>,
+    out: Vec<u8>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = const {
+        RefCell::new(State { fs: None, scratch: Vec::new(), out: Vec::new() })
+    };
+}
+
+/// Return codes beyond errno values (negated like errnos).
+const E_NOT_MOUNTED: i64 = 1001;
+const E_TREE: i64 = 1003;
+
+fn now(sec: i64) -> Timestamp {
+    Timestamp::new(sec, 0)
+}
+
+const CRED: Credentials = Credentials { uid: 0, gid: 0 };
+
+fn bytes<'a>(ptr: *const u8, len: i32) -> &'a [u8] {
+    if len <= 0 {
+        return &[];
+    }
+    // SAFETY: the host wrote `len` bytes at `ptr` inside the scratch buffer it obtained
+    // from `sim_scratch`, which stays allocated for the duration of this call.
+    unsafe { std::slice::from_raw_parts(ptr, len as usize) }
+}
+
+fn set_out(data: &[u8]) {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.out.clear();
+        s.out.extend_from_slice(data);
+    });
+}
+
+/// Reports an error to the host: message in the out buffer, negated errno returned.
+fn fail(e: &Error) -> i64 {
+    set_out(format!("{e}").as_bytes());
+    -(e.errno() as i64)
+}
+
+fn with_fs(f: impl FnOnce(&mut Filesystem<HostDev>) -> Result<i64, Error>) -> i64 {
+    // The filesystem is taken out of the slot during the call so that a nested export
+    // call (never done by the host) could not alias it.
+    let fs = STATE.with(|s| s.borrow_mut().fs.take());
+    let Some(mut fs) = fs else {
+        set_out(b"not mounted");
+        return -E_NOT_MOUNTED;
+    };
+    let r = f(&mut fs);
+    STATE.with(|s| s.borrow_mut().fs = Some(fs));
+    match r {
+        Ok(v) => v,
+        Err(e) => fail(&e),
+    }
+}
+
+/// Resolves an absolute path ("/" or "/a/b") to its inode.
+fn resolve(fs: &mut Filesystem<HostDev>, path: &[u8]) -> Result<Ino, Error> {
+    let mut ino = rollfs_core::layout::ROOT_INO;
+    for comp in path.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
+        ino = fs.lookup(ino, comp)?.ino;
+    }
+    Ok(ino)
+}
+
+/// Splits a path into its parent inode and final name.
+fn resolve_parent<'a>(fs: &mut Filesystem<HostDev>, path: &'a [u8]) -> Result<(Ino, &'a [u8]), Error> {
+    let trimmed = path.strip_suffix(b"/").unwrap_or(path);
+    let cut = trimmed.iter().rposition(|&b| b == b'/').ok_or(Error::Invalid("relative path"))?;
+    let name = &trimmed[cut + 1..];
+    if name.is_empty() {
+        return Err(Error::Invalid("empty name"));
+    }
+    Ok((resolve(fs, &trimmed[..cut])?, name))
+}
+
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = format!("{info}");
+        unsafe { panic_message(msg.as_ptr(), msg.len() as i32) };
+    }));
+}
+
+#[no_mangle]
+pub extern "C" fn sim_scratch(len: i32) -> *mut u8 {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let len = len.max(0) as usize;
+        if s.scratch.len() < len {
+            s.scratch.resize(len, 0);
+        }
+        s.scratch.as_mut_ptr()
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_out_ptr() -> *const u8 {
+    STATE.with(|s| s.borrow().out.as_ptr())
+}
+
+#[no_mangle]
+pub extern "C" fn sim_out_len() -> i32 {
+    STATE.with(|s| s.borrow().out.len() as i32)
+}
+
+#[no_mangle]
+pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
+    install_panic_hook();
+    let opts = MkfsOptions {
+        segment_blocks: segment_blocks as u32,
+        label: b"rollfs-sim".to_vec(),
+        uuid: *b"rollfs-sim-uuid!",
+        time: now(now_sec),
+        ..MkfsOptions::default()
+    };
+    match Filesystem::format(HostDev, &opts) {
+        Ok(_) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn sim_mount(read_only: i32, now_sec: i64) -> i64 {
+    install_panic_hook();
+    let opts = MountOptions { read_only: read_only != 0, ..MountOptions::default() };
+    match Filesystem::mount(HostDev, &opts, now(now_sec)) {
+        Ok(fs) => {
+            STATE.with(|s| s.borrow_mut().fs = Some(fs));
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn sim_unmount(now_sec: i64) -> i64 {
+    let Some(fs) = STATE.with(|s| s.borrow_mut().fs.take()) else {
+        set_out(b"not mounted");
+        return -E_NOT_MOUNTED;
+    };
+    match fs.unmount(now(now_sec)) {
+        Ok(_) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn sim_create(p: *const u8, plen: i32, perm: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let (parent, name) = resolve_parent(fs, bytes(p, plen))?;
+        Ok(fs.create(parent, name, perm as u32, CRED, now(now_sec))?.ino as i64)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_mkdir(p: *const u8, plen: i32, perm: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let (parent, name) = resolve_parent(fs, bytes(p, plen))?;
+        Ok(fs.mkdir(parent, name, perm as u32, CRED, now(now_sec))?.ino as i64)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_symlink(p: *const u8, plen: i32, t: *const u8, tlen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let (parent, name) = resolve_parent(fs, bytes(p, plen))?;
+        Ok(fs.symlink(parent, name, bytes(t, tlen), CRED, now(now_sec))?.ino as i64)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_write(p: *const u8, plen: i32, off: i64, d: *const u8, dlen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        Ok(fs.write(ino, off as u64, bytes(d, dlen), now(now_sec))? as i64)
+    })
+}
+
+/// Reads up to `len` bytes at `off` into the out buffer; returns the count.
+#[no_mangle]
+pub extern "C" fn sim_read(p: *const u8, plen: i32, off: i64, len: i32) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        let mut buf = vec![0u8; len.max(0) as usize];
+        let n = fs.read(ino, off as u64, &mut buf)?;
+        set_out(&buf[..n]);
+        Ok(n as i64)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_truncate(p: *const u8, plen: i32, size: i64, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        let set = SetAttr { size: Some(size as u64), ..SetAttr::default() };
+        fs.setattr(ino, &set, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_chmod(p: *const u8, plen: i32, mode: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        let set = SetAttr { mode: Some(mode as u32), ..SetAttr::default() };
+        fs.setattr(ino, &set, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_rename(p: *const u8, plen: i32, q: *const u8, qlen: i32, flags: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let flags = RenameFlags::from_bits(flags as u32).ok_or(Error::Invalid("rename flags"))?;
+        let (sp, sn) = resolve_parent(fs, bytes(p, plen))?;
+        let (dp, dn) = resolve_parent(fs, bytes(q, qlen))?;
+        fs.rename(sp, sn, dp, dn, flags, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_link(p: *const u8, plen: i32, q: *const u8, qlen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        let (dp, dn) = resolve_parent(fs, bytes(q, qlen))?;
+        fs.link(ino, dp, dn, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_unlink(p: *const u8, plen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let (parent, name) = resolve_parent(fs, bytes(p, plen))?;
+        fs.unlink(parent, name, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_rmdir(p: *const u8, plen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let (parent, name) = resolve_parent(fs, bytes(p, plen))?;
+        fs.rmdir(parent, name, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+/// `mode`: 0 any, 1 create (XATTR_CREATE), 2 replace (XATTR_REPLACE).
+#[no_mangle]
+pub extern "C" fn sim_setxattr(
+    p: *const u8,
+    plen: i32,
+    n: *const u8,
+    nlen: i32,
+    v: *const u8,
+    vlen: i32,
+    mode: i32,
+    now_sec: i64,
+) -> i64 {
+    with_fs(|fs| {
+        let mode = match mode {
+            0 => XattrSetMode::Any,
+            1 => XattrSetMode::Create,
+            2 => XattrSetMode::Replace,
+            _ => return Err(Error::Invalid("xattr mode")),
+        };
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.setxattr(ino, bytes(n, nlen), bytes(v, vlen), mode, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_removexattr(p: *const u8, plen: i32, n: *const u8, nlen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.removexattr(ino, bytes(n, nlen), now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_sync(now_sec: i64) -> i64 {
+    with_fs(|fs| fs.sync(now(now_sec)).map(|_| 0))
+}
+
+#[no_mangle]
+pub extern "C" fn sim_fsync(p: *const u8, plen: i32, datasync: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.fsync(ino, datasync != 0, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+/// The core's statistics as nine little-endian u64 in the out buffer, in the field order of
+/// `rollfs_core::Stats`.
+#[no_mangle]
+pub extern "C" fn sim_stats() -> i64 {
+    with_fs(|fs| {
+        let s = fs.stats();
+        let mut out = Vec::with_capacity(72);
+        for v in [
+            s.checkpoints,
+            s.data_blocks_written,
+            s.node_blocks_written,
+            s.meta_blocks_written,
+            s.flushes,
+            s.device_reads,
+            s.fsyncs,
+            s.fsync_checkpoint_fallbacks,
+            s.dirty_bound_checkpoints,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        set_out(&out);
+        Ok(0)
+    })
+}
+
+/// Runs fsck on the device (of the mounted filesystem if there is one, else the bare
+/// device). Returns the number of problems (0 = clean), one per line in the out buffer.
+#[no_mangle]
+pub extern "C" fn sim_fsck() -> i64 {
+    install_panic_hook();
+    let fs = STATE.with(|s| s.borrow_mut().fs.take());
+    let (r, fs) = match fs {
+        Some(mut fs) => (rollfs_core::fsck::check(fs.device_mut()), Some(fs)),
+        None => (rollfs_core::fsck::check(&mut HostDev), None),
+    };
+    STATE.with(|s| s.borrow_mut().fs = fs);
+    match r {
+        Ok(rep) => {
+            set_out(rep.problems.join("\n").as_bytes());
+            rep.problems.len() as i64
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// Serializes the whole tree reachable from the root into the out buffer (format in
+/// ABI.md); returns its length. Inconsistencies the walk itself sees (a name that readdir
+/// lists but lookup cannot find, a directory reached twice) fail with E_TREE.
+#[no_mangle]
+pub extern "C" fn sim_dump() -> i64 {
+    let fs = STATE.with(|s| s.borrow_mut().fs.take());
+    let Some(mut fs) = fs else {
+        set_out(b"not mounted");
+        return -E_NOT_MOUNTED;
+    };
+    let mut out = Vec::new();
+    let r = dump(&mut fs, &mut out);
+    STATE.with(|s| s.borrow_mut().fs = Some(fs));
+    match r {
+        Ok(()) => {
+            let n = out.len() as i64;
+            STATE.with(|s| s.borrow_mut().out = out);
+            n
+        }
+        Err(DumpError::Fs(e)) => fail(&e),
+        Err(DumpError::Tree(msg)) => {
+            set_out(msg.as_bytes());
+            -E_TREE
+        }
+    }
+}
+
+enum DumpError {
+    Fs(Error),
+    Tree(String),
+}
+
+impl From<Error> for DumpError {
+    fn from(e: Error) -> Self {
+        DumpError::Fs(e)
+    }
+}
+
+fn put32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put32(out, b.len() as u32);
+    out.extend_from_slice(b);
+}
+
+fn kind_code(k: FileType) -> u8 {
+    match k {
+        FileType::Regular => 1,
+        FileType::Directory => 2,
+        FileType::Symlink => 3,
+        _ => 4,
+    }
+}
+
+/// Bounds of the walk: a corrupt image must not make the dump run away.
+const DUMP_MAX_ENTRIES: usize = 100_000;
+const DUMP_MAX_FILE: u64 = 64 << 20;
+
+fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError> {
+    let root = rollfs_core::layout::ROOT_INO;
+    let mut visited_dirs = std::collections::BTreeSet::new();
+    let mut stack: Vec<(Vec<u8>, Ino)> = vec![(b"/".to_vec(), root)];
+    let mut entries = 0usize;
+    while let Some((path, ino)) = stack.pop() {
+        entries += 1;
+        if entries > DUMP_MAX_ENTRIES {
+            return Err(DumpError::Tree("tree walk exceeded the entry bound".into()));
+        }
+        let attr = fs.getattr(ino)?;
+        put_bytes(out, &path);
+        put32(out, ino);
+        out.push(kind_code(attr.kind));
+        out.extend_from_slice(&attr.perm.to_le_bytes());
+        put32(out, attr.uid);
+        put32(out, attr.gid);
+        put32(out, attr.nlink);
+        out.extend_from_slice(&attr.size.to_le_bytes());
+        let content = match attr.kind {
+            FileType::Regular => {
+                if attr.size > DUMP_MAX_FILE {
+                    return Err(DumpError::Tree(format!("{} size {} too large", show(&path), attr.size)));
+                }
+                let mut data = vec![0u8; attr.size as usize];
+                let mut off = 0usize;
+                while off < data.len() {
+                    let n = fs.read(ino, off as u64, &mut data[off..])?;
+                    if n == 0 {
+                        break;
+                    }
+                    off += n;
+                }
+                data.truncate(off);
+                data
+            }
+            FileType::Symlink => fs.readlink(ino)?,
+            _ => Vec::new(),
+        };
+        put_bytes(out, &content);
+        let mut names = fs.listxattr(ino)?;
+        names.sort();
+        put32(out, names.len() as u32);
+        for n in names {
+            let v = fs.getxattr(ino, &n)?;
+            put_bytes(out, &n);
+            put_bytes(out, &v);
+        }
+        if attr.kind == FileType::Directory {
+            if !visited_dirs.insert(ino) {
+                return Err(DumpError::Tree(format!("directory {ino} reached twice (at {})", show(&path))));
+            }
+            let mut children = Vec::new();
+            let mut err = None;
+            fs.readdir(ino, 0, &mut |e| {
+                if e.name != b"." && e.name != b".." {
+                    children.push(e);
+                }
+                if children.len() > DUMP_MAX_ENTRIES {
+                    err = Some("directory listing exceeded the entry bound");
+                    return false;
+                }
+                true
+            })?;
+            if let Some(msg) = err {
+                return Err(DumpError::Tree(msg.into()));
+            }
+            children.sort_by(|a, b| b.name.cmp(&a.name));
+            for w in children.windows(2) {
+                if w[0].name == w[1].name {
+                    return Err(DumpError::Tree(format!("{} listed twice in {}", show(&w[0].name), show(&path))));
+                }
+            }
+            for e in children {
+                let mut child = path.clone();
+                if child.len() > 1 {
+                    child.push(b'/');
+                }
+                child.extend_from_slice(&e.name);
+                let found = fs.lookup(ino, &e.name).map_err(|err| {
+                    DumpError::Tree(format!("readdir lists {} but lookup fails: {err}", show(&child)))
+                })?;
+                if found.ino != e.ino || found.kind != e.kind {
+                    return Err(DumpError::Tree(format!(
+                        "{}: dentry says ino {} {:?}, inode says ino {} {:?}",
+                        show(&child),
+                        e.ino,
+                        e.kind,
+                        found.ino,
+                        found.kind
+                    )));
+                }
+                stack.push((child, e.ino));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn show(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+

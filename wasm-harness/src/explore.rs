@@ -1,0 +1,764 @@
+//! Crash-state exploration: run a workload once, derive crash images from its trace,
+//! recover each in a fresh guest instance and judge it against the oracle.
+//!
+//! This module owns the exploration loop, the oracle's verdict for one crash state, the
+//! identity of a crash state (so that `replay` can rebuild exactly one), the digest used
+//! by the determinism test, and shrinking of failing workloads.
+//!
+//! The oracle, for the persistence points this core has (sync, unmount, and any
+//! checkpoint the core writes on its own, seen through its statistics): a crash at trace
+//! point `c` must recover to the model state of exactly one persistence point `p`, where
+//! `p` is at least the last persistence point whose I/O had all happened by `c` and at most
+//! the last operation that had started I/O by `c` (see [`allowed_states`]); mount must
+//! succeed (or fail with EIO when an EIO was injected), fsck must find the image clean,
+//! and a crash during that recovery must recover to an allowed state again.
+//! Per-file rules (fsync, fdatasync, atomic writes: invariants 2-5 of the brief) belong
+//! in [`Explorer::judge`] next to the whole-tree rule, using the same [`Run`] records.
+
+use crate::device::{choose_survivors, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
+use crate::guest::{GuestError, GuestModule};
+use crate::model::{Model, Tree};
+use crate::rng::{Hasher64, Rng};
+use crate::workload::{CaseId, Op, Workload};
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Time given to the guest: the workload's operations run at `NOW_BASE + index` seconds.
+const NOW_BASE: i64 = 1_700_000_000;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    pub torn: bool,
+    pub eio: bool,
+    /// Device size in 4 KiB blocks (2048 = 8 MiB).
+    pub image_blocks: u64,
+    pub segment_blocks: u32,
+    /// Crash points per workload run; more are sampled down (seeded).
+    pub max_points: usize,
+    /// Random survivor subsets per crash point, besides "none" and "all".
+    pub random_variants: u32,
+    /// Crashes injected into each recovery (at sampled recovery I/O points).
+    pub recovery_crashes: u32,
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            seed: 0,
+            torn: false,
+            eio: false,
+            image_blocks: 2048,
+            segment_blocks: 16,
+            max_points: 400,
+            random_variants: 2,
+            recovery_crashes: 2,
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8),
+        }
+    }
+}
+
+/// Kind of persistence an operation provides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persist {
+    None,
+    /// Mount, sync, unmount: the whole tree at the end of the operation.
+    Checkpoint,
+    /// The core wrote a checkpoint by itself during the operation (statistics counter):
+    /// the tree before or after the operation.
+    Implicit,
+}
+
+/// One operation of a run, with the trace events it issued.
+#[derive(Debug, Clone)]
+pub struct OpRecord {
+    pub label: String,
+    pub events: Range<usize>,
+    pub persist: Persist,
+    pub result: String,
+    /// The operation returned success (a failed sync does not raise the lower bound).
+    pub ok: bool,
+}
+
+/// A recorded run of a workload: trace, per-operation records and model states.
+pub struct Run {
+    pub workload: Workload,
+    pub start: Image,
+    pub trace: crate::device::Trace,
+    pub records: Vec<OpRecord>,
+    /// `states[k]`: the model tree after record `k`.
+    pub states: Vec<Tree>,
+    pub problems: Vec<(String, String)>,
+    pub counts: IoCounts,
+    pub eio: Option<Eio>,
+}
+
+/// Identity of one crash state within a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateId {
+    /// The state comes from the run with an injected write/flush EIO.
+    pub eio_run: bool,
+    pub point: usize,
+    pub variant: u32,
+    /// A crash during the recovery of that state: recovery trace point and variant.
+    pub recovery: Option<(usize, u32)>,
+}
+
+impl fmt::Display for StateId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}:{}", if self.eio_run { "e" } else { "" }, self.point, self.variant)?;
+        if let Some((q, w)) = self.recovery {
+            write!(f, "/{q}:{w}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for StateId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<StateId, String> {
+        let bad = || format!("state is P:V or P:V/Q:W (optionally eP:V), got {s}");
+        let (eio_run, s) = match s.strip_prefix('e') {
+            Some(r) => (true, r),
+            None => (false, s),
+        };
+        let pair = |x: &str| -> Result<(usize, u32), String> {
+            let (a, b) = x.split_once(':').ok_or_else(bad)?;
+            Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+        };
+        let (main, rec) = match s.split_once('/') {
+            Some((m, r)) => (m, Some(pair(r)?)),
+            None => (s, None),
+        };
+        let (point, variant) = pair(main)?;
+        Ok(StateId { eio_run, point, variant, recovery: rec })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub case: CaseId,
+    pub workload: Workload,
+    pub state: Option<StateId>,
+    pub kind: String,
+    pub detail: String,
+}
+
+/// Verdict of one crash state.
+#[derive(Debug, Clone)]
+struct Verdict {
+    states: u64,
+    digest: u64,
+    violation: Option<(StateId, String, String)>,
+}
+
+/// One crash state to check.
+struct Job {
+    id: StateId,
+    image: Image,
+    allowed: Vec<usize>,
+}
+
+/// Results of exploring one case.
+#[derive(Debug, Clone, Default)]
+pub struct CaseResult {
+    pub states: u64,
+    pub digest: u64,
+    pub violations: Vec<Violation>,
+}
+
+pub struct Explorer {
+    pub module: Arc<GuestModule>,
+    pub opts: Options,
+    base: Image,
+}
+
+/// The model states a crash at trace point `c` may recover to (indices into
+/// `Run::states`). See the module documentation.
+pub fn allowed_states(records: &[OpRecord], c: usize) -> Vec<usize> {
+    let mut lo = 0;
+    let mut hi = 0;
+    for (k, r) in records.iter().enumerate() {
+        if r.events.end <= c && r.ok {
+            match r.persist {
+                Persist::Checkpoint => lo = k,
+                Persist::Implicit => lo = k.saturating_sub(1),
+                Persist::None => {}
+            }
+        }
+        if r.events.start < c {
+            hi = k;
+        }
+    }
+    let mut v = vec![lo];
+    for (k, r) in records.iter().enumerate().take(hi + 1).skip(lo + 1) {
+        match r.persist {
+            Persist::Checkpoint => v.push(k),
+            Persist::Implicit => v.extend([k - 1, k]),
+            Persist::None => {}
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn guest_err(e: &GuestError) -> String {
+    e.to_string()
+}
+
+impl Explorer {
+    /// Formats a fresh image once; every workload starts from it.
+    pub fn new(module: Arc<GuestModule>, opts: Options) -> Result<Explorer, String> {
+        let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
+        dev.completion = crate::device::Completion::Immediate;
+        let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
+        g.format(opts.segment_blocks, NOW_BASE).map_err(|e| format!("format failed: {e}"))?;
+        let dev = g.into_device();
+        // What format made durable (a format that forgets to flush shows up as mount
+        // failures of every state, which is the truth).
+        let mut w = CrashWalker::new(dev.start_image(), &dev.trace);
+        w.advance_to(dev.trace.events.len());
+        let base = w.durable().flatten();
+        Ok(Explorer { module, opts, base })
+    }
+
+    pub fn base_image(&self) -> &Image {
+        &self.base
+    }
+
+    /// Runs a workload once, recording its trace, operation records and model states.
+    pub fn run(&self, w: &Workload, eio: Option<Eio>) -> Run {
+        let mut dev = SimDevice::new(self.base.clone(), w.dev_seed);
+        dev.completion = w.completion;
+        dev.eio = eio;
+        let mut run = Run {
+            workload: w.clone(),
+            start: self.base.clone(),
+            trace: Default::default(),
+            records: Vec::new(),
+            states: Vec::new(),
+            problems: Vec::new(),
+            counts: IoCounts::default(),
+            eio,
+        };
+        let mut g = match self.module.instantiate(dev) {
+            Ok(g) => g,
+            Err(e) => {
+                run.problems.push(("instantiate".into(), guest_err(&e)));
+                return run;
+            }
+        };
+        let len = |g: &crate::guest::Guest| g.device().trace.events.len();
+        let mut model = Model::new();
+        let r = g.mount(false, NOW_BASE);
+        run.records.push(OpRecord { label: "mount".into(), events: 0..len(&g), persist: Persist::Checkpoint, result: format!("{r:?}"), ok: r.is_ok() });
+        run.states.push(model.tree());
+        if let Err(e) = r {
+            run.problems.push(("mount-fresh".into(), format!("mounting the freshly formatted image failed: {e}")));
+            run.trace = g.into_device().trace;
+            return run;
+        }
+        let mut checkpoints = g.stats().map(|s| s[0]).unwrap_or(0);
+        let mut stopped = false;
+        for (i, op) in w.ops.iter().enumerate() {
+            let a = len(&g);
+            let got = g.op(op, NOW_BASE + 1 + i as i64);
+            let want = model.apply(op);
+            let b = len(&g);
+            let cp = g.stats().map(|s| s[0]).unwrap_or(checkpoints);
+            let persist = if op.is_checkpoint_point() {
+                Persist::Checkpoint
+            } else if cp > checkpoints {
+                Persist::Implicit
+            } else {
+                Persist::None
+            };
+            checkpoints = cp;
+            run.records.push(OpRecord { label: op.to_string(), events: a..b, persist, result: format!("{got:?}"), ok: got.is_ok() });
+            run.states.push(model.tree());
+            let injected = eio.is_some() && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
+            match (&got, &want) {
+                (Err(GuestError::Trap(m)), _) => {
+                    run.problems.push(("trap".into(), format!("op {i} `{op}`: {m}")));
+                    stopped = true;
+                }
+                (Ok(_), Ok(())) | (Err(GuestError::Errno(_, _)), Err(_)) => {}
+                (Err(GuestError::Errno(..)), Ok(())) if injected => stopped = true,
+                _ => {
+                    run.problems.push(("op-mismatch".into(), format!("op {i} `{op}`: guest {got:?}, model {want:?}")));
+                    stopped = true;
+                }
+            }
+            if stopped {
+                break;
+            }
+        }
+        if !stopped {
+            match g.dump().map(|d| Tree::parse_dump(&d)) {
+                Ok(Ok(t)) if t == model.tree() => {}
+                Ok(Ok(t)) => run.problems.push(("live-mismatch".into(), t.diff(&model.tree(), 8).join("; "))),
+                Ok(Err(e)) => run.problems.push(("live-dump".into(), e)),
+                Err(e) => run.problems.push(("live-dump".into(), guest_err(&e))),
+            }
+            let a = len(&g);
+            let r = g.unmount(NOW_BASE + 1 + w.ops.len() as i64);
+            run.records.push(OpRecord { label: "unmount".into(), events: a..len(&g), persist: Persist::Checkpoint, result: format!("{r:?}"), ok: r.is_ok() });
+            run.states.push(model.tree());
+            if let Err(e) = r {
+                let injected = eio.is_some() && e.errno() == Some(5);
+                if !injected {
+                    run.problems.push(("unmount".into(), guest_err(&e)));
+                }
+            }
+        }
+        let dev = g.into_device();
+        run.counts = dev.counts;
+        run.trace = dev.trace;
+        run
+    }
+
+    /// The EIO a case's error run injects: a random write or flush of the clean run.
+    fn eio_choice(&self, w: &Workload, counts: &IoCounts) -> Option<Eio> {
+        let mut rng = Rng::derive(&[self.opts.seed, w.dev_seed, 0xE10]);
+        let (kind, n) = if rng.chance(1, 2) { (IoKind::Write, counts.writes) } else { (IoKind::Flush, counts.flushes) };
+        (n > 0).then(|| Eio { kind, nth: rng.below(n) })
+    }
+
+    fn candidate_points(&self, run: &Run, limit: usize) -> Vec<usize> {
+        let ev = &run.trace.events;
+        let mut pts: Vec<usize> = (0..=ev.len()).filter(|&c| c == 0 || ev[c - 1].changes_crash_state()).collect();
+        pts.extend(run.records.iter().flat_map(|r| [r.events.start, r.events.end]));
+        pts.sort_unstable();
+        pts.dedup();
+        if pts.len() > limit && limit > 1 {
+            // Keep the first and last points, sample the rest (seeded, order preserved).
+            let mut rng = Rng::derive(&[self.opts.seed, run.workload.dev_seed, 0x5A]);
+            let last = *pts.last().unwrap();
+            let mut middle: Vec<usize> = pts[1..pts.len() - 1].to_vec();
+            rng.shuffle(&mut middle);
+            middle.truncate(limit - 2);
+            middle.sort_unstable();
+            pts = std::iter::once(pts[0]).chain(middle).chain(std::iter::once(last)).collect();
+        }
+        pts
+    }
+
+    fn survivors_rng(&self, run: &Run, point: usize, variant: u32) -> Rng {
+        Rng::derive(&[self.opts.seed, run.workload.dev_seed, point as u64, variant as u64, run.eio.is_some() as u64])
+    }
+
+    fn jobs(&self, run: &Run, limit: usize) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut walker = CrashWalker::new(&run.start, &run.trace);
+        for c in self.candidate_points(run, limit) {
+            walker.advance_to(c);
+            let pending = walker.pending();
+            let allowed = allowed_states(&run.records, c);
+            let variants = if pending.is_empty() { 1 } else { 2 + self.opts.random_variants };
+            for v in 0..variants {
+                let mut rng = self.survivors_rng(run, c, v);
+                let surv = choose_survivors(&pending, v, &mut rng, self.opts.torn);
+                if !seen.insert((walker.image_key(&surv), allowed.clone())) {
+                    continue;
+                }
+                let id = StateId { eio_run: run.eio.is_some(), point: c, variant: v, recovery: None };
+                jobs.push(Job { id, image: walker.image(&surv), allowed: allowed.clone() });
+            }
+        }
+        jobs
+    }
+
+    /// Rebuilds exactly one crash state of a run.
+    fn job(&self, run: &Run, id: StateId) -> Job {
+        let mut walker = CrashWalker::new(&run.start, &run.trace);
+        walker.advance_to(id.point);
+        let mut rng = self.survivors_rng(run, id.point, id.variant);
+        let surv = choose_survivors(&walker.pending(), id.variant, &mut rng, self.opts.torn);
+        Job { id, image: walker.image(&surv), allowed: allowed_states(&run.records, id.point) }
+    }
+
+    /// Mounts an image in a fresh instance and checks it: fsck clean, tree allowed.
+    /// Returns the guest (for its recovery trace) and the failure, if any.
+    fn check_image(
+        &self,
+        run: &Run,
+        image: &Image,
+        allowed: &[usize],
+        eio_read: Option<u64>,
+        dev_seed: u64,
+        log: &mut Vec<String>,
+    ) -> (Option<SimDevice>, usize, u64, Option<(String, String)>) {
+        let mut dev = SimDevice::new(image.clone(), dev_seed);
+        dev.eio = eio_read.map(|nth| Eio { kind: IoKind::Read, nth });
+        let mut g = match self.module.instantiate(dev) {
+            Ok(g) => g,
+            Err(e) => return (None, 0, 0, Some(("instantiate".into(), guest_err(&e)))),
+        };
+        let mount = g.mount(false, NOW_BASE + 100_000);
+        let mount_end = g.device().trace.events.len();
+        // The injected read error is for recovery only; fsck and the dump read healthily.
+        let fired = g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
+        g.device_mut().eio = None;
+        log.push(format!("mount: {mount:?} ({mount_end} I/O events)"));
+        if let Err(e) = mount {
+            if e.errno() == Some(5) && fired {
+                // A clear I/O error is the right answer; a later healthy mount of what the
+                // failed mount left must still recover.
+                let left = g.into_device().final_image();
+                let (_, _, h, v) = self.check_image(run, &left, allowed, None, dev_seed ^ 1, log);
+                return (None, mount_end, h, v.map(|(k, d)| (format!("after-eio-{k}"), d)));
+            }
+            let kind = if matches!(e, GuestError::Trap(_)) { "mount-trap" } else { "mount-failed" };
+            return (Some(g.into_device()), mount_end, 0, Some((kind.into(), guest_err(&e))));
+        }
+        match g.fsck() {
+            Ok(p) if p.is_empty() => {}
+            Ok(p) => return (Some(g.into_device()), mount_end, 0, Some(("fsck".into(), p.join("; ")))),
+            Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("fsck-error".into(), guest_err(&e)))),
+        }
+        let tree = match g.dump() {
+            Ok(d) => match Tree::parse_dump(&d) {
+                Ok(t) => t,
+                Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("dump-parse".into(), e))),
+            },
+            Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("dump".into(), guest_err(&e)))),
+        };
+        let dev = g.into_device();
+        if allowed.iter().any(|&k| run.states[k] == tree) {
+            log.push(format!("tree matches an allowed state ({} entries)", tree.entries.len()));
+            return (Some(dev), mount_end, tree.hash, None);
+        }
+        let closest = allowed.iter().min_by_key(|&&k| tree.distance(&run.states[k])).copied().unwrap_or(0);
+        let detail = format!(
+            "recovered tree is none of the allowed states {:?}; vs closest (after `{}`): {}",
+            allowed.iter().map(|&k| run.records[k].label.clone()).collect::<Vec<_>>(),
+            run.records[closest].label,
+            tree.diff(&run.states[closest], 6).join("; ")
+        );
+        (Some(dev), mount_end, tree.hash, Some(("tree-mismatch".into(), detail)))
+    }
+
+    fn check_job(&self, run: &Run, job: &Job, log: &mut Vec<String>) -> Verdict {
+        let mut rng = Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
+        let eio_read = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
+        let dev_seed = rng.next_u64();
+        let (dev, mount_end, hash, bad) = self.check_image(run, &job.image, &job.allowed, eio_read, dev_seed, log);
+        let mut h = Hasher64::new();
+        h.u64(hash);
+        let mut states = 1;
+        if let Some((k, d)) = bad {
+            h.bytes(k.as_bytes());
+            return Verdict { states, digest: h.finish(), violation: Some((job.id, k, d)) };
+        }
+        let Some(dev) = dev else {
+            return Verdict { states, digest: h.finish(), violation: None };
+        };
+        h.u64(dev.trace.digest());
+        // Crash the recovery itself at sampled points of the mount's I/O.
+        let pts: Vec<usize> =
+            (1..=mount_end).filter(|&q| dev.trace.events[q - 1].changes_crash_state()).collect();
+        let wanted: Vec<(usize, u32)> = match job.id.recovery {
+            Some(r) => vec![r],
+            None if pts.is_empty() => vec![],
+            None => (0..self.opts.recovery_crashes).map(|_| (*rng.pick(&pts), rng.below(4) as u32)).collect(),
+        };
+        let mut done = std::collections::HashSet::new();
+        for (q, w) in wanted {
+            if !done.insert((q, w)) {
+                continue;
+            }
+            let mut walker = CrashWalker::new(&job.image, &dev.trace);
+            walker.advance_to(q);
+            let mut r2 = Rng::derive(&[dev_seed, q as u64, w as u64]);
+            let surv = choose_survivors(&walker.pending(), w, &mut r2, self.opts.torn);
+            let img = walker.image(&surv);
+            log.push(format!("crash during recovery at {q}:{w}"));
+            let (_, _, h2, bad) = self.check_image(run, &img, &job.allowed, None, r2.next_u64(), log);
+            states += 1;
+            h.u64(h2);
+            if let Some((k, d)) = bad {
+                let id = StateId { recovery: Some((q, w)), ..job.id };
+                return Verdict { states, digest: h.finish(), violation: Some((id, format!("recovery-crash-{k}"), d)) };
+            }
+        }
+        Verdict { states, digest: h.finish(), violation: None }
+    }
+
+    fn check_jobs(&self, run: &Run, jobs: &[Job]) -> Vec<Verdict> {
+        let next = AtomicUsize::new(0);
+        let out: Mutex<Vec<Option<Verdict>>> = Mutex::new(vec![None; jobs.len()]);
+        std::thread::scope(|s| {
+            for _ in 0..self.opts.threads.max(1) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= jobs.len() {
+                        break;
+                    }
+                    let v = self.check_job(run, &jobs[i], &mut Vec::new());
+                    out.lock().unwrap()[i] = Some(v);
+                });
+            }
+        });
+        out.into_inner().unwrap().into_iter().map(|v| v.expect("every job checked")).collect()
+    }
+
+    fn case_of_run(&self, case: &CaseId, run: &Run, limit: usize, res: &mut CaseResult) {
+        let mut h = Hasher64::new();
+        h.u64(res.digest);
+        h.u64(run.trace.digest());
+        for r in &run.records {
+            h.bytes(r.result.as_bytes());
+        }
+        for (k, d) in &run.problems {
+            h.bytes(k.as_bytes());
+            res.violations.push(Violation { case: case.clone(), workload: run.workload.clone(), state: None, kind: k.clone(), detail: d.clone() });
+        }
+        let jobs = self.jobs(run, limit);
+        for v in self.check_jobs(run, &jobs) {
+            res.states += v.states;
+            h.u64(v.digest);
+            if let Some((id, kind, detail)) = v.violation {
+                res.violations.push(Violation { case: case.clone(), workload: run.workload.clone(), state: Some(id), kind, detail });
+            }
+        }
+        res.digest = h.finish();
+    }
+
+    /// Explores every crash state of one workload (and of its EIO run with `--eio`).
+    pub fn explore_workload(&self, case: &CaseId, w: &Workload) -> CaseResult {
+        let mut res = CaseResult::default();
+        let run = self.run(w, None);
+        self.case_of_run(case, &run, self.opts.max_points, &mut res);
+        if self.opts.eio {
+            if let Some(eio) = self.eio_choice(w, &run.counts) {
+                let erun = self.run(w, Some(eio));
+                self.case_of_run(case, &erun, self.opts.max_points / 4 + 2, &mut res);
+            }
+        }
+        res
+    }
+
+    /// Rebuilds and checks one crash state, returning a human-readable account.
+    pub fn replay(&self, w: &Workload, id: StateId) -> (Vec<String>, Option<(String, String)>) {
+        let mut log = vec![format!("workload {} ({} ops, device seed {})", w.name, w.ops.len(), w.dev_seed)];
+        let mut run = self.run(w, None);
+        if id.eio_run {
+            let Some(eio) = self.eio_choice(w, &run.counts) else {
+                return (log, Some(("replay".into(), "this workload has no EIO run".into())));
+            };
+            log.push(format!("injected {eio:?}"));
+            run = self.run(w, Some(eio));
+        }
+        for (k, r) in run.records.iter().enumerate() {
+            log.push(format!("  op {k:3} events {:?} {:?} {} -> {}", r.events, r.persist, r.label, r.result));
+        }
+        for (k, d) in &run.problems {
+            log.push(format!("run problem {k}: {d}"));
+        }
+        if id.point > run.trace.events.len() {
+            return (log, Some(("replay".into(), format!("point {} beyond the trace ({} events)", id.point, run.trace.events.len()))));
+        }
+        log.push(format!("trace near the crash point {}:", id.point));
+        log.extend(run.trace.describe(id.point.saturating_sub(8)..id.point));
+        let job = self.job(&run, id);
+        log.push(format!("allowed states: after {:?}", job.allowed.iter().map(|&k| &run.records[k].label).collect::<Vec<_>>()));
+        let v = self.check_job(&run, &job, &mut log);
+        (log, v.violation.map(|(_, k, d)| (k, d)))
+    }
+
+    /// Delta-debugging over operations: the smallest workload (1-minimal within the
+    /// budget) that still shows a violation of `kind`.
+    pub fn shrink(&self, w: &Workload, kind: &str, budget: std::time::Duration) -> Workload {
+        let start = Instant::now();
+        let fails = |ops: &[Op]| {
+            let cand = Workload { ops: ops.to_vec(), ..w.clone() };
+            let r = self.explore_workload(&CaseId::Random(0), &cand);
+            r.violations.iter().any(|v| v.kind == kind)
+        };
+        let mut ops = w.ops.clone();
+        let mut n = 2usize;
+        while ops.len() >= 2 && start.elapsed() < budget {
+            let chunk = ops.len().div_ceil(n);
+            let mut reduced = false;
+            for i in 0..n {
+                let lo = i * chunk;
+                if lo >= ops.len() {
+                    break;
+                }
+                let hi = (lo + chunk).min(ops.len());
+                let cand: Vec<Op> = ops[..lo].iter().chain(&ops[hi..]).cloned().collect();
+                if fails(&cand) {
+                    ops = cand;
+                    n = (n - 1).max(2);
+                    reduced = true;
+                    break;
+                }
+                if start.elapsed() >= budget {
+                    break;
+                }
+            }
+            if !reduced {
+                if n >= ops.len() {
+                    break;
+                }
+                n = (n * 2).min(ops.len());
+            }
+        }
+        if ops.len() == 1 && fails(&[]) {
+            ops.clear();
+        }
+        Workload { ops, name: format!("{}-shrunk", w.name), ..w.clone() }
+    }
+}
+
+/// A whole exploration's totals.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub states: u64,
+    pub workloads: u64,
+    pub violations: Vec<Violation>,
+    pub digest: u64,
+    pub seconds: f64,
+}
+
+impl Summary {
+    pub fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.states as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    pub fn last_line(&self) -> String {
+        format!(
+            "explored {} crash states from {} workloads: {} violations ({:.0} states/s)",
+            self.states,
+            self.workloads,
+            self.violations.len(),
+            self.rate()
+        )
+    }
+}
+
+/// Which workloads an exploration draws from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Random,
+    Ace,
+    Regression,
+    All,
+}
+
+/// The `i`-th case of a source (`None` when a finite source is exhausted).
+pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
+    let files = crate::workload::regression_files();
+    match source {
+        Source::Random => Some(CaseId::Random(i)),
+        Source::Ace => (i < crate::workload::ace_count()).then_some(CaseId::Ace(i)),
+        Source::Regression => files.get(i as usize).cloned().map(CaseId::File),
+        Source::All => {
+            // Regression files first, then ACE and random cases alternately.
+            let f = files.len() as u64;
+            if i < f {
+                return Some(CaseId::File(files[i as usize].clone()));
+            }
+            let j = i - f;
+            if j % 2 == 0 && j / 2 < crate::workload::ace_count() {
+                Some(CaseId::Ace(j / 2))
+            } else {
+                Some(CaseId::Random(j / 2))
+            }
+        }
+    }
+}
+
+/// Explores cases from `source` until `cases` workloads ran or `duration` passed;
+/// `on_violation` is told of each violation as it is found.
+pub fn explore(
+    ex: &Explorer,
+    source: Source,
+    cases: Option<u64>,
+    duration: Option<std::time::Duration>,
+    stop_at_first: bool,
+    on_violation: &mut dyn FnMut(&Violation),
+) -> Summary {
+    let start = Instant::now();
+    let mut sum = Summary::default();
+    let mut h = Hasher64::new();
+    let mut i = 0u64;
+    loop {
+        if cases.is_some_and(|n| i >= n) || duration.is_some_and(|d| start.elapsed() >= d) {
+            break;
+        }
+        let Some(case) = nth_case(source, i) else { break };
+        i += 1;
+        let w = match crate::workload::workload(&case, ex.opts.seed) {
+            Ok(w) => w,
+            Err(e) => {
+                let v = Violation { case: case.clone(), workload: Workload { name: "?".into(), ops: vec![], dev_seed: 0, completion: crate::device::Completion::Immediate }, state: None, kind: "workload".into(), detail: e };
+                on_violation(&v);
+                sum.violations.push(v);
+                continue;
+            }
+        };
+        let r = ex.explore_workload(&case, &w);
+        sum.workloads += 1;
+        sum.states += r.states;
+        h.u64(r.digest);
+        for v in r.violations {
+            on_violation(&v);
+            sum.violations.push(v);
+        }
+        if stop_at_first && !sum.violations.is_empty() {
+            break;
+        }
+    }
+    sum.digest = h.finish();
+    sum.seconds = start.elapsed().as_secs_f64();
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(label: &str, events: Range<usize>, persist: Persist) -> OpRecord {
+        OpRecord { label: label.into(), events, persist, result: String::new(), ok: true }
+    }
+
+    #[test]
+    fn allowed_states_follow_persistence_points() {
+        let r = vec![
+            rec("mount", 0..2, Persist::Checkpoint),
+            rec("create", 2..2, Persist::None),
+            rec("sync", 2..10, Persist::Checkpoint),
+            rec("write", 10..10, Persist::None),
+            rec("sync", 10..20, Persist::Checkpoint),
+            rec("unmount", 20..25, Persist::Checkpoint),
+        ];
+        assert_eq!(allowed_states(&r, 0), vec![0]);
+        assert_eq!(allowed_states(&r, 2), vec![0]);
+        assert_eq!(allowed_states(&r, 3), vec![0, 2], "sync in progress: old or new");
+        assert_eq!(allowed_states(&r, 10), vec![2], "sync complete");
+        assert_eq!(allowed_states(&r, 15), vec![2, 4]);
+        assert_eq!(allowed_states(&r, 20), vec![4]);
+        assert_eq!(allowed_states(&r, 25), vec![5]);
+        let mut failed = r.clone();
+        failed[4].ok = false;
+        assert_eq!(allowed_states(&failed, 20), vec![2, 4], "a failed sync guarantees nothing");
+    }
+
+    #[test]
+    fn state_id_round_trip() {
+        for s in ["3:1", "e10:0", "7:2/4:1"] {
+            assert_eq!(s.parse::<StateId>().unwrap().to_string(), s);
+        }
+    }
+}

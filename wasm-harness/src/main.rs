@@ -1,0 +1,217 @@
+//! The `rollfs-sim` command line: explore, replay, mutants (names relied on by docs and CI).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use rollfs_sim::explore::{explore, Explorer, Options, Source, StateId, Violation};
+use rollfs_sim::guest::GuestModule;
+use rollfs_sim::workload::{regression_dir, CaseId};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "rollfs-sim", about = "Deterministic crash-state explorer for rollfs (core under wasmtime)")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WorkloadKind {
+    Random,
+    Ace,
+    Regression,
+    All,
+}
+
+#[derive(clap::Args, Clone)]
+struct Common {
+    /// Seed of everything chosen: workloads, completion order, surviving writes.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also tear surviving 4 KiB writes at 512-byte sectors.
+    #[arg(long)]
+    torn: bool,
+    /// Inject EIO: at a read during recovery (some states), and one write/flush per workload.
+    #[arg(long)]
+    eio: bool,
+    /// Worker threads (default: available cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Explore crash states of workloads.
+    Explore {
+        #[command(flatten)]
+        common: Common,
+        /// Stop starting new workloads after this many seconds.
+        #[arg(long, conflicts_with = "cases")]
+        duration: Option<u64>,
+        /// Number of workloads to run (default 100 unless --duration is given).
+        #[arg(long)]
+        cases: Option<u64>,
+        #[arg(long, value_enum, default_value = "all")]
+        workload: WorkloadKind,
+        /// Crash points per workload run (sampled beyond).
+        #[arg(long, default_value_t = 400)]
+        max_points: usize,
+        /// Seconds spent shrinking the first failing workload (0 = do not shrink).
+        #[arg(long, default_value_t = 60)]
+        shrink_secs: u64,
+    },
+    /// Rebuild and check one crash state, printing what happened.
+    Replay {
+        #[command(flatten)]
+        common: Common,
+        /// The workload: random:K, ace:K or file:PATH.
+        #[arg(long)]
+        case: CaseId,
+        /// The crash state: P:V, or P:V/Q:W for a crash during recovery (eP:V: the EIO run).
+        #[arg(long)]
+        state: StateId,
+    },
+    /// Build the guest with each core mutant and check that exploration catches it.
+    Mutants {
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// ACE and random cases tried per mutant (after the regression workloads).
+        #[arg(long, default_value_t = 200)]
+        cases: u64,
+    },
+}
+
+fn options(c: &Common) -> Options {
+    let mut o = Options { seed: c.seed, torn: c.torn, eio: c.eio, ..Options::default() };
+    if let Some(t) = c.threads {
+        o.threads = t.max(1);
+    }
+    o
+}
+
+fn replay_command(c: &Common, v: &Violation) -> String {
+    let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "0:0".into());
+    format!(
+        "rollfs-sim replay --seed {} --case {} --state {}{}{}",
+        c.seed,
+        v.case,
+        state,
+        if c.torn { " --torn" } else { "" },
+        if c.eio { " --eio" } else { "" }
+    )
+}
+
+fn explorer(opts: Options) -> Result<Explorer, String> {
+    let module = GuestModule::default_guest().map_err(|e| format!("{e:#}"))?;
+    Explorer::new(module, opts)
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().cmd {
+        Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs } => {
+            let mut opts = options(&common);
+            opts.max_points = max_points.max(2);
+            let ex = match explorer(opts) {
+                Ok(ex) => ex,
+                Err(e) => {
+                    eprintln!("rollfs-sim: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let source = match workload {
+                WorkloadKind::Random => Source::Random,
+                WorkloadKind::Ace => Source::Ace,
+                WorkloadKind::Regression => Source::Regression,
+                WorkloadKind::All => Source::All,
+            };
+            let cases = if duration.is_none() { Some(cases.unwrap_or(100)) } else { None };
+            let mut first: Option<Violation> = None;
+            let sum = explore(&ex, source, cases, duration.map(Duration::from_secs), false, &mut |v| {
+                let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+                println!("VIOLATION {} in {} state {}: {}", v.kind, v.case, state, v.detail);
+                println!("  reproduce: {}", replay_command(&common, v));
+                if first.is_none() {
+                    first = Some(v.clone());
+                }
+            });
+            if let (Some(v), true) = (&first, shrink_secs > 0) {
+                let small = ex.shrink(&v.workload, &v.kind, Duration::from_secs(shrink_secs));
+                let name = format!("found-{}-{:08x}", v.kind, small.hash() as u32);
+                let path = regression_dir().join(format!("{name}.wl"));
+                let text = format!(
+                    "# Shrunk by rollfs-sim from {} ({} ops -> {}): {}\n# original: {}\n{}",
+                    v.case,
+                    v.workload.ops.len(),
+                    small.ops.len(),
+                    v.kind,
+                    replay_command(&common, v),
+                    small.to_text()
+                );
+                match std::fs::write(&path, text) {
+                    Ok(()) => println!(
+                        "shrunk {} to {} ops, saved {} (explore with: rollfs-sim explore --workload regression{}{})",
+                        v.case,
+                        small.ops.len(),
+                        path.display(),
+                        if common.torn { " --torn" } else { "" },
+                        if common.eio { " --eio" } else { "" }
+                    ),
+                    Err(e) => println!("shrunk to {} ops but could not save {}: {e}", small.ops.len(), path.display()),
+                }
+            }
+            println!("trace digest {:016x}", sum.digest);
+            println!("{}", sum.last_line());
+            if sum.violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Cmd::Replay { common, case, state } => {
+            let ex = match explorer(options(&common)) {
+                Ok(ex) => ex,
+                Err(e) => {
+                    eprintln!("rollfs-sim: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let w = match rollfs_sim::workload::workload(&case, common.seed) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("rollfs-sim: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            println!("{}", w.to_text());
+            let (log, bad) = ex.replay(&w, state);
+            for l in log {
+                println!("{l}");
+            }
+            match bad {
+                Some((k, d)) => {
+                    println!("VIOLATION {k}: {d}");
+                    ExitCode::from(1)
+                }
+                None => {
+                    println!("state {state} of {case}: ok");
+                    ExitCode::SUCCESS
+                }
+            }
+        }
+        Cmd::Mutants { seed, cases } => {
+            let opts = Options { seed, max_points: 200, ..Options::default() };
+            let names = rollfs_sim::mutants::list();
+            let mut caught = 0;
+            for n in &names {
+                let r = rollfs_sim::mutants::check(n, &opts, cases);
+                println!("{} {}: {} ({} states)", if r.caught { "caught" } else { "MISSED" }, r.name, r.note, r.states);
+                caught += r.caught as usize;
+            }
+            println!("caught {caught} of {} mutants", names.len());
+            if caught == names.len() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

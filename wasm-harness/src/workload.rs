@@ -1,0 +1,417 @@
+//! Workloads: the operation language, its text format, and the three workload sources.
+//!
+//! - random: seeded sequences over a small namespace, generated against the model so that
+//!   most operations are meaningful (an operation that fails is still run and checked);
+//! - ace: bounded exhaustive, in the spirit of CrashMonkey's ACE: a fixed setup of two
+//!   directories with two files each, then every sequence of one and of two core
+//!   operations, each followed by a persistence point;
+//! - regression: text files in `wasm-harness/workloads/` (format below), replayed as is.
+//!
+//! Text format (one operation a line, `#` starts a comment, paths are absolute and
+//! contain no spaces):
+//!
+//! ```text
+//! @seed 42                      # device seed: completion order of writes (optional)
+//! @completion random3|reverse|immediate   # completion policy (optional)
+//! create /a/f                   mkdir /a            symlink /a/l TARGET
+//! write /a/f OFFSET LEN PATTERN truncate /a/f SIZE  chmod /a/f 640 (octal)
+//! rename /a/f /b/g [noreplace|exchange]             link /a/f /b/h
+//! unlink /a/f                   rmdir /a
+//! setxattr /a/f NAME VALUE      removexattr /a/f NAME
+//! sync                          fsync /a/f          fdatasync /a/f
+//! ```
+//!
+//! Written data is a deterministic function of `(PATTERN, file offset)` (see
+//! [`pattern_bytes`]), so a workload file stays small and every byte identifies its write.
+
+use crate::device::Completion;
+use crate::model::Model;
+use crate::rng::{Hasher64, Rng};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const RENAME_NOREPLACE: u32 = 1;
+pub const RENAME_EXCHANGE: u32 = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Op {
+    Create(String),
+    Mkdir(String),
+    Symlink(String, String),
+    Write { path: String, offset: u64, len: u32, pattern: u32 },
+    Truncate(String, u64),
+    Chmod(String, u32),
+    Rename(String, String, u32),
+    Link(String, String),
+    Unlink(String),
+    Rmdir(String),
+    SetXattr(String, String, String),
+    RemoveXattr(String, String),
+    Sync,
+    /// Parsed and run; its per-file guarantee is checked from the next issue on.
+    Fsync(String),
+    Fdatasync(String),
+}
+
+impl Op {
+    /// Operations after which the whole tree must be durable (this issue's persistence
+    /// points; fsync-class points are added with roll-forward recovery).
+    pub fn is_checkpoint_point(&self) -> bool {
+        matches!(self, Op::Sync)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::Create(p) => write!(f, "create {p}"),
+            Op::Mkdir(p) => write!(f, "mkdir {p}"),
+            Op::Symlink(p, t) => write!(f, "symlink {p} {t}"),
+            Op::Write { path, offset, len, pattern } => write!(f, "write {path} {offset} {len} {pattern}"),
+            Op::Truncate(p, s) => write!(f, "truncate {p} {s}"),
+            Op::Chmod(p, m) => write!(f, "chmod {p} {m:o}"),
+            Op::Rename(a, b, fl) => {
+                write!(f, "rename {a} {b}")?;
+                match *fl {
+                    RENAME_NOREPLACE => write!(f, " noreplace"),
+                    RENAME_EXCHANGE => write!(f, " exchange"),
+                    0 => Ok(()),
+                    other => write!(f, " flags={other}"),
+                }
+            }
+            Op::Link(a, b) => write!(f, "link {a} {b}"),
+            Op::Unlink(p) => write!(f, "unlink {p}"),
+            Op::Rmdir(p) => write!(f, "rmdir {p}"),
+            Op::SetXattr(p, n, v) => write!(f, "setxattr {p} {n} {v}"),
+            Op::RemoveXattr(p, n) => write!(f, "removexattr {p} {n}"),
+            Op::Sync => write!(f, "sync"),
+            Op::Fsync(p) => write!(f, "fsync {p}"),
+            Op::Fdatasync(p) => write!(f, "fdatasync {p}"),
+        }
+    }
+}
+
+/// The bytes a `write` with `pattern` puts at file offsets `offset..offset+len`.
+pub fn pattern_bytes(pattern: u32, offset: u64, len: u32) -> Vec<u8> {
+    (offset..offset + len as u64)
+        .map(|pos| {
+            let x = (pattern as u64).wrapping_mul(0x9E37_79B9).wrapping_add(pos.wrapping_mul(31) ^ (pos >> 9));
+            1 + (x % 251) as u8
+        })
+        .collect()
+}
+
+/// A workload: operations plus the device behaviour it runs against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workload {
+    pub name: String,
+    pub ops: Vec<Op>,
+    /// Seed of the device's completion order.
+    pub dev_seed: u64,
+    pub completion: Completion,
+}
+
+impl Workload {
+    pub fn to_text(&self) -> String {
+        let mut s = format!("# {}\n@seed {}\n", self.name, self.dev_seed);
+        s += &format!(
+            "@completion {}\n",
+            match self.completion {
+                Completion::Random(n) => format!("random{n}"),
+                Completion::Reverse => "reverse".into(),
+                Completion::Immediate => "immediate".into(),
+            }
+        );
+        for op in &self.ops {
+            s += &format!("{op}\n");
+        }
+        s
+    }
+
+    pub fn parse(name: &str, text: &str, default_seed: u64) -> Result<Workload, String> {
+        let mut w = Workload { name: name.to_string(), ops: Vec::new(), dev_seed: default_seed, completion: Completion::Random(3) };
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap().trim();
+            if line.is_empty() {
+                continue;
+            }
+            let t: Vec<&str> = line.split_whitespace().collect();
+            let err = |m: &str| format!("{name}:{}: {m}: {line}", n + 1);
+            let num = |s: &str| s.parse::<u64>().map_err(|_| err("bad number"));
+            let arg = |i: usize| t.get(i).map(|s| s.to_string()).ok_or_else(|| err("missing argument"));
+            let op = match t[0] {
+                "@seed" => {
+                    w.dev_seed = num(&arg(1)?)?;
+                    continue;
+                }
+                "@completion" => {
+                    w.completion = match arg(1)?.as_str() {
+                        "reverse" => Completion::Reverse,
+                        "immediate" => Completion::Immediate,
+                        s => Completion::Random(
+                            s.strip_prefix("random").and_then(|n| n.parse().ok()).filter(|n| *n > 0).ok_or_else(|| err("bad completion"))?,
+                        ),
+                    };
+                    continue;
+                }
+                "create" => Op::Create(arg(1)?),
+                "mkdir" => Op::Mkdir(arg(1)?),
+                "symlink" => Op::Symlink(arg(1)?, arg(2)?),
+                "write" => Op::Write {
+                    path: arg(1)?,
+                    offset: num(&arg(2)?)?,
+                    len: num(&arg(3)?)? as u32,
+                    pattern: num(&arg(4)?)? as u32,
+                },
+                "truncate" => Op::Truncate(arg(1)?, num(&arg(2)?)?),
+                "chmod" => Op::Chmod(arg(1)?, u32::from_str_radix(&arg(2)?, 8).map_err(|_| err("bad octal mode"))?),
+                "rename" => {
+                    let fl = match t.get(3).copied() {
+                        None => 0,
+                        Some("noreplace") => RENAME_NOREPLACE,
+                        Some("exchange") => RENAME_EXCHANGE,
+                        Some(s) => s.strip_prefix("flags=").and_then(|v| v.parse().ok()).ok_or_else(|| err("bad rename flag"))?,
+                    };
+                    Op::Rename(arg(1)?, arg(2)?, fl)
+                }
+                "link" => Op::Link(arg(1)?, arg(2)?),
+                "unlink" => Op::Unlink(arg(1)?),
+                "rmdir" => Op::Rmdir(arg(1)?),
+                "setxattr" => Op::SetXattr(arg(1)?, arg(2)?, arg(3)?),
+                "removexattr" => Op::RemoveXattr(arg(1)?, arg(2)?),
+                "sync" => Op::Sync,
+                "fsync" => Op::Fsync(arg(1)?),
+                "fdatasync" => Op::Fdatasync(arg(1)?),
+                _ => return Err(err("unknown operation")),
+            };
+            w.ops.push(op);
+        }
+        Ok(w)
+    }
+
+    /// A stable identity of the workload (its text), mixed into per-state seeds.
+    pub fn hash(&self) -> u64 {
+        let mut h = Hasher64::new();
+        h.bytes(self.to_text().as_bytes());
+        h.finish()
+    }
+}
+
+/// Which source a workload comes from, and its index there: the `--case` of `replay`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseId {
+    Random(u64),
+    Ace(u64),
+    File(PathBuf),
+}
+
+impl fmt::Display for CaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaseId::Random(k) => write!(f, "random:{k}"),
+            CaseId::Ace(k) => write!(f, "ace:{k}"),
+            CaseId::File(p) => write!(f, "file:{}", p.display()),
+        }
+    }
+}
+
+impl std::str::FromStr for CaseId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CaseId, String> {
+        let (kind, rest) = s.split_once(':').ok_or("case is random:K, ace:K or file:PATH")?;
+        let num = || rest.parse::<u64>().map_err(|_| format!("bad case index {rest}"));
+        match kind {
+            "random" => Ok(CaseId::Random(num()?)),
+            "ace" => Ok(CaseId::Ace(num()?)),
+            "file" => Ok(CaseId::File(PathBuf::from(rest))),
+            _ => Err(format!("unknown case kind {kind}")),
+        }
+    }
+}
+
+/// Builds the workload of a case.
+pub fn workload(case: &CaseId, seed: u64) -> Result<Workload, String> {
+    match case {
+        CaseId::Random(k) => Ok(random_workload(seed, *k)),
+        CaseId::Ace(k) => ace_workload(seed, *k).ok_or_else(|| format!("ace case {k} out of range ({})", ace_count())),
+        CaseId::File(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let mut h = Hasher64::new();
+            h.u64(seed);
+            h.bytes(text.as_bytes());
+            Workload::parse(&name, &text, h.finish())
+        }
+    }
+}
+
+const DIRS: [&str; 3] = ["/a", "/b", "/a/c"];
+const NAMES: [&str; 4] = ["f", "g", "h", "i"];
+const OFFSETS: [u64; 7] = [0, 0, 100, 3000, 4096, 8192, 13000];
+const LENS: [u32; 7] = [1, 100, 1000, 3700, 4096, 5000, 9000];
+
+fn random_path(rng: &mut Rng) -> String {
+    let d = *rng.pick(&["", "/a", "/b", "/a/c"]);
+    format!("{d}/{}", rng.pick(&NAMES))
+}
+
+/// The random workload `index` of `seed`: 6 to 30 operations, with syncs sprinkled in.
+pub fn random_workload(seed: u64, index: u64) -> Workload {
+    let mut rng = Rng::derive(&[seed, 0x52414e44, index]);
+    let mut model = Model::new();
+    let mut ops = Vec::new();
+    let len = 6 + rng.below(25);
+    while (ops.len() as u64) < len {
+        let (files, dirs) = model.paths();
+        let any_file = |rng: &mut Rng| if files.is_empty() || rng.chance(1, 8) { random_path(rng) } else { rng.pick(&files).clone() };
+        let op = match rng.below(20) {
+            0 | 1 => Op::Create(random_path(&mut rng)),
+            2 => Op::Mkdir(rng.pick(&DIRS).to_string()),
+            3..=5 => Op::Write {
+                path: any_file(&mut rng),
+                offset: *rng.pick(&OFFSETS),
+                len: *rng.pick(&LENS),
+                pattern: 1 + rng.below(1000) as u32,
+            },
+            6 => Op::Truncate(any_file(&mut rng), *rng.pick(&[0, 1, 50, 4000, 4096, 10000])),
+            7 | 8 => {
+                let flags = *rng.pick(&[0, 0, 0, RENAME_NOREPLACE, RENAME_EXCHANGE]);
+                let src = if rng.chance(1, 4) { rng.pick(&dirs).clone() } else { any_file(&mut rng) };
+                Op::Rename(src, random_path(&mut rng), flags)
+            }
+            9 => Op::Link(any_file(&mut rng), random_path(&mut rng)),
+            10 | 11 => Op::Unlink(any_file(&mut rng)),
+            12 => Op::Rmdir(rng.pick(&dirs).clone()),
+            13 => Op::Chmod(any_file(&mut rng), *rng.pick(&[0o600, 0o640, 0o755, 0o4711])),
+            14 => Op::SetXattr(any_file(&mut rng), format!("user.{}", rng.pick(&["x", "y"])), format!("v{}", rng.below(100))),
+            15 => Op::RemoveXattr(any_file(&mut rng), format!("user.{}", rng.pick(&["x", "y"]))),
+            16 => Op::Symlink(random_path(&mut rng), "target".into()),
+            _ => Op::Sync,
+        };
+        let _ = model.apply(&op);
+        ops.push(op);
+    }
+    Workload { name: format!("random-{seed}-{index}"), ops, dev_seed: Rng::derive(&[seed, index, 1]).next_u64(), completion: Completion::Random(3) }
+}
+
+/// The fixed ACE setup: two directories with two files each, made durable.
+pub fn ace_setup() -> Vec<Op> {
+    let w = |p: &str, len, pat| Op::Write { path: p.into(), offset: 0, len, pattern: pat };
+    vec![
+        Op::Mkdir("/A".into()),
+        Op::Mkdir("/B".into()),
+        Op::Create("/A/foo".into()),
+        Op::Create("/A/bar".into()),
+        Op::Create("/B/foo".into()),
+        Op::Create("/B/bar".into()),
+        w("/A/foo", 5000, 1),
+        w("/B/bar", 100, 2),
+        Op::SetXattr("/B/foo".into(), "user.k".into(), "old".into()),
+        Op::Sync,
+    ]
+}
+
+/// The core operations ACE combines (over the setup's names).
+pub fn ace_ops() -> Vec<Op> {
+    let s = |x: &str| x.to_string();
+    let w = |p: &str, offset, len, pattern| Op::Write { path: s(p), offset, len, pattern };
+    vec![
+        Op::Create(s("/A/baz")),
+        Op::Mkdir(s("/A/dir")),
+        Op::Symlink(s("/B/sym"), s("/A/foo")),
+        w("/A/foo", 0, 4096, 3),
+        w("/A/bar", 0, 6000, 4),
+        w("/B/foo", 4000, 200, 5),
+        w("/B/bar", 50, 100, 6),
+        Op::Truncate(s("/A/foo"), 1000),
+        Op::Truncate(s("/B/bar"), 0),
+        Op::Truncate(s("/A/bar"), 9000),
+        Op::Rename(s("/A/foo"), s("/A/baz"), 0),
+        Op::Rename(s("/A/foo"), s("/B/foo"), 0),
+        Op::Rename(s("/A/bar"), s("/B/new"), 0),
+        Op::Rename(s("/A/foo"), s("/B/bar"), RENAME_EXCHANGE),
+        Op::Rename(s("/B/foo"), s("/A/bar"), RENAME_NOREPLACE),
+        Op::Rename(s("/A"), s("/B/A"), 0),
+        Op::Link(s("/A/foo"), s("/B/lnk")),
+        Op::Link(s("/B/bar"), s("/B/lnk2")),
+        Op::Unlink(s("/A/foo")),
+        Op::Unlink(s("/B/bar")),
+        Op::Rmdir(s("/A/dir")),
+        Op::Rmdir(s("/B")),
+        Op::Chmod(s("/A/foo"), 0o600),
+        Op::SetXattr(s("/A/foo"), s("user.k"), s("new")),
+        Op::RemoveXattr(s("/B/foo"), s("user.k")),
+    ]
+}
+
+/// Number of ACE cases: every sequence of one and of two core operations.
+pub fn ace_count() -> u64 {
+    let n = ace_ops().len() as u64;
+    n + n * n
+}
+
+/// ACE case `k`: the setup, then one or two core operations, each followed by a sync.
+pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
+    let core = ace_ops();
+    let n = core.len() as u64;
+    let seq: Vec<&Op> = if k < n {
+        vec![&core[k as usize]]
+    } else if k < n + n * n {
+        let j = k - n;
+        vec![&core[(j / n) as usize], &core[(j % n) as usize]]
+    } else {
+        return None;
+    };
+    let mut ops = ace_setup();
+    for op in seq {
+        ops.push(op.clone());
+        ops.push(Op::Sync);
+    }
+    Some(Workload { name: format!("ace-{k}"), ops, dev_seed: Rng::derive(&[seed, 0xACE, k]).next_u64(), completion: Completion::Random(3) })
+}
+
+/// Directory of the regression workloads in the source tree.
+pub fn regression_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads")
+}
+
+/// The regression workload files, sorted by name.
+pub fn regression_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(regression_dir())
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "wl")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trip() {
+        for k in 0..20 {
+            let w = random_workload(5, k);
+            let back = Workload::parse(&w.name, &w.to_text(), 0).unwrap();
+            assert_eq!(back, w);
+        }
+        let w = ace_workload(1, ace_count() - 1).unwrap();
+        assert_eq!(Workload::parse(&w.name, &w.to_text(), 0).unwrap(), w);
+    }
+
+    #[test]
+    fn ace_is_bounded_and_complete() {
+        let n = ace_ops().len() as u64;
+        assert_eq!(ace_count(), n + n * n);
+        assert!(ace_workload(0, ace_count()).is_none());
+        assert_eq!(ace_workload(0, 0).unwrap().ops.len(), ace_setup().len() + 2);
+        assert_eq!(ace_workload(0, n).unwrap().ops.len(), ace_setup().len() + 4);
+    }
+
+    #[test]
+    fn regression_files_parse() {
+        for p in regression_files() {
+            workload(&CaseId::File(p.clone()), 0).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        }
+    }
+}
