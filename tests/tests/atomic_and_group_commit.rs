@@ -29,7 +29,7 @@ fn rw(p: &std::path::Path) -> File {
 
 #[test]
 fn atomic_write_commit_abort_and_release() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let p = m.path("db");
     fs::write(&p, vec![b'A'; 8192]).unwrap();

@@ -157,7 +157,7 @@ fn replay_rejects_a_foreign_file() {
 
 #[test]
 fn mkfs_refuses_to_overwrite_rollfs_without_force_and_fsck_is_clean() {
-    let img = Image::new("64M", &["--label", "data"]);
+    let img = Image::new("128M", &["--label", "data"]);
     img.assert_fsck_clean();
     let o = rollfs([OsStr::new("mkfs"), img.path.as_os_str()]);
     assert_fails(&o, 1, "already contains a rollfs filesystem (label \"data\")");
@@ -207,7 +207,7 @@ fn inspect_text_json_and_svg() {
 
 #[test]
 fn fsck_json_on_a_clean_image() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let o = rollfs([OsStr::new("fsck"), OsStr::new("--json"), img.path.as_os_str()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("\"clean\":true"), "{}", stdout(&o));

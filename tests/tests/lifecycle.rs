@@ -24,7 +24,7 @@ fn wait_released(img: &Path) {
 
 #[test]
 fn sigterm_and_sigint_unmount_with_a_clean_checkpoint() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     for (sig, name) in [(libc::SIGTERM, "term"), (libc::SIGINT, "int")] {
         let m = img.mount();
         fs::write(m.path(name), name.as_bytes()).unwrap();
@@ -42,7 +42,7 @@ fn sigterm_and_sigint_unmount_with_a_clean_checkpoint() {
 
 #[test]
 fn a_mounted_image_is_refused_by_mount_and_fsck() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let other = img.dir.path().join("other");
     fs::create_dir(&other).unwrap();
@@ -56,7 +56,7 @@ fn a_mounted_image_is_refused_by_mount_and_fsck() {
 #[test]
 fn background_mount_then_umount() {
     require_fuse();
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let mnt = img.dir.path().join("mnt");
     fs::create_dir(&mnt).unwrap();
     let o = rollfs([OsStr::new("mount"), img.path.as_os_str(), mnt.as_os_str()]);
@@ -77,7 +77,7 @@ fn background_mount_then_umount() {
 #[test]
 fn mount_rollfs_helper_as_mount8_calls_it() {
     require_fuse();
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let helper = img.dir.path().join("mount.rollfs");
     std::os::unix::fs::symlink(rollfs_bin(), &helper).unwrap();
     let mnt = img.dir.path().join("mnt");

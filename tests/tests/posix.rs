@@ -90,7 +90,7 @@ fn create_read_write_truncate() {
 
 #[test]
 fn directories() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     fs::create_dir(m.path("d")).unwrap();
     fs::create_dir_all(m.path("d/e/f")).unwrap();
@@ -110,7 +110,7 @@ fn directories() {
 
 #[test]
 fn rename_and_rename_flags() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let (a, b) = (m.path("a"), m.path("b"));
     fs::write(&a, b"A").unwrap();
@@ -156,7 +156,7 @@ fn rename_and_rename_flags() {
 
 #[test]
 fn hard_links() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     fs::write(m.path("f"), b"data").unwrap();
     fs::create_dir(m.path("d")).unwrap();
@@ -178,7 +178,7 @@ fn hard_links() {
 
 #[test]
 fn symlinks() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     fs::write(m.path("target"), b"t").unwrap();
     std::os::unix::fs::symlink("target", m.path("l")).unwrap();
@@ -195,7 +195,7 @@ fn symlinks() {
 
 #[test]
 fn chmod_chown_utimens() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let p = m.path("f");
     fs::write(&p, b"x").unwrap();
@@ -268,7 +268,7 @@ fn listxattr(p: &Path) -> Vec<String> {
 
 #[test]
 fn xattrs() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let p = m.path("f");
     fs::write(&p, b"x").unwrap();
@@ -432,10 +432,9 @@ fn fill_until_enospc(p: &Path) {
     while f.write_all(&chunk).is_ok() {}
 }
 
-/// After ENOSPC the mount must stay usable: deleting files frees space. Today the core
-/// latches read-only when write-back hits ENOSPC (reported to the core owner).
+/// After ENOSPC the mount must stay usable: deleting files frees space (an early core
+/// latched read-only when write-back hit ENOSPC).
 #[test]
-#[ignore = "core bug: ENOSPC during write-back latches the filesystem read-only (unlink then fails with EROFS)"]
 fn delete_after_enospc_in_the_same_mount() {
     let img = Image::new("64M", &["--segment-size", "256K"]);
     let m = img.mount();
@@ -446,10 +445,8 @@ fn delete_after_enospc_in_the_same_mount() {
 }
 
 /// A full image, remounted: deleting the big file and writing 1 MiB must leave room for
-/// the unmount checkpoint. Today that checkpoint fails with ENOSPC (and statfs reports
-/// 0 blocks used) — reported to the core owner.
+/// the unmount checkpoint (an early core failed it with ENOSPC).
 #[test]
-#[ignore = "core bug: after deleting a file that filled the image, the unmount checkpoint fails with ENOSPC"]
 fn delete_and_rewrite_after_remounting_a_full_image() {
     let img = Image::new("64M", &["--segment-size", "256K"]);
     let m = img.mount();
@@ -466,7 +463,7 @@ fn delete_and_rewrite_after_remounting_a_full_image() {
 
 #[test]
 fn unlinked_open_file_lives_until_closed() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let p = m.path("tmp");
     let mut f = File::options().read(true).write(true).create(true).truncate(true).open(&p).unwrap();
@@ -484,7 +481,7 @@ fn unlinked_open_file_lives_until_closed() {
 
 #[test]
 fn fifo_and_device_nodes() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let p = cstr(&m.path("fifo"));
     assert_eq!(unsafe { libc::mkfifo(p.as_ptr(), 0o644) }, 0);
@@ -500,7 +497,7 @@ fn fifo_and_device_nodes() {
 #[test]
 fn fallocate_extends_and_refuses_punch_hole() {
     use std::os::fd::AsRawFd;
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let f = File::create(m.path("f")).unwrap();
     assert_eq!(unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, 1 << 20) }, 0, "errno {}", errno());
@@ -516,7 +513,7 @@ fn fallocate_extends_and_refuses_punch_hole() {
 #[test]
 fn f2fs_ioctls_and_statistics() {
     use std::os::fd::AsRawFd;
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     let f = File::options().read(true).write(true).create(true).truncate(true).open(m.path("db")).unwrap();
     let mut features: u32 = 0xFFFF_FFFF;
@@ -540,7 +537,7 @@ fn f2fs_ioctls_and_statistics() {
 
 #[test]
 fn read_only_mount() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("128M", &[]);
     let m = img.mount();
     fs::write(m.path("f"), b"x").unwrap();
     finish(m, &img);
