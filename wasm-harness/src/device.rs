@@ -103,24 +103,14 @@ impl Image {
         for (a, b) in self.extra.iter() {
             over.insert(*a, b.clone());
         }
-        Image {
-            block_count: self.block_count,
-            base: self.base.clone(),
-            over: Arc::new(over),
-            extra: Arc::default(),
-        }
+        Image { block_count: self.block_count, base: self.base.clone(), over: Arc::new(over), extra: Arc::default() }
     }
 
     /// A copy with every overlay folded into a new dense base (for long-lived images,
     /// e.g. the formatted image every workload starts from).
     pub fn flatten(&self) -> Image {
         let base = (0..self.block_count).map(|a| self.get(a).cloned()).collect();
-        Image {
-            block_count: self.block_count,
-            base: Arc::new(base),
-            over: Arc::default(),
-            extra: Arc::default(),
-        }
+        Image { block_count: self.block_count, base: Arc::new(base), over: Arc::default(), extra: Arc::default() }
     }
 
     /// Content digest (zero blocks and absent blocks are equal).
@@ -164,20 +154,32 @@ pub struct Eio {
 /// One recorded device event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    Read { addr: u64 },
+    Read {
+        addr: u64,
+    },
     /// A write submitted; its data is `Trace::writes[id]`.
-    Write { id: u32 },
+    Write {
+        id: u32,
+    },
     /// A write completed (reached the volatile cache, or the media if FUA).
-    Complete { id: u32 },
+    Complete {
+        id: u32,
+    },
     /// A cache flush (also the PREFLUSH of a write, recorded before the write).
     Flush,
     /// `wait_writes` returned (its completions are the `Complete` events before it).
     WaitWrites,
     /// A discard; recorded as zero-block writes (ids) that complete at once, because a
     /// discarded block may read as zeros or as its old data after power loss.
-    Discard { addr: u64, count: u64 },
+    Discard {
+        addr: u64,
+        count: u64,
+    },
     /// An injected EIO.
-    Failed { kind: IoKind, addr: u64 },
+    Failed {
+        kind: IoKind,
+        addr: u64,
+    },
 }
 
 impl Event {

@@ -256,7 +256,13 @@ impl Explorer {
         let len = |g: &crate::guest::Guest| g.device().trace.events.len();
         let mut model = Model::new();
         let r = g.mount(false, NOW_BASE);
-        run.records.push(OpRecord { label: "mount".into(), events: 0..len(&g), persist: Persist::Checkpoint, result: format!("{r:?}"), ok: r.is_ok() });
+        run.records.push(OpRecord {
+            label: "mount".into(),
+            events: 0..len(&g),
+            persist: Persist::Checkpoint,
+            result: format!("{r:?}"),
+            ok: r.is_ok(),
+        });
         run.states.push(model.tree());
         if let Err(e) = r {
             run.problems.push(("mount-fresh".into(), format!("mounting the freshly formatted image failed: {e}")));
@@ -279,9 +285,16 @@ impl Explorer {
                 Persist::None
             };
             checkpoints = cp;
-            run.records.push(OpRecord { label: op.to_string(), events: a..b, persist, result: format!("{got:?}"), ok: got.is_ok() });
+            run.records.push(OpRecord {
+                label: op.to_string(),
+                events: a..b,
+                persist,
+                result: format!("{got:?}"),
+                ok: got.is_ok(),
+            });
             run.states.push(model.tree());
-            let injected = eio.is_some() && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
+            let injected = eio.is_some()
+                && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
             match (&got, &want) {
                 (Err(GuestError::Trap(m)), _) => {
                     run.problems.push(("trap".into(), format!("op {i} `{op}`: {m}")));
@@ -307,7 +320,13 @@ impl Explorer {
             }
             let a = len(&g);
             let r = g.unmount(NOW_BASE + 1 + w.ops.len() as i64);
-            run.records.push(OpRecord { label: "unmount".into(), events: a..len(&g), persist: Persist::Checkpoint, result: format!("{r:?}"), ok: r.is_ok() });
+            run.records.push(OpRecord {
+                label: "unmount".into(),
+                events: a..len(&g),
+                persist: Persist::Checkpoint,
+                result: format!("{r:?}"),
+                ok: r.is_ok(),
+            });
             run.states.push(model.tree());
             if let Err(e) = r {
                 let injected = eio.is_some() && e.errno() == Some(5);
@@ -445,7 +464,8 @@ impl Explorer {
     }
 
     fn check_job(&self, run: &Run, job: &Job, log: &mut Vec<String>) -> Verdict {
-        let mut rng = Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
+        let mut rng =
+            Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
         let eio_read = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
         let dev_seed = rng.next_u64();
         let (dev, mount_end, hash, bad) = self.check_image(run, &job.image, &job.allowed, eio_read, dev_seed, log);
@@ -461,8 +481,7 @@ impl Explorer {
         };
         h.u64(dev.trace.digest());
         // Crash the recovery itself at sampled points of the mount's I/O.
-        let pts: Vec<usize> =
-            (1..=mount_end).filter(|&q| dev.trace.events[q - 1].changes_crash_state()).collect();
+        let pts: Vec<usize> = (1..=mount_end).filter(|&q| dev.trace.events[q - 1].changes_crash_state()).collect();
         let wanted: Vec<(usize, u32)> = match job.id.recovery {
             Some(r) => vec![r],
             None if pts.is_empty() => vec![],
@@ -517,14 +536,26 @@ impl Explorer {
         }
         for (k, d) in &run.problems {
             h.bytes(k.as_bytes());
-            res.violations.push(Violation { case: case.clone(), workload: run.workload.clone(), state: None, kind: k.clone(), detail: d.clone() });
+            res.violations.push(Violation {
+                case: case.clone(),
+                workload: run.workload.clone(),
+                state: None,
+                kind: k.clone(),
+                detail: d.clone(),
+            });
         }
         let jobs = self.jobs(run, limit);
         for v in self.check_jobs(run, &jobs) {
             res.states += v.states;
             h.u64(v.digest);
             if let Some((id, kind, detail)) = v.violation {
-                res.violations.push(Violation { case: case.clone(), workload: run.workload.clone(), state: Some(id), kind, detail });
+                res.violations.push(Violation {
+                    case: case.clone(),
+                    workload: run.workload.clone(),
+                    state: Some(id),
+                    kind,
+                    detail,
+                });
             }
         }
         res.digest = h.finish();
@@ -562,12 +593,21 @@ impl Explorer {
             log.push(format!("run problem {k}: {d}"));
         }
         if id.point > run.trace.events.len() {
-            return (log, Some(("replay".into(), format!("point {} beyond the trace ({} events)", id.point, run.trace.events.len()))));
+            return (
+                log,
+                Some((
+                    "replay".into(),
+                    format!("point {} beyond the trace ({} events)", id.point, run.trace.events.len()),
+                )),
+            );
         }
         log.push(format!("trace near the crash point {}:", id.point));
         log.extend(run.trace.describe(id.point.saturating_sub(8)..id.point));
         let job = self.job(&run, id);
-        log.push(format!("allowed states: after {:?}", job.allowed.iter().map(|&k| &run.records[k].label).collect::<Vec<_>>()));
+        log.push(format!(
+            "allowed states: after {:?}",
+            job.allowed.iter().map(|&k| &run.records[k].label).collect::<Vec<_>>()
+        ));
         let v = self.check_job(&run, &job, &mut log);
         (log, v.violation.map(|(_, k, d)| (k, d)))
     }
@@ -615,6 +655,33 @@ impl Explorer {
         }
         Workload { ops, name: format!("{}-shrunk", w.name), ..w.clone() }
     }
+}
+
+/// Where the time of one crash state goes: seconds per state for instantiate, mount,
+/// fsck and dump of the final image of a workload (`rollfs-sim bench`).
+pub fn phase_costs(ex: &Explorer, w: &Workload, iters: u32) -> Vec<(&'static str, f64)> {
+    let run = ex.run(w, None);
+    let mut walker = CrashWalker::new(&run.start, &run.trace);
+    walker.advance_to(run.trace.events.len());
+    let image = walker.durable().clone();
+    let mut t = [0f64; 4];
+    let mut reads = 0;
+    for _ in 0..iters {
+        let t0 = Instant::now();
+        let mut g = ex.module.instantiate(SimDevice::new(image.clone(), 1)).expect("instantiate");
+        let t1 = Instant::now();
+        g.mount(false, NOW_BASE).expect("mount");
+        let t2 = Instant::now();
+        g.fsck().expect("fsck");
+        let t3 = Instant::now();
+        g.dump().expect("dump");
+        let t4 = Instant::now();
+        reads = g.device().counts.reads;
+        for (i, d) in [t1 - t0, t2 - t1, t3 - t2, t4 - t3].iter().enumerate() {
+            t[i] += d.as_secs_f64() / iters as f64;
+        }
+    }
+    vec![("instantiate", t[0]), ("mount", t[1]), ("fsck", t[2]), ("dump", t[3]), ("block reads", reads as f64)]
 }
 
 /// A whole exploration's totals.
@@ -702,7 +769,18 @@ pub fn explore(
         let w = match crate::workload::workload(&case, ex.opts.seed) {
             Ok(w) => w,
             Err(e) => {
-                let v = Violation { case: case.clone(), workload: Workload { name: "?".into(), ops: vec![], dev_seed: 0, completion: crate::device::Completion::Immediate }, state: None, kind: "workload".into(), detail: e };
+                let v = Violation {
+                    case: case.clone(),
+                    workload: Workload {
+                        name: "?".into(),
+                        ops: vec![],
+                        dev_seed: 0,
+                        completion: crate::device::Completion::Immediate,
+                    },
+                    state: None,
+                    kind: "workload".into(),
+                    detail: e,
+                };
                 on_violation(&v);
                 sum.violations.push(v);
                 continue;

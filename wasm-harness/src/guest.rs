@@ -12,8 +12,8 @@ use crate::workload::Op;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use wasmtime::{
-    Caller, Config, Engine, InstanceAllocationStrategy, InstancePre, Linker, Memory, Module,
-    OptLevel, PoolingAllocationConfig, Store, Trap, TypedFunc, WasmParams, WasmResults,
+    Caller, Config, Engine, InstanceAllocationStrategy, InstancePre, Linker, Memory, Module, OptLevel,
+    PoolingAllocationConfig, Store, Trap, TypedFunc, WasmParams, WasmResults,
 };
 
 /// Fuel (roughly wasm instructions) for one guest call: far above what any call on a
@@ -374,9 +374,17 @@ pub fn build_guest(features: &[String]) -> anyhow::Result<PathBuf> {
     let target_dir = PathBuf::from(OUT_DIR).join("variant-target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    cmd.args(["build", "--quiet", "--release", "--target", "wasm32-unknown-unknown", "--manifest-path", GUEST_MANIFEST])
-        .arg("--target-dir")
-        .arg(&target_dir);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--manifest-path",
+        GUEST_MANIFEST,
+    ])
+    .arg("--target-dir")
+    .arg(&target_dir);
     if !features.is_empty() {
         cmd.arg("--features").arg(features.join(","));
     }

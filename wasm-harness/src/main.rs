@@ -70,6 +70,14 @@ enum Cmd {
         #[arg(long)]
         state: StateId,
     },
+    /// Measure where the time of one crash state goes (instantiate, mount, fsck, dump).
+    #[command(hide = true)]
+    Bench {
+        #[arg(long, default_value = "random:1")]
+        case: CaseId,
+        #[arg(long, default_value_t = 200)]
+        iters: u32,
+    },
     /// Build the guest with each core mutant and check that exploration catches it.
     Mutants {
         #[arg(long, default_value_t = 0)]
@@ -197,13 +205,36 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Cmd::Bench { case, iters } => {
+            let ex = explorer(Options::default()).expect("explorer");
+            let w = rollfs_sim::workload::workload(&case, 0).expect("workload");
+            for (name, secs) in rollfs_sim::explore::phase_costs(&ex, &w, iters) {
+                if name == "block reads" {
+                    println!("{name:12} {secs}");
+                } else {
+                    println!("{name:12} {:8.1} us", secs * 1e6);
+                }
+            }
+            ExitCode::SUCCESS
+        }
         Cmd::Mutants { seed, cases } => {
-            let opts = Options { seed, max_points: 200, ..Options::default() };
+            let opts = Options { seed, torn: true, max_points: 200, ..Options::default() };
             let names = rollfs_sim::mutants::list();
             let mut caught = 0;
             for n in &names {
                 let r = rollfs_sim::mutants::check(n, &opts, cases);
-                println!("{} {}: {} ({} states)", if r.caught { "caught" } else { "MISSED" }, r.name, r.note, r.states);
+                let pending = if !r.caught && rollfs_sim::mutants::NEEDS_FSYNC_ORACLE.contains(&n.as_str()) {
+                    " [needs the fsync/atomic-write oracle of the next issue]"
+                } else {
+                    ""
+                };
+                println!(
+                    "{} {}: {}{pending} ({} states)",
+                    if r.caught { "caught" } else { "MISSED" },
+                    r.name,
+                    r.note,
+                    r.states
+                );
                 caught += r.caught as usize;
             }
             println!("caught {caught} of {} mutants", names.len());

@@ -321,7 +321,16 @@ impl Model {
                 }
             };
             let xattrs = node.xattrs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect();
-            raw.push(RawEntry { path, ino: ino as u32, kind, perm: node.perm, nlink: nlink_dir.unwrap_or(0), size, content, xattrs });
+            raw.push(RawEntry {
+                path,
+                ino: ino as u32,
+                kind,
+                perm: node.perm,
+                nlink: nlink_dir.unwrap_or(0),
+                size,
+                content,
+                xattrs,
+            });
         }
         // File link counts are the number of names.
         let mut names: BTreeMap<u32, u32> = BTreeMap::new();
@@ -396,7 +405,10 @@ impl Tree {
             let size = if r.kind == KIND_DIR { 0 } else { r.size };
             let mut xattrs = r.xattrs;
             xattrs.sort();
-            entries.insert(r.path, Entry { kind: r.kind, perm: r.perm, nlink: r.nlink, size, content: r.content, xattrs, link });
+            entries.insert(
+                r.path,
+                Entry { kind: r.kind, perm: r.perm, nlink: r.nlink, size, content: r.content, xattrs, link },
+            );
         }
         let mut h = Hasher64::new();
         for (p, e) in &entries {

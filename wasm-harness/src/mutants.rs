@@ -33,6 +33,19 @@ pub fn list() -> Vec<String> {
     out
 }
 
+/// Mutants of mechanisms this explorer does not exercise yet: fsync, roll-forward
+/// recovery and atomic writes need the per-file oracle of the next issue (fsync-class
+/// persistence points). They are still built and explored, and counted as missed when
+/// missed; the test suite does not require them until that oracle lands.
+pub const NEEDS_FSYNC_ORACLE: &[&str] = &[
+    "mutant-fsync-no-wait",
+    "mutant-no-fsync-mark",
+    "mutant-no-dentry-mark",
+    "mutant-recovery-ignores-version",
+    "mutant-recovery-no-crc",
+    "mutant-atomic-no-wait",
+];
+
 /// Outcome for one mutant.
 pub struct MutantResult {
     pub name: String,
@@ -47,12 +60,16 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
     let built = build_guest(&[format!("rollfs-core/{name}")]).and_then(|p| GuestModule::load(&p));
     let module = match built {
         Ok(m) => Arc::new(m),
-        Err(e) => return MutantResult { name: name.into(), caught: false, note: format!("build failed: {e}"), states: 0 },
+        Err(e) => {
+            return MutantResult { name: name.into(), caught: false, note: format!("build failed: {e}"), states: 0 }
+        }
     };
     let ex = match Explorer::new(module, opts.clone()) {
         Ok(ex) => ex,
         // A mutant that breaks format is caught by definition (nothing works).
-        Err(e) => return MutantResult { name: name.into(), caught: true, note: format!("format fails: {e}"), states: 0 },
+        Err(e) => {
+            return MutantResult { name: name.into(), caught: true, note: format!("format fails: {e}"), states: 0 }
+        }
     };
     let mut states = 0;
     for src in [Source::Regression, Source::Ace, Source::Random] {
@@ -64,7 +81,13 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
             return MutantResult {
                 name: name.into(),
                 caught: true,
-                note: format!("{} at {} state {}: {}", v.kind, v.case, state, v.detail.chars().take(160).collect::<String>()),
+                note: format!(
+                    "{} at {} state {}: {}",
+                    v.kind,
+                    v.case,
+                    state,
+                    v.detail.chars().take(160).collect::<String>()
+                ),
                 states,
             };
         }

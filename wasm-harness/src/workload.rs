@@ -38,7 +38,12 @@ pub enum Op {
     Create(String),
     Mkdir(String),
     Symlink(String, String),
-    Write { path: String, offset: u64, len: u32, pattern: u32 },
+    Write {
+        path: String,
+        offset: u64,
+        len: u32,
+        pattern: u32,
+    },
     Truncate(String, u64),
     Chmod(String, u32),
     Rename(String, String, u32),
@@ -129,7 +134,12 @@ impl Workload {
     }
 
     pub fn parse(name: &str, text: &str, default_seed: u64) -> Result<Workload, String> {
-        let mut w = Workload { name: name.to_string(), ops: Vec::new(), dev_seed: default_seed, completion: Completion::Random(3) };
+        let mut w = Workload {
+            name: name.to_string(),
+            ops: Vec::new(),
+            dev_seed: default_seed,
+            completion: Completion::Random(3),
+        };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
             if line.is_empty() {
@@ -149,7 +159,10 @@ impl Workload {
                         "reverse" => Completion::Reverse,
                         "immediate" => Completion::Immediate,
                         s => Completion::Random(
-                            s.strip_prefix("random").and_then(|n| n.parse().ok()).filter(|n| *n > 0).ok_or_else(|| err("bad completion"))?,
+                            s.strip_prefix("random")
+                                .and_then(|n| n.parse().ok())
+                                .filter(|n| *n > 0)
+                                .ok_or_else(|| err("bad completion"))?,
                         ),
                     };
                     continue;
@@ -170,7 +183,10 @@ impl Workload {
                         None => 0,
                         Some("noreplace") => RENAME_NOREPLACE,
                         Some("exchange") => RENAME_EXCHANGE,
-                        Some(s) => s.strip_prefix("flags=").and_then(|v| v.parse().ok()).ok_or_else(|| err("bad rename flag"))?,
+                        Some(s) => s
+                            .strip_prefix("flags=")
+                            .and_then(|v| v.parse().ok())
+                            .ok_or_else(|| err("bad rename flag"))?,
                     };
                     Op::Rename(arg(1)?, arg(2)?, fl)
                 }
@@ -263,7 +279,13 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
     let len = 6 + rng.below(25);
     while (ops.len() as u64) < len {
         let (files, dirs) = model.paths();
-        let any_file = |rng: &mut Rng| if files.is_empty() || rng.chance(1, 8) { random_path(rng) } else { rng.pick(&files).clone() };
+        let any_file = |rng: &mut Rng| {
+            if files.is_empty() || rng.chance(1, 8) {
+                random_path(rng)
+            } else {
+                rng.pick(&files).clone()
+            }
+        };
         let op = match rng.below(20) {
             0 | 1 => Op::Create(random_path(&mut rng)),
             2 => Op::Mkdir(rng.pick(&DIRS).to_string()),
@@ -283,7 +305,11 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
             10 | 11 => Op::Unlink(any_file(&mut rng)),
             12 => Op::Rmdir(rng.pick(&dirs).clone()),
             13 => Op::Chmod(any_file(&mut rng), *rng.pick(&[0o600, 0o640, 0o755, 0o4711])),
-            14 => Op::SetXattr(any_file(&mut rng), format!("user.{}", rng.pick(&["x", "y"])), format!("v{}", rng.below(100))),
+            14 => Op::SetXattr(
+                any_file(&mut rng),
+                format!("user.{}", rng.pick(&["x", "y"])),
+                format!("v{}", rng.below(100)),
+            ),
             15 => Op::RemoveXattr(any_file(&mut rng), format!("user.{}", rng.pick(&["x", "y"]))),
             16 => Op::Symlink(random_path(&mut rng), "target".into()),
             _ => Op::Sync,
@@ -291,7 +317,12 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         let _ = model.apply(&op);
         ops.push(op);
     }
-    Workload { name: format!("random-{seed}-{index}"), ops, dev_seed: Rng::derive(&[seed, index, 1]).next_u64(), completion: Completion::Random(3) }
+    Workload {
+        name: format!("random-{seed}-{index}"),
+        ops,
+        dev_seed: Rng::derive(&[seed, index, 1]).next_u64(),
+        completion: Completion::Random(3),
+    }
 }
 
 /// The fixed ACE setup: two directories with two files each, made durable.
@@ -367,7 +398,12 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         ops.push(op.clone());
         ops.push(Op::Sync);
     }
-    Some(Workload { name: format!("ace-{k}"), ops, dev_seed: Rng::derive(&[seed, 0xACE, k]).next_u64(), completion: Completion::Random(3) })
+    Some(Workload {
+        name: format!("ace-{k}"),
+        ops,
+        dev_seed: Rng::derive(&[seed, 0xACE, k]).next_u64(),
+        completion: Completion::Random(3),
+    })
 }
 
 /// Directory of the regression workloads in the source tree.
@@ -378,7 +414,9 @@ pub fn regression_dir() -> PathBuf {
 /// The regression workload files, sorted by name.
 pub fn regression_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(regression_dir())
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "wl")).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "wl")).collect()
+        })
         .unwrap_or_default();
     v.sort();
     v

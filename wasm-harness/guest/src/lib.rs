@@ -8,8 +8,8 @@
 
 use rollfs_core::device::IoError;
 use rollfs_core::{
-    BlockDevice, Credentials, Error, FileType, Filesystem, Ino, MkfsOptions, MountOptions,
-    RenameFlags, SetAttr, Timestamp, WriteFlags, XattrSetMode,
+    BlockDevice, Credentials, Error, FileType, Filesystem, Ino, MkfsOptions, MountOptions, RenameFlags, SetAttr,
+    Timestamp, WriteFlags, XattrSetMode,
 };
 use std::cell::RefCell;
 
@@ -569,4 +569,3 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError
 fn show(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
-
