@@ -10,6 +10,10 @@
 //! waits for every write before the flush, a commit that returned is never lost — unlike
 //! f2fs, which skips that wait for atomic commits and accepts losing the last transaction
 //! (seed 003). The cost of the wait is measured in the simulator (see DESIGN.md).
+//! A commit also makes durable the names removed from the file's directory since the last
+//! checkpoint (by checkpointing, once): otherwise a crash could resurrect an unlinked
+//! rollback journal next to a database whose later transactions were atomic, and SQLite
+//! would "roll back" committed transactions with it.
 //! [`Filesystem::abort_atomic_write`] drops the staged writes.
 
 use crate::device::BlockDevice;
@@ -79,6 +83,17 @@ impl<D: BlockDevice> Filesystem<D> {
             inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         }
         self.size_changed.insert(ino);
+        // A name removed from the file's directory since the checkpoint (typically the
+        // rollback journal of an earlier, non-atomic transaction) must not come back after
+        // a crash: SQLite would take a resurrected hot journal for an interrupted
+        // transaction and roll back committed ones. Such a commit checkpoints once.
+        let pino = inode::pino(self.inode_ref(ino)?);
+        if self.removed_names.range((pino, alloc::vec::Vec::new())..).next().is_some_and(|(d, _)| *d == pino) {
+            self.stats.fsync_checkpoint_fallbacks += 1;
+            self.checkpoint(false, now)?;
+            self.stats.atomic_commits += 1;
+            return Ok(());
+        }
         let t = self.fsync_submit(ino, false, now)?;
         // fsync_submit counted an fsync; this is a commit.
         self.stats.fsyncs -= 1;

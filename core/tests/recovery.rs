@@ -450,3 +450,21 @@ fn directory_fsync_makes_entries_durable() {
     let d = fs.lookup(1, b"d").unwrap().ino;
     assert!(fs.lookup(d, b"e").is_ok());
 }
+
+#[test]
+fn atomic_commit_makes_an_unlinked_journal_in_its_directory_stay_unlinked() {
+    // SQLite with synchronous=FULL: a rollback journal unlinked (not durably) before an
+    // atomic commit must not come back after a crash, or SQLite would roll back with it.
+    let mut fs = fresh();
+    let db = fs.create(1, b"test.db", 0o644, C, t(1)).unwrap().ino;
+    let j = fs.create(1, b"test.db-journal", 0o644, C, t(1)).unwrap().ino;
+    fs.write(j, 0, b"hot journal", t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    fs.unlink(1, b"test.db-journal", t(2)).unwrap();
+    fs.start_atomic_write(db).unwrap();
+    fs.write(db, 0, b"page one", t(3)).unwrap();
+    fs.commit_atomic_write(db, t(3)).unwrap();
+    let mut fs = recover(fs.into_device().crash_durable_only());
+    assert!(fs.lookup(1, b"test.db-journal").is_err(), "the unlinked journal came back");
+    assert_eq!(content(&mut fs, 1, b"test.db").unwrap(), b"page one");
+}
