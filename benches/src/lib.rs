@@ -1,1 +1,12 @@
-//! rollfs-benches (in progress)
+//! rollfs-benches: the criterion benchmarks of the core (`benches/core.rs`) and the
+//! side-by-side comparison with ext4 (`src/bin/compare.rs`).
+//!
+//! This library holds what both share and what is worth unit-testing: statistics
+//! (median, ratios), the parser of fio's JSON output, the SVG chart, and workloads that
+//! drive the core directly (fsync cost on `MemDevice`, images with N fsyncs since the
+//! last checkpoint).
+
+pub mod chart;
+pub mod corework;
+pub mod fio;
+pub mod stats;

@@ -1,0 +1,1403 @@
+//! `compare`: rollfs side by side with ext4 on this machine.
+//!
+//! ```sh
+//! cargo run --release -p rollfs-benches --bin compare [-- --quick]
+//! ```
+//!
+//! Setups, all on the disk of the work directory (default `<workspace>/target/compare-work`),
+//! with image files of the same size written out in full (not fallocated):
+//! - rollfs: `rollfs mkfs` + `rollfs mount -f` (FUSE) on an image file;
+//! - ext4: `mkfs.ext4` on a loop device over an image file;
+//! - bindfs: a FUSE passthrough of a plain directory (what FUSE alone costs);
+//! - raw: a 4 KiB pwrite + fdatasync loop on a file (the physical limit of one write and
+//!   one flush).
+//!
+//! Runs are interleaved (rollfs, ext4, bindfs, rollfs, ext4, bindfs, ...) and medians are
+//! reported. Writes `benches/results/latest.md` and `benches/results/latest.svg`; the last
+//! line printed is the `ratios:` line.
+//!
+//! Every mount and loop device made here is undone by a guard's `Drop`, on errors, panics
+//! and SIGINT/SIGTERM too (the signal only sets a flag; the run stops at the next step).
+
+use rollfs::device::{DeviceOptions, FileDevice};
+use rollfs_benches::chart::ratio_chart;
+use rollfs_benches::corework::{self, FsyncScenario, Rng};
+use rollfs_benches::fio;
+use rollfs_benches::stats::{fmt_num, fmt_ratio, median, percentile, ratio, ratios_line};
+use rollfs_core::{Filesystem, MountOptions};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write as _;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+type Res<T> = Result<T, String>;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn check_interrupt() -> Res<()> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        Err("interrupted".into())
+    } else {
+        Ok(())
+    }
+}
+
+// ---- configuration ------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct Config {
+    quick: bool,
+    work: PathBuf,
+    results: PathBuf,
+    image_size: u64,
+    rounds: usize,
+    /// Seconds of each timed fsync-loop / SQLite phase.
+    phase_secs: f64,
+    fio_secs: u64,
+    dbench_secs: u64,
+    dbench_clients: u32,
+    recovery_sizes: Vec<u64>,
+    recovery_fsyncs: Vec<u64>,
+    recovery_rounds: usize,
+}
+
+impl Config {
+    fn new(quick: bool, work: PathBuf, results: PathBuf) -> Config {
+        Config {
+            quick,
+            work,
+            results,
+            image_size: 1 << 30,
+            rounds: if quick { 2 } else { 3 },
+            phase_secs: if quick { 0.5 } else { 2.0 },
+            fio_secs: if quick { 1 } else { 4 },
+            dbench_secs: if quick { 2 } else { 10 },
+            dbench_clients: 4,
+            recovery_sizes: vec![1 << 30, 8 << 30],
+            recovery_fsyncs: vec![0, 1_000, 10_000],
+            recovery_rounds: if quick { 1 } else { 3 },
+        }
+    }
+}
+
+// ---- running commands -----------------------------------------------------------------
+
+fn run(cmd: &str, args: &[&str]) -> Res<String> {
+    let out = Command::new(cmd).args(args).stdin(Stdio::null()).output().map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {}: {}: {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Installs the Debian packages that provide missing tools (root only).
+fn ensure_tools(notes: &mut Vec<String>) {
+    let wanted = [
+        ("fio", "fio"),
+        ("dbench", "dbench"),
+        ("bindfs", "bindfs"),
+        ("mkfs.ext4", "e2fsprogs"),
+        ("fusermount3", "fuse3"),
+    ];
+    let missing: Vec<&str> = wanted.iter().filter(|(c, _)| !have(c)).map(|(_, p)| *p).collect();
+    if missing.is_empty() {
+        return;
+    }
+    if !is_root() {
+        notes.push(format!("not root: cannot install {}; the parts that need them are skipped", missing.join(", ")));
+        return;
+    }
+    eprintln!("compare: installing {}", missing.join(" "));
+    let env = [("DEBIAN_FRONTEND", "noninteractive")];
+    let ok = Command::new("apt-get")
+        .args(["update", "-q"])
+        .envs(env)
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+        && Command::new("apt-get")
+            .args(["install", "-y", "-q"])
+            .args(&missing)
+            .envs(env)
+            .stdout(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+    if !ok {
+        notes.push(format!("apt-get install {} failed; the parts that need them are skipped", missing.join(" ")));
+    }
+}
+
+/// Writes an image file out in full (zeros), so the host filesystem has allocated every
+/// block before the benchmark (fallocated extents would cost a journal commit per flush).
+fn write_out(path: &Path, size: u64) -> Res<()> {
+    let mut f = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let chunk = vec![0u8; 8 << 20];
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
+        left -= n as u64;
+    }
+    f.sync_all().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn is_mounted(mnt: &Path) -> bool {
+    let Ok(abs) = fs::canonicalize(mnt) else { return false };
+    let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else { return false };
+    let want = abs.to_string_lossy().replace(' ', "\\040");
+    info.lines().any(|l| l.split(' ').nth(4) == Some(want.as_str()))
+}
+
+fn drop_caches() {
+    if is_root() {
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+        let _ = fs::write("/proc/sys/vm/drop_caches", "3");
+    }
+}
+
+// ---- setups (guards) ------------------------------------------------------------------
+
+/// A mounted filesystem under test. Dropping it unmounts it (and frees what it holds).
+trait Setup {
+    fn name(&self) -> &'static str;
+    fn dir(&self) -> &Path;
+}
+
+struct Ext4 {
+    image: PathBuf,
+    mnt: PathBuf,
+    loopdev: Option<String>,
+    mounted: bool,
+}
+
+impl Ext4 {
+    fn create(image: PathBuf, mnt: PathBuf, size: u64, write: bool, opts: &str) -> Res<Ext4> {
+        if write {
+            write_out(&image, size)?;
+        } else {
+            let f = File::create(&image).map_err(|e| e.to_string())?;
+            f.set_len(size).map_err(|e| e.to_string())?;
+        }
+        run("mkfs.ext4", &["-q", "-F", image.to_str().unwrap()])?;
+        Ext4::attach(image, mnt, opts)
+    }
+
+    fn attach(image: PathBuf, mnt: PathBuf, opts: &str) -> Res<Ext4> {
+        fs::create_dir_all(&mnt).map_err(|e| e.to_string())?;
+        let mut g = Ext4 { image, mnt, loopdev: None, mounted: false };
+        let dev = run("losetup", &["-f", "--show", g.image.to_str().unwrap()])?.trim().to_string();
+        g.loopdev = Some(dev.clone());
+        run("mount", &["-t", "ext4", "-o", opts, &dev, g.mnt.to_str().unwrap()])?;
+        g.mounted = true;
+        Ok(g)
+    }
+}
+
+impl Setup for Ext4 {
+    fn name(&self) -> &'static str {
+        "ext4"
+    }
+    fn dir(&self) -> &Path {
+        &self.mnt
+    }
+}
+
+impl Drop for Ext4 {
+    fn drop(&mut self) {
+        if self.mounted && run("umount", &[self.mnt.to_str().unwrap()]).is_err() {
+            let _ = run("umount", &["-l", self.mnt.to_str().unwrap()]);
+        }
+        if let Some(d) = self.loopdev.take() {
+            let _ = run("losetup", &["-d", &d]);
+        }
+    }
+}
+
+struct Rollfs {
+    mnt: PathBuf,
+    child: Option<Child>,
+}
+
+impl Rollfs {
+    fn mount(bin: &Path, image: &Path, mnt: &Path, log: &Path) -> Res<Rollfs> {
+        fs::create_dir_all(mnt).map_err(|e| e.to_string())?;
+        let logf = File::create(log).map_err(|e| e.to_string())?;
+        let child = Command::new(bin)
+            .args(["mount", "-f"])
+            .arg(image)
+            .arg(mnt)
+            .stdin(Stdio::null())
+            .stdout(logf.try_clone().map_err(|e| e.to_string())?)
+            .stderr(logf)
+            .spawn()
+            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        let mut g = Rollfs { mnt: mnt.to_owned(), child: Some(child) };
+        let start = Instant::now();
+        while !is_mounted(mnt) {
+            if let Some(st) = g.child.as_mut().unwrap().try_wait().ok().flatten() {
+                g.child = None;
+                return Err(format!(
+                    "rollfs mount exited ({st}): {}",
+                    fs::read_to_string(log).unwrap_or_default().trim()
+                ));
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                return Err("rollfs mount did not come up within 30 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(g)
+    }
+}
+
+/// `ROLLFS_IOC_GET_STATS` (native/src/fuse.rs): `_IOR('R', 1, [u8; 1024])`, NUL-padded JSON.
+fn read_stats_ioctl(f: &File) -> Option<serde_json::Value> {
+    let mut buf = vec![0u8; rollfs::fuse::ioc::ROLLFS_STATS_LEN];
+    // SAFETY: the ioctl writes at most ROLLFS_STATS_LEN bytes into buf.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), rollfs::fuse::ioc::ROLLFS_IOC_GET_STATS as _, buf.as_mut_ptr()) };
+    if r < 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    serde_json::from_slice(&buf[..end]).ok()
+}
+
+fn stat_u64(v: &Option<serde_json::Value>, section: &str, key: &str) -> Option<u64> {
+    v.as_ref()?.get(section)?.get(key)?.as_u64()
+}
+
+impl Setup for Rollfs {
+    fn name(&self) -> &'static str {
+        "rollfs"
+    }
+    fn dir(&self) -> &Path {
+        &self.mnt
+    }
+}
+
+impl Drop for Rollfs {
+    fn drop(&mut self) {
+        let Some(mut child) = self.child.take() else { return };
+        let m = self.mnt.to_str().unwrap().to_string();
+        if run("umount", &[&m]).is_err() {
+            let _ = run("fusermount3", &["-u", &m]);
+        }
+        let start = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if start.elapsed() < Duration::from_secs(60) => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    eprintln!("compare: rollfs daemon did not exit after unmount; killing it");
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+            }
+        }
+        if is_mounted(&self.mnt) {
+            let _ = run("umount", &["-l", &m]);
+        }
+    }
+}
+
+struct Bindfs {
+    mnt: PathBuf,
+    mounted: bool,
+}
+
+impl Bindfs {
+    fn mount(src: &Path, mnt: &Path) -> Res<Bindfs> {
+        fs::create_dir_all(src).map_err(|e| e.to_string())?;
+        fs::create_dir_all(mnt).map_err(|e| e.to_string())?;
+        run("bindfs", &[src.to_str().unwrap(), mnt.to_str().unwrap()])?;
+        Ok(Bindfs { mnt: mnt.to_owned(), mounted: true })
+    }
+}
+
+impl Setup for Bindfs {
+    fn name(&self) -> &'static str {
+        "bindfs"
+    }
+    fn dir(&self) -> &Path {
+        &self.mnt
+    }
+}
+
+impl Drop for Bindfs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let m = self.mnt.to_str().unwrap();
+            if run("fusermount3", &["-u", m]).is_err() && run("umount", &[m]).is_err() {
+                let _ = run("umount", &["-l", m]);
+            }
+        }
+    }
+}
+
+/// A plain directory on the work disk (the "raw" setup).
+struct Raw {
+    dir: PathBuf,
+}
+
+impl Setup for Raw {
+    fn name(&self) -> &'static str {
+        "raw"
+    }
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+// ---- workloads --------------------------------------------------------------------------
+
+/// 4 KiB pwrite at a random block of a 16 MiB file (written out first) + fsync or
+/// fdatasync, for `secs`. Returns (ops/s, p99 latency in µs).
+const LOOP_BLOCKS: u64 = 4096;
+
+/// Writes out the 16 MiB file of the fsync loop (once) and makes it durable.
+fn fsync_loop_prepare(dir: &Path) -> Res<File> {
+    let path = dir.join("fsync-loop.dat");
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    const BLOCKS: u64 = LOOP_BLOCKS;
+    if f.metadata().map_err(|e| e.to_string())?.len() < BLOCKS * 4096 {
+        let z = vec![0u8; 1 << 20];
+        for i in 0..(BLOCKS * 4096 / z.len() as u64) {
+            f.write_all_at(&z, i * z.len() as u64).map_err(|e| e.to_string())?;
+        }
+        f.sync_all().map_err(|e| e.to_string())?;
+    }
+    Ok(f)
+}
+
+fn fsync_loop(dir: &Path, secs: f64, datasync: bool) -> Res<(f64, f64)> {
+    const BLOCKS: u64 = LOOP_BLOCKS;
+    let f = fsync_loop_prepare(dir)?;
+    let mut rng = Rng::new(0x5eed);
+    let buf = [0xabu8; 4096];
+    let mut lat = Vec::new();
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < secs {
+        let t0 = Instant::now();
+        f.write_all_at(&buf, rng.below(BLOCKS) * 4096).map_err(|e| e.to_string())?;
+        if datasync { f.sync_data() } else { f.sync_all() }.map_err(|e| format!("fsync: {e}"))?;
+        lat.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    let el = start.elapsed().as_secs_f64();
+    Ok((lat.len() as f64 / el, percentile(&lat, 99.0).unwrap_or(0.0)))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum SqlOp {
+    Insert,
+    Update,
+    Delete,
+}
+
+const SQL_OPS: [SqlOp; 3] = [SqlOp::Insert, SqlOp::Update, SqlOp::Delete];
+const JOURNALS: [&str; 3] = ["DELETE", "TRUNCATE", "WAL"];
+
+/// One row per transaction, `synchronous=FULL`, for `secs` per operation kind.
+/// Returns transactions per second of insert, update, delete.
+fn sqlite_run(dir: &Path, journal: &str, secs: f64, tag: usize) -> Res<BTreeMap<SqlOp, f64>> {
+    let path = dir.join(format!("bench-{}-{tag}.db", journal.to_lowercase()));
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let _ = fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let e = |e: rusqlite::Error| format!("sqlite on {}: {e}", path.display());
+    let c = rusqlite::Connection::open(&path).map_err(e)?;
+    let mode: String = c.query_row(&format!("PRAGMA journal_mode={journal}"), [], |r| r.get(0)).map_err(e)?;
+    if !mode.eq_ignore_ascii_case(journal) {
+        return Err(format!("journal_mode {journal} refused (got {mode})"));
+    }
+    c.execute_batch("PRAGMA synchronous=FULL; CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB NOT NULL);").map_err(e)?;
+    let payload = vec![0x42u8; 100];
+    let mut out = BTreeMap::new();
+    let mut rows: Vec<i64> = Vec::new();
+    let mut rng = Rng::new(11 + tag as u64);
+    for op in SQL_OPS {
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed().as_secs_f64() < secs {
+            match op {
+                SqlOp::Insert => {
+                    c.execute("INSERT INTO t(v) VALUES (?1)", [&payload]).map_err(e)?;
+                    rows.push(c.last_insert_rowid());
+                }
+                SqlOp::Update => {
+                    let id = rows[rng.below(rows.len() as u64) as usize];
+                    // A new value each time: SQLite skips writing a row whose bytes are unchanged.
+                    let mut v = payload.clone();
+                    v[..8].copy_from_slice(&n.to_le_bytes());
+                    c.execute("UPDATE t SET v = ?1 WHERE id = ?2", rusqlite::params![v, id]).map_err(e)?;
+                }
+                SqlOp::Delete => {
+                    if rows.is_empty() {
+                        break;
+                    }
+                    let i = rng.below(rows.len() as u64) as usize;
+                    let id = rows.swap_remove(i);
+                    c.execute("DELETE FROM t WHERE id = ?1", [id]).map_err(e)?;
+                }
+            }
+            n += 1;
+        }
+        out.insert(op, n as f64 / start.elapsed().as_secs_f64());
+    }
+    drop(c);
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let _ = fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    Ok(out)
+}
+
+fn geomean(v: &[f64]) -> Option<f64> {
+    if v.is_empty() || v.iter().any(|x| *x <= 0.0) {
+        return None;
+    }
+    Some((v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
+}
+
+fn fio_run(dir: &Path, rw: &str, bs: &str, size: &str, jobs: u32, secs: u64) -> Res<fio::FioResult> {
+    let d = dir.join(format!("fio-{rw}-{jobs}"));
+    fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+    let out = run(
+        "fio",
+        &[
+            "--name=w",
+            &format!("--directory={}", d.display()),
+            &format!("--rw={rw}"),
+            &format!("--bs={bs}"),
+            &format!("--size={size}"),
+            &format!("--numjobs={jobs}"),
+            "--fsync=1",
+            "--ioengine=psync",
+            "--fallocate=none",
+            "--time_based",
+            &format!("--runtime={secs}"),
+            "--output-format=json",
+        ],
+    )?;
+    fio::parse(&out)
+}
+
+fn dbench_run(dir: &Path, clients: u32, secs: u64) -> Res<f64> {
+    let d = dir.join("dbench");
+    fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+    let mut args = vec!["-D".to_string(), d.display().to_string(), "-t".into(), secs.to_string()];
+    if Path::new("/usr/share/dbench/client.txt").exists() {
+        args.extend(["-c".into(), "/usr/share/dbench/client.txt".into()]);
+    }
+    args.push(clients.to_string());
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run("dbench", &a)?;
+    out.lines()
+        .find_map(|l| {
+            l.trim().strip_prefix("Throughput ").and_then(|r| r.split_whitespace().next()).and_then(|x| x.parse().ok())
+        })
+        .ok_or_else(|| "no Throughput line in dbench output".to_string())
+}
+
+// ---- results ------------------------------------------------------------------------------
+
+/// Samples per (workload, setup).
+#[derive(Default)]
+struct Samples {
+    m: BTreeMap<(String, String), Vec<f64>>,
+}
+
+impl Samples {
+    fn add(&mut self, key: &str, setup: &str, v: f64) {
+        self.m.entry((key.to_string(), setup.to_string())).or_default().push(v);
+    }
+    fn med(&self, key: &str, setup: &str) -> Option<f64> {
+        self.m.get(&(key.to_string(), setup.to_string())).and_then(|v| median(v))
+    }
+    fn n(&self, key: &str, setup: &str) -> usize {
+        self.m.get(&(key.to_string(), setup.to_string())).map_or(0, Vec::len)
+    }
+}
+
+// ---- machine description ---------------------------------------------------------------------
+
+fn machine(work: &Path) -> String {
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let mem = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal"))
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string())
+        })
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| format!("{:.1} GiB", kb / 1048576.0))
+        .unwrap_or_else(|| "unknown".into());
+    let kernel = run("uname", &["-r"]).map(|s| s.trim().to_string()).unwrap_or_default();
+    let fsinfo = run("findmnt", &["-n", "-o", "SOURCE,FSTYPE,OPTIONS", "-T", work.to_str().unwrap()])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let source = fsinfo.split_whitespace().next().unwrap_or("").to_string();
+    let blk = source.trim_start_matches("/dev/").trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+    let q = |f: &str| {
+        fs::read_to_string(format!("/sys/block/{blk}/queue/{f}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    let fua = fs::read_to_string(format!("/sys/block/{blk}/queue/fua"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    let mut s = String::new();
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| CPU | {cpu} |");
+    let _ = writeln!(s, "| cores | {cores} |");
+    let _ = writeln!(s, "| memory | {mem} |");
+    let _ = writeln!(s, "| kernel | {kernel} |");
+    let _ = writeln!(s, "| work dir | `{}` on {fsinfo} |", work.display());
+    let _ = writeln!(
+        s,
+        "| disk | {blk}: rotational={}, write_cache={}, fua={fua}, scheduler={} |",
+        q("rotational"),
+        q("write_cache"),
+        q("scheduler")
+    );
+    s
+}
+
+// ---- recovery ----------------------------------------------------------------------------------
+
+struct RecoveryRow {
+    size: u64,
+    /// None: after a clean unmount.
+    fsyncs: Option<u64>,
+    core_cold_ms: Option<f64>,
+    cli_ms: Option<f64>,
+    walked: Option<u64>,
+    ext4_ms: Option<f64>,
+    note: String,
+}
+
+/// The file device without its cache flushes: building a recovery image writes exactly the
+/// same blocks, only without waiting for the disk at each fsync (the image is then copied
+/// from the host page cache, which is all a mount of the copy reads).
+struct NoFlush(FileDevice);
+
+impl rollfs_core::BlockDevice for NoFlush {
+    fn block_count(&self) -> u64 {
+        self.0.block_count()
+    }
+    fn read(&mut self, addr: u64, buf: &mut rollfs_core::Block) -> Result<(), rollfs_core::IoError> {
+        self.0.read(addr, buf)
+    }
+    fn write(
+        &mut self,
+        addr: u64,
+        data: &rollfs_core::Block,
+        flags: rollfs_core::WriteFlags,
+    ) -> Result<(), rollfs_core::IoError> {
+        self.0.write(addr, data, flags)
+    }
+    fn wait_writes(&mut self) -> Result<(), rollfs_core::IoError> {
+        self.0.wait_writes()
+    }
+    fn flush(&mut self) -> Result<(), rollfs_core::IoError> {
+        self.0.wait_writes()
+    }
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), rollfs_core::IoError> {
+        self.0.discard(addr, count)
+    }
+}
+
+/// Builds a rollfs image with `fsyncs` fsyncs since the last checkpoint (or cleanly
+/// unmounted when `None`), through the core on the native file device.
+fn build_rollfs_image(bin: &Path, img: &Path, size: u64, fsyncs: Option<u64>) -> Res<()> {
+    let _ = fs::remove_file(img);
+    run(bin.to_str().unwrap(), &["mkfs", "-q", "--size", &size.to_string(), img.to_str().unwrap()])?;
+    let dev = NoFlush(FileDevice::open(img, DeviceOptions::default()).map_err(|e| e.to_string())?);
+    let mut fs = Filesystem::mount(dev, &corework::roomy_mount(), corework::t(0)).map_err(|e| e.to_string())?;
+    let cp0 = fs.stats().checkpoints;
+    corework::fsyncs_since_checkpoint(&mut fs, 16, fsyncs.unwrap_or(0));
+    match fsyncs {
+        None => {
+            fs.unmount(corework::t(9)).map_err(|e| e.to_string())?;
+        }
+        Some(n) => {
+            // One checkpoint (the `sync` before the fsyncs) and none during them.
+            let cps = fs.stats().checkpoints - cp0;
+            if cps != 1 {
+                return Err(format!("{cps} checkpoints while writing {n} fsyncs (expected 1)"));
+            }
+            // Power loss: drop without unmount (everything fsync'd is already flushed).
+            drop(fs);
+        }
+    }
+    Ok(())
+}
+
+fn copy_sparse(from: &Path, to: &Path) -> Res<()> {
+    let _ = fs::remove_file(to);
+    run("cp", &["--sparse=always", from.to_str().unwrap(), to.to_str().unwrap()]).map(|_| ())
+}
+
+fn time_core_mount(img: &Path) -> Res<(f64, u64)> {
+    drop_caches();
+    let start = Instant::now();
+    let dev = FileDevice::open(img, DeviceOptions::default()).map_err(|e| e.to_string())?;
+    let fs = Filesystem::mount(dev, &MountOptions::default(), rollfs::now()).map_err(|e| e.to_string())?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let walked = fs.stats().recovered_nodes_walked;
+    fs.unmount(rollfs::now()).map_err(|e| e.to_string())?;
+    Ok((ms, walked))
+}
+
+/// `rollfs mount IMG MNT` (background daemon; returns when the mount is live), timed.
+fn time_cli_mount(bin: &Path, img: &Path, mnt: &Path) -> Res<f64> {
+    fs::create_dir_all(mnt).map_err(|e| e.to_string())?;
+    drop_caches();
+    let start = Instant::now();
+    let r = run(bin.to_str().unwrap(), &["mount", img.to_str().unwrap(), mnt.to_str().unwrap()]);
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    // Unmount, and wait for the daemon to release the image (its exclusive lock).
+    if is_mounted(mnt) {
+        let _ = run("umount", &[mnt.to_str().unwrap()]);
+    }
+    let f = File::open(img).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    // SAFETY: plain flock on a valid fd.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if start.elapsed() > Duration::from_secs(60) {
+            return Err("rollfs daemon still holds the image 60 s after umount".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    r.map(|_| ms)
+}
+
+/// ext4 mount time on a loop device: after a clean unmount, or from a copy of the image
+/// taken while mounted right after `fsyncs` fsyncs (journal replay at mount).
+fn ext4_recovery(work: &Path, size: u64, fsyncs: Option<u64>) -> Res<f64> {
+    let img = work.join("ext4-rec.img");
+    let crash = work.join("ext4-rec-crash.img");
+    let mnt = work.join("ext4-rec-mnt");
+    {
+        // barrier=0 while building only: the same journal commits, without a disk flush each.
+        let g = Ext4::create(img.clone(), mnt.clone(), size, false, "barrier=0")?;
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(g.dir().join("f"))
+            .map_err(|e| e.to_string())?;
+        f.write_all_at(&vec![0u8; 1 << 20], 0).map_err(|e| e.to_string())?;
+        f.sync_all().map_err(|e| e.to_string())?;
+        let mut rng = Rng::new(42);
+        for _ in 0..fsyncs.unwrap_or(0) {
+            f.write_all_at(&[0x5au8; 4096], rng.below(256) * 4096).map_err(|e| e.to_string())?;
+            f.sync_all().map_err(|e| e.to_string())?;
+        }
+        if fsyncs.is_some() {
+            copy_sparse(&img, &crash)?;
+        }
+    }
+    let target = if fsyncs.is_some() { crash.clone() } else { img.clone() };
+    drop_caches();
+    let start = Instant::now();
+    let g = Ext4::attach(target, mnt, "defaults")?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    drop(g);
+    let _ = fs::remove_file(&img);
+    let _ = fs::remove_file(&crash);
+    Ok(ms)
+}
+
+fn recovery(cfg: &Config, bin: &Path, notes: &mut Vec<String>) -> Vec<RecoveryRow> {
+    let mut rows = Vec::new();
+    let base = cfg.work.join("rec.img");
+    let copy = cfg.work.join("rec-copy.img");
+    let mnt = cfg.work.join("rec-mnt");
+    let mut cases: Vec<Option<u64>> = cfg.recovery_fsyncs.iter().map(|&n| Some(n)).collect();
+    cases.push(None);
+    for &size in &cfg.recovery_sizes {
+        for &case in &cases {
+            if check_interrupt().is_err() {
+                return rows;
+            }
+            let mut row = RecoveryRow {
+                size,
+                fsyncs: case,
+                core_cold_ms: None,
+                cli_ms: None,
+                walked: None,
+                ext4_ms: None,
+                note: String::new(),
+            };
+            eprintln!(
+                "compare: recovery {} GiB, {}",
+                size >> 30,
+                case.map_or("clean unmount".into(), |n| format!("{n} fsyncs"))
+            );
+            match build_rollfs_image(bin, &base, size, case) {
+                Err(e) => row.note = format!("image: {e}"),
+                Ok(()) => {
+                    let mut core = Vec::new();
+                    let mut cli = Vec::new();
+                    for _ in 0..cfg.recovery_rounds {
+                        match copy_sparse(&base, &copy).and_then(|_| time_core_mount(&copy)) {
+                            Ok((ms, w)) => {
+                                core.push(ms);
+                                row.walked = Some(w);
+                            }
+                            Err(e) => row.note = format!("core mount: {e}"),
+                        }
+                        // --quick: the CLI mount only where recovery dominates (10k fsyncs).
+                        if cfg.quick && case != Some(10_000) {
+                            continue;
+                        }
+                        match copy_sparse(&base, &copy).and_then(|_| time_cli_mount(bin, &copy, &mnt)) {
+                            Ok(ms) => cli.push(ms),
+                            Err(e) => row.note = format!("rollfs mount: {e}"),
+                        }
+                    }
+                    row.core_cold_ms = median(&core);
+                    row.cli_ms = median(&cli);
+                }
+            }
+            if have("mkfs.ext4") && is_root() {
+                let mut v = Vec::new();
+                for _ in 0..cfg.recovery_rounds {
+                    match ext4_recovery(&cfg.work, size, case) {
+                        Ok(ms) => v.push(ms),
+                        Err(e) => row.note += &format!(" ext4: {e}"),
+                    }
+                }
+                row.ext4_ms = median(&v);
+            }
+            rows.push(row);
+        }
+    }
+    let _ = fs::remove_file(&base);
+    let _ = fs::remove_file(&copy);
+    if rows.iter().any(|r| !r.note.is_empty()) {
+        notes.push("some recovery measurements failed; see the notes column".into());
+    }
+    rows
+}
+
+// ---- main ----------------------------------------------------------------------------------
+
+fn find_rollfs_bin(notes: &mut Vec<String>) -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("ROLLFS_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let sibling = std::env::current_exe().ok()?.parent()?.join("rollfs");
+    if sibling.exists() {
+        return Some(sibling);
+    }
+    // Build it next to this program (same profile and target dir as `cargo run --release`).
+    eprintln!("compare: building the rollfs binary (cargo build --release -p rollfs)");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ok = Command::new(cargo)
+        .args(["build", "--release", "-p", "rollfs"])
+        .current_dir(workspace_dir())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if ok && sibling.exists() {
+        Some(sibling)
+    } else {
+        notes.push("could not find or build the rollfs binary (set ROLLFS_BIN); rollfs rows are missing".into());
+        None
+    }
+}
+
+fn workspace_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+struct Args {
+    quick: bool,
+    work: PathBuf,
+    results: PathBuf,
+}
+
+fn parse_args() -> Res<Args> {
+    let mut a = Args {
+        quick: false,
+        work: workspace_dir().join("target").join("compare-work"),
+        results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        match x.as_str() {
+            "--quick" => a.quick = true,
+            "--work-dir" => a.work = PathBuf::from(it.next().ok_or("--work-dir needs a directory")?),
+            "--results" => a.results = PathBuf::from(it.next().ok_or("--results needs a directory")?),
+            "-h" | "--help" => {
+                println!("usage: compare [--quick] [--work-dir DIR] [--results DIR]\n  env ROLLFS_BIN: the rollfs binary to use");
+                std::process::exit(0);
+            }
+            _ => return Err(format!("unknown argument {x}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("compare: {e}");
+            std::process::exit(2);
+        }
+    };
+    // SAFETY: installs an async-signal-safe handler that only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let cfg = Config::new(args.quick, args.work, args.results);
+    let line = match run_all(&cfg) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("compare: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("{line}");
+}
+
+struct Report {
+    phases: Vec<(String, f64)>,
+    samples: Samples,
+    notes: Vec<String>,
+    atomic: Vec<String>,
+    fsync_stats: Option<String>,
+    fio_p99: Samples,
+    recovery: Vec<RecoveryRow>,
+}
+
+fn run_all(cfg: &Config) -> Res<String> {
+    let t0 = Instant::now();
+    let mut notes = Vec::new();
+    fs::create_dir_all(&cfg.work).map_err(|e| format!("{}: {e}", cfg.work.display()))?;
+    let work = fs::canonicalize(&cfg.work).map_err(|e| e.to_string())?;
+    let cfg = &Config { work, ..cfg.clone() };
+    ensure_tools(&mut notes);
+    let bin = find_rollfs_bin(&mut notes);
+    let root = is_root();
+    if !root {
+        notes.push("not root: ext4 on a loop device and FUSE mounts need root; those rows are missing".into());
+    }
+
+    let mut rep = Report {
+        phases: Vec::new(),
+        samples: Samples::default(),
+        notes,
+        atomic: Vec::new(),
+        fsync_stats: None,
+        fio_p99: Samples::default(),
+        recovery: Vec::new(),
+    };
+
+    // SQLite compile options.
+    let opts: Vec<String> = rusqlite::Connection::open_in_memory()
+        .and_then(|c| {
+            let mut s = c.prepare("PRAGMA compile_options")?;
+            let v = s.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>();
+            v
+        })
+        .unwrap_or_default();
+    let batch = opts.iter().any(|o| o == "ENABLE_BATCH_ATOMIC_WRITE");
+    if !batch {
+        rep.notes.push("this SQLite was built WITHOUT SQLITE_ENABLE_BATCH_ATOMIC_WRITE (LIBSQLITE3_FLAGS in .cargo/config.toml not applied?)".into());
+    }
+
+    // Setups, all mounted for the whole comparison; dropped (unmounted) at the end of this
+    // block, or on any error.
+    {
+        let mut setups: Vec<Box<dyn Setup>> = Vec::new();
+        let mut rollfs_guard_index = None;
+        if root {
+            if let Some(bin) = &bin {
+                eprintln!("compare: rollfs image ({} MiB, written out)", cfg.image_size >> 20);
+                let img = cfg.work.join("rollfs.img");
+                write_out(&img, cfg.image_size)?;
+                run(bin.to_str().unwrap(), &["mkfs", "-q", "--force", img.to_str().unwrap()])?;
+                match Rollfs::mount(bin, &img, &cfg.work.join("rollfs-mnt"), &cfg.work.join("rollfs-mount.log")) {
+                    Ok(g) => {
+                        rollfs_guard_index = Some(setups.len());
+                        setups.push(Box::new(g));
+                    }
+                    Err(e) => rep.notes.push(format!("rollfs mount failed: {e}")),
+                }
+            }
+            if have("mkfs.ext4") {
+                eprintln!("compare: ext4 image ({} MiB, written out) on a loop device", cfg.image_size >> 20);
+                match Ext4::create(
+                    cfg.work.join("ext4.img"),
+                    cfg.work.join("ext4-mnt"),
+                    cfg.image_size,
+                    true,
+                    "defaults",
+                ) {
+                    Ok(g) => setups.push(Box::new(g)),
+                    Err(e) => rep.notes.push(format!("ext4 setup failed: {e}")),
+                }
+            }
+            if have("bindfs") {
+                let src = cfg.work.join("bindfs-src");
+                let _ = fs::remove_dir_all(&src);
+                match Bindfs::mount(&src, &cfg.work.join("bindfs-mnt")) {
+                    Ok(g) => setups.push(Box::new(g)),
+                    Err(e) => rep.notes.push(format!("bindfs setup failed: {e}")),
+                }
+            } else {
+                rep.notes.push("bindfs not available: no FUSE passthrough floor".into());
+            }
+        }
+        let raw_dir = cfg.work.join("raw");
+        fs::create_dir_all(&raw_dir).map_err(|e| e.to_string())?;
+        let raw = Raw { dir: raw_dir };
+        let rollfs_stats = |setups: &Vec<Box<dyn Setup>>| -> Option<serde_json::Value> {
+            let i = rollfs_guard_index?;
+            let p = setups[i].dir().join(".compare-stats");
+            let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(p).ok()?;
+            read_stats_ioctl(&f)
+        };
+
+        // 1. 4 KiB write + fsync loop (and the raw fdatasync loop).
+        rep.phases.push(("fsync loops".into(), t0.elapsed().as_secs_f64()));
+        eprintln!("compare: 4 KiB write+fsync loops");
+        let mut fsync_before = None;
+        let mut fsync_after = None;
+        for round in 0..cfg.rounds {
+            for s in &setups {
+                check_interrupt()?;
+                if s.name() == "rollfs" && round == 0 {
+                    let _ = fsync_loop_prepare(s.dir());
+                    fsync_before = rollfs_stats(&setups);
+                }
+                match fsync_loop(s.dir(), cfg.phase_secs * 2.0, false) {
+                    Ok((ops, p99)) => {
+                        rep.samples.add("fsync4k", s.name(), ops);
+                        rep.fio_p99.add("fsync4k", s.name(), p99);
+                    }
+                    Err(e) => rep.notes.push(format!("fsync loop on {}: {e}", s.name())),
+                }
+                if s.name() == "rollfs" && round == 0 {
+                    fsync_after = rollfs_stats(&setups);
+                }
+            }
+            let (ops, p99) = fsync_loop(raw.dir(), cfg.phase_secs * 2.0, true)?;
+            rep.samples.add("fsync4k", "raw-fdatasync", ops);
+            rep.fio_p99.add("fsync4k", "raw-fdatasync", p99);
+        }
+        if let (Some(a), Some(b)) = (&fsync_before, &fsync_after) {
+            let g = |sec: &str, k: &str| -> Option<f64> {
+                Some(stat_u64(&Some(b.clone()), sec, k)? as f64 - stat_u64(&Some(a.clone()), sec, k)? as f64)
+            };
+            if let Some(n) = g("core", "fsyncs").filter(|n| *n > 0.0) {
+                rep.fsync_stats = Some(format!(
+                    "Through the FUSE mount, over {n:.0} fsyncs of the 4 KiB loop (first round), the core's counters per fsync: \
+                     data blocks {}, node blocks {}, meta blocks {}, flushes {} (driver group flushes {}), checkpoint fallbacks {}.",
+                    fmt_num(g("core", "data_blocks_written").map(|x| x / n)),
+                    fmt_num(g("core", "node_blocks_written").map(|x| x / n)),
+                    fmt_num(g("core", "meta_blocks_written").map(|x| x / n)),
+                    fmt_num(g("core", "flushes").map(|x| x / n)),
+                    fmt_num(g("driver", "group_flushes").map(|x| x / n)),
+                    fmt_num(g("core", "fsync_checkpoint_fallbacks").map(|x| x / n)),
+                ));
+            }
+        }
+
+        // 2. SQLite.
+        rep.phases.push(("SQLite".into(), t0.elapsed().as_secs_f64()));
+        eprintln!("compare: SQLite");
+        for round in 0..cfg.rounds {
+            for journal in JOURNALS {
+                for s in &setups {
+                    if s.name() == "bindfs" && cfg.quick {
+                        continue;
+                    }
+                    check_interrupt()?;
+                    let before = if s.name() == "rollfs" { rollfs_stats(&setups) } else { None };
+                    match sqlite_run(s.dir(), journal, cfg.phase_secs, round) {
+                        Ok(m) => {
+                            for (op, tps) in &m {
+                                rep.samples.add(&format!("sqlite-{journal}-{op:?}"), s.name(), *tps);
+                            }
+                            let v: Vec<f64> = m.values().copied().collect();
+                            if let Some(g) = geomean(&v) {
+                                rep.samples.add(&format!("sqlite-{journal}"), s.name(), g);
+                            }
+                        }
+                        Err(e) => rep.notes.push(format!("sqlite {journal} on {}: {e}", s.name())),
+                    }
+                    if s.name() == "rollfs" && round == 0 {
+                        let after = rollfs_stats(&setups);
+                        let d = |sec: &str, k: &str| {
+                            Some(stat_u64(&after, sec, k)? as i64 - stat_u64(&before, sec, k)? as i64)
+                        };
+                        rep.atomic.push(format!(
+                            "| {journal} | {} | {} | {} | {} | {} |",
+                            d("driver", "atomic_starts").map_or("n/a".into(), |x| x.to_string()),
+                            d("core", "atomic_commits").map_or("n/a".into(), |x| x.to_string()),
+                            d("core", "atomic_aborts").map_or("n/a".into(), |x| x.to_string()),
+                            d("core", "fsyncs").map_or("n/a".into(), |x| x.to_string()),
+                            d("core", "checkpoints").map_or("n/a".into(), |x| x.to_string()),
+                        ));
+                    }
+                }
+            }
+        }
+
+        // 3. fio.
+        if have("fio") {
+            rep.phases.push(("fio".into(), t0.elapsed().as_secs_f64()));
+            eprintln!("compare: fio");
+            // --quick: one round of fio (18 runs per round).
+            for round in 0..(if cfg.quick { 1 } else { cfg.rounds }) {
+                for (rw, bs, size) in [("randwrite", "4k", "8m"), ("write", "64k", "8m")] {
+                    for jobs in [1u32, 4, 16] {
+                        for s in &setups {
+                            check_interrupt()?;
+                            let _ = round;
+                            match fio_run(s.dir(), rw, bs, size, jobs, cfg.fio_secs) {
+                                Ok(r) => {
+                                    let key = format!("fio-{rw}-{bs}-{jobs}");
+                                    rep.samples.add(&key, s.name(), r.write_iops);
+                                    if let Some(p) = r.sync_p99_us.or(r.write_p99_us) {
+                                        rep.fio_p99.add(&key, s.name(), p);
+                                    }
+                                    rep.samples.add(&format!("{key}-bw"), s.name(), r.write_bw_bytes / 1048576.0);
+                                }
+                                Err(e) => rep.notes.push(format!("fio {rw} {jobs} jobs on {}: {e}", s.name())),
+                            }
+                        }
+                    }
+                }
+            }
+        } else {
+            rep.notes.push("fio not available: fio rows skipped".into());
+        }
+
+        // 4. dbench.
+        if have("dbench") {
+            rep.phases.push(("dbench".into(), t0.elapsed().as_secs_f64()));
+            eprintln!("compare: dbench");
+            for _ in 0..cfg.rounds {
+                for s in &setups {
+                    check_interrupt()?;
+                    match dbench_run(s.dir(), cfg.dbench_clients, cfg.dbench_secs) {
+                        Ok(mbs) => rep.samples.add("dbench", s.name(), mbs),
+                        Err(e) => rep.notes.push(format!("dbench on {}: {e}", s.name())),
+                    }
+                }
+            }
+        } else {
+            rep.notes.push("dbench not available: dbench rows skipped".into());
+        }
+        // Setups unmount here (drop order: reverse of creation).
+        while let Some(s) = setups.pop() {
+            drop(s);
+        }
+    }
+    for f in ["rollfs.img", "ext4.img"] {
+        let _ = fs::remove_file(cfg.work.join(f));
+    }
+
+    // 5. Recovery.
+    rep.phases.push(("recovery".into(), t0.elapsed().as_secs_f64()));
+    if let Some(bin) = &bin {
+        if root {
+            rep.recovery = recovery(cfg, bin, &mut rep.notes);
+        }
+    }
+
+    // 6. Device cost per fsync (core on MemDevice).
+    rep.phases.push(("fsync cost (MemDevice)".into(), t0.elapsed().as_secs_f64()));
+    let costs: Vec<(FsyncScenario, corework::FsyncCost)> =
+        FsyncScenario::ALL.iter().map(|&s| (s, corework::fsync_cost(s, if cfg.quick { 200 } else { 1000 }))).collect();
+
+    let elapsed = t0.elapsed();
+    fs::create_dir_all(&cfg.results).map_err(|e| e.to_string())?;
+    let (md, line) = render(cfg, &rep, &costs, batch, elapsed);
+    fs::write(cfg.results.join("latest.md"), md).map_err(|e| e.to_string())?;
+    Ok(line)
+}
+
+fn render(
+    cfg: &Config,
+    rep: &Report,
+    costs: &[(FsyncScenario, corework::FsyncCost)],
+    batch: bool,
+    elapsed: Duration,
+) -> (String, String) {
+    let s = &rep.samples;
+    let mut md = String::new();
+    let date = run("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_default();
+    let _ = writeln!(md, "# rollfs vs ext4 — side-by-side benchmarks\n");
+    let _ = writeln!(
+        md,
+        "Produced by `cargo run --release -p rollfs-benches --bin compare{}` on {} in {:.0} s. \
+         Medians of {} interleaved rounds (rollfs, ext4, bindfs, rollfs, ext4, bindfs, ...).\n",
+        if cfg.quick { " -- --quick" } else { "" },
+        date.trim(),
+        elapsed.as_secs_f64(),
+        cfg.rounds
+    );
+    let _ = writeln!(md, "## Machine\n\n{}", machine(&cfg.work));
+    let _ = writeln!(
+        md,
+        "Load average at the end: {} (other processes on the machine share its 2 cores and its disk; \
+         the absolute figures move with that load).\n",
+        fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut ph = String::new();
+    for (i, (name, at)) in rep.phases.iter().enumerate() {
+        let end = rep.phases.get(i + 1).map_or(elapsed.as_secs_f64(), |p| p.1);
+        let _ = write!(ph, "{name} {:.0} s; ", end - at);
+    }
+    let _ = writeln!(md, "Time per phase: {}\n", ph.trim_end_matches("; "));
+    let _ = writeln!(
+        md,
+        "Setups: rollfs through FUSE on a {0} MiB image file; ext4 on a loop device over a {0} MiB image file; \
+         bindfs (FUSE passthrough) over a directory; raw = a plain 4 KiB pwrite+fdatasync loop on a file. \
+         Images are written out in full before mkfs (not fallocated). All in `{1}`. \
+         SQLite {2}, compile option ENABLE_BATCH_ATOMIC_WRITE: {3}.\n",
+        cfg.image_size >> 20,
+        cfg.work.display(),
+        rusqlite::version(),
+        if batch { "yes" } else { "NO" }
+    );
+
+    // Headline ratios.
+    let sqlite_atomic = s.med("sqlite-DELETE", "rollfs");
+    let r1 = ratio(sqlite_atomic, s.med("sqlite-DELETE", "ext4"));
+    let r2 = ratio(sqlite_atomic, s.med("sqlite-WAL", "ext4"));
+    let r3 = ratio(s.med("fsync4k", "rollfs"), s.med("fsync4k", "ext4"));
+    let r4 = ratio(s.med("fsync4k", "rollfs"), s.med("fsync4k", "raw-fdatasync"));
+    let _ = writeln!(md, "## Headline ratios (goals from issue 7)\n");
+    let _ = writeln!(md, "| ratio | measured | goal |\n|---|---|---|");
+    let _ = writeln!(md, "| SQLite rollfs DELETE (atomic writes) / ext4 DELETE | {} | ≥ 2 |", fmt_ratio(r1));
+    let _ = writeln!(md, "| SQLite rollfs DELETE (atomic writes) / ext4 WAL | {} | ≥ 1.2 |", fmt_ratio(r2));
+    let _ = writeln!(md, "| 4 KiB write+fsync rollfs / ext4 | {} | ≥ 1.5 |", fmt_ratio(r3));
+    let _ = writeln!(md, "| 4 KiB write+fsync rollfs / raw pwrite+fdatasync | {} | ≥ 0.8 |", fmt_ratio(r4));
+    let _ =
+        writeln!(md, "\nSQLite figures are the geometric mean of the insert, update and delete rates (each below).\n");
+    let _ = writeln!(md, "![ratios](latest.svg)\n");
+
+    let row = |md: &mut String, label: &str, key: &str, unit: &str| {
+        let r = s.med(key, "rollfs");
+        let e = s.med(key, "ext4");
+        let b = s.med(key, "bindfs");
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {} | {} | {} | {} | {unit} |",
+            fmt_num(r),
+            fmt_num(e),
+            fmt_num(b),
+            fmt_ratio(ratio(r, e)),
+            s.n(key, "rollfs").max(s.n(key, "ext4"))
+        );
+    };
+    let header = "| workload | rollfs | ext4 | bindfs | rollfs/ext4 | runs | unit |\n|---|---|---|---|---|---|---|";
+
+    let _ = writeln!(md, "## 4 KiB write + fsync loop (one thread)\n\n{header}");
+    row(&mut md, "4 KiB pwrite + fsync", "fsync4k", "ops/s");
+    let raw = s.med("fsync4k", "raw-fdatasync");
+    let _ = writeln!(
+        md,
+        "\nraw 4 KiB pwrite + fdatasync on a file in the work dir: **{}** ops/s (p99 {} µs).",
+        fmt_num(raw),
+        fmt_num(rep.fio_p99.med("fsync4k", "raw-fdatasync"))
+    );
+    let _ = writeln!(
+        md,
+        "p99 latency (µs): rollfs {}, ext4 {}, bindfs {}.\n",
+        fmt_num(rep.fio_p99.med("fsync4k", "rollfs")),
+        fmt_num(rep.fio_p99.med("fsync4k", "ext4")),
+        fmt_num(rep.fio_p99.med("fsync4k", "bindfs"))
+    );
+    if let Some(f) = &rep.fsync_stats {
+        let _ = writeln!(md, "{f}\n");
+    }
+
+    let _ = writeln!(md, "## SQLite, one row per transaction, synchronous=FULL\n\n{header}");
+    for j in JOURNALS {
+        for op in SQL_OPS {
+            row(&mut md, &format!("{j} {op:?}"), &format!("sqlite-{j}-{op:?}"), "TPS");
+        }
+        row(&mut md, &format!("**{j} (geomean)**"), &format!("sqlite-{j}"), "TPS");
+    }
+    if cfg.quick {
+        let _ = writeln!(md, "\n(--quick: SQLite not run on bindfs.)");
+    }
+    if !rep.atomic.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nrollfs counters during the first SQLite round (ROLLFS_IOC_GET_STATS), per journal mode:\n\n\
+             | journal | atomic starts (driver) | atomic commits (core) | atomic aborts | fsyncs | checkpoints |\n|---|---|---|---|---|---|"
+        );
+        for l in &rep.atomic {
+            let _ = writeln!(md, "{l}");
+        }
+    }
+
+    let _ = writeln!(md, "\n## fio, fsync after every write (write IOPS, all jobs)\n\n{header}");
+    for (rw, bs) in [("randwrite", "4k"), ("write", "64k")] {
+        for jobs in [1, 4, 16] {
+            row(&mut md, &format!("{rw} {bs}, {jobs} jobs"), &format!("fio-{rw}-{bs}-{jobs}"), "IOPS");
+        }
+    }
+    let _ = writeln!(md, "\np99 fsync latency (µs, worst job; fio's sync percentiles):\n\n| workload | rollfs | ext4 | bindfs |\n|---|---|---|---|");
+    for (rw, bs) in [("randwrite", "4k"), ("write", "64k")] {
+        for jobs in [1, 4, 16] {
+            let k = format!("fio-{rw}-{bs}-{jobs}");
+            let _ = writeln!(
+                md,
+                "| {rw} {bs}, {jobs} jobs | {} | {} | {} |",
+                fmt_num(rep.fio_p99.med(&k, "rollfs")),
+                fmt_num(rep.fio_p99.med(&k, "ext4")),
+                fmt_num(rep.fio_p99.med(&k, "bindfs"))
+            );
+        }
+    }
+
+    let _ = writeln!(md, "\n## dbench ({} clients, {} s)\n\n{header}", cfg.dbench_clients, cfg.dbench_secs);
+    row(&mut md, "dbench throughput", "dbench", "MB/s");
+
+    let _ = writeln!(
+        md,
+        "\n## Recovery: mount time\n\n\
+         rollfs images are made with `rollfs mkfs` (sparse image file) and then written through the core on the native \
+         file device (`rollfs::device::FileDevice`): 16 files made durable by a checkpoint, then N × (4 KiB overwrite + fsync) \
+         and a power loss (the filesystem is dropped without unmount); \"clean\" is a clean unmount. Each measurement mounts a \
+         fresh copy of the image with the page cache dropped. *core* = `Filesystem::mount` on the file device (roll-forward \
+         included); *CLI* = `rollfs mount IMG MNT` until the mountpoint is live (process start, recovery, FUSE init). \
+         ext4: a sparse image on a loop device, the same fsync loop, the image copied while mounted (a crash image), then \
+         `losetup` + `mount` timed (journal replay included). Median of {} run(s).\n\n\
+         | image | state | rollfs core mount (ms) | nodes walked | rollfs CLI mount (ms) | ext4 mount (ms) | rollfs CLI/ext4 | notes |\n|---|---|---|---|---|---|---|---|",
+        cfg.recovery_rounds
+    );
+    for r in &rep.recovery {
+        let _ = writeln!(
+            md,
+            "| {} GiB | {} | {} | {} | {} | {} | {} | {} |",
+            r.size >> 30,
+            r.fsyncs.map_or("clean unmount".into(), |n| format!("{n} fsyncs since checkpoint")),
+            fmt_num(r.core_cold_ms),
+            r.walked.map_or("n/a".into(), |w| w.to_string()),
+            fmt_num(r.cli_ms),
+            fmt_num(r.ext4_ms),
+            fmt_ratio(ratio(r.cli_ms, r.ext4_ms)),
+            r.note
+        );
+    }
+
+    let _ = writeln!(
+        md,
+        "\n## Device cost per fsync (core on MemDevice)\n\nIdeal: 1 data block, 1 node block, 1 flush (8 KiB written).\n\n\
+         | scenario | data blocks | node blocks | meta blocks | device writes | bytes written | flushes | FUA writes | checkpoint fallbacks |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for (sc, c) in costs {
+        let _ = writeln!(
+            md,
+            "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} | {:.3} |",
+            sc.label(),
+            c.data_blocks,
+            c.node_blocks,
+            c.meta_blocks,
+            c.device_writes,
+            c.bytes_written,
+            c.flushes,
+            c.fua_writes,
+            c.checkpoint_fallbacks
+        );
+    }
+
+    if !rep.notes.is_empty() {
+        let _ = writeln!(md, "\n## Notes\n");
+        for n in &rep.notes {
+            let _ = writeln!(md, "- {n}");
+        }
+    }
+    let line = ratios_line(r1, r2, r3, r4);
+    let _ = writeln!(md, "\n```\n{line}\n```");
+
+    // Chart.
+    let mut bars: Vec<(String, Option<f64>)> = vec![
+        ("SQLite atomic / ext4 DELETE".into(), r1),
+        ("SQLite atomic / ext4 WAL".into(), r2),
+        ("fsync 4k / ext4".into(), r3),
+        ("fsync 4k / raw fdatasync".into(), r4),
+    ];
+    for j in JOURNALS {
+        bars.push((
+            format!("SQLite {j}: rollfs/ext4"),
+            ratio(s.med(&format!("sqlite-{j}"), "rollfs"), s.med(&format!("sqlite-{j}"), "ext4")),
+        ));
+    }
+    for (rw, bs) in [("randwrite", "4k"), ("write", "64k")] {
+        for jobs in [1, 4, 16] {
+            let k = format!("fio-{rw}-{bs}-{jobs}");
+            bars.push((format!("fio {rw} {bs} ×{jobs}: rollfs/ext4"), ratio(s.med(&k, "rollfs"), s.med(&k, "ext4"))));
+        }
+    }
+    bars.push(("dbench: rollfs/ext4".into(), ratio(s.med("dbench", "rollfs"), s.med("dbench", "ext4"))));
+    let svg = ratio_chart("rollfs relative to the reference (higher is better)", &bars);
+    let _ = fs::write(cfg.results.join("latest.svg"), svg);
+    (md, line)
+}

@@ -1,0 +1,101 @@
+//! Small statistics and formatting helpers.
+
+/// Median of the values (mean of the middle two for an even count); `None` when empty or
+/// when a value is NaN.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() || values.iter().any(|v| v.is_nan()) {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// `a / b`, or `None` when either is missing or `b` is not positive.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 && a.is_finite() && b.is_finite() => Some(a / b),
+        _ => None,
+    }
+}
+
+/// A ratio as printed in the report and on the last line: two decimals, `n/a` if missing.
+pub fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        Some(r) => format!("{r:.2}"),
+        None => "n/a".to_string(),
+    }
+}
+
+/// A rate or a count with a sensible number of digits; `n/a` if missing.
+pub fn fmt_num(v: Option<f64>) -> String {
+    match v {
+        None => "n/a".to_string(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+/// The last line `compare` prints.
+pub fn ratios_line(
+    sqlite_atomic_vs_delete: Option<f64>,
+    sqlite_atomic_vs_wal: Option<f64>,
+    fsync_vs_ext4: Option<f64>,
+    fsync_vs_raw: Option<f64>,
+) -> String {
+    format!(
+        "ratios: sqlite-atomic/ext4-delete={} sqlite-atomic/ext4-wal={} fsync4k/ext4={} fsync4k/raw-fdatasync={}",
+        fmt_ratio(sqlite_atomic_vs_delete),
+        fmt_ratio(sqlite_atomic_vs_wal),
+        fmt_ratio(fsync_vs_ext4),
+        fmt_ratio(fsync_vs_raw)
+    )
+}
+
+/// A percentile (0..=100) of the values by nearest rank; `None` when empty.
+pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    Some(v[rank.clamp(1, v.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_odd_even_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, f64::NAN]), None);
+    }
+
+    #[test]
+    fn ratios_format() {
+        assert_eq!(fmt_ratio(ratio(Some(3.0), Some(2.0))), "1.50");
+        assert_eq!(fmt_ratio(ratio(Some(3.0), Some(0.0))), "n/a");
+        assert_eq!(fmt_ratio(ratio(None, Some(2.0))), "n/a");
+        assert_eq!(
+            ratios_line(Some(2.0), Some(1.234), None, Some(0.5)),
+            "ratios: sqlite-atomic/ext4-delete=2.00 sqlite-atomic/ext4-wal=1.23 fsync4k/ext4=n/a fsync4k/raw-fdatasync=0.50"
+        );
+    }
+
+    #[test]
+    fn numbers_and_percentiles() {
+        assert_eq!(fmt_num(Some(1234.56)), "1235");
+        assert_eq!(fmt_num(Some(12.345)), "12.3");
+        assert_eq!(fmt_num(Some(1.2345)), "1.23");
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 99.0), Some(99.0));
+        assert_eq!(percentile(&v, 50.0), Some(50.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}
