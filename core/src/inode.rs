@@ -105,7 +105,7 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(Attr {
             ino,
             size,
-            blocks: inode::blocks(b) * (BLOCK_SIZE as u64 / 512),
+            blocks: inode::blocks(b).saturating_mul(BLOCK_SIZE as u64 / 512),
             kind: FileType::from_mode(mode).unwrap_or(FileType::Regular),
             perm: (mode & 0o7777) as u16,
             nlink: inode::links(b),

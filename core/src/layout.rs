@@ -203,7 +203,7 @@ impl Geometry {
         if main_end > self.total_blocks {
             return bad("superblock: main area beyond the device");
         }
-        if 2 * self.reserved_segments + LOG_COUNT as u32 + 2 >= self.main_segments {
+        if 2 * self.reserved_segments as u64 + LOG_COUNT as u64 + 2 >= self.main_segments as u64 {
             return bad("superblock: reserve larger than the main area");
         }
         Ok(())
