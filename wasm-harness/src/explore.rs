@@ -90,8 +90,13 @@ pub struct Run {
     pub start: Image,
     pub trace: crate::device::Trace,
     pub records: Vec<OpRecord>,
-    /// `states[k]`: the model tree after record `k`.
+    /// `states[k]`: the model tree after record `k` (as a checkpoint persists it).
     pub states: Vec<Tree>,
+    /// `snaps[k]`: the per-file oracle's view after record `k`.
+    pub snaps: Vec<crate::model::Snap>,
+    /// `ops[k]`: the workload operation of record `k` and, for an fsync-class operation,
+    /// the model inode it targeted.
+    pub ops: Vec<Option<(Op, Option<u64>)>>,
     pub problems: Vec<(String, String)>,
     pub counts: IoCounts,
     pub eio: Option<Eio>,
@@ -177,9 +182,10 @@ pub struct Explorer {
     base: Image,
 }
 
-/// The model states a crash at trace point `c` may recover to (indices into
-/// `Run::states`). See the module documentation.
-pub fn allowed_states(records: &[OpRecord], c: usize) -> Vec<usize> {
+/// The window of records a crash at trace point `c` may recover into: from the last
+/// checkpoint-class persistence point that completed (`lo`) to the last operation that had
+/// started I/O (`hi`).
+pub fn window(records: &[OpRecord], c: usize) -> (usize, usize) {
     let mut lo = 0;
     let mut hi = 0;
     for (k, r) in records.iter().enumerate() {
@@ -194,6 +200,123 @@ pub fn allowed_states(records: &[OpRecord], c: usize) -> Vec<usize> {
             hi = k;
         }
     }
+    (lo, hi.max(lo))
+}
+
+/// The per-file rules (invariants 2-6 of the brief) for a crash at trace point `c` that
+/// recovered to `tree`. `exact`: the tree equals an allowed whole-tree state (then only
+/// the fsync-class guarantees are checked). Returns the violated rule and its detail.
+pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option<(String, String)> {
+    let (lo, hi) = window(&run.records, c);
+    let hi = hi.min(run.snaps.len().saturating_sub(1));
+    if lo > hi {
+        return None;
+    }
+    let snaps = &run.snaps;
+    let file_hash = |p: &str| {
+        tree.entries
+            .get(p)
+            .filter(|e| e.kind == crate::model::KIND_FILE)
+            .map(|e| crate::model::content_hash(&e.content))
+    };
+    // 2, 3, 5: every fsync/fdatasync/atomic commit that returned before the crash.
+    for f in lo + 1..=hi {
+        let r = &run.records[f];
+        let Some((op, Some(ino))) = &run.ops[f] else { continue };
+        if !(r.ok && r.events.end <= c) {
+            continue;
+        }
+        let names: std::collections::BTreeSet<&String> =
+            (f..=hi).flat_map(|k| snaps[k].names.iter().filter(|(_, i)| *i == ino).map(|(p, _)| p)).collect();
+        if names.is_empty() || !snaps[hi].content.contains_key(ino) {
+            continue; // a directory, or deleted since: a later state of its own
+        }
+        let states: std::collections::BTreeSet<u64> =
+            (f..=hi).filter_map(|k| snaps[k].content.get(ino).copied()).collect();
+        if !names.iter().any(|p| file_hash(p).is_some_and(|h| states.contains(&h))) {
+            let found: Vec<String> = names
+                .iter()
+                .map(|p| match tree.entries.get(*p) {
+                    None => format!("{p} absent"),
+                    Some(e) => format!("{p} size {}", e.size),
+                })
+                .collect();
+            let kind = if matches!(op, Op::AtomicCommit(_)) { "atomic-commit-lost" } else { "fsync-lost" };
+            return Some((
+                kind.into(),
+                format!("`{}` returned before the crash, but no name of its file shows that state or a later one ({})", r.label, found.join(", ")),
+            ));
+        }
+    }
+    // 4: a rename of a single-name file that existed at the checkpoint, with neither
+    // name touched by anything else in the window, shows exactly one of the names.
+    for k in lo + 1..=hi {
+        let Some((Op::Rename(from, to, fl), _)) = &run.ops[k] else { continue };
+        if *fl == crate::workload::RENAME_EXCHANGE || !run.records[k].ok || from == to {
+            continue;
+        }
+        let Some(ino) = snaps[lo].names.get(from) else { continue };
+        let single = (lo..=hi).all(|j| snaps[j].names.values().filter(|i| *i == ino).count() == 1);
+        let untouched = (lo + 1..=hi).filter(|&j| j != k).all(|j| match &run.ops[j] {
+            Some((op, _)) => op.paths().iter().all(|p| {
+                let p = *p;
+                p != from && p != to && !from.starts_with(&format!("{p}/")) && !to.starts_with(&format!("{p}/"))
+            }),
+            None => true,
+        });
+        if !single || !untouched || snaps[lo].names.contains_key(to) {
+            continue;
+        }
+        let (a, b) = (tree.entries.contains_key(from), tree.entries.contains_key(to));
+        if a == b {
+            return Some((
+                "rename-not-atomic".into(),
+                format!("`{}`: {} names present after the crash", run.records[k].label, if a { "both" } else { "neither" }),
+            ));
+        }
+    }
+    if exact {
+        return None;
+    }
+    // Relaxed whole-tree rule for windows with fsync-class points: every file shows a
+    // state of its own from the window (6: no byte it never held), every entry existed in
+    // the window, and every name untouched throughout the window is still there.
+    for (p, e) in &tree.entries {
+        if e.kind == crate::model::KIND_FILE {
+            let inos: std::collections::BTreeSet<u64> = (lo..=hi).filter_map(|k| snaps[k].names.get(p).copied()).collect();
+            let h = crate::model::content_hash(&e.content);
+            let ok = inos.iter().any(|i| (lo..=hi).any(|k| snaps[k].content.get(i) == Some(&h)));
+            if !ok {
+                return Some((
+                    "tree-mismatch".into(),
+                    format!("{p}: content (size {}) is no state any file of that name had since the checkpoint", e.size),
+                ));
+            }
+        } else if !(lo..=hi).any(|k| run.states[k].entries.get(p).is_some_and(|x| x.kind == e.kind)) {
+            return Some(("tree-mismatch".into(), format!("{p}: no such entry since the checkpoint")));
+        }
+    }
+    for (p, e) in &run.states[lo].entries {
+        let stable = (lo..=hi).all(|k| run.states[k].entries.get(p).is_some_and(|x| x.kind == e.kind))
+            && (e.kind != crate::model::KIND_FILE || (lo..=hi).all(|k| snaps[k].names.get(p) == snaps[lo].names.get(p)));
+        if stable && !tree.entries.contains_key(p) {
+            return Some(("tree-mismatch".into(), format!("{p}: missing, though no operation since the checkpoint removed it")));
+        }
+    }
+    None
+}
+
+/// True when the window holds an fsync-class operation (whose roll-forward may recover a
+/// tree that is no single model state).
+fn window_has_fsync(run: &Run, lo: usize, hi: usize) -> bool {
+    (lo + 1..=hi.min(run.ops.len().saturating_sub(1)))
+        .any(|k| run.ops[k].as_ref().is_some_and(|(op, _)| op.fsync_target().is_some()))
+}
+
+/// The model states a crash at trace point `c` may recover to (indices into
+/// `Run::states`). See the module documentation.
+pub fn allowed_states(records: &[OpRecord], c: usize) -> Vec<usize> {
+    let (lo, hi) = window(records, c);
     let mut v = vec![lo];
     for (k, r) in records.iter().enumerate().take(hi + 1).skip(lo + 1) {
         match r.persist {
@@ -242,6 +365,8 @@ impl Explorer {
             trace: Default::default(),
             records: Vec::new(),
             states: Vec::new(),
+            snaps: Vec::new(),
+            ops: Vec::new(),
             problems: Vec::new(),
             counts: IoCounts::default(),
             eio,
@@ -263,7 +388,9 @@ impl Explorer {
             result: format!("{r:?}"),
             ok: r.is_ok(),
         });
-        run.states.push(model.tree());
+        run.states.push(model.durable_tree());
+        run.snaps.push(model.snap());
+        run.ops.push(None);
         if let Err(e) = r {
             run.problems.push(("mount-fresh".into(), format!("mounting the freshly formatted image failed: {e}")));
             run.trace = g.into_device().trace;
@@ -273,6 +400,7 @@ impl Explorer {
         let mut stopped = false;
         for (i, op) in w.ops.iter().enumerate() {
             let a = len(&g);
+            let target = op.fsync_target().and_then(|p| model.ino_of(p));
             let got = g.op(op, NOW_BASE + 1 + i as i64);
             let want = model.apply(op);
             let b = len(&g);
@@ -292,7 +420,9 @@ impl Explorer {
                 result: format!("{got:?}"),
                 ok: got.is_ok(),
             });
-            run.states.push(model.tree());
+            run.states.push(model.durable_tree());
+            run.snaps.push(model.snap());
+            run.ops.push(Some((op.clone(), target)));
             let injected = eio.is_some()
                 && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
             match (&got, &want) {
@@ -327,7 +457,9 @@ impl Explorer {
                 result: format!("{r:?}"),
                 ok: r.is_ok(),
             });
-            run.states.push(model.tree());
+            run.states.push(model.durable_tree());
+            run.snaps.push(model.snap());
+            run.ops.push(None);
             if let Err(e) = r {
                 let injected = eio.is_some() && e.errno() == Some(5);
                 if !injected {
@@ -409,6 +541,7 @@ impl Explorer {
         run: &Run,
         image: &Image,
         allowed: &[usize],
+        point: usize,
         eio_read: Option<u64>,
         dev_seed: u64,
         log: &mut Vec<String>,
@@ -430,7 +563,7 @@ impl Explorer {
                 // A clear I/O error is the right answer; a later healthy mount of what the
                 // failed mount left must still recover.
                 let left = g.into_device().final_image();
-                let (_, _, h, v) = self.check_image(run, &left, allowed, None, dev_seed ^ 1, log);
+                let (_, _, h, v) = self.check_image(run, &left, allowed, point, None, dev_seed ^ 1, log);
                 return (None, mount_end, h, v.map(|(k, d)| (format!("after-eio-{k}"), d)));
             }
             let kind = if matches!(e, GuestError::Trap(_)) { "mount-trap" } else { "mount-failed" };
@@ -449,8 +582,17 @@ impl Explorer {
             Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("dump".into(), guest_err(&e)))),
         };
         let dev = g.into_device();
-        if allowed.iter().any(|&k| run.states[k] == tree) {
-            log.push(format!("tree matches an allowed state ({} entries)", tree.entries.len()));
+        let exact = allowed.iter().any(|&k| run.states[k] == tree);
+        let (lo, hi) = window(&run.records, point);
+        if exact || window_has_fsync(run, lo, hi) {
+            if let Some(v) = per_file_verdict(run, point, &tree, exact) {
+                return (Some(dev), mount_end, tree.hash, Some(v));
+            }
+            log.push(format!(
+                "tree {} ({} entries)",
+                if exact { "matches an allowed state" } else { "passes the per-file rules" },
+                tree.entries.len()
+            ));
             return (Some(dev), mount_end, tree.hash, None);
         }
         let closest = allowed.iter().min_by_key(|&&k| tree.distance(&run.states[k])).copied().unwrap_or(0);
@@ -468,7 +610,7 @@ impl Explorer {
             Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
         let eio_read = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
         let dev_seed = rng.next_u64();
-        let (dev, mount_end, hash, bad) = self.check_image(run, &job.image, &job.allowed, eio_read, dev_seed, log);
+        let (dev, mount_end, hash, bad) = self.check_image(run, &job.image, &job.allowed, job.id.point, eio_read, dev_seed, log);
         let mut h = Hasher64::new();
         h.u64(hash);
         let mut states = 1;
@@ -498,7 +640,7 @@ impl Explorer {
             let surv = choose_survivors(&walker.pending(), w, &mut r2, self.opts.torn);
             let img = walker.image(&surv);
             log.push(format!("crash during recovery at {q}:{w}"));
-            let (_, _, h2, bad) = self.check_image(run, &img, &job.allowed, None, r2.next_u64(), log);
+            let (_, _, h2, bad) = self.check_image(run, &img, &job.allowed, job.id.point, None, r2.next_u64(), log);
             states += 1;
             h.u64(h2);
             if let Some((k, d)) = bad {

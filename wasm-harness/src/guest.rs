@@ -329,6 +329,18 @@ impl Guest {
                 let a = self.args(&[p.as_bytes()])?.0;
                 self.call("sim_fsync", (a[0].0, a[0].1, matches!(op, Op::Fdatasync(_)) as i32, now))
             }
+            Op::AtomicStart(p) => {
+                let a = self.args(&[p.as_bytes()])?.0;
+                self.call("sim_start_atomic_write", (a[0].0, a[0].1))
+            }
+            Op::AtomicCommit(p) => {
+                let a = self.args(&[p.as_bytes()])?.0;
+                self.call("sim_commit_atomic_write", (a[0].0, a[0].1, now))
+            }
+            Op::AtomicAbort(p) => {
+                let a = self.args(&[p.as_bytes()])?.0;
+                self.call("sim_abort_atomic_write", (a[0].0, a[0].1))
+            }
         }
     }
 

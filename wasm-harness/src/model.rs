@@ -44,6 +44,30 @@ struct Inode {
 pub struct Model {
     inodes: BTreeMap<u64, Inode>,
     next: u64,
+    /// Open atomic-write sessions: inode -> its content when the session started (what
+    /// the disk may show until commit).
+    sessions: BTreeMap<u64, Vec<u8>>,
+}
+
+/// What the per-file oracle needs of one model state: every regular file's names and
+/// durable content (hash), and the inode an fsync-class operation targeted.
+#[derive(Debug, Clone, Default)]
+pub struct Snap {
+    /// Path of every regular file name -> model inode.
+    pub names: BTreeMap<String, u64>,
+    /// Model inode -> hash of its durable content (pre-session content while an atomic
+    /// session is open).
+    pub content: BTreeMap<u64, u64>,
+    /// Inodes in an open atomic session.
+    pub in_session: std::collections::BTreeSet<u64>,
+}
+
+/// Hash of file content, as compared by the per-file oracle.
+pub fn content_hash(c: &[u8]) -> u64 {
+    let mut h = Hasher64::new();
+    h.u64(c.len() as u64);
+    h.bytes(c);
+    h.finish()
 }
 
 impl Default for Model {
@@ -60,7 +84,7 @@ impl Model {
     pub fn new() -> Model {
         let mut inodes = BTreeMap::new();
         inodes.insert(1, Inode { body: Body::Dir(BTreeMap::new()), perm: 0o755, xattrs: BTreeMap::new() });
-        Model { inodes, next: 2 }
+        Model { inodes, next: 2, sessions: BTreeMap::new() }
     }
 
     fn resolve(&self, path: &str) -> Result<u64, i64> {
@@ -138,6 +162,36 @@ impl Model {
             }
         }
         self.inodes.retain(|i, _| live.contains(i));
+        self.sessions.retain(|i, _| live.contains(i));
+    }
+
+    /// The model inode a path names (for the per-file oracle).
+    pub fn ino_of(&self, path: &str) -> Option<u64> {
+        self.resolve(path).ok()
+    }
+
+    /// The per-file oracle's view of this state.
+    pub fn snap(&self) -> Snap {
+        let mut s = Snap::default();
+        let mut stack = vec![("".to_string(), 1u64)];
+        while let Some((path, ino)) = stack.pop() {
+            if let Body::Dir(e) = &self.inodes[&ino].body {
+                for (n, c) in e {
+                    let p = format!("{path}/{n}");
+                    match &self.inodes[c].body {
+                        Body::Dir(_) => stack.push((p, *c)),
+                        Body::File(d) => {
+                            s.names.insert(p, *c);
+                            let d = self.sessions.get(c).unwrap_or(d);
+                            s.content.insert(*c, content_hash(d));
+                        }
+                        Body::Symlink(_) => {}
+                    }
+                }
+            }
+        }
+        s.in_session = self.sessions.keys().copied().collect();
+        s
     }
 
     fn file_mut(&mut self, path: &str) -> Result<&mut Vec<u8>, i64> {
@@ -165,6 +219,9 @@ impl Model {
                 Ok(())
             }
             Op::Truncate(p, size) => {
+                if self.resolve(p).is_ok_and(|i| self.sessions.contains_key(&i)) {
+                    return Err(EINVAL);
+                }
                 let f = self.file_mut(p)?;
                 f.resize(*size as usize, 0);
                 Ok(())
@@ -223,6 +280,26 @@ impl Model {
             }
             Op::Sync => Ok(()),
             Op::Fsync(p) | Op::Fdatasync(p) => self.resolve(p).map(|_| ()),
+            Op::AtomicStart(p) => {
+                let ino = self.resolve(p)?;
+                let Body::File(d) = &self.inodes[&ino].body else { return Err(EINVAL) };
+                let d = d.clone();
+                self.sessions.entry(ino).or_insert(d);
+                Ok(())
+            }
+            Op::AtomicCommit(p) => {
+                let ino = self.resolve(p)?;
+                self.sessions.remove(&ino).map(|_| ()).ok_or(EINVAL)
+            }
+            Op::AtomicAbort(p) => {
+                let ino = self.resolve(p)?;
+                if let Some(old) = self.sessions.remove(&ino) {
+                    if let Body::File(d) = &mut self.inodes.get_mut(&ino).unwrap().body {
+                        *d = old;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -302,7 +379,22 @@ impl Model {
         (files, dirs)
     }
 
-    /// The canonical tree of the model.
+    /// The canonical tree of the model as a checkpoint would persist it: files in an open
+    /// atomic session show their content from before the session.
+    pub fn durable_tree(&self) -> Tree {
+        if self.sessions.is_empty() {
+            return self.tree();
+        }
+        let mut m = self.clone();
+        for (ino, old) in std::mem::take(&mut m.sessions) {
+            if let Body::File(d) = &mut m.inodes.get_mut(&ino).unwrap().body {
+                *d = old;
+            }
+        }
+        m.tree()
+    }
+
+    /// The canonical tree of the model (as the live filesystem shows it).
     pub fn tree(&self) -> Tree {
         let mut raw = Vec::new();
         let mut stack = vec![("/".to_string(), 1u64)];

@@ -18,7 +18,8 @@
 //! rename /a/f /b/g [noreplace|exchange]             link /a/f /b/h
 //! unlink /a/f                   rmdir /a
 //! setxattr /a/f NAME VALUE      removexattr /a/f NAME
-//! sync                          fsync /a/f          fdatasync /a/f
+//! sync                          fsync /a/f          fdatasync /a/f    fsync /a (directory)
+//! atomic_start /a/f             atomic_commit /a/f  atomic_abort /a/f
 //! ```
 //!
 //! Written data is a deterministic function of `(PATTERN, file offset)` (see
@@ -56,6 +57,10 @@ pub enum Op {
     /// Parsed and run; its per-file guarantee is checked from the next issue on.
     Fsync(String),
     Fdatasync(String),
+    /// Atomic-write session on a file: start, (writes), commit or abort.
+    AtomicStart(String),
+    AtomicCommit(String),
+    AtomicAbort(String),
 }
 
 impl Op {
@@ -63,6 +68,38 @@ impl Op {
     /// points; fsync-class points are added with roll-forward recovery).
     pub fn is_checkpoint_point(&self) -> bool {
         matches!(self, Op::Sync)
+    }
+
+    /// The file whose state an fsync-class persistence point makes durable (fsync,
+    /// fdatasync, atomic commit).
+    pub fn fsync_target(&self) -> Option<&str> {
+        match self {
+            Op::Fsync(p) | Op::Fdatasync(p) | Op::AtomicCommit(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Every path the operation names.
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            Op::Create(p)
+            | Op::Mkdir(p)
+            | Op::Symlink(p, _)
+            | Op::Truncate(p, _)
+            | Op::Chmod(p, _)
+            | Op::Unlink(p)
+            | Op::Rmdir(p)
+            | Op::SetXattr(p, _, _)
+            | Op::RemoveXattr(p, _)
+            | Op::Fsync(p)
+            | Op::Fdatasync(p)
+            | Op::AtomicStart(p)
+            | Op::AtomicCommit(p)
+            | Op::AtomicAbort(p)
+            | Op::Write { path: p, .. } => vec![p],
+            Op::Rename(a, b, _) | Op::Link(a, b) => vec![a, b],
+            Op::Sync => vec![],
+        }
     }
 }
 
@@ -92,6 +129,9 @@ impl fmt::Display for Op {
             Op::Sync => write!(f, "sync"),
             Op::Fsync(p) => write!(f, "fsync {p}"),
             Op::Fdatasync(p) => write!(f, "fdatasync {p}"),
+            Op::AtomicStart(p) => write!(f, "atomic_start {p}"),
+            Op::AtomicCommit(p) => write!(f, "atomic_commit {p}"),
+            Op::AtomicAbort(p) => write!(f, "atomic_abort {p}"),
         }
     }
 }
@@ -198,6 +238,9 @@ impl Workload {
                 "sync" => Op::Sync,
                 "fsync" => Op::Fsync(arg(1)?),
                 "fdatasync" => Op::Fdatasync(arg(1)?),
+                "atomic_start" => Op::AtomicStart(arg(1)?),
+                "atomic_commit" => Op::AtomicCommit(arg(1)?),
+                "atomic_abort" => Op::AtomicAbort(arg(1)?),
                 _ => return Err(err("unknown operation")),
             };
             w.ops.push(op);
@@ -286,7 +329,26 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
                 rng.pick(&files).clone()
             }
         };
-        let op = match rng.below(20) {
+        if rng.chance(1, 24) {
+            // An atomic-write session: start, one or two writes, then commit or abort.
+            let p = any_file(&mut rng);
+            let mut session = vec![Op::AtomicStart(p.clone())];
+            for _ in 0..1 + rng.below(2) {
+                session.push(Op::Write {
+                    path: p.clone(),
+                    offset: *rng.pick(&OFFSETS),
+                    len: *rng.pick(&LENS),
+                    pattern: 1 + rng.below(1000) as u32,
+                });
+            }
+            session.push(if rng.chance(3, 4) { Op::AtomicCommit(p) } else { Op::AtomicAbort(p) });
+            for op in session {
+                let _ = model.apply(&op);
+                ops.push(op);
+            }
+            continue;
+        }
+        let op = match rng.below(24) {
             0 | 1 => Op::Create(random_path(&mut rng)),
             2 => Op::Mkdir(rng.pick(&DIRS).to_string()),
             3..=5 => Op::Write {
@@ -312,6 +374,9 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
             ),
             15 => Op::RemoveXattr(any_file(&mut rng), format!("user.{}", rng.pick(&["x", "y"]))),
             16 => Op::Symlink(random_path(&mut rng), "target".into()),
+            17 | 18 => Op::Fsync(any_file(&mut rng)),
+            19 => Op::Fdatasync(any_file(&mut rng)),
+            20 => Op::Fsync(rng.pick(&dirs).clone()),
             _ => Op::Sync,
         };
         let _ = model.apply(&op);
@@ -342,8 +407,42 @@ pub fn ace_setup() -> Vec<Op> {
     ]
 }
 
-/// The core operations ACE combines (over the setup's names).
-pub fn ace_ops() -> Vec<Op> {
+/// The core operations ACE combines (over the setup's names); an atomic-write session
+/// counts as one operation.
+pub fn ace_ops() -> Vec<Vec<Op>> {
+    let s = |x: &str| x.to_string();
+    let w = |p: &str, offset, len, pattern| Op::Write { path: s(p), offset, len, pattern };
+    let mut v: Vec<Vec<Op>> = ace_single_ops().into_iter().map(|o| vec![o]).collect();
+    v.push(vec![
+        Op::AtomicStart(s("/A/foo")),
+        w("/A/foo", 0, 4096, 7),
+        w("/A/foo", 8192, 100, 8),
+        Op::AtomicCommit(s("/A/foo")),
+    ]);
+    v.push(vec![Op::AtomicStart(s("/B/bar")), w("/B/bar", 0, 5000, 9), Op::AtomicAbort(s("/B/bar"))]);
+    v
+}
+
+/// The fsync-class persistence point ACE puts after an operation group in its fsync half:
+/// fsync of the file it changed (fdatasync for data-only changes), of the new name after
+/// a rename or link, of the parent directory after an unlink or rmdir; none after an
+/// atomic session (its commit is one).
+fn ace_fsync_point(group: &[Op]) -> Option<Op> {
+    let parent = |p: &str| {
+        let cut = p.rfind('/').unwrap_or(0);
+        if cut == 0 { "/".to_string() } else { p[..cut].to_string() }
+    };
+    Some(match group.last()? {
+        Op::Write { path, .. } | Op::Truncate(path, _) => Op::Fdatasync(path.clone()),
+        Op::Create(p) | Op::Mkdir(p) | Op::Symlink(p, _) | Op::Chmod(p, _) => Op::Fsync(p.clone()),
+        Op::SetXattr(p, _, _) | Op::RemoveXattr(p, _) => Op::Fsync(p.clone()),
+        Op::Rename(_, b, _) | Op::Link(_, b) => Op::Fsync(b.clone()),
+        Op::Unlink(p) | Op::Rmdir(p) => Op::Fsync(parent(p)),
+        _ => return None,
+    })
+}
+
+fn ace_single_ops() -> Vec<Op> {
     let s = |x: &str| x.to_string();
     let w = |p: &str, offset, len, pattern| Op::Write { path: s(p), offset, len, pattern };
     vec![
@@ -375,17 +474,22 @@ pub fn ace_ops() -> Vec<Op> {
     ]
 }
 
-/// Number of ACE cases: every sequence of one and of two core operations.
+/// Number of ACE cases: every sequence of one and of two core operations, once with a
+/// sync after each and once with an fsync-class persistence point after each.
 pub fn ace_count() -> u64 {
     let n = ace_ops().len() as u64;
-    n + n * n
+    2 * (n + n * n)
 }
 
-/// ACE case `k`: the setup, then one or two core operations, each followed by a sync.
+/// ACE case `k`: the setup, then one or two core operations, each followed by a sync
+/// (first half of the cases) or by an fsync-class point (second half, interleaved:
+/// odd cases).
 pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
     let core = ace_ops();
     let n = core.len() as u64;
-    let seq: Vec<&Op> = if k < n {
+    let fsync_half = k % 2 == 1;
+    let (case, k) = (k, k / 2);
+    let seq: Vec<&Vec<Op>> = if k < n {
         vec![&core[k as usize]]
     } else if k < n + n * n {
         let j = k - n;
@@ -394,14 +498,18 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         return None;
     };
     let mut ops = ace_setup();
-    for op in seq {
-        ops.push(op.clone());
-        ops.push(Op::Sync);
+    for group in seq {
+        ops.extend(group.iter().cloned());
+        if fsync_half {
+            ops.extend(ace_fsync_point(group));
+        } else {
+            ops.push(Op::Sync);
+        }
     }
     Some(Workload {
-        name: format!("ace-{k}"),
+        name: format!("ace-{case}"),
         ops,
-        dev_seed: Rng::derive(&[seed, 0xACE, k]).next_u64(),
+        dev_seed: Rng::derive(&[seed, 0xACE, case]).next_u64(),
         completion: Completion::Random(3),
     })
 }
@@ -440,10 +548,11 @@ mod tests {
     #[test]
     fn ace_is_bounded_and_complete() {
         let n = ace_ops().len() as u64;
-        assert_eq!(ace_count(), n + n * n);
+        assert_eq!(ace_count(), 2 * (n + n * n));
         assert!(ace_workload(0, ace_count()).is_none());
         assert_eq!(ace_workload(0, 0).unwrap().ops.len(), ace_setup().len() + 2);
-        assert_eq!(ace_workload(0, n).unwrap().ops.len(), ace_setup().len() + 4);
+        assert_eq!(ace_workload(0, 2 * n).unwrap().ops.len(), ace_setup().len() + 4);
+        assert!(ace_workload(0, 1).unwrap().ops.iter().any(|o| matches!(o, Op::Fsync(_) | Op::Fdatasync(_))));
     }
 
     #[test]

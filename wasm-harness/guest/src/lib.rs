@@ -362,6 +362,33 @@ pub extern "C" fn sim_fsync(p: *const u8, plen: i32, datasync: i32, now_sec: i64
     })
 }
 
+#[no_mangle]
+pub extern "C" fn sim_start_atomic_write(p: *const u8, plen: i32) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.start_atomic_write(ino)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_commit_atomic_write(p: *const u8, plen: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.commit_atomic_write(ino, now(now_sec))?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sim_abort_atomic_write(p: *const u8, plen: i32) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.abort_atomic_write(ino)?;
+        Ok(0)
+    })
+}
+
 /// The core's statistics as nine little-endian u64 in the out buffer, in the field order of
 /// `rollfs_core::Stats`.
 #[no_mangle]
