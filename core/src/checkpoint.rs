@@ -41,10 +41,15 @@ pub const CP_OFF_VALID_BLOCKS: usize = 40;
 pub const CP_OFF_VALID_NODES: usize = 48;
 pub const CP_OFF_VALID_INODES: usize = 52;
 pub const CP_OFF_TIME_SEC: usize = 56;
-pub const CP_OFF_LOGS: usize = 64;
-pub const CP_LOG_ENTRY_SIZE: usize = 16;
-pub const CP_OFF_NEXT_GENERATION: usize = CP_OFF_LOGS + LOG_COUNT * CP_LOG_ENTRY_SIZE; // 160
+pub const CP_OFF_NEXT_GENERATION: usize = 160;
 pub const CP_OFF_WRITTEN_BLOCKS: usize = 168;
+/// The log positions sit in the fifth 512-byte sector of the header, away from the
+/// version in the first: a header write torn at sector boundaries then mixes a new version
+/// with old positions, which only the header CRC can reject (and a mount that trusted it
+/// would write over live blocks). Keeping them apart is what lets the crash explorer show
+/// that the CRC check matters (mutant `mutant-cp-no-crc`).
+pub const CP_OFF_LOGS: usize = 2048;
+pub const CP_LOG_ENTRY_SIZE: usize = 16;
 
 /// Header flags.
 pub const CP_FLAG_UMOUNT: u32 = 1 << 0;
@@ -378,6 +383,27 @@ mod tests {
         let mut dev = MemDevice::new(2048);
         write(&mut dev, &sample(7), 1, false);
         assert_eq!(Checkpoint::read_newest(&mut dev, &geo()).unwrap().0.version, 7);
+    }
+
+    #[test]
+    fn header_torn_at_sector_boundaries_is_rejected() {
+        let g = geo();
+        let mut dev = MemDevice::new(2048);
+        write(&mut dev, &sample(7), 1, false);
+        let mut old = sample(5);
+        for l in old.logs.iter_mut() {
+            l.blkoff = 1;
+        }
+        write(&mut dev, &old, 0, false);
+        // Checkpoint 9 goes to pack 0, but only the header's first sector reaches the disk.
+        let new = sample(9).encode(&g, 0).unwrap();
+        let a = g.cp_pack_addr(0);
+        for (i, b) in new.iter().enumerate().skip(1) {
+            dev.write(a + i as u64, b, crate::WriteFlags::empty()).unwrap();
+        }
+        dev.block_mut(a)[..512].copy_from_slice(&new[0][..512]);
+        let (cp, pack) = Checkpoint::read_newest(&mut dev, &g).unwrap();
+        assert_eq!((cp.version, pack), (7, 1), "a torn header mixing versions must not be used");
     }
 
     #[test]

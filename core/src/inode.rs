@@ -122,6 +122,10 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Loads a child node reached from a parent pointer and checks that it belongs to
     /// `ino` and has the expected type.
+    pub(crate) fn tree_child(&mut self, nid: Nid, ino: Ino, ty: NodeType) -> Result<&Block> {
+        self.child(nid, ino, ty)
+    }
+
     fn child(&mut self, nid: Nid, ino: Ino, ty: NodeType) -> Result<&Block> {
         let addr = self.nat_addr(nid);
         let b = self.node_ref(nid)?;
@@ -222,7 +226,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.set_holder_slot(holder, ofs, NEW_ADDR)?;
             let b = self.inode_mut(ino)?;
             let n = inode::blocks(b);
-            inode::set_blocks(b, n + 1);
+            inode::set_blocks(b, n.saturating_add(1));
         }
         self.data.insert((ino, idx), block);
         Ok(())

@@ -136,7 +136,7 @@ impl Geometry {
                 // slack that keeps invalid blocks around when users fill their capacity, so
                 // that overwrites of a full filesystem can always be cleaned for.
                 let reserved = (main_segments as u64 * overprovision_pct as u64).div_ceil(200) as u32;
-                let reserved_segments = reserved.max(2 * LOG_COUNT as u32);
+                let reserved_segments = reserved.max(LOG_COUNT as u32);
                 if 2 * reserved_segments + LOG_COUNT as u32 + 2 >= main_segments {
                     return Err(Error::Invalid("device too small for the overprovisioning reserve"));
                 }

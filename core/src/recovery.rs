@@ -154,10 +154,13 @@ impl<D: BlockDevice> Filesystem<D> {
             if first.checked_add(count as u64).is_none_or(|e| e > node::MAX_FILE_BLOCKS) {
                 return Ok(None);
             }
+            // The current addresses of the node's whole range at once: one tree walk, not
+            // one per slot (recovery time grows with the chain; mount must stay fast).
+            let current = if exists { self.current_range(ino, first, count)? } else { Vec::new() };
             for i in 0..count {
                 let idx = first + i as u64;
                 let new = get(&n.block, i);
-                let cur = if !exists || idx >= trunc { NULL_ADDR } else { self.get_addr(ino, idx)? };
+                let cur = if !exists || idx >= trunc { NULL_ADDR } else { current[i as usize] };
                 if new == cur {
                     continue;
                 }
@@ -168,6 +171,32 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         Ok(Some(changes))
+    }
+
+    /// Current addresses of file blocks `first..first + count`, where that range is exactly
+    /// the inode's own address array (first 0) or one direct node's.
+    fn current_range(&mut self, ino: Ino, first: u64, count: u32) -> Result<Vec<BlockAddr>> {
+        if first == 0 {
+            let b = self.inode_ref(ino)?;
+            return Ok((0..count).map(|i| inode::addr(b, i)).collect());
+        }
+        match node::block_path(first)? {
+            node::BlockPath::Node { slot, depth, idx: path, .. } => {
+                let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+                for &i in path.iter().take(depth) {
+                    if nid == NULL_NID {
+                        break;
+                    }
+                    nid = self.tree_child(nid, ino, NodeType::Indirect).map(|b| node::slot(b, i))?;
+                }
+                if nid == NULL_NID {
+                    return Ok(alloc::vec![NULL_ADDR; count as usize]);
+                }
+                let b = self.tree_child(nid, ino, NodeType::Direct)?;
+                Ok((0..count).map(|i| node::slot(b, i)).collect())
+            }
+            node::BlockPath::Inode { .. } => Err(Error::corrupt(0, "direct node range inside the inode")),
+        }
     }
 
     /// Applies one batch if it is complete. Returns false (and changes nothing) if not.
@@ -218,6 +247,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(false);
         }
         // Apply.
+        let old_size = if exists { inode::size(self.inode_ref(ino)?) } else { u64::MAX };
         if !exists {
             let mut b = zero_block();
             node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
@@ -244,8 +274,13 @@ impl<D: BlockDevice> Filesystem<D> {
             inode::set_blocks(b, blocks);
             inode::set_xattr_nid(b, xattr);
         }
+        // Blocks past the new size (the file shrank since its last durable state and the
+        // batch's truncation point did not cover it): drop them. Skipped when the file did
+        // not shrink, which is the common case and keeps recovery fast.
         let size = inode::size(ib);
-        self.truncate_blocks(ino, size.div_ceil(BLOCK_SIZE as u64))?;
+        if size < old_size {
+            self.truncate_blocks(ino, size.div_ceil(BLOCK_SIZE as u64))?;
+        }
         // Xattrs: the batch's xattr node if it has one; none if the inode says none.
         let xnode = nodes.iter().find(|n| node::footer_type(&n.block) == Some(NodeType::Xattr));
         if let Some(x) = xnode {
@@ -281,7 +316,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let b = self.inode_mut(ino)?;
         let n = inode::blocks(b);
         match (old == NULL_ADDR, new == NULL_ADDR) {
-            (true, false) => inode::set_blocks(b, n + 1),
+            (true, false) => inode::set_blocks(b, n.saturating_add(1)),
             (false, true) => inode::set_blocks(b, n.saturating_sub(1)),
             _ => {}
         }

@@ -178,6 +178,8 @@ pub struct MountOpts {
     pub writers: usize,
     pub dirty_bytes_max: Option<u64>,
     pub fuse: Vec<fuser::MountOption>,
+    /// Discard (TRIM) segments freed by checkpoints (`-o nodiscard` turns it off).
+    pub discard: bool,
 }
 
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
@@ -190,6 +192,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         writers: 4,
         dirty_bytes_max: None,
         fuse: Vec::new(),
+        discard: true,
     };
     let num = |k: &str, v: &str| -> Result<usize> {
         v.parse::<usize>()
@@ -207,6 +210,8 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("rw", None) => o.read_only = false,
             ("allow_other", None) => o.allow_other = true,
             ("direct", None) | ("o_direct", None) => o.direct = true,
+            ("discard", None) => o.discard = true,
+            ("nodiscard", None) => o.discard = false,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("dirty_max", Some(v)) => {
@@ -228,7 +233,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             (k, _) if k.starts_with("x-") || k.starts_with("comment=") => {}
             _ => {
                 return Err(CliError::BadOption(format!(
-                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync)"
+                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync)"
                 )))
             }
         }
@@ -356,7 +361,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         }
         None => Box::new(fdev),
     };
-    let mut mopts = MountOptions { read_only: o.read_only, ..Default::default() };
+    let mut mopts = MountOptions { read_only: o.read_only, discard: o.discard, ..Default::default() };
     if let Some(d) = o.dirty_bytes_max {
         mopts.dirty_bytes_max = d;
     }
@@ -542,4 +547,17 @@ pub fn replay(log: &Path, out: Option<&Path>, opts: &ReplayOptions, json: bool) 
         );
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod option_tests {
+    use super::*;
+
+    #[test]
+    fn discard_is_on_by_default_and_nodiscard_turns_it_off() {
+        assert!(parse_mount_options(&[]).unwrap().discard);
+        assert!(!parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard);
+        assert!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard);
+        assert!(parse_mount_options(&["nosuchoption".to_string()]).is_err());
+    }
 }
