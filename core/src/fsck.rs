@@ -55,8 +55,12 @@ enum Owner {
     Data { holder: Nid, ofs: u32 },
 }
 
-struct Checker<'a, D: BlockDevice> {
+/// Progress callback: (inodes checked so far, inodes in use). Called as the tree walk goes.
+pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
+
+struct Checker<'a, 'p, D: BlockDevice> {
     fs: Filesystem<&'a mut D>,
+    progress: Progress<'p>,
     report: FsckReport,
     owners: BTreeMap<u32, Owner>,
     seen_nodes: BTreeSet<Nid>,
@@ -67,7 +71,7 @@ struct Checker<'a, D: BlockDevice> {
     inodes: BTreeSet<Ino>,
 }
 
-impl<D: BlockDevice> Checker<'_, D> {
+impl<D: BlockDevice> Checker<'_, '_, D> {
     fn problem(&mut self, p: String) {
         if self.report.problems.len() < PROBLEMS_MAX {
             self.report.problems.push(p);
@@ -145,6 +149,10 @@ impl<D: BlockDevice> Checker<'_, D> {
         }
         self.inodes.insert(ino);
         self.report.inodes += 1;
+        if self.report.inodes % 256 == 0 {
+            let total = self.fs.cp.valid_inodes as u64;
+            (self.progress)(self.report.inodes, total);
+        }
         let ib = match self.fs.node_ref(ino) {
             Ok(b) => alloc::boxed::Box::new(*b),
             Err(_) => return None,
@@ -381,6 +389,11 @@ impl<D: BlockDevice> Checker<'_, D> {
 /// writing. An `Err` means the image could not be checked at all (unreadable superblock or
 /// checkpoint, I/O error); problems found are in the report.
 pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
+    check_with_progress(dev, &mut |_, _| {})
+}
+
+/// [`check`], reporting progress (inodes checked, inodes in use) for a progress bar.
+pub fn check_with_progress<D: BlockDevice>(dev: &mut D, progress: Progress<'_>) -> Result<FsckReport> {
     let opts = MountOptions { read_only: true, ..MountOptions::default() };
     let fs = match Filesystem::mount_inner(dev, &opts, Timestamp::default(), false) {
         Ok(fs) => fs,
@@ -390,6 +403,7 @@ pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
     let version = fs.cp.version;
     let mut c = Checker {
         fs,
+        progress,
         report: FsckReport { checkpoint_version: version, ..Default::default() },
         owners: BTreeMap::new(),
         seen_nodes: BTreeSet::new(),
@@ -398,5 +412,7 @@ pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
         inodes: BTreeSet::new(),
     };
     c.run();
+    let (done, total) = (c.report.inodes, c.fs.cp.valid_inodes as u64);
+    (c.progress)(done, total);
     Ok(c.report)
 }

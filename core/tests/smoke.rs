@@ -50,3 +50,18 @@ fn create_write_read_persist() {
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.inodes, 4);
 }
+
+#[test]
+fn fsck_reports_progress_up_to_every_inode() {
+    let mut fs = fresh(8192);
+    for i in 0..600 {
+        fs.create(1, format!("f{i}").as_bytes(), 0o644, C, T).unwrap();
+    }
+    let mut dev = fs.unmount(T).unwrap();
+    let mut calls = Vec::new();
+    let r = rollfs_core::fsck::check_with_progress(&mut dev, &mut |done, total| calls.push((done, total))).unwrap();
+    assert!(r.is_clean());
+    assert!(calls.len() >= 3, "{calls:?}");
+    assert_eq!(*calls.last().unwrap(), (601, 601));
+    assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0));
+}

@@ -480,6 +480,39 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
     );
 }
 
+/// Runs the checker with a progress bar on stderr when stderr is a terminal (and the
+/// output is not JSON): `fsck: checked N of M inodes (P%)`, redrawn in place.
+fn check_with_bar<D: rollfs_core::BlockDevice>(
+    dev: &mut D,
+    json: bool,
+) -> rollfs_core::Result<rollfs_core::fsck::FsckReport> {
+    use std::io::{IsTerminal, Write};
+    let show = !json && std::io::stderr().is_terminal();
+    let mut last_pct = u64::MAX;
+    let mut bar = |done: u64, total: u64| {
+        if !show || total == 0 {
+            return;
+        }
+        let pct = (done * 100 / total).min(100);
+        if pct != last_pct {
+            last_pct = pct;
+            let filled = (pct / 5) as usize;
+            let _ = write!(
+                std::io::stderr(),
+                "\rfsck: [{}{}] {pct:3}% ({done} of {total} inodes)",
+                "#".repeat(filled),
+                " ".repeat(20 - filled)
+            );
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let r = rollfs_core::fsck::check_with_progress(dev, &mut bar);
+    if show {
+        eprintln!();
+    }
+    r
+}
+
 fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliError)> {
     let op = |e| (FSCK_OPERATIONAL, e);
     let dopts = DeviceOptions { write: repair, ..Default::default() };
@@ -488,7 +521,7 @@ fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliE
         let code = if matches!(e, CliError::CorruptSuperblock { .. }) { FSCK_UNCORRECTED } else { FSCK_OPERATIONAL };
         return Err((code, e));
     }
-    let report = match rollfs_core::fsck::check(&mut dev) {
+    let report = match check_with_bar(&mut dev, json) {
         Ok(r) => r,
         Err(e @ rollfs_core::Error::Corrupt { .. }) if !repair => {
             return Err((FSCK_UNCORRECTED, CliError::core(target, "the image is damaged", e)))
