@@ -1,5 +1,5 @@
 //! SQLite on a rollfs mount: transactions in rollback-journal (DELETE) mode with
-//! synchronous=EXTRA (see `open`) commit through the f2fs atomic-write ioctls when SQLite is built with
+//! synchronous=FULL (see `open`) commit through the f2fs atomic-write ioctls when SQLite is built with
 //! SQLITE_ENABLE_BATCH_ATOMIC_WRITE (the workspace's .cargo/config.toml does that); the
 //! database passes `PRAGMA integrity_check` after a clean remount and after replayed
 //! crashes, and keeps every transaction whose COMMIT had returned.
@@ -10,16 +10,16 @@ use rusqlite::Connection;
 use std::ffi::OsStr;
 use std::path::Path;
 
-/// DELETE journal mode with synchronous=EXTRA. Not FULL: with FULL, SQLite does not sync
-/// the directory after unlinking a rollback journal, so a crash may resurrect the journal
-/// of an early (non-batch) transaction; since batch-atomic transactions write no journal
-/// that would replace it, SQLite then "rolls back" with the stale journal and discards
-/// every later committed transaction. rollfs is within its contract there (the unlink
-/// was never made durable); SQLite's documentation promises durability only with EXTRA.
+/// DELETE journal mode with synchronous=FULL. With FULL, SQLite does not sync the
+/// directory after unlinking a rollback journal; a crash could then resurrect the journal
+/// of an early (non-batch) transaction, and since batch-atomic transactions write no
+/// journal that would replace it, SQLite would "roll back" with the stale journal and
+/// discard later committed transactions. rollfs prevents that: an atomic commit makes the
+/// names removed from its directory since the last checkpoint durable (core/src/atomic.rs).
 fn open(db: &Path) -> Connection {
     let c = Connection::open(db).unwrap();
     c.pragma_update(None, "journal_mode", "DELETE").unwrap();
-    c.pragma_update(None, "synchronous", "EXTRA").unwrap();
+    c.pragma_update(None, "synchronous", "FULL").unwrap();
     c
 }
 
