@@ -126,6 +126,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         true
     }
 
+    #[allow(clippy::too_many_arguments)] // one block's full context, for the messages
     fn check_data(&mut self, ino: Ino, holder: Nid, ofs: u32, idx: u64, addr: u32, size_blocks: u64, count: &mut u64) {
         if addr == NULL_ADDR {
             return;
@@ -149,7 +150,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         }
         self.inodes.insert(ino);
         self.report.inodes += 1;
-        if self.report.inodes % 256 == 0 {
+        if self.report.inodes.is_multiple_of(256) {
             let total = self.fs.cp.valid_inodes as u64;
             (self.progress)(self.report.inodes, total);
         }

@@ -186,8 +186,7 @@ impl<D: BlockDevice> Filesystem<D> {
                     nid = self.new_node(ino, ty, o)?;
                     inode::set_nid(self.inode_mut(ino)?, slot, nid);
                 }
-                for level in 0..depth {
-                    let i = pidx[level];
+                for (level, &i) in pidx.iter().enumerate().take(depth) {
                     self.child(nid, ino, NodeType::Indirect)?;
                     let mut c = node::slot(self.node_ref(nid)?, i);
                     if c == NULL_NID {

@@ -195,7 +195,7 @@ impl Geometry {
             || self.sit_start as u64 != sit_start
             || self.ssa_start as u64 != ssa_start
             || (self.main_start as u64) < meta_end
-            || self.main_start % self.segment_blocks != 0
+            || !self.main_start.is_multiple_of(self.segment_blocks)
         {
             return bad("superblock: areas out of order");
         }

@@ -466,11 +466,7 @@ impl<D: BlockDevice> Filesystem<D> {
             match (src_kind == FileType::Directory, dst_kind == FileType::Directory) {
                 (true, false) => return Err(Error::NotDir),
                 (false, true) => return Err(Error::IsDir),
-                (true, true) => {
-                    if !self.dir_is_empty(dst_ino)? {
-                        return Err(Error::NotEmpty);
-                    }
-                }
+                (true, true) if !self.dir_is_empty(dst_ino)? => return Err(Error::NotEmpty),
                 _ => {}
             }
             self.removed_names.insert((new_parent, new_name.to_vec()));
