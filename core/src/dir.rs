@@ -1153,14 +1153,12 @@ mod tests {
     #[test]
     fn hundred_thousand_entries() {
         const N: u32 = 100_000;
-        let t0 = std::time::Instant::now();
         let mut d = Mem::default();
         let mut depth = 0;
         let mut locs = Vec::with_capacity(N as usize);
         for i in 0..N {
             locs.push(insert(&mut d, &mut depth, &name(i), i + 1, FileType::Regular).unwrap());
         }
-        let t_insert = t0.elapsed();
         let max_reads: u64 = (0..depth).map(blocks_per_bucket).sum();
         assert!(max_reads <= depth as u64 * BLOCKS_PER_BUCKET_HIGH as u64);
         for i in 0..N {
@@ -1172,7 +1170,6 @@ mod tests {
         let before = d.reads;
         assert_eq!(lookup(&mut d, depth, b"absent").unwrap(), None);
         assert_eq!(d.reads - before, max_reads, "a miss reads exactly its bucket in every level");
-        let t_lookup = t0.elapsed();
 
         // Full listing: every entry once, cookies strictly increasing.
         let all = all_entries(&mut d, depth, 0);
@@ -1208,23 +1205,13 @@ mod tests {
             .unwrap();
             assert_eq!(first, all.iter().map(|e| e.cookie).find(|&x| x > c));
         }
-        let blocks = d.blocks.len() as u64;
-        let t_iter = t0.elapsed();
+        assert!(d.blocks.len() as u64 <= max_block_index(depth), "blocks beyond the table");
 
         for i in 0..N {
             assert_eq!(remove(&mut d, depth, &name(i)).unwrap(), Some((i + 1, FileType::Regular)));
         }
         assert!(is_empty(&mut d, depth).unwrap());
         assert!(all_entries(&mut d, depth, 0).is_empty());
-        std::eprintln!(
-            "100k: depth {depth}, {blocks} blocks of {}, {} reads, insert {:?}, +lookup {:?}, +iterate {:?}, total {:?}",
-            max_block_index(depth),
-            d.reads,
-            t_insert,
-            t_lookup,
-            t_iter,
-            t0.elapsed()
-        );
     }
 
     /// A valid block with a mix of entries, for the corruption tests.

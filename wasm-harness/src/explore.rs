@@ -244,7 +244,11 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
             let kind = if matches!(op, Op::AtomicCommit(_)) { "atomic-commit-lost" } else { "fsync-lost" };
             return Some((
                 kind.into(),
-                format!("`{}` returned before the crash, but no name of its file shows that state or a later one ({})", r.label, found.join(", ")),
+                format!(
+                    "`{}` returned before the crash, but no name of its file shows that state or a later one ({})",
+                    r.label,
+                    found.join(", ")
+                ),
             ));
         }
     }
@@ -271,7 +275,11 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         if a == b {
             return Some((
                 "rename-not-atomic".into(),
-                format!("`{}`: {} names present after the crash", run.records[k].label, if a { "both" } else { "neither" }),
+                format!(
+                    "`{}`: {} names present after the crash",
+                    run.records[k].label,
+                    if a { "both" } else { "neither" }
+                ),
             ));
         }
     }
@@ -283,13 +291,17 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
     // the window, and every name untouched throughout the window is still there.
     for (p, e) in &tree.entries {
         if e.kind == crate::model::KIND_FILE {
-            let inos: std::collections::BTreeSet<u64> = (lo..=hi).filter_map(|k| snaps[k].names.get(p).copied()).collect();
+            let inos: std::collections::BTreeSet<u64> =
+                (lo..=hi).filter_map(|k| snaps[k].names.get(p).copied()).collect();
             let h = crate::model::content_hash(&e.content);
             let ok = inos.iter().any(|i| (lo..=hi).any(|k| snaps[k].content.get(i) == Some(&h)));
             if !ok {
                 return Some((
                     "tree-mismatch".into(),
-                    format!("{p}: content (size {}) is no state any file of that name had since the checkpoint", e.size),
+                    format!(
+                        "{p}: content (size {}) is no state any file of that name had since the checkpoint",
+                        e.size
+                    ),
                 ));
             }
         } else if !(lo..=hi).any(|k| run.states[k].entries.get(p).is_some_and(|x| x.kind == e.kind)) {
@@ -298,9 +310,13 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
     }
     for (p, e) in &run.states[lo].entries {
         let stable = (lo..=hi).all(|k| run.states[k].entries.get(p).is_some_and(|x| x.kind == e.kind))
-            && (e.kind != crate::model::KIND_FILE || (lo..=hi).all(|k| snaps[k].names.get(p) == snaps[lo].names.get(p)));
+            && (e.kind != crate::model::KIND_FILE
+                || (lo..=hi).all(|k| snaps[k].names.get(p) == snaps[lo].names.get(p)));
         if stable && !tree.entries.contains_key(p) {
-            return Some(("tree-mismatch".into(), format!("{p}: missing, though no operation since the checkpoint removed it")));
+            return Some((
+                "tree-mismatch".into(),
+                format!("{p}: missing, though no operation since the checkpoint removed it"),
+            ));
         }
     }
     None
@@ -610,7 +626,8 @@ impl Explorer {
             Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
         let eio_read = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
         let dev_seed = rng.next_u64();
-        let (dev, mount_end, hash, bad) = self.check_image(run, &job.image, &job.allowed, job.id.point, eio_read, dev_seed, log);
+        let (dev, mount_end, hash, bad) =
+            self.check_image(run, &job.image, &job.allowed, job.id.point, eio_read, dev_seed, log);
         let mut h = Hasher64::new();
         h.u64(hash);
         let mut states = 1;

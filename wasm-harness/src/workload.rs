@@ -430,7 +430,11 @@ pub fn ace_ops() -> Vec<Vec<Op>> {
 fn ace_fsync_point(group: &[Op]) -> Option<Op> {
     let parent = |p: &str| {
         let cut = p.rfind('/').unwrap_or(0);
-        if cut == 0 { "/".to_string() } else { p[..cut].to_string() }
+        if cut == 0 {
+            "/".to_string()
+        } else {
+            p[..cut].to_string()
+        }
     };
     Some(match group.last()? {
         Op::Write { path, .. } | Op::Truncate(path, _) => Op::Fdatasync(path.clone()),
