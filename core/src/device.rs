@@ -55,47 +55,32 @@ pub trait BlockDevice {
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError>;
 }
 
-impl<T: BlockDevice + ?Sized> BlockDevice for Box<T> {
-    fn block_count(&self) -> u64 {
-        (**self).block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
-        (**self).read(addr, buf)
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
-        (**self).write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> Result<(), IoError> {
-        (**self).wait_writes()
-    }
-    fn flush(&mut self) -> Result<(), IoError> {
-        (**self).flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        (**self).discard(addr, count)
-    }
+/// Forwards the trait through a pointer type (a boxed device, a borrowed one).
+macro_rules! forward_block_device {
+    ($($ptr:ty),*) => {$(
+        impl<T: BlockDevice + ?Sized> BlockDevice for $ptr {
+            fn block_count(&self) -> u64 {
+                (**self).block_count()
+            }
+            fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
+                (**self).read(addr, buf)
+            }
+            fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
+                (**self).write(addr, data, flags)
+            }
+            fn wait_writes(&mut self) -> Result<(), IoError> {
+                (**self).wait_writes()
+            }
+            fn flush(&mut self) -> Result<(), IoError> {
+                (**self).flush()
+            }
+            fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+                (**self).discard(addr, count)
+            }
+        }
+    )*};
 }
-
-impl<T: BlockDevice + ?Sized> BlockDevice for &mut T {
-    fn block_count(&self) -> u64 {
-        (**self).block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
-        (**self).read(addr, buf)
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
-        (**self).write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> Result<(), IoError> {
-        (**self).wait_writes()
-    }
-    fn flush(&mut self) -> Result<(), IoError> {
-        (**self).flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        (**self).discard(addr, count)
-    }
-}
+forward_block_device!(Box<T>, &mut T);
 
 /// Counters kept by [`MemDevice`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

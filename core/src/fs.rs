@@ -823,7 +823,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.stats.meta_blocks_written += 1;
             ssa_slots[segno as usize] = s;
         }
-        let valid_blocks: u64 = self.sit.entries.iter().map(|e| e.valid as u64).sum();
+        let valid_blocks = self.sit.valid_total();
         let cp = Checkpoint {
             version,
             flags: if umount { CP_FLAG_UMOUNT } else { 0 },

@@ -91,8 +91,10 @@ impl<D: BlockDevice> Filesystem<D> {
             self.checkpoint(false, now)?;
             return Ok(FsyncTicket { flush_needed: false });
         }
-        let dirty_nodes = self.dirty_nodes_of(ino);
         let has_data = self.data.range((ino, 0)..=(ino, u64::MAX)).next().is_some();
+        // The batch lists the file's dirty nodes itself (after data write-back dirties
+        // more); scan them here only when there is no data to decide on.
+        let dirty_nodes = if has_data { Vec::new() } else { self.dirty_nodes_of(ino) };
         let others = dirty_nodes.iter().any(|&n| n != ino);
         if datasync && !has_data && !others && !self.size_changed.contains(&ino) && !self.new_since_cp.contains(&ino) {
             // Only metadata that fdatasync need not persist (times, mode, owner) changed.
