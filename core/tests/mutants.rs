@@ -1,8 +1,8 @@
 //! Mutants that the core's own crash tests must catch. Each row builds the core's tests
 //! with one `mutant-*` feature (a deliberately broken core) and asserts that the named
 //! test file then FAILS. The simulator (`rollfs-sim mutants`, wasm-harness/tests/explore.rs)
-//! catches the others; together they cover every mutant in core/Cargo.toml but
-//! `mutant-recovery-no-crc`, an open gap (see the README).
+//! catches every mutant in core/Cargo.toml; these are a second line, independent of the
+//! simulator.
 
 use std::process::Command;
 

@@ -84,6 +84,17 @@ impl Image {
         self.block_count
     }
 
+    /// The whole image as bytes (absent blocks as zeros), e.g. to save it for `rollfs`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.block_count as usize * BLOCK_SIZE];
+        for (addr, chunk) in out.chunks_exact_mut(BLOCK_SIZE).enumerate() {
+            if let Some(b) = self.get(addr as u64) {
+                chunk.copy_from_slice(&b[..]);
+            }
+        }
+        out
+    }
+
     pub fn get(&self, addr: u64) -> Option<&BlockRef> {
         if let Some((_, b)) = self.extra.iter().rev().find(|(a, _)| *a == addr) {
             return Some(b);
@@ -286,6 +297,9 @@ pub struct SimDevice {
     pub trace: Trace,
     rng: Rng,
     pub completion: Completion,
+    /// Discards are recorded but change nothing (a device that ignores TRIM): stale
+    /// blocks stay readable, which is what recovery must not trust.
+    pub discard_ignored: bool,
     pub eio: Option<Eio>,
     pub counts: IoCounts,
 }
@@ -299,6 +313,7 @@ impl SimDevice {
             trace: Trace::default(),
             rng: Rng::new(seed),
             completion: Completion::Random(3),
+            discard_ignored: false,
             eio: None,
             counts: IoCounts::default(),
         }
@@ -408,6 +423,9 @@ impl SimDevice {
         }
         self.counts.discards += 1;
         self.trace.events.push(Event::Discard { addr, count });
+        if self.discard_ignored {
+            return 0;
+        }
         let zero = zero_block();
         for a in addr..addr + count {
             // Discarded blocks complete at once into the cache: afterwards they read as
@@ -590,16 +608,38 @@ impl<'t> CrashWalker<'t> {
     }
 }
 
+/// Sector mask of the deterministic torn variant: only the last sector (a node's footer).
+pub const TORN_FOOTER_MASK: u8 = 0b1000_0000;
+
+/// Variants per crash point before the random ones: none, all, and (with torn writes)
+/// all with the newest torn to its footer sector.
+pub fn fixed_variants(torn: bool) -> u32 {
+    2 + torn as u32
+}
+
 /// Chooses the survivors of variant `v` among `pending` writes.
 ///
-/// Variant 0 keeps none (only what is durable), variant 1 keeps all (in submission order);
-/// later variants keep a random subset, each write with probability 1/2, in a shuffled
-/// order, and with `torn` each kept write is torn at a random set of sectors with
-/// probability 1/3.
+/// Variant 0 keeps none (only what is durable), variant 1 keeps all (in submission order).
+/// With `torn`, variant 2 keeps all with the newest write torn to its last sector
+/// ([`TORN_FOOTER_MASK`]): for a node block that is a new footer (marks, checkpoint
+/// version, next address) over an old body, which only the block's CRC can tell (random
+/// masks find it too rarely). Later variants keep a random subset, each write with
+/// probability 1/2, in a shuffled order, and with `torn` each kept write is torn at a
+/// random set of sectors with probability 1/3.
 pub fn choose_survivors(pending: &[u32], v: u32, rng: &mut Rng, torn: bool) -> Survivors {
     match v {
         0 => Survivors::default(),
         1 => Survivors(pending.iter().map(|&id| (id, 0xFF)).collect()),
+        2 if torn => {
+            let last = pending.len().saturating_sub(1);
+            Survivors(
+                pending
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &id)| (id, if i == last { TORN_FOOTER_MASK } else { 0xFF }))
+                    .collect(),
+            )
+        }
         _ => {
             let mut kept: Vec<u32> = pending.iter().copied().filter(|_| rng.chance(1, 2)).collect();
             rng.shuffle(&mut kept);

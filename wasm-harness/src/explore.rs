@@ -15,7 +15,7 @@
 //! Per-file rules (fsync, fdatasync, atomic writes: invariants 2-5 of the brief) belong
 //! in [`Explorer::judge`] next to the whole-tree rule, using the same [`Run`] records.
 
-use crate::device::{choose_survivors, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
+use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
 use crate::guest::{GuestError, GuestModule};
 use crate::model::{Model, Tree};
 use crate::rng::{Hasher64, Rng};
@@ -44,6 +44,8 @@ pub struct Options {
     /// Crashes injected into each recovery (at sampled recovery I/O points).
     pub recovery_crashes: u32,
     pub threads: usize,
+    /// Log every I/O of each recovery mount (replay's view; too slow for exploration).
+    pub trace_mount: bool,
 }
 
 impl Default for Options {
@@ -58,6 +60,7 @@ impl Default for Options {
             random_variants: 2,
             recovery_crashes: 2,
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8),
+            trace_mount: false,
         }
     }
 }
@@ -374,6 +377,7 @@ impl Explorer {
     pub fn run(&self, w: &Workload, eio: Option<Eio>) -> Run {
         let mut dev = SimDevice::new(self.base.clone(), w.dev_seed);
         dev.completion = w.completion;
+        dev.discard_ignored = w.discard_ignored;
         dev.eio = eio;
         let mut run = Run {
             workload: w.clone(),
@@ -527,7 +531,8 @@ impl Explorer {
             walker.advance_to(c);
             let pending = walker.pending();
             let allowed = allowed_states(&run.records, c);
-            let variants = if pending.is_empty() { 1 } else { 2 + self.opts.random_variants };
+            let variants =
+                if pending.is_empty() { 1 } else { fixed_variants(self.opts.torn) + self.opts.random_variants };
             for v in 0..variants {
                 let mut rng = self.survivors_rng(run, c, v);
                 let surv = choose_survivors(&pending, v, &mut rng, self.opts.torn);
@@ -563,6 +568,7 @@ impl Explorer {
         log: &mut Vec<String>,
     ) -> (Option<SimDevice>, usize, u64, Option<(String, String)>) {
         let mut dev = SimDevice::new(image.clone(), dev_seed);
+        dev.discard_ignored = run.workload.discard_ignored;
         dev.eio = eio_read.map(|nth| Eio { kind: IoKind::Read, nth });
         let mut g = match self.module.instantiate(dev) {
             Ok(g) => g,
@@ -574,6 +580,9 @@ impl Explorer {
         let fired = g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
         g.device_mut().eio = None;
         log.push(format!("mount: {mount:?} ({mount_end} I/O events)"));
+        if self.opts.trace_mount {
+            log.extend(g.device().trace.describe(0..mount_end).into_iter().map(|l| format!("  mount {l}")));
+        }
         if let Err(e) = mount {
             if e.errno() == Some(5) && fired {
                 // A clear I/O error is the right answer; a later healthy mount of what the
@@ -771,6 +780,16 @@ impl Explorer {
         (log, v.violation.map(|(_, k, d)| (k, d)))
     }
 
+    /// The image a crash state leaves on the device, before recovery (for `replay
+    /// --save-image`, to look at with `rollfs inspect` / `rollfs fsck`).
+    pub fn crash_image(&self, w: &Workload, id: StateId) -> Option<Image> {
+        let mut run = self.run(w, None);
+        if id.eio_run {
+            run = self.run(w, Some(self.eio_choice(w, &run.counts)?));
+        }
+        (id.point <= run.trace.events.len()).then(|| self.job(&run, id).image)
+    }
+
     /// Delta-debugging over operations: the smallest workload (1-minimal within the
     /// budget) that still shows a violation of `kind`.
     pub fn shrink(&self, w: &Workload, kind: &str, budget: std::time::Duration) -> Workload {
@@ -935,6 +954,7 @@ pub fn explore(
                         ops: vec![],
                         dev_seed: 0,
                         completion: crate::device::Completion::Immediate,
+                        discard_ignored: false,
                     },
                     state: None,
                     kind: "workload".into(),

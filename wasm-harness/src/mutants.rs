@@ -33,17 +33,6 @@ pub fn list() -> Vec<String> {
     out
 }
 
-/// Mutants the explorer does not catch yet, with the reason. Both need a stale node of
-/// an older checkpoint epoch (or a torn node) right where the chain continues: a warm node
-/// segment written by fsyncs, freed by a checkpoint and reused by the round-robin cursor,
-/// then an fsync and a crash. No workload builds that yet.
-pub const NEEDS_FSYNC_ORACLE: &[&str] = &["mutant-recovery-ignores-version", "mutant-recovery-no-crc"];
-
-/// Mutants the brief's crash model cannot observe in this core (none since the checkpoint
-/// header keeps its log positions in a later sector: a torn header write is caught by the
-/// CRC check only, so `mutant-cp-no-crc` shows with `--torn`).
-pub const NOT_OBSERVABLE: &[&str] = &[];
-
 /// Outcome for one mutant.
 pub struct MutantResult {
     pub name: String,

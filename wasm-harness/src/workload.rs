@@ -13,6 +13,7 @@
 //! ```text
 //! @seed 42                      # device seed: completion order of writes (optional)
 //! @completion random3|reverse|immediate   # completion policy (optional)
+//! @discard ignore|zero          # discarded blocks keep old data | read as zeros (default)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
 //! write /a/f OFFSET LEN PATTERN truncate /a/f SIZE  chmod /a/f 640 (octal)
 //! rename /a/f /b/g [noreplace|exchange]             link /a/f /b/h
@@ -154,6 +155,9 @@ pub struct Workload {
     /// Seed of the device's completion order.
     pub dev_seed: u64,
     pub completion: Completion,
+    /// The device ignores discards (old data stays readable, as on many SD cards) instead
+    /// of reading discarded blocks as zeros.
+    pub discard_ignored: bool,
 }
 
 impl Workload {
@@ -167,6 +171,9 @@ impl Workload {
                 Completion::Immediate => "immediate".into(),
             }
         );
+        if self.discard_ignored {
+            s += "@discard ignore\n";
+        }
         for op in &self.ops {
             s += &format!("{op}\n");
         }
@@ -179,6 +186,7 @@ impl Workload {
             ops: Vec::new(),
             dev_seed: default_seed,
             completion: Completion::Random(3),
+            discard_ignored: false,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -204,6 +212,14 @@ impl Workload {
                                 .filter(|n| *n > 0)
                                 .ok_or_else(|| err("bad completion"))?,
                         ),
+                    };
+                    continue;
+                }
+                "@discard" => {
+                    w.discard_ignored = match arg(1)?.as_str() {
+                        "ignore" => true,
+                        "zero" => false,
+                        _ => return Err(err("bad discard (ignore|zero)")),
                     };
                     continue;
                 }
@@ -387,6 +403,8 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         ops,
         dev_seed: Rng::derive(&[seed, index, 1]).next_u64(),
         completion: Completion::Random(3),
+        // Half the random cases run on a device that ignores discards.
+        discard_ignored: Rng::derive(&[seed, index, 2]).chance(1, 2),
     }
 }
 
@@ -515,6 +533,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         ops,
         dev_seed: Rng::derive(&[seed, 0xACE, case]).next_u64(),
         completion: Completion::Random(3),
+        discard_ignored: false,
     })
 }
 

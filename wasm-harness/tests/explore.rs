@@ -62,21 +62,15 @@ fn guest_errors_are_reported_not_fatal() {
         ops: vec![Op::Unlink("/nope".into()), Op::Rmdir("/".into()), Op::Create("/x".into()), Op::Sync],
         dev_seed: 1,
         completion: rollfs_sim::device::Completion::Random(2),
+        discard_ignored: false,
     };
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
     assert!(r.states > 0);
 }
 
-/// Mutants the simulator's workloads do not reach yet but the core's own crash tests catch
-/// (core/tests/mutants.rs checks that they do).
-const CAUGHT_BY_CORE_TESTS_ONLY: &[&str] = &["mutant-reuse-before-cp", "mutant-gc-no-ssa"];
-
-/// Every core mutant must be caught (it builds one guest per mutant), except the ones
-/// `mutants::NEEDS_FSYNC_ORACLE` lists with the reason the explorer cannot show them yet —
-/// an open gap (a workload must first make the warm node log reuse a segment that still
-/// holds intact older chain nodes and their data), tracked in the notes. Any other mutant
-/// missed fails the test.
+/// Every core mutant must be caught: the test builds one guest per mutant and explores
+/// (regression workloads first) until the first violation. A mutant missed fails the test.
 #[test]
 fn mutants_are_caught() {
     let names = rollfs_sim::mutants::list();
@@ -84,9 +78,6 @@ fn mutants_are_caught() {
     let opts = Options { torn: true, max_points: 100, ..small_opts(0) };
     let missed: Vec<String> = names
         .iter()
-        .filter(|n| !rollfs_sim::mutants::NEEDS_FSYNC_ORACLE.contains(&n.as_str()))
-        .filter(|n| !rollfs_sim::mutants::NOT_OBSERVABLE.contains(&n.as_str()))
-        .filter(|n| !CAUGHT_BY_CORE_TESTS_ONLY.contains(&n.as_str()))
         .map(|n| rollfs_sim::mutants::check(n, &opts, 60))
         .inspect(|r| eprintln!("{} {}: {} ({} states)", r.caught, r.name, r.note, r.states))
         .filter(|r| !r.caught)

@@ -1,114 +1,904 @@
-# mutant-gc-no-ssa: two files written interleaved share every segment; rewriting one
-# of them until space runs out makes segment cleaning move the other's live blocks; the
-# sync persists their summaries (SSA), which fsck checks after every later crash.
+# Cleaning under sync and fsync: /x and /y are written interleaved (a sync after
+# every 32 KiB of each) so every data segment holds blocks of both; a filler brings the
+# volume to ~80% of its user capacity; random 4 KiB overwrites of /x and /y, persisted
+# alternately by sync and by fsync, then invalidate blocks across those segments until
+# foreground cleaning must move the live ones (through the SSA) to the cold data log.
+# Catches mutant-gc-no-ssa (a moved block keeps a stale summary: fsck sees it after the
+# next checkpoint) and checks cleaning against crashes at every point.
 @seed 9
 @completion random2
 create /x
 create /y
 write /x 0 32768 1
 write /y 0 32768 2
+sync
 write /x 32768 32768 1
 write /y 32768 32768 2
+sync
 write /x 65536 32768 1
 write /y 65536 32768 2
+sync
 write /x 98304 32768 1
 write /y 98304 32768 2
+sync
 write /x 131072 32768 1
 write /y 131072 32768 2
+sync
 write /x 163840 32768 1
 write /y 163840 32768 2
+sync
 write /x 196608 32768 1
 write /y 196608 32768 2
+sync
 write /x 229376 32768 1
 write /y 229376 32768 2
+sync
 write /x 262144 32768 1
 write /y 262144 32768 2
+sync
 write /x 294912 32768 1
 write /y 294912 32768 2
+sync
 write /x 327680 32768 1
 write /y 327680 32768 2
+sync
 write /x 360448 32768 1
 write /y 360448 32768 2
+sync
 write /x 393216 32768 1
 write /y 393216 32768 2
+sync
 write /x 425984 32768 1
 write /y 425984 32768 2
+sync
 write /x 458752 32768 1
 write /y 458752 32768 2
+sync
 write /x 491520 32768 1
 write /y 491520 32768 2
+sync
 write /x 524288 32768 1
 write /y 524288 32768 2
+sync
 write /x 557056 32768 1
 write /y 557056 32768 2
+sync
 write /x 589824 32768 1
 write /y 589824 32768 2
+sync
 write /x 622592 32768 1
 write /y 622592 32768 2
+sync
 write /x 655360 32768 1
 write /y 655360 32768 2
+sync
 write /x 688128 32768 1
 write /y 688128 32768 2
+sync
 write /x 720896 32768 1
 write /y 720896 32768 2
+sync
 write /x 753664 32768 1
 write /y 753664 32768 2
+sync
 write /x 786432 32768 1
 write /y 786432 32768 2
+sync
 write /x 819200 32768 1
 write /y 819200 32768 2
+sync
 write /x 851968 32768 1
 write /y 851968 32768 2
+sync
 write /x 884736 32768 1
 write /y 884736 32768 2
+sync
 write /x 917504 32768 1
 write /y 917504 32768 2
+sync
 write /x 950272 32768 1
 write /y 950272 32768 2
+sync
 write /x 983040 32768 1
 write /y 983040 32768 2
+sync
 write /x 1015808 32768 1
 write /y 1015808 32768 2
+sync
 write /x 1048576 32768 1
 write /y 1048576 32768 2
+sync
 write /x 1081344 32768 1
 write /y 1081344 32768 2
+sync
 write /x 1114112 32768 1
 write /y 1114112 32768 2
+sync
 write /x 1146880 32768 1
 write /y 1146880 32768 2
+sync
 write /x 1179648 32768 1
 write /y 1179648 32768 2
+sync
 write /x 1212416 32768 1
 write /y 1212416 32768 2
+sync
 write /x 1245184 32768 1
 write /y 1245184 32768 2
+sync
 write /x 1277952 32768 1
 write /y 1277952 32768 2
-write /x 1310720 32768 1
-write /y 1310720 32768 2
-write /x 1343488 32768 1
-write /y 1343488 32768 2
-write /x 1376256 32768 1
-write /y 1376256 32768 2
-write /x 1409024 32768 1
-write /y 1409024 32768 2
-write /x 1441792 32768 1
-write /y 1441792 32768 2
-write /x 1474560 32768 1
-write /y 1474560 32768 2
-write /x 1507328 32768 1
-write /y 1507328 32768 2
-write /x 1540096 32768 1
-write /y 1540096 32768 2
 sync
-write /x 0 1572864 3
+create /z
+write /z 0 2621440 7
 sync
-write /x 0 1572864 4
+write /y 1171456 4096 10
+write /y 946176 4096 10
+write /x 385024 4096 10
+write /y 1286144 4096 10
+write /x 196608 4096 10
+write /y 634880 4096 10
+write /x 188416 4096 10
+write /x 1245184 4096 10
+write /y 946176 4096 10
+write /x 1306624 4096 10
+write /x 1105920 4096 10
+write /x 122880 4096 10
+write /x 397312 4096 10
+write /x 1257472 4096 10
+write /x 970752 4096 10
+write /y 921600 4096 10
 sync
-write /x 0 1572864 5
+write /x 1085440 4096 11
+write /x 614400 4096 11
+write /y 8192 4096 11
+write /x 958464 4096 11
+write /y 851968 4096 11
+write /x 532480 4096 11
+write /y 479232 4096 11
+write /y 61440 4096 11
+write /x 1179648 4096 11
+write /x 839680 4096 11
+write /x 606208 4096 11
+write /y 139264 4096 11
+write /x 0 4096 11
+write /x 438272 4096 11
+write /x 983040 4096 11
+write /y 831488 4096 11
+fsync /x
+fsync /y
+write /y 151552 4096 12
+write /x 565248 4096 12
+write /y 180224 4096 12
+write /y 696320 4096 12
+write /x 856064 4096 12
+write /x 278528 4096 12
+write /x 208896 4096 12
+write /x 122880 4096 12
+write /y 1019904 4096 12
+write /x 1171456 4096 12
+write /x 937984 4096 12
+write /x 274432 4096 12
+write /y 802816 4096 12
+write /x 827392 4096 12
+write /y 442368 4096 12
+write /x 565248 4096 12
 sync
-write /x 0 1572864 6
+write /y 40960 4096 13
+write /x 389120 4096 13
+write /y 1261568 4096 13
+write /x 86016 4096 13
+write /x 446464 4096 13
+write /y 540672 4096 13
+write /x 1277952 4096 13
+write /y 618496 4096 13
+write /y 151552 4096 13
+write /x 188416 4096 13
+write /x 1220608 4096 13
+write /x 28672 4096 13
+write /y 778240 4096 13
+write /y 266240 4096 13
+write /y 1204224 4096 13
+write /x 806912 4096 13
+fsync /x
+fsync /y
+write /x 319488 4096 14
+write /y 475136 4096 14
+write /x 397312 4096 14
+write /x 1159168 4096 14
+write /x 811008 4096 14
+write /y 1265664 4096 14
+write /x 880640 4096 14
+write /x 217088 4096 14
+write /x 77824 4096 14
+write /y 499712 4096 14
+write /y 536576 4096 14
+write /y 1249280 4096 14
+write /y 614400 4096 14
+write /x 143360 4096 14
+write /x 475136 4096 14
+write /y 1171456 4096 14
 sync
-write /y 0 4096 9
+write /x 585728 4096 15
+write /x 425984 4096 15
+write /x 143360 4096 15
+write /y 860160 4096 15
+write /y 520192 4096 15
+write /x 94208 4096 15
+write /x 589824 4096 15
+write /y 1110016 4096 15
+write /x 192512 4096 15
+write /y 286720 4096 15
+write /y 692224 4096 15
+write /x 1236992 4096 15
+write /x 36864 4096 15
+write /y 749568 4096 15
+write /y 69632 4096 15
+write /x 1253376 4096 15
+fsync /x
+fsync /y
+write /x 1007616 4096 16
+write /x 651264 4096 16
+write /y 282624 4096 16
+write /x 155648 4096 16
+write /y 1142784 4096 16
+write /y 90112 4096 16
+write /x 712704 4096 16
+write /y 176128 4096 16
+write /y 159744 4096 16
+write /y 61440 4096 16
+write /y 1200128 4096 16
+write /x 1306624 4096 16
+write /y 794624 4096 16
+write /x 1273856 4096 16
+write /x 167936 4096 16
+write /x 241664 4096 16
+sync
+write /y 872448 4096 17
+write /y 811008 4096 17
+write /y 921600 4096 17
+write /y 1134592 4096 17
+write /x 1085440 4096 17
+write /x 647168 4096 17
+write /x 1007616 4096 17
+write /x 479232 4096 17
+write /x 1040384 4096 17
+write /y 532480 4096 17
+write /x 770048 4096 17
+write /y 299008 4096 17
+write /x 1085440 4096 17
+write /x 716800 4096 17
+write /y 1044480 4096 17
+write /x 684032 4096 17
+fsync /x
+fsync /y
+write /y 524288 4096 18
+write /x 901120 4096 18
+write /x 446464 4096 18
+write /y 458752 4096 18
+write /y 438272 4096 18
+write /x 278528 4096 18
+write /y 733184 4096 18
+write /x 131072 4096 18
+write /y 352256 4096 18
+write /x 942080 4096 18
+write /y 573440 4096 18
+write /x 864256 4096 18
+write /y 1089536 4096 18
+write /y 659456 4096 18
+write /y 671744 4096 18
+write /x 65536 4096 18
+sync
+write /y 1273856 4096 19
+write /x 585728 4096 19
+write /y 647168 4096 19
+write /x 282624 4096 19
+write /y 950272 4096 19
+write /x 49152 4096 19
+write /y 495616 4096 19
+write /x 98304 4096 19
+write /x 933888 4096 19
+write /x 1122304 4096 19
+write /y 159744 4096 19
+write /x 417792 4096 19
+write /y 536576 4096 19
+write /x 20480 4096 19
+write /y 1118208 4096 19
+write /x 372736 4096 19
+fsync /x
+fsync /y
+write /x 569344 4096 20
+write /y 1130496 4096 20
+write /x 823296 4096 20
+write /x 180224 4096 20
+write /y 811008 4096 20
+write /x 942080 4096 20
+write /y 409600 4096 20
+write /x 786432 4096 20
+write /y 970752 4096 20
+write /y 425984 4096 20
+write /x 258048 4096 20
+write /x 507904 4096 20
+write /y 180224 4096 20
+write /y 1122304 4096 20
+write /y 548864 4096 20
+write /x 729088 4096 20
+sync
+write /x 77824 4096 21
+write /y 716800 4096 21
+write /y 573440 4096 21
+write /y 57344 4096 21
+write /x 131072 4096 21
+write /y 69632 4096 21
+write /x 1114112 4096 21
+write /y 290816 4096 21
+write /y 311296 4096 21
+write /y 1032192 4096 21
+write /x 462848 4096 21
+write /y 1101824 4096 21
+write /y 1175552 4096 21
+write /x 1093632 4096 21
+write /y 651264 4096 21
+write /y 1277952 4096 21
+fsync /x
+fsync /y
+write /x 634880 4096 22
+write /x 1138688 4096 22
+write /y 1200128 4096 22
+write /y 417792 4096 22
+write /y 1122304 4096 22
+write /x 1052672 4096 22
+write /x 1265664 4096 22
+write /y 57344 4096 22
+write /x 1081344 4096 22
+write /y 1138688 4096 22
+write /x 1028096 4096 22
+write /x 348160 4096 22
+write /x 1126400 4096 22
+write /y 864256 4096 22
+write /y 561152 4096 22
+write /x 991232 4096 22
+sync
+write /y 266240 4096 23
+write /y 909312 4096 23
+write /y 1097728 4096 23
+write /y 225280 4096 23
+write /x 876544 4096 23
+write /x 544768 4096 23
+write /x 45056 4096 23
+write /x 405504 4096 23
+write /x 475136 4096 23
+write /x 593920 4096 23
+write /y 741376 4096 23
+write /x 1298432 4096 23
+write /y 217088 4096 23
+write /y 1220608 4096 23
+write /x 1069056 4096 23
+write /y 413696 4096 23
+fsync /x
+fsync /y
+write /y 45056 4096 24
+write /y 864256 4096 24
+write /x 1126400 4096 24
+write /x 1118208 4096 24
+write /x 1110016 4096 24
+write /x 1134592 4096 24
+write /x 487424 4096 24
+write /y 376832 4096 24
+write /y 1261568 4096 24
+write /y 405504 4096 24
+write /x 405504 4096 24
+write /x 278528 4096 24
+write /x 274432 4096 24
+write /x 540672 4096 24
+write /y 200704 4096 24
+write /y 880640 4096 24
+sync
+write /x 417792 4096 25
+write /y 36864 4096 25
+write /x 417792 4096 25
+write /y 753664 4096 25
+write /x 1056768 4096 25
+write /y 1052672 4096 25
+write /x 147456 4096 25
+write /y 221184 4096 25
+write /x 77824 4096 25
+write /y 307200 4096 25
+write /x 385024 4096 25
+write /x 425984 4096 25
+write /x 327680 4096 25
+write /y 196608 4096 25
+write /x 278528 4096 25
+write /y 159744 4096 25
+fsync /x
+fsync /y
+write /x 684032 4096 26
+write /y 978944 4096 26
+write /y 1077248 4096 26
+write /y 901120 4096 26
+write /x 1257472 4096 26
+write /y 24576 4096 26
+write /x 417792 4096 26
+write /x 851968 4096 26
+write /y 753664 4096 26
+write /y 847872 4096 26
+write /x 1265664 4096 26
+write /x 196608 4096 26
+write /x 675840 4096 26
+write /x 847872 4096 26
+write /x 1056768 4096 26
+write /y 540672 4096 26
+sync
+write /y 241664 4096 27
+write /x 847872 4096 27
+write /x 688128 4096 27
+write /y 905216 4096 27
+write /x 847872 4096 27
+write /x 385024 4096 27
+write /x 712704 4096 27
+write /y 983040 4096 27
+write /x 20480 4096 27
+write /y 1306624 4096 27
+write /x 483328 4096 27
+write /y 626688 4096 27
+write /y 450560 4096 27
+write /y 1191936 4096 27
+write /x 1114112 4096 27
+write /x 815104 4096 27
+fsync /x
+fsync /y
+write /y 446464 4096 28
+write /x 827392 4096 28
+write /x 237568 4096 28
+write /x 495616 4096 28
+write /y 929792 4096 28
+write /y 1056768 4096 28
+write /x 409600 4096 28
+write /y 20480 4096 28
+write /x 540672 4096 28
+write /y 577536 4096 28
+write /y 1150976 4096 28
+write /y 1089536 4096 28
+write /x 929792 4096 28
+write /x 1150976 4096 28
+write /x 806912 4096 28
+write /x 806912 4096 28
+sync
+write /y 352256 4096 29
+write /y 1134592 4096 29
+write /x 897024 4096 29
+write /y 880640 4096 29
+write /y 1101824 4096 29
+write /y 1253376 4096 29
+write /y 765952 4096 29
+write /y 1011712 4096 29
+write /y 1175552 4096 29
+write /y 618496 4096 29
+write /x 28672 4096 29
+write /x 1224704 4096 29
+write /x 327680 4096 29
+write /y 815104 4096 29
+write /x 659456 4096 29
+write /y 102400 4096 29
+fsync /x
+fsync /y
+write /y 151552 4096 30
+write /x 897024 4096 30
+write /y 524288 4096 30
+write /x 94208 4096 30
+write /x 978944 4096 30
+write /x 512000 4096 30
+write /x 102400 4096 30
+write /y 954368 4096 30
+write /x 425984 4096 30
+write /x 745472 4096 30
+write /x 258048 4096 30
+write /y 925696 4096 30
+write /x 872448 4096 30
+write /y 1257472 4096 30
+write /y 1220608 4096 30
+write /y 761856 4096 30
+sync
+write /x 606208 4096 31
+write /x 499712 4096 31
+write /y 237568 4096 31
+write /y 1060864 4096 31
+write /y 573440 4096 31
+write /y 1277952 4096 31
+write /x 581632 4096 31
+write /x 397312 4096 31
+write /x 1052672 4096 31
+write /x 81920 4096 31
+write /x 16384 4096 31
+write /y 540672 4096 31
+write /y 53248 4096 31
+write /x 212992 4096 31
+write /x 1134592 4096 31
+write /y 151552 4096 31
+fsync /x
+fsync /y
+write /x 335872 4096 32
+write /x 782336 4096 32
+write /y 1003520 4096 32
+write /y 438272 4096 32
+write /y 716800 4096 32
+write /y 278528 4096 32
+write /x 249856 4096 32
+write /y 1306624 4096 32
+write /x 929792 4096 32
+write /y 540672 4096 32
+write /y 315392 4096 32
+write /y 319488 4096 32
+write /y 606208 4096 32
+write /x 892928 4096 32
+write /y 1216512 4096 32
+write /x 966656 4096 32
+sync
+write /y 163840 4096 33
+write /x 905216 4096 33
+write /y 970752 4096 33
+write /y 16384 4096 33
+write /x 647168 4096 33
+write /x 1265664 4096 33
+write /x 634880 4096 33
+write /y 684032 4096 33
+write /y 299008 4096 33
+write /x 749568 4096 33
+write /y 765952 4096 33
+write /x 675840 4096 33
+write /y 1191936 4096 33
+write /y 917504 4096 33
+write /y 958464 4096 33
+write /y 462848 4096 33
+fsync /x
+fsync /y
+write /y 1081344 4096 34
+write /x 176128 4096 34
+write /y 765952 4096 34
+write /x 761856 4096 34
+write /y 1224704 4096 34
+write /y 405504 4096 34
+write /y 815104 4096 34
+write /x 1236992 4096 34
+write /x 368640 4096 34
+write /x 950272 4096 34
+write /y 45056 4096 34
+write /x 1081344 4096 34
+write /x 1138688 4096 34
+write /x 1187840 4096 34
+write /y 45056 4096 34
+write /y 131072 4096 34
+sync
+write /y 1142784 4096 35
+write /x 700416 4096 35
+write /x 573440 4096 35
+write /x 655360 4096 35
+write /x 53248 4096 35
+write /x 200704 4096 35
+write /y 512000 4096 35
+write /x 1024000 4096 35
+write /y 962560 4096 35
+write /y 733184 4096 35
+write /y 696320 4096 35
+write /x 1032192 4096 35
+write /y 1126400 4096 35
+write /x 1294336 4096 35
+write /x 860160 4096 35
+write /y 4096 4096 35
+fsync /x
+fsync /y
+write /y 184320 4096 36
+write /y 1134592 4096 36
+write /x 1097728 4096 36
+write /y 20480 4096 36
+write /x 880640 4096 36
+write /y 303104 4096 36
+write /x 339968 4096 36
+write /y 348160 4096 36
+write /y 425984 4096 36
+write /y 888832 4096 36
+write /y 573440 4096 36
+write /x 987136 4096 36
+write /y 237568 4096 36
+write /y 323584 4096 36
+write /x 126976 4096 36
+write /y 32768 4096 36
+sync
+write /y 73728 4096 37
+write /y 225280 4096 37
+write /x 385024 4096 37
+write /y 454656 4096 37
+write /x 1257472 4096 37
+write /y 1245184 4096 37
+write /x 925696 4096 37
+write /x 585728 4096 37
+write /y 360448 4096 37
+write /y 1146880 4096 37
+write /y 544768 4096 37
+write /y 843776 4096 37
+write /y 1146880 4096 37
+write /x 1011712 4096 37
+write /x 835584 4096 37
+write /x 454656 4096 37
+fsync /x
+fsync /y
+write /x 806912 4096 38
+write /y 118784 4096 38
+write /x 20480 4096 38
+write /y 778240 4096 38
+write /y 516096 4096 38
+write /y 1269760 4096 38
+write /x 868352 4096 38
+write /x 671744 4096 38
+write /x 540672 4096 38
+write /x 1298432 4096 38
+write /y 1081344 4096 38
+write /x 315392 4096 38
+write /x 0 4096 38
+write /x 311296 4096 38
+write /x 172032 4096 38
+write /y 565248 4096 38
+sync
+write /x 1003520 4096 39
+write /y 172032 4096 39
+write /y 36864 4096 39
+write /x 872448 4096 39
+write /x 188416 4096 39
+write /y 434176 4096 39
+write /x 1138688 4096 39
+write /y 1101824 4096 39
+write /y 327680 4096 39
+write /y 659456 4096 39
+write /y 847872 4096 39
+write /x 1163264 4096 39
+write /y 978944 4096 39
+write /x 753664 4096 39
+write /x 290816 4096 39
+write /x 823296 4096 39
+fsync /x
+fsync /y
+write /y 253952 4096 40
+write /y 24576 4096 40
+write /y 995328 4096 40
+write /x 614400 4096 40
+write /x 958464 4096 40
+write /x 430080 4096 40
+write /x 606208 4096 40
+write /y 1130496 4096 40
+write /y 704512 4096 40
+write /y 1163264 4096 40
+write /x 536576 4096 40
+write /x 417792 4096 40
+write /y 229376 4096 40
+write /y 647168 4096 40
+write /y 1179648 4096 40
+write /y 692224 4096 40
+sync
+write /y 798720 4096 41
+write /x 212992 4096 41
+write /x 1302528 4096 41
+write /x 274432 4096 41
+write /x 376832 4096 41
+write /x 839680 4096 41
+write /x 970752 4096 41
+write /x 208896 4096 41
+write /x 65536 4096 41
+write /x 258048 4096 41
+write /y 851968 4096 41
+write /x 712704 4096 41
+write /y 1069056 4096 41
+write /x 430080 4096 41
+write /x 806912 4096 41
+write /y 692224 4096 41
+fsync /x
+fsync /y
+write /y 1302528 4096 42
+write /x 839680 4096 42
+write /y 512000 4096 42
+write /x 544768 4096 42
+write /y 393216 4096 42
+write /y 643072 4096 42
+write /y 221184 4096 42
+write /y 425984 4096 42
+write /y 614400 4096 42
+write /x 1282048 4096 42
+write /x 528384 4096 42
+write /y 1146880 4096 42
+write /x 737280 4096 42
+write /x 1200128 4096 42
+write /x 1081344 4096 42
+write /x 1187840 4096 42
+sync
+write /x 413696 4096 43
+write /x 282624 4096 43
+write /x 999424 4096 43
+write /y 696320 4096 43
+write /y 188416 4096 43
+write /y 557056 4096 43
+write /y 258048 4096 43
+write /y 282624 4096 43
+write /x 1191936 4096 43
+write /x 1171456 4096 43
+write /y 352256 4096 43
+write /y 1257472 4096 43
+write /x 253952 4096 43
+write /x 602112 4096 43
+write /y 503808 4096 43
+write /y 344064 4096 43
+fsync /x
+fsync /y
+write /x 1249280 4096 44
+write /x 950272 4096 44
+write /x 843776 4096 44
+write /x 286720 4096 44
+write /y 798720 4096 44
+write /x 331776 4096 44
+write /x 860160 4096 44
+write /y 65536 4096 44
+write /x 1105920 4096 44
+write /y 245760 4096 44
+write /y 360448 4096 44
+write /y 1089536 4096 44
+write /x 548864 4096 44
+write /x 1187840 4096 44
+write /y 110592 4096 44
+write /x 303104 4096 44
+sync
+write /y 1040384 4096 45
+write /x 983040 4096 45
+write /y 860160 4096 45
+write /y 589824 4096 45
+write /y 970752 4096 45
+write /y 909312 4096 45
+write /x 1183744 4096 45
+write /x 1101824 4096 45
+write /y 1097728 4096 45
+write /y 880640 4096 45
+write /x 671744 4096 45
+write /x 618496 4096 45
+write /y 786432 4096 45
+write /y 638976 4096 45
+write /x 512000 4096 45
+write /x 933888 4096 45
+fsync /x
+fsync /y
+write /x 1052672 4096 46
+write /y 106496 4096 46
+write /y 217088 4096 46
+write /x 1142784 4096 46
+write /y 827392 4096 46
+write /x 143360 4096 46
+write /y 1142784 4096 46
+write /y 1179648 4096 46
+write /x 462848 4096 46
+write /y 1187840 4096 46
+write /x 147456 4096 46
+write /x 1089536 4096 46
+write /x 258048 4096 46
+write /y 0 4096 46
+write /y 507904 4096 46
+write /y 49152 4096 46
+sync
+write /y 360448 4096 47
+write /x 921600 4096 47
+write /y 1110016 4096 47
+write /y 294912 4096 47
+write /y 1224704 4096 47
+write /x 94208 4096 47
+write /y 61440 4096 47
+write /y 655360 4096 47
+write /y 679936 4096 47
+write /y 299008 4096 47
+write /y 430080 4096 47
+write /x 618496 4096 47
+write /x 409600 4096 47
+write /y 741376 4096 47
+write /y 32768 4096 47
+write /x 1171456 4096 47
+fsync /x
+fsync /y
+write /x 1114112 4096 48
+write /x 401408 4096 48
+write /x 221184 4096 48
+write /y 655360 4096 48
+write /y 880640 4096 48
+write /x 700416 4096 48
+write /y 868352 4096 48
+write /x 352256 4096 48
+write /x 643072 4096 48
+write /x 409600 4096 48
+write /y 376832 4096 48
+write /x 1048576 4096 48
+write /y 569344 4096 48
+write /y 1097728 4096 48
+write /x 1236992 4096 48
+write /x 630784 4096 48
+sync
+write /x 471040 4096 49
+write /y 274432 4096 49
+write /x 966656 4096 49
+write /x 921600 4096 49
+write /x 1110016 4096 49
+write /x 12288 4096 49
+write /y 1126400 4096 49
+write /y 884736 4096 49
+write /x 344064 4096 49
+write /y 397312 4096 49
+write /x 372736 4096 49
+write /y 1146880 4096 49
+write /x 389120 4096 49
+write /x 69632 4096 49
+write /y 1224704 4096 49
+write /y 4096 4096 49
+fsync /x
+fsync /y
+write /y 122880 4096 50
+write /x 131072 4096 50
+write /y 671744 4096 50
+write /y 65536 4096 50
+write /y 1056768 4096 50
+write /x 1245184 4096 50
+write /x 233472 4096 50
+write /y 491520 4096 50
+write /y 1146880 4096 50
+write /y 491520 4096 50
+write /y 1024000 4096 50
+write /x 1216512 4096 50
+write /y 544768 4096 50
+write /x 421888 4096 50
+write /x 1200128 4096 50
+write /y 376832 4096 50
+sync
+write /y 315392 4096 51
+write /x 1273856 4096 51
+write /y 909312 4096 51
+write /y 548864 4096 51
+write /x 151552 4096 51
+write /x 372736 4096 51
+write /x 1306624 4096 51
+write /x 110592 4096 51
+write /y 888832 4096 51
+write /x 655360 4096 51
+write /y 1232896 4096 51
+write /y 184320 4096 51
+write /x 790528 4096 51
+write /y 520192 4096 51
+write /x 1040384 4096 51
+write /y 126976 4096 51
+fsync /x
+fsync /y
+write /y 860160 4096 52
+write /y 761856 4096 52
+write /x 86016 4096 52
+write /x 1024000 4096 52
+write /x 303104 4096 52
+write /y 1093632 4096 52
+write /x 4096 4096 52
+write /x 856064 4096 52
+write /x 188416 4096 52
+write /y 1163264 4096 52
+write /y 987136 4096 52
+write /y 159744 4096 52
+write /x 1282048 4096 52
+write /x 618496 4096 52
+write /y 245760 4096 52
+write /x 876544 4096 52
+sync
+write /y 180224 4096 53
+write /x 761856 4096 53
+write /y 704512 4096 53
+write /x 81920 4096 53
+write /x 843776 4096 53
+write /x 716800 4096 53
+write /x 966656 4096 53
+write /y 446464 4096 53
+write /y 790528 4096 53
+write /x 450560 4096 53
+write /y 724992 4096 53
+write /x 385024 4096 53
+write /x 1003520 4096 53
+write /x 835584 4096 53
+write /x 1245184 4096 53
+write /y 643072 4096 53
+fsync /x
 fsync /y
