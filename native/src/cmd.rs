@@ -180,6 +180,8 @@ pub struct MountOpts {
     pub fuse: Vec<fuser::MountOption>,
     /// Discard (TRIM) segments freed by checkpoints (`-o nodiscard` turns it off).
     pub discard: bool,
+    /// Background cleaning after this many idle seconds (`-o gc_idle=N`; 0 = off).
+    pub gc_idle_secs: u64,
 }
 
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
@@ -193,6 +195,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         dirty_bytes_max: None,
         fuse: Vec::new(),
         discard: true,
+        gc_idle_secs: 5,
     };
     let num = |k: &str, v: &str| -> Result<usize> {
         v.parse::<usize>()
@@ -212,6 +215,14 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("direct", None) | ("o_direct", None) => o.direct = true,
             ("discard", None) => o.discard = true,
             ("nodiscard", None) => o.discard = false,
+            ("gc_idle", Some(v)) => {
+                o.gc_idle_secs = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n <= 86_400)
+                    .ok_or_else(|| CliError::BadOption(format!("-o gc_idle={v}: expected seconds from 0 (off) to 86400")))?
+            }
+            ("nogc", None) => o.gc_idle_secs = 0,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("dirty_max", Some(v)) => {
@@ -366,7 +377,13 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         mopts.dirty_bytes_max = d;
     }
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
-    let driver = RollFuse::new(fs, flusher);
+    let mut driver = RollFuse::new(fs, flusher);
+    if o.gc_idle_secs > 0 && !o.read_only {
+        use std::time::Duration;
+        let idle = Duration::from_secs(o.gc_idle_secs);
+        // Check for idleness a few times per idle period, at most once a second.
+        driver.start_background_gc(idle, (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(1)));
+    }
     let unmount_result = driver.unmount_result();
     let notifier_slot = driver.notifier_slot();
 
@@ -592,5 +609,14 @@ mod option_tests {
         assert!(!parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard);
         assert!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard);
         assert!(parse_mount_options(&["nosuchoption".to_string()]).is_err());
+    }
+
+    #[test]
+    fn background_cleaning_is_on_by_default_and_can_be_tuned_or_turned_off() {
+        assert_eq!(parse_mount_options(&[]).unwrap().gc_idle_secs, 5);
+        assert_eq!(parse_mount_options(&["gc_idle=30".to_string()]).unwrap().gc_idle_secs, 30);
+        assert_eq!(parse_mount_options(&["nogc".to_string()]).unwrap().gc_idle_secs, 0);
+        assert_eq!(parse_mount_options(&["gc_idle=0".to_string()]).unwrap().gc_idle_secs, 0);
+        assert!(parse_mount_options(&["gc_idle=soon".to_string()]).is_err());
     }
 }

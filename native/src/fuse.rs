@@ -76,6 +76,8 @@ pub struct DriverStats {
     /// Device flushes issued by group commit, and fsyncs they served.
     pub group_flushes: AtomicU64,
     pub group_fsyncs: AtomicU64,
+    /// Rounds of background (idle-time) cleaning.
+    pub bg_gc_rounds: AtomicU64,
 }
 
 /// Shares device flushes between concurrent fsyncs. An fsync takes a ticket after its
@@ -131,12 +133,37 @@ impl GroupCommit {
     }
 }
 
+/// Background cleaning rounds (one segment moved and a checkpoint each) per idle tick.
+pub const BG_GC_ROUNDS_PER_TICK: u32 = 8;
+
+/// The background cleaner thread and its stop signal.
+struct BackgroundGc {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BackgroundGc {
+    fn stop(mut self) {
+        *self.stop.0.lock().unwrap() = true;
+        self.stop.1.notify_all();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
 /// What happened at unmount: `None` until `destroy` ran.
 pub type UnmountResult = Arc<Mutex<Option<Result<(), String>>>>;
 
 pub struct RollFuse {
-    fs: Mutex<Option<Filesystem<Dev>>>,
-    failed: AtomicBool,
+    /// Shared with the background cleaner thread ([`RollFuse::start_background_gc`]).
+    fs: Arc<Mutex<Option<Filesystem<Dev>>>>,
+    failed: Arc<AtomicBool>,
+    /// Milliseconds since the mount started at the last request: the cleaner runs only
+    /// when this is old enough (the filesystem is idle).
+    last_request_ms: Arc<AtomicU64>,
+    started: std::time::Instant,
+    background: Option<BackgroundGc>,
     ttl: Duration,
     pub stats: Arc<DriverStats>,
     unmount: UnmountResult,
@@ -227,8 +254,11 @@ fn cred(req: &Request) -> Credentials {
 impl RollFuse {
     pub fn new(fs: Filesystem<Dev>, flusher: Option<FlushHandle>) -> RollFuse {
         RollFuse {
-            fs: Mutex::new(Some(fs)),
-            failed: AtomicBool::new(false),
+            fs: Arc::new(Mutex::new(Some(fs))),
+            failed: Arc::new(AtomicBool::new(false)),
+            last_request_ms: Arc::new(AtomicU64::new(0)),
+            started: std::time::Instant::now(),
+            background: None,
             ttl: Duration::from_secs(1),
             stats: Arc::new(DriverStats::default()),
             unmount: Arc::new(Mutex::new(None)),
@@ -243,6 +273,70 @@ impl RollFuse {
     /// Where to put the session's notifier once the session exists.
     pub fn notifier_slot(&self) -> Arc<OnceLock<fuser::Notifier>> {
         self.notifier.clone()
+    }
+
+    /// Starts the background cleaner: every `tick`, if no request arrived for `idle`, it
+    /// runs the core's cost-benefit cleaning (`gc_background`, with the wall clock as the
+    /// core's time) for up to [`BG_GC_ROUNDS_PER_TICK`] rounds, giving the lock back
+    /// between rounds so a request waits for at most one segment move and checkpoint.
+    pub fn start_background_gc(&mut self, idle: Duration, tick: Duration) {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let (fs, failed, last, stats, started) =
+            (self.fs.clone(), self.failed.clone(), self.last_request_ms.clone(), self.stats.clone(), self.started);
+        let stop2 = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("rollfs-bg-gc".into())
+            .spawn(move || {
+                let (lock, cv) = &*stop2;
+                let mut stopped = lock.lock().unwrap();
+                loop {
+                    stopped = cv.wait_timeout(stopped, tick).unwrap().0;
+                    if *stopped {
+                        return;
+                    }
+                    let idle_ms = (started.elapsed().as_millis() as u64).saturating_sub(last.load(Ordering::Relaxed));
+                    if idle_ms < idle.as_millis() as u64 || failed.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    drop(stopped);
+                    for _ in 0..BG_GC_ROUNDS_PER_TICK {
+                        let mut guard = match fs.lock() {
+                            Ok(g) => g,
+                            Err(_) => return,
+                        };
+                        let Some(core) = guard.as_mut() else { return };
+                        match catch_unwind(AssertUnwindSafe(|| core.gc_background(crate::now()))) {
+                            Ok(Ok(true)) => {
+                                stats.bg_gc_rounds.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Ok(Ok(false)) => break,
+                            // Read-only (after an error) or a full device: nothing to do;
+                            // the request path reports errors to users.
+                            Ok(Err(e)) => {
+                                if matches!(e, rollfs_core::Error::Io { .. } | rollfs_core::Error::Corrupt { .. }) {
+                                    eprintln!("rollfs: background cleaning: {e}");
+                                }
+                                break;
+                            }
+                            Err(_) => {
+                                eprintln!("rollfs: BUG: the core panicked during background cleaning; failing all further requests with EIO");
+                                stats.panics.fetch_add(1, Ordering::Relaxed);
+                                failed.store(true, Ordering::Relaxed);
+                                return;
+                            }
+                        }
+                        drop(guard);
+                        // A request arriving meanwhile ends the idle period.
+                        let now_ms = started.elapsed().as_millis() as u64;
+                        if now_ms.saturating_sub(last.load(Ordering::Relaxed)) < idle.as_millis() as u64 {
+                            break;
+                        }
+                    }
+                    stopped = lock.lock().unwrap();
+                }
+            })
+            .expect("spawn the background cleaner thread");
+        self.background = Some(BackgroundGc { stop, handle: Some(handle) });
     }
 
     fn new_fh(&self) -> FileHandle {
@@ -288,6 +382,7 @@ impl RollFuse {
     /// Runs one core call under the lock, mapping errors to errno and panics to EIO.
     fn call<T>(&self, f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>) -> Result<T, Errno> {
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        self.last_request_ms.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
         if self.failed.load(Ordering::Relaxed) {
             return Err(Errno::EIO);
         }
@@ -338,6 +433,7 @@ impl RollFuse {
                 "panics": s.panics.load(Ordering::Relaxed),
                 "group_flushes": s.group_flushes.load(Ordering::Relaxed),
                 "group_fsyncs": s.group_fsyncs.load(Ordering::Relaxed),
+                "bg_gc_rounds": s.bg_gc_rounds.load(Ordering::Relaxed),
             }
         });
         if let Some(c) = core {
@@ -384,7 +480,11 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn destroy(&mut self) {
-        let fs = self.fs.get_mut().ok().and_then(|g| g.take());
+        // The cleaner first: it must not start a round on a filesystem being unmounted.
+        if let Some(bg) = self.background.take() {
+            bg.stop();
+        }
+        let fs = self.fs.lock().ok().and_then(|mut g| g.take());
         let result = match fs {
             None => Err("the filesystem was already gone".to_string()),
             Some(_) if self.failed.load(Ordering::Relaxed) => {
