@@ -103,7 +103,7 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
 /// One thread's workload until `stop`. Every operation must succeed: the namespace a
 /// thread touches is its own (names carry the thread id), only the directories are shared.
 fn worker(mnt: &Path, t: usize, stop: &AtomicBool) -> ThreadModel {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1) * 0x1000_0001);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) * 0x1000_0001));
     let mut m = ThreadModel::default();
     let mut next_id = 0u64;
     while !stop.load(Ordering::Relaxed) {
