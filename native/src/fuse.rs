@@ -452,6 +452,10 @@ impl RollFuse {
                 "recovered_batches": c.recovered_batches,
                 "recovered_nodes_walked": c.recovered_nodes_walked,
                 "dirty_bound_checkpoints": c.dirty_bound_checkpoints,
+                "discards": c.discards,
+                "discard_errors": c.discard_errors,
+                "gc_segments": c.gc_segments,
+                "gc_blocks_moved": c.gc_blocks_moved,
             });
         }
         v.to_string()
