@@ -216,12 +216,7 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         return None;
     }
     let snaps = &run.snaps;
-    let file_hash = |p: &str| {
-        tree.entries
-            .get(p)
-            .filter(|e| e.kind == crate::model::KIND_FILE)
-            .map(|e| crate::model::content_hash(&e.content))
-    };
+    let file_hash = |p: &str| tree.entries.get(p).filter(|e| e.kind == crate::model::KIND_FILE).map(|e| e.chash);
     // 2, 3, 5: every fsync/fdatasync/atomic commit that returned before the crash.
     for f in lo + 1..=hi {
         let r = &run.records[f];
@@ -296,7 +291,7 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         if e.kind == crate::model::KIND_FILE {
             let inos: std::collections::BTreeSet<u64> =
                 (lo..=hi).filter_map(|k| snaps[k].names.get(p).copied()).collect();
-            let h = crate::model::content_hash(&e.content);
+            let h = e.chash;
             let ok = inos.iter().any(|i| (lo..=hi).any(|k| snaps[k].content.get(i) == Some(&h)));
             if !ok {
                 return Some((
@@ -351,6 +346,54 @@ pub fn allowed_states(records: &[OpRecord], c: usize) -> Vec<usize> {
 
 fn guest_err(e: &GuestError) -> String {
     e.to_string()
+}
+
+/// An open group of repetitions of a `repeat`: the first one, its first trace event, and
+/// the first failure among them.
+type Group = (usize, usize, Option<Result<i64, GuestError>>);
+
+/// Appends the record of one operation (or of a group of repetitions) to a run, with the
+/// model state after it.
+fn push_record(
+    run: &mut Run,
+    model: &Model,
+    label: String,
+    events: Range<usize>,
+    persist: Persist,
+    got: &Result<i64, GuestError>,
+    op: (Op, Option<u64>),
+) {
+    run.records.push(OpRecord { label, events, persist, result: format!("{got:?}"), ok: got.is_ok() });
+    run.states.push(model.durable_tree());
+    run.snaps.push(model.snap());
+    run.ops.push(Some(op));
+}
+
+/// Compares the guest's and the model's outcome of operation `i`; records a problem and
+/// returns true when the run must stop (a trap, a mismatch, or the error an injected EIO
+/// caused).
+fn outcome_stops(
+    run: &mut Run,
+    g: &crate::guest::Guest,
+    i: usize,
+    op: &Op,
+    got: &Result<i64, GuestError>,
+    want: &Result<(), i64>,
+    eio: bool,
+) -> bool {
+    let injected = eio && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
+    match (got, want) {
+        (Err(GuestError::Trap(m)), _) => {
+            run.problems.push(("trap".into(), format!("op {i} `{op}`: {m}")));
+            true
+        }
+        (Ok(_), Ok(())) | (Err(GuestError::Errno(_, _)), Err(_)) => false,
+        (Err(GuestError::Errno(..)), Ok(())) if injected => true,
+        _ => {
+            run.problems.push(("op-mismatch".into(), format!("op {i} `{op}`: guest {got:?}, model {want:?}")));
+            true
+        }
+    }
 }
 
 impl Explorer {
@@ -419,6 +462,13 @@ impl Explorer {
         let mut checkpoints = g.stats().map(|s| s[0]).unwrap_or(0);
         let mut stopped = false;
         for (i, op) in w.ops.iter().enumerate() {
+            if matches!(op, Op::Repeat(..)) {
+                stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i);
+                if stopped {
+                    break;
+                }
+                continue;
+            }
             let a = len(&g);
             let target = op.fsync_target().and_then(|p| model.ino_of(p));
             let got = g.op(op, NOW_BASE + 1 + i as i64);
@@ -433,30 +483,8 @@ impl Explorer {
                 Persist::None
             };
             checkpoints = cp;
-            run.records.push(OpRecord {
-                label: op.to_string(),
-                events: a..b,
-                persist,
-                result: format!("{got:?}"),
-                ok: got.is_ok(),
-            });
-            run.states.push(model.durable_tree());
-            run.snaps.push(model.snap());
-            run.ops.push(Some((op.clone(), target)));
-            let injected = eio.is_some()
-                && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
-            match (&got, &want) {
-                (Err(GuestError::Trap(m)), _) => {
-                    run.problems.push(("trap".into(), format!("op {i} `{op}`: {m}")));
-                    stopped = true;
-                }
-                (Ok(_), Ok(())) | (Err(GuestError::Errno(_, _)), Err(_)) => {}
-                (Err(GuestError::Errno(..)), Ok(())) if injected => stopped = true,
-                _ => {
-                    run.problems.push(("op-mismatch".into(), format!("op {i} `{op}`: guest {got:?}, model {want:?}")));
-                    stopped = true;
-                }
-            }
+            push_record(&mut run, &model, op.to_string(), a..b, persist, &got, (op.clone(), target));
+            stopped = outcome_stops(&mut run, &g, i, op, &got, &want, eio.is_some());
             if stopped {
                 break;
             }
@@ -491,6 +519,60 @@ impl Explorer {
         run.counts = dev.counts;
         run.trace = dev.trace;
         run
+    }
+
+    /// Runs operation `i`, a `repeat`: repetitions that do no device I/O are recorded
+    /// together as one operation (no crash point falls between them, and no checkpoint
+    /// can persist one of their intermediate states), each repetition that does I/O as an
+    /// operation of its own, with the model state just before it closing the group.
+    /// Returns true when the run must stop.
+    fn run_repeat(
+        &self,
+        g: &mut crate::guest::Guest,
+        model: &mut Model,
+        run: &mut Run,
+        checkpoints: &mut u64,
+        op: &Op,
+        i: usize,
+    ) -> bool {
+        let now = NOW_BASE + 1 + i as i64;
+        let len = |g: &crate::guest::Guest| g.device().trace.events.len();
+        // The open group: first repetition, its first event, and its first failure.
+        let mut group: Option<Group> = None;
+        let close = |run: &mut Run, model: &Model, group: &mut Option<Group>, last: usize, end: usize| {
+            if let Some((first, start, failed)) = group.take() {
+                let got = failed.unwrap_or(Ok((last + 1 - first) as i64));
+                let label = format!("{op} [{}..={}]", first + 1, last + 1);
+                push_record(run, model, label, start..end, Persist::None, &got, (op.clone(), None));
+            }
+        };
+        let subs = op.expand();
+        for (j, sub) in subs.iter().enumerate() {
+            let a = len(g);
+            let got = g.op(sub, now);
+            let b = len(g);
+            if b != a {
+                close(run, model, &mut group, j.saturating_sub(1), a);
+            }
+            let want = model.apply(sub);
+            if b != a {
+                let cp = g.stats().map(|s| s[0]).unwrap_or(*checkpoints);
+                let persist = if cp > *checkpoints { Persist::Implicit } else { Persist::None };
+                *checkpoints = cp;
+                push_record(run, model, format!("{op} [{}]", j + 1), a..b, persist, &got, (op.clone(), None));
+            } else {
+                let gr = group.get_or_insert((j, a, None));
+                if got.is_err() && gr.2.is_none() {
+                    gr.2 = Some(got.clone());
+                }
+            }
+            if outcome_stops(run, g, i, sub, &got, &want, run.eio.is_some()) {
+                close(run, model, &mut group, j, b);
+                return true;
+            }
+        }
+        close(run, model, &mut group, subs.len().saturating_sub(1), len(g));
+        false
     }
 
     /// The EIO a case's error run injects: a random write or flush of the clean run.
@@ -947,19 +1029,7 @@ pub fn explore(
         let w = match crate::workload::workload(&case, ex.opts.seed) {
             Ok(w) => w,
             Err(e) => {
-                let v = Violation {
-                    case: case.clone(),
-                    workload: Workload {
-                        name: "?".into(),
-                        ops: vec![],
-                        dev_seed: 0,
-                        completion: crate::device::Completion::Immediate,
-                        discard_ignored: false,
-                    },
-                    state: None,
-                    kind: "workload".into(),
-                    detail: e,
-                };
+                let v = workload_violation(&case, e);
                 on_violation(&v);
                 sum.violations.push(v);
                 continue;
@@ -980,6 +1050,52 @@ pub fn explore(
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();
     sum
+}
+
+/// Explores the given cases (`rollfs-sim explore --case`).
+pub fn explore_cases(ex: &Explorer, cases: &[CaseId], on_violation: &mut dyn FnMut(&Violation)) -> Summary {
+    let start = Instant::now();
+    let mut sum = Summary::default();
+    let mut h = Hasher64::new();
+    for case in cases {
+        let w = match crate::workload::workload(case, ex.opts.seed) {
+            Ok(w) => w,
+            Err(e) => {
+                let v = workload_violation(case, e);
+                on_violation(&v);
+                sum.violations.push(v);
+                continue;
+            }
+        };
+        let r = ex.explore_workload(case, &w);
+        sum.workloads += 1;
+        sum.states += r.states;
+        h.u64(r.digest);
+        for v in r.violations {
+            on_violation(&v);
+            sum.violations.push(v);
+        }
+    }
+    sum.digest = h.finish();
+    sum.seconds = start.elapsed().as_secs_f64();
+    sum
+}
+
+/// The violation of a case whose workload cannot be built (e.g. a file that does not parse).
+fn workload_violation(case: &CaseId, detail: String) -> Violation {
+    Violation {
+        case: case.clone(),
+        workload: Workload {
+            name: "?".into(),
+            ops: vec![],
+            dev_seed: 0,
+            completion: crate::device::Completion::Immediate,
+            discard_ignored: false,
+        },
+        state: None,
+        kind: "workload".into(),
+        detail,
+    }
 }
 
 #[cfg(test)]

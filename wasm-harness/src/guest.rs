@@ -269,6 +269,14 @@ impl Guest {
     /// Runs one workload operation (paths resolved by the guest).
     pub fn op(&mut self, op: &Op, now: i64) -> GuestResult<i64> {
         match op {
+            Op::Repeat(..) => {
+                // Each repetition in turn, up to the first failure.
+                let mut n = 0;
+                for o in op.expand() {
+                    n = self.op(&o, now)?;
+                }
+                Ok(n)
+            }
             Op::Create(p) => {
                 let a = self.args(&[p.as_bytes()])?.0;
                 self.call("sim_create", (a[0].0, a[0].1, 0o644, now))

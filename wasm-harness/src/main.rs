@@ -56,6 +56,10 @@ enum Cmd {
         cases: Option<u64>,
         #[arg(long, value_enum, default_value = "all")]
         workload: WorkloadKind,
+        /// Explore only these cases (random:K, ace:K or file:PATH; repeatable) instead of
+        /// drawing from --workload.
+        #[arg(long = "case", conflicts_with_all = ["duration", "cases"])]
+        only: Vec<CaseId>,
         /// Crash points per workload run (sampled beyond).
         #[arg(long, default_value_t = 400)]
         max_points: usize,
@@ -131,7 +135,7 @@ fn explorer(opts: Options, mutant: Option<&str>) -> Result<Explorer, String> {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
-        Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs } => {
+        Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs, only } => {
             let mut opts = options(&common);
             opts.max_points = max_points.max(2);
             let ex = match explorer(opts, common.mutant.as_deref()) {
@@ -149,14 +153,19 @@ fn main() -> ExitCode {
             };
             let cases = if duration.is_none() { Some(cases.unwrap_or(100)) } else { None };
             let mut first: Option<Violation> = None;
-            let sum = explore(&ex, source, cases, duration.map(Duration::from_secs), false, &mut |v| {
+            let mut report = |v: &Violation| {
                 let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
                 println!("VIOLATION {} in {} state {}: {}", v.kind, v.case, state, v.detail);
                 println!("  reproduce: {}", replay_command(&common, v));
                 if first.is_none() {
                     first = Some(v.clone());
                 }
-            });
+            };
+            let sum = if only.is_empty() {
+                explore(&ex, source, cases, duration.map(Duration::from_secs), false, &mut report)
+            } else {
+                rollfs_sim::explore::explore_cases(&ex, &only, &mut report)
+            };
             if let (Some(v), true) = (&first, shrink_secs > 0) {
                 let small = ex.shrink(&v.workload, &v.kind, Duration::from_secs(shrink_secs));
                 let name = format!("found-{}-{:08x}", v.kind, small.hash() as u32);

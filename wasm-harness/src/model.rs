@@ -10,6 +10,7 @@
 use crate::rng::{block_hash, Hasher64};
 use crate::workload::{pattern_bytes, Op, RENAME_EXCHANGE, RENAME_NOREPLACE};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub const ENOENT: i64 = 2;
 pub const EPERM: i64 = 1;
@@ -62,11 +63,18 @@ pub struct Snap {
     pub in_session: std::collections::BTreeSet<u64>,
 }
 
-/// Hash of file content, as compared by the per-file oracle.
+/// Hash of file content, as compared by the per-file oracle and folded into tree hashes
+/// (whole 4 KiB pieces word by word, the tail byte by byte).
 pub fn content_hash(c: &[u8]) -> u64 {
     let mut h = Hasher64::new();
     h.u64(c.len() as u64);
-    h.bytes(c);
+    for piece in c.chunks(4096) {
+        if piece.len() == 4096 {
+            h.u64(block_hash(piece));
+        } else {
+            h.bytes(piece);
+        }
+    }
     h.finish()
 }
 
@@ -203,9 +211,11 @@ impl Model {
         }
     }
 
-    /// Applies one operation; `Err(errno)` leaves the model unchanged.
+    /// Applies one operation; `Err(errno)` leaves the model unchanged (a `repeat` stops at
+    /// its first failing repetition, keeping the earlier ones).
     pub fn apply(&mut self, op: &Op) -> Result<(), i64> {
         match op {
+            Op::Repeat(..) => op.expand().iter().try_for_each(|o| self.apply(o)),
             Op::Create(p) => self.add(p, Body::File(Vec::new()), 0o644),
             Op::Mkdir(p) => self.add(p, Body::Dir(BTreeMap::new()), 0o755),
             Op::Symlink(p, t) => self.add(p, Body::Symlink(t.clone()), 0o777),
@@ -397,19 +407,21 @@ impl Model {
     /// The canonical tree of the model (as the live filesystem shows it).
     pub fn tree(&self) -> Tree {
         let mut raw = Vec::new();
+        let mut shared: BTreeMap<u64, Arc<Vec<u8>>> = BTreeMap::new();
         let mut stack = vec![("/".to_string(), 1u64)];
         while let Some((path, ino)) = stack.pop() {
             let node = &self.inodes[&ino];
+            let mut content_of = |d: &[u8]| shared.entry(ino).or_insert_with(|| Arc::new(d.to_vec())).clone();
             let (kind, size, content, nlink_dir) = match &node.body {
-                Body::File(d) => (KIND_FILE, d.len() as u64, d.clone(), None),
-                Body::Symlink(t) => (KIND_SYMLINK, t.len() as u64, t.as_bytes().to_vec(), None),
+                Body::File(d) => (KIND_FILE, d.len() as u64, content_of(d), None),
+                Body::Symlink(t) => (KIND_SYMLINK, t.len() as u64, content_of(t.as_bytes()), None),
                 Body::Dir(e) => {
                     let subdirs = e.values().filter(|c| self.is_dir(**c)).count() as u32;
                     for (n, c) in e {
                         let p = if path == "/" { format!("/{n}") } else { format!("{path}/{n}") };
                         stack.push((p, *c));
                     }
-                    (KIND_DIR, 0, Vec::new(), Some(2 + subdirs))
+                    (KIND_DIR, 0, Arc::default(), Some(2 + subdirs))
                 }
             };
             let xattrs = node.xattrs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect();
@@ -438,6 +450,10 @@ impl Model {
     }
 }
 
+/// `content_len` / `xattr_count` of a dump record for an inode dumped before under another
+/// name: same content / xattrs as its first record, no bytes follow (ABI.md).
+pub const SAME_AS_FIRST: u32 = u32::MAX;
+
 /// One entry as read from a dump (or the model), before canonicalization.
 #[derive(Debug, Clone)]
 pub struct RawEntry {
@@ -447,7 +463,9 @@ pub struct RawEntry {
     pub perm: u16,
     pub nlink: u32,
     pub size: u64,
-    pub content: Vec<u8>,
+    /// Shared by the names of one inode (a file with thousands of links holds its
+    /// content once).
+    pub content: Arc<Vec<u8>>,
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -457,7 +475,9 @@ pub struct Entry {
     pub perm: u16,
     pub nlink: u32,
     pub size: u64,
-    pub content: Vec<u8>,
+    pub content: Arc<Vec<u8>>,
+    /// [`content_hash`] of `content` (computed once per inode).
+    pub chash: u64,
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
     /// The smallest path naming the same inode (hard links share it).
     pub link: String,
@@ -492,14 +512,24 @@ impl Tree {
             }
         }
         let mut entries = BTreeMap::new();
+        // Content hashes once per inode (and per distinct content buffer).
+        let mut hashes: BTreeMap<u32, (Arc<Vec<u8>>, u64)> = BTreeMap::new();
         for r in raw {
             let link = first[&r.ino].clone();
             let size = if r.kind == KIND_DIR { 0 } else { r.size };
             let mut xattrs = r.xattrs;
             xattrs.sort();
+            let chash = match hashes.get(&r.ino) {
+                Some((c, h)) if Arc::ptr_eq(c, &r.content) || **c == *r.content => *h,
+                _ => {
+                    let h = content_hash(&r.content);
+                    hashes.insert(r.ino, (r.content.clone(), h));
+                    h
+                }
+            };
             entries.insert(
                 r.path,
-                Entry { kind: r.kind, perm: r.perm, nlink: r.nlink, size, content: r.content, xattrs, link },
+                Entry { kind: r.kind, perm: r.perm, nlink: r.nlink, size, content: r.content, chash, xattrs, link },
             );
         }
         let mut h = Hasher64::new();
@@ -509,14 +539,7 @@ impl Tree {
             h.u64(e.perm as u64);
             h.u64(e.nlink as u64);
             h.u64(e.size);
-            h.u64(e.content.len() as u64);
-            for c in e.content.chunks(4096) {
-                if c.len() == 4096 {
-                    h.u64(block_hash(c));
-                } else {
-                    h.bytes(c);
-                }
-            }
+            h.u64(e.chash);
             for (k, v) in &e.xattrs {
                 h.bytes(k);
                 h.u64(0xff);
@@ -532,6 +555,8 @@ impl Tree {
     pub fn parse_dump(b: &[u8]) -> Result<Tree, String> {
         let mut pos = 0;
         let mut raw = Vec::new();
+        type Shared = (Arc<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>);
+        let mut seen: BTreeMap<u32, Shared> = BTreeMap::new();
         while pos < b.len() {
             let n = le32(b, &mut pos)? as usize;
             let path = String::from_utf8_lossy(take(b, &mut pos, n)?).into_owned();
@@ -542,17 +567,27 @@ impl Tree {
             let _gid = le32(b, &mut pos)?;
             let nlink = le32(b, &mut pos)?;
             let size = u64::from_le_bytes(take(b, &mut pos, 8)?.try_into().unwrap());
-            let n = le32(b, &mut pos)? as usize;
-            let content = take(b, &mut pos, n)?.to_vec();
+            let n = le32(b, &mut pos)?;
+            let content = if n == SAME_AS_FIRST {
+                seen.get(&ino).ok_or_else(|| format!("{path}: content refers to an inode not dumped before"))?.0.clone()
+            } else {
+                Arc::new(take(b, &mut pos, n as usize)?.to_vec())
+            };
             let nx = le32(b, &mut pos)?;
-            let mut xattrs = Vec::new();
-            for _ in 0..nx {
-                let n = le32(b, &mut pos)? as usize;
-                let k = take(b, &mut pos, n)?.to_vec();
-                let n = le32(b, &mut pos)? as usize;
-                let v = take(b, &mut pos, n)?.to_vec();
-                xattrs.push((k, v));
-            }
+            let xattrs = if nx == SAME_AS_FIRST {
+                seen.get(&ino).ok_or_else(|| format!("{path}: xattrs refer to an inode not dumped before"))?.1.clone()
+            } else {
+                let mut xattrs = Vec::new();
+                for _ in 0..nx {
+                    let n = le32(b, &mut pos)? as usize;
+                    let k = take(b, &mut pos, n)?.to_vec();
+                    let n = le32(b, &mut pos)? as usize;
+                    let v = take(b, &mut pos, n)?.to_vec();
+                    xattrs.push((k, v));
+                }
+                xattrs
+            };
+            seen.entry(ino).or_insert_with(|| (content.clone(), xattrs.clone()));
             raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, xattrs });
         }
         Ok(Tree::from_raw(raw))
@@ -581,7 +616,7 @@ impl Tree {
                         what.push(format!("size {} vs {}", a.size, b.size));
                     }
                     if a.content != b.content {
-                        let at = a.content.iter().zip(&b.content).position(|(x, y)| x != y);
+                        let at = a.content.iter().zip(b.content.iter()).position(|(x, y)| x != y);
                         what.push(format!(
                             "content differs (len {} vs {}, first difference at {:?})",
                             a.content.len(),

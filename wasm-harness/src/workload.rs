@@ -21,6 +21,7 @@
 //! setxattr /a/f NAME VALUE      removexattr /a/f NAME
 //! sync                          fsync /a/f          fdatasync /a/f    fsync /a (directory)
 //! atomic_start /a/f             atomic_commit /a/f  atomic_abort /a/f
+//! repeat 3000 link /a/f /a/l{i} # N times, {i} = 1..N in path/name/value arguments
 //! ```
 //!
 //! Written data is a deterministic function of `(PATTERN, file offset)` (see
@@ -62,6 +63,13 @@ pub enum Op {
     AtomicStart(String),
     AtomicCommit(String),
     AtomicAbort(String),
+    /// `repeat N OP`: the operation `N` times, with every `{i}` in its path, name and
+    /// value arguments replaced by 1, 2, ..., N (e.g. thousands of links in one
+    /// directory). Only namespace and data operations repeat, never a persistence point.
+    /// The explorer records consecutive repetitions that did no device I/O as one
+    /// operation (no crash point can fall between them), so a long repetition costs one
+    /// model state, not one per repetition.
+    Repeat(u32, Box<Op>),
 }
 
 impl Op {
@@ -100,7 +108,51 @@ impl Op {
             | Op::Write { path: p, .. } => vec![p],
             Op::Rename(a, b, _) | Op::Link(a, b) => vec![a, b],
             Op::Sync => vec![],
+            // Conservatively the directories the repetitions touch (a template path
+            // names no real file): everything under them counts as touched.
+            Op::Repeat(_, op) => op.paths().into_iter().map(|p| &p[..p.rfind('/').unwrap_or(0)]).collect(),
         }
+    }
+
+    /// Whether the operation may be the body of a `repeat`.
+    pub fn repeatable(&self) -> bool {
+        !matches!(
+            self,
+            Op::Sync
+                | Op::Fsync(_)
+                | Op::Fdatasync(_)
+                | Op::AtomicStart(_)
+                | Op::AtomicCommit(_)
+                | Op::AtomicAbort(_)
+                | Op::Repeat(..)
+        )
+    }
+
+    /// The operations a `repeat` stands for (any other operation: itself).
+    pub fn expand(&self) -> Vec<Op> {
+        let Op::Repeat(n, op) = self else { return vec![self.clone()] };
+        (1..=*n)
+            .map(|i| {
+                let s = |x: &String| x.replace("{i}", &i.to_string());
+                match &**op {
+                    Op::Create(p) => Op::Create(s(p)),
+                    Op::Mkdir(p) => Op::Mkdir(s(p)),
+                    Op::Symlink(p, t) => Op::Symlink(s(p), s(t)),
+                    Op::Write { path, offset, len, pattern } => {
+                        Op::Write { path: s(path), offset: *offset, len: *len, pattern: *pattern }
+                    }
+                    Op::Truncate(p, n) => Op::Truncate(s(p), *n),
+                    Op::Chmod(p, m) => Op::Chmod(s(p), *m),
+                    Op::Rename(a, b, f) => Op::Rename(s(a), s(b), *f),
+                    Op::Link(a, b) => Op::Link(s(a), s(b)),
+                    Op::Unlink(p) => Op::Unlink(s(p)),
+                    Op::Rmdir(p) => Op::Rmdir(s(p)),
+                    Op::SetXattr(p, n, v) => Op::SetXattr(s(p), s(n), s(v)),
+                    Op::RemoveXattr(p, n) => Op::RemoveXattr(s(p), s(n)),
+                    other => other.clone(),
+                }
+            })
+            .collect()
     }
 }
 
@@ -133,6 +185,7 @@ impl fmt::Display for Op {
             Op::AtomicStart(p) => write!(f, "atomic_start {p}"),
             Op::AtomicCommit(p) => write!(f, "atomic_commit {p}"),
             Op::AtomicAbort(p) => write!(f, "atomic_abort {p}"),
+            Op::Repeat(n, op) => write!(f, "repeat {n} {op}"),
         }
     }
 }
@@ -223,41 +276,7 @@ impl Workload {
                     };
                     continue;
                 }
-                "create" => Op::Create(arg(1)?),
-                "mkdir" => Op::Mkdir(arg(1)?),
-                "symlink" => Op::Symlink(arg(1)?, arg(2)?),
-                "write" => Op::Write {
-                    path: arg(1)?,
-                    offset: num(&arg(2)?)?,
-                    len: num(&arg(3)?)? as u32,
-                    pattern: num(&arg(4)?)? as u32,
-                },
-                "truncate" => Op::Truncate(arg(1)?, num(&arg(2)?)?),
-                "chmod" => Op::Chmod(arg(1)?, u32::from_str_radix(&arg(2)?, 8).map_err(|_| err("bad octal mode"))?),
-                "rename" => {
-                    let fl = match t.get(3).copied() {
-                        None => 0,
-                        Some("noreplace") => RENAME_NOREPLACE,
-                        Some("exchange") => RENAME_EXCHANGE,
-                        Some(s) => s
-                            .strip_prefix("flags=")
-                            .and_then(|v| v.parse().ok())
-                            .ok_or_else(|| err("bad rename flag"))?,
-                    };
-                    Op::Rename(arg(1)?, arg(2)?, fl)
-                }
-                "link" => Op::Link(arg(1)?, arg(2)?),
-                "unlink" => Op::Unlink(arg(1)?),
-                "rmdir" => Op::Rmdir(arg(1)?),
-                "setxattr" => Op::SetXattr(arg(1)?, arg(2)?, arg(3)?),
-                "removexattr" => Op::RemoveXattr(arg(1)?, arg(2)?),
-                "sync" => Op::Sync,
-                "fsync" => Op::Fsync(arg(1)?),
-                "fdatasync" => Op::Fdatasync(arg(1)?),
-                "atomic_start" => Op::AtomicStart(arg(1)?),
-                "atomic_commit" => Op::AtomicCommit(arg(1)?),
-                "atomic_abort" => Op::AtomicAbort(arg(1)?),
-                _ => return Err(err("unknown operation")),
+                _ => parse_op(&t, &err)?,
             };
             w.ops.push(op);
         }
@@ -270,6 +289,59 @@ impl Workload {
         h.bytes(self.to_text().as_bytes());
         h.finish()
     }
+}
+
+/// Parses one operation line (already split into words).
+fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
+    let num = |s: &str| s.parse::<u64>().map_err(|_| err("bad number"));
+    let arg = |i: usize| t.get(i).map(|s| s.to_string()).ok_or_else(|| err("missing argument"));
+    Ok(match t[0] {
+        "create" => Op::Create(arg(1)?),
+        "mkdir" => Op::Mkdir(arg(1)?),
+        "symlink" => Op::Symlink(arg(1)?, arg(2)?),
+        "write" => Op::Write {
+            path: arg(1)?,
+            offset: num(&arg(2)?)?,
+            len: num(&arg(3)?)? as u32,
+            pattern: num(&arg(4)?)? as u32,
+        },
+        "truncate" => Op::Truncate(arg(1)?, num(&arg(2)?)?),
+        "chmod" => Op::Chmod(arg(1)?, u32::from_str_radix(&arg(2)?, 8).map_err(|_| err("bad octal mode"))?),
+        "rename" => {
+            let fl = match t.get(3).copied() {
+                None => 0,
+                Some("noreplace") => RENAME_NOREPLACE,
+                Some("exchange") => RENAME_EXCHANGE,
+                Some(s) => {
+                    s.strip_prefix("flags=").and_then(|v| v.parse().ok()).ok_or_else(|| err("bad rename flag"))?
+                }
+            };
+            Op::Rename(arg(1)?, arg(2)?, fl)
+        }
+        "link" => Op::Link(arg(1)?, arg(2)?),
+        "unlink" => Op::Unlink(arg(1)?),
+        "rmdir" => Op::Rmdir(arg(1)?),
+        "setxattr" => Op::SetXattr(arg(1)?, arg(2)?, arg(3)?),
+        "removexattr" => Op::RemoveXattr(arg(1)?, arg(2)?),
+        "sync" => Op::Sync,
+        "fsync" => Op::Fsync(arg(1)?),
+        "fdatasync" => Op::Fdatasync(arg(1)?),
+        "atomic_start" => Op::AtomicStart(arg(1)?),
+        "atomic_commit" => Op::AtomicCommit(arg(1)?),
+        "atomic_abort" => Op::AtomicAbort(arg(1)?),
+        "repeat" => {
+            let n = num(&arg(1)?)?;
+            if t.len() < 3 || n == 0 || n > 100_000 {
+                return Err(err("repeat N OP (1 <= N <= 100000)"));
+            }
+            let op = parse_op(&t[2..], err)?;
+            if !op.repeatable() {
+                return Err(err("only namespace and data operations repeat"));
+            }
+            Op::Repeat(n as u32, Box::new(op))
+        }
+        _ => return Err(err("unknown operation")),
+    })
 }
 
 /// Which source a workload comes from, and its index there: the `--case` of `replay`.
@@ -576,6 +648,24 @@ mod tests {
         assert_eq!(ace_workload(0, 0).unwrap().ops.len(), ace_setup().len() + 2);
         assert_eq!(ace_workload(0, 2 * n).unwrap().ops.len(), ace_setup().len() + 4);
         assert!(ace_workload(0, 1).unwrap().ops.iter().any(|o| matches!(o, Op::Fsync(_) | Op::Fdatasync(_))));
+    }
+
+    #[test]
+    fn repeat_expands_and_round_trips() {
+        let w = Workload::parse("r", "mkdir /a\ncreate /a/f\nrepeat 3 link /a/f /a/l{i}\n", 0).unwrap();
+        assert_eq!(w.ops.len(), 3);
+        assert_eq!(
+            w.ops[2].expand(),
+            vec![
+                Op::Link("/a/f".into(), "/a/l1".into()),
+                Op::Link("/a/f".into(), "/a/l2".into()),
+                Op::Link("/a/f".into(), "/a/l3".into())
+            ]
+        );
+        assert_eq!(Workload::parse("r", &w.to_text(), 0).unwrap(), w);
+        for bad in ["repeat 2 sync", "repeat 2 fsync /a", "repeat 0 create /a/f{i}", "repeat 2 repeat 2 mkdir /x"] {
+            assert!(Workload::parse("r", bad, 0).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -69,6 +69,23 @@ fn guest_errors_are_reported_not_fatal() {
     assert!(r.states > 0);
 }
 
+#[test]
+fn repetitions_without_io_share_one_record() {
+    // A thousand links cost one model state, not a thousand: the records are mount,
+    // mkdir, create, the links (no I/O: one group), sync, the unlink, fsync, unmount.
+    let ex = explorer(small_opts(1));
+    let text = "mkdir /d\ncreate /d/f\nrepeat 1000 link /d/f /d/l{i}\nsync\nunlink /d/l7\nfsync /d/f\n";
+    let w = Workload::parse("links", text, 5).unwrap();
+    let run = ex.run(&w, None);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let labels: Vec<&str> = run.records.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels.len(), 8, "{labels:?}");
+    assert_eq!(labels[3], "repeat 1000 link /d/f /d/l{i} [1..=1000]");
+    assert_eq!(run.states[3].entries.len(), 1003);
+    let r = ex.explore_workload(&CaseId::Random(0), &w);
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
 /// Every core mutant must be caught: the test builds one guest per mutant and explores
 /// (regression workloads first) until the first violation. A mutant missed fails the test.
 #[test]

@@ -493,12 +493,17 @@ fn kind_code(k: FileType) -> u8 {
 /// Bounds of the walk: a corrupt image must not make the dump run away.
 const DUMP_MAX_ENTRIES: usize = 100_000;
 const DUMP_MAX_FILE: u64 = 64 << 20;
+/// `content_len` and `xattr_count` of a later record of an inode already dumped.
+const SAME_AS_FIRST: u32 = u32::MAX;
 
 fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError> {
     let root = rollfs_core::layout::ROOT_INO;
     let mut visited_dirs = std::collections::BTreeSet::new();
     let mut stack: Vec<(Vec<u8>, Ino)> = vec![(b"/".to_vec(), root)];
     let mut entries = 0usize;
+    // Inodes dumped before under another name (hard links): their content and xattrs
+    // are not read again (ABI.md: SAME_AS_FIRST).
+    let mut dumped = std::collections::BTreeSet::new();
     while let Some((path, ino)) = stack.pop() {
         entries += 1;
         if entries > DUMP_MAX_ENTRIES {
@@ -513,6 +518,11 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError
         put32(out, attr.gid);
         put32(out, attr.nlink);
         out.extend_from_slice(&attr.size.to_le_bytes());
+        if attr.kind != FileType::Directory && !dumped.insert(ino) {
+            put32(out, SAME_AS_FIRST);
+            put32(out, SAME_AS_FIRST);
+            continue;
+        }
         let content = match attr.kind {
             FileType::Regular => {
                 if attr.size > DUMP_MAX_FILE {
@@ -567,12 +577,26 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError
                     return Err(DumpError::Tree(format!("{} listed twice in {}", show(&w[0].name), show(&path))));
                 }
             }
-            for e in children {
+            // Every name must be found by lookup where readdir listed it. In a big
+            // directory, looking up every name costs more than the rest of the dump
+            // together (a few verified dentry blocks each), so beyond LOOKUP_ALL_MAX
+            // names every entry's placement is checked instead (its block lies in its
+            // name's hash bucket, which is where lookup searches; names are unique, checked
+            // above) and lookup itself runs for an evenly spread sample of the names.
+            let stride = children.len().div_ceil(LOOKUP_ALL_MAX).max(1);
+            for (k, e) in children.into_iter().enumerate() {
                 let mut child = path.clone();
                 if child.len() > 1 {
                     child.push(b'/');
                 }
                 child.extend_from_slice(&e.name);
+                if stride > 1 {
+                    check_placement(&e, &child)?;
+                    if k % stride != 0 {
+                        stack.push((child, e.ino));
+                        continue;
+                    }
+                }
                 let found = fs.lookup(ino, &e.name).map_err(|err| {
                     DumpError::Tree(format!("readdir lists {} but lookup fails: {err}", show(&child)))
                 })?;
@@ -591,6 +615,23 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError
         }
     }
     Ok(())
+}
+
+/// Names per directory that the dump looks up one by one (beyond: placement plus a sample).
+const LOOKUP_ALL_MAX: usize = 256;
+
+/// The entry lies in its name's hash bucket of the level its block belongs to.
+fn check_placement(e: &rollfs_core::DirEntry, path: &[u8]) -> Result<(), DumpError> {
+    use rollfs_core::dir;
+    let idx = e.cookie.saturating_sub(dir::FIRST_COOKIE) / dir::SLOTS_PER_BLOCK as u64;
+    let bucket = dir::block_position(idx).map(|(level, b)| (level, b, dir::name_hash(&e.name) as u64 % dir::buckets(level)));
+    match bucket {
+        Some((_, b, want)) if b == want => Ok(()),
+        _ => Err(DumpError::Tree(format!(
+            "{}: listed in dentry block {idx} (bucket {bucket:?}), outside its name's hash bucket: lookup cannot find it",
+            show(path)
+        ))),
+    }
 }
 
 fn show(b: &[u8]) -> String {
