@@ -205,11 +205,20 @@ pub struct MountOptions {
     pub read_only: bool,
     /// Discard (TRIM) segments that a checkpoint frees.
     pub discard: bool,
+    /// Slack space recycling: when free segments run low, data fills the holes of used
+    /// segments instead of waiting for cleaning (see `segment`). Off: cleaning only.
+    pub ssr: bool,
 }
 
 impl Default for MountOptions {
     fn default() -> Self {
-        MountOptions { dirty_bytes_max: 64 << 20, clean_cache_bytes_max: 64 << 20, read_only: false, discard: true }
+        MountOptions {
+            dirty_bytes_max: 64 << 20,
+            clean_cache_bytes_max: 64 << 20,
+            read_only: false,
+            discard: true,
+            ssr: true,
+        }
     }
 }
 
@@ -233,6 +242,8 @@ pub struct Stats {
     pub discards: u64,
     pub gc_segments: u64,
     pub gc_blocks_moved: u64,
+    /// Data blocks written into holes of used segments (slack space recycling).
+    pub ssr_blocks: u64,
     pub discard_errors: u64,
 }
 
@@ -511,7 +522,7 @@ impl<D: BlockDevice> Filesystem<D> {
         &mut self.dev
     }
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats { ssr_blocks: self.seg.ssr_blocks, ..self.stats }
     }
     pub fn is_read_only(&self) -> bool {
         self.read_only
@@ -584,6 +595,10 @@ impl<D: BlockDevice> Filesystem<D> {
         // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
         let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
+        // Slack space recycling while free segments (less a margin for the nodes) cannot
+        // take what is pending: holes of used segments instead of cleaning's copies.
+        let margin = crate::segment::SSR_MARGIN_SEGMENTS * self.geo.segment_blocks as u64;
+        self.seg.ssr_wanted = self.opts.ssr && self.free_blocks_for_user() < need + margin;
         if self.free_blocks_for_user() >= need && self.used_blocks() + new_need <= self.user_capacity() {
             return Ok(());
         }
@@ -598,7 +613,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Bounded: each round checkpoints or cleans at least one segment.
         for _ in 0..self.geo.main_segments + 2 {
-            if self.free_blocks_for_user() >= need {
+            if self.free_blocks_for_user() >= need || self.ssr_can_take(blocks) {
                 return Ok(());
             }
             if self.seg.prefree_count() > 0 || !self.data.is_empty() || !self.dirty_nodes.is_empty() {
@@ -614,6 +629,21 @@ impl<D: BlockDevice> Filesystem<D> {
         } else {
             Err(Error::NoSpace)
         }
+    }
+
+    /// Whether slack space recycling can take a write of `blocks` data blocks (and all
+    /// dirty data) without cleaning, with the free segments left for the nodes.
+    fn ssr_can_take(&self, blocks: u64) -> bool {
+        let room = self.seg.ssr_room(&self.sit);
+        if room == 0 {
+            return false;
+        }
+        // The node logs append to free segments: each of the three may open one, and the
+        // nodes themselves must fit, without touching the cleaner's reserve.
+        let seg_blocks = self.geo.segment_blocks as u64;
+        let free_segments = self.seg.free_segments().saturating_sub(self.seg.reserved_segments()) as u64;
+        let node_blocks = blocks / 512 + 4 + self.dirty_nodes.len() as u64;
+        room >= blocks + self.data.len() as u64 && free_segments >= 3 + node_blocks.div_ceil(seg_blocks)
     }
 
     /// After each mutating call: keeps dirty memory and the clean cache within bounds.
@@ -831,7 +861,7 @@ impl<D: BlockDevice> Filesystem<D> {
             valid_nodes: self.nat.used_count(),
             valid_inodes: self.valid_inodes,
             time_sec: now.sec,
-            logs: self.seg.logs,
+            logs: self.seg.durable_logs(),
             next_generation: self.next_generation,
             written_blocks: self.written_blocks,
             nat_slots,

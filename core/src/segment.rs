@@ -5,9 +5,21 @@
 //! is invalidated becomes *prefree*: it still holds blocks the last checkpoint references,
 //! so it becomes free (reusable) only when the next checkpoint commits.
 //!
-//! Invariant (crash safety): no block referenced by the last committed checkpoint is ever
-//! overwritten, because blocks are written only into segments that were free at that
-//! checkpoint, or past the checkpoint's position in an open segment.
+//! When free segments run low, the data logs switch to *slack space recycling* (SSR, f2fs's
+//! threaded logging): instead of opening a free segment (which cleaning would first have
+//! to produce by copying), a log fills the holes (invalid blocks) of a used segment, in
+//! address order. Uniform random overwrites of a nearly full device then cost one write per
+//! block instead of cleaning's copies (write amplification 1/(1 - u) at victim
+//! utilisation u), at the price of scattered writes, which flash handles well.
+//!
+//! Invariant (crash safety): no block referenced by the last committed checkpoint, or by
+//! an fsync chain written after it, is ever overwritten. Blocks are written only into
+//! segments that were free at that checkpoint, past the checkpoint's position in an open
+//! segment, or (SSR) into holes of a segment that no write and no invalidation has touched
+//! since the last checkpoint, as recorded in a snapshot of its bitmap taken when the log
+//! chose it: such a hole was invalid at the checkpoint and nothing written since (a chain
+//! block) can be in it. SSR is off from mount until the first checkpoint commits, so the
+//! blocks a recovered chain left unclaimed are never reused before then.
 
 use crate::checkpoint::LogPos;
 use crate::error::{Error, Result};
@@ -60,7 +72,23 @@ pub struct SegmentManager {
     cursor: u32,
     segment_blocks: u32,
     reserved: u32,
+    /// Segments written or invalidated since the last committed checkpoint.
+    touched: Vec<bool>,
+    /// Per log: the valid bitmap of the used segment it is filling by SSR, as it was when
+    /// chosen (set bits are not holes); `None` for a log appending to a free segment.
+    ssr: [Option<[u8; SIT_BITMAP_BYTES]>; LOG_COUNT],
+    /// SSR allowed (off from mount until the first checkpoint commits).
+    ssr_enabled: bool,
+    /// SSR wanted: set by the filesystem when free segments cannot take what is pending.
+    pub ssr_wanted: bool,
+    /// Blocks written by SSR (statistics).
+    pub ssr_blocks: u64,
 }
+
+/// Data logs use SSR when the filesystem wants it: `Filesystem::ensure_space_for` does
+/// when the free segments beyond the reserve cannot hold what is pending plus this margin
+/// (kept for the node logs, which always append to free segments).
+pub const SSR_MARGIN_SEGMENTS: u64 = 4;
 
 impl SegmentManager {
     /// Builds the in-memory state from a checkpoint's SIT and log positions, checking that
@@ -93,6 +121,11 @@ impl SegmentManager {
             cursor,
             segment_blocks: geo.segment_blocks,
             reserved: geo.reserved_segments,
+            touched: vec![false; geo.main_segments as usize],
+            ssr: [None; LOG_COUNT],
+            ssr_enabled: false,
+            ssr_wanted: false,
+            ssr_blocks: 0,
         })
     }
 
@@ -149,9 +182,19 @@ impl SegmentManager {
         if l.blkoff < self.segment_blocks {
             return Ok(());
         }
-        let segno = self.pick_free(allow_reserve)?;
         let old = l.segno;
-        self.states[old as usize] = if sit.get(old).valid == 0 { SegState::Prefree } else { SegState::Used };
+        self.ssr[log as usize] = None;
+        if let Some((segno, map)) = self.pick_ssr(sit, log) {
+            self.close(sit, old);
+            self.states[segno as usize] = SegState::Open;
+            self.touched[segno as usize] = true;
+            let first = Self::next_hole(&map, 0, self.segment_blocks);
+            self.ssr[log as usize] = Some(map);
+            self.logs[log as usize] = LogPos { segno, blkoff: first };
+            return Ok(());
+        }
+        let segno = self.pick_free(allow_reserve)?;
+        self.close(sit, old);
         self.states[segno as usize] = SegState::Open;
         self.free_count -= 1;
         let wear = sit.get(segno).wear.saturating_add(1);
@@ -159,6 +202,75 @@ impl SegmentManager {
         ssa.reset(segno);
         self.logs[log as usize] = LogPos { segno, blkoff: 0 };
         Ok(())
+    }
+
+    /// A log leaves segment `segno`: used, or prefree if nothing in it is valid.
+    fn close(&mut self, sit: &Sit, segno: u32) {
+        self.states[segno as usize] = if sit.get(segno).valid == 0 { SegState::Prefree } else { SegState::Used };
+    }
+
+    /// The first hole of `map` at or after `from` (`end` if none).
+    fn next_hole(map: &[u8; SIT_BITMAP_BYTES], from: u32, end: u32) -> u32 {
+        (from..end).find(|&o| map[(o / 8) as usize] & (1 << (o % 8)) == 0).unwrap_or(end)
+    }
+
+    /// A segment SSR may fill: used, untouched since the last checkpoint, and holding data
+    /// (cleaning tells nodes from data by the segment's type, so the two never mix).
+    fn ssr_candidate(&self, sit: &Sit, s: usize) -> bool {
+        self.states[s] == SegState::Used
+            && (cfg!(feature = "mutant-ssr-reuse-before-cp") || !self.touched[s])
+            && (Log::HotData.seg_type()..=Log::ColdData.seg_type()).contains(&sit.get(s as u32).seg_type)
+    }
+
+    /// SSR victim for a data log when free segments are scarce: the used segment with the
+    /// most holes among those untouched since the last checkpoint (greedy, like
+    /// foreground cleaning). O(segments), only while free space is low.
+    fn pick_ssr(&self, sit: &Sit, log: Log) -> Option<(u32, [u8; SIT_BITMAP_BYTES])> {
+        if !self.ssr_enabled || !self.ssr_wanted || !matches!(log, Log::HotData | Log::WarmData) {
+            return None;
+        }
+        let best = (0..self.states.len())
+            .filter(|&s| self.ssr_candidate(sit, s))
+            .map(|s| (sit.get(s as u32).valid, s as u32))
+            .filter(|&(valid, _)| (valid as u32) < self.segment_blocks)
+            .min()?;
+        Some((best.1, sit.get(best.1).bitmap))
+    }
+
+    /// Holes SSR could fill now (eligible segments' invalid blocks plus what is left in the
+    /// segments data logs are filling by SSR); 0 when SSR is not in use.
+    pub fn ssr_room(&self, sit: &Sit) -> u64 {
+        if !self.ssr_enabled || !self.ssr_wanted {
+            return 0;
+        }
+        let eligible: u64 = (0..self.states.len())
+            .filter(|&s| self.ssr_candidate(sit, s))
+            .map(|s| (self.segment_blocks - sit.get(s as u32).valid as u32) as u64)
+            .sum();
+        let current: u64 =
+            Log::ALL
+                .iter()
+                .filter_map(|&log| {
+                    let map = self.ssr[log as usize].as_ref()?;
+                    let from = self.logs[log as usize].blkoff;
+                    Some((from..self.segment_blocks).filter(|&o| map[(o / 8) as usize] & (1 << (o % 8)) == 0).count()
+                        as u64)
+                })
+                .sum();
+        eligible + current
+    }
+
+    /// Log positions as a checkpoint records them: a log filling a segment by SSR is
+    /// recorded as at the end of it (a mounted image opens a new one), so that the
+    /// checkpoint's rule "nothing valid beyond a log's position" holds.
+    pub fn durable_logs(&self) -> [LogPos; LOG_COUNT] {
+        let mut logs = self.logs;
+        for log in Log::ALL {
+            if self.ssr[log as usize].is_some() {
+                logs[log as usize].blkoff = self.segment_blocks;
+            }
+        }
+        logs
     }
 
     /// Allocates the next block of `log`; the caller records its owner in the SSA. `allow_reserve` lets checkpoint and
@@ -173,14 +285,22 @@ impl SegmentManager {
         allow_reserve: bool,
     ) -> Result<BlockAddr> {
         self.ensure_room(geo, sit, ssa, log, allow_reserve)?;
+        let end = self.segment_blocks;
         let l = &mut self.logs[log as usize];
         let addr = geo.seg_start(l.segno) + l.blkoff;
+        self.touched[l.segno as usize] = true;
         let ok = sit.set_valid(l.segno, l.blkoff, mtime);
         debug_assert!(ok, "allocating a valid block {addr}");
         if !ok {
             return Err(Error::corrupt(addr as u64, "allocator: block already valid"));
         }
-        l.blkoff += 1;
+        l.blkoff = match &self.ssr[log as usize] {
+            Some(map) => {
+                self.ssr_blocks += 1;
+                Self::next_hole(map, l.blkoff + 1, end)
+            }
+            None => l.blkoff + 1,
+        };
         Ok(addr)
     }
 
@@ -193,6 +313,7 @@ impl SegmentManager {
             return Err(Error::corrupt(addr as u64, "block address outside the main area"));
         }
         let segno = geo.segno_of(addr);
+        self.touched[segno as usize] = true;
         if !sit.set_invalid(segno, geo.blkoff_of(addr)) {
             return Err(Error::corrupt(addr as u64, "freeing a block the SIT says is not in use (doubly owned?)"));
         }
@@ -217,6 +338,7 @@ impl SegmentManager {
             return Err(Error::corrupt(addr as u64, "recovered block outside the main area"));
         }
         let segno = geo.segno_of(addr);
+        self.touched[segno as usize] = true;
         let fresh = self.states[segno as usize] == SegState::Free;
         if !sit.set_valid(segno, geo.blkoff_of(addr), mtime) {
             return Err(Error::corrupt(addr as u64, "recovered block already in use"));
@@ -263,6 +385,10 @@ impl SegmentManager {
             }
         }
         self.free_count += freed.len() as u32;
+        // Everything is as the new checkpoint says: no segment touched since it, and SSR
+        // may fill holes (the checkpoint no longer needs a recovered chain's leftovers).
+        self.touched.iter_mut().for_each(|t| *t = false);
+        self.ssr_enabled = true;
         freed
     }
 }

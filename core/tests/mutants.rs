@@ -10,6 +10,7 @@ use std::process::Command;
 const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-gc-no-ssa", "cleaning"),
     ("mutant-reuse-before-cp", "cleaning"),
+    ("mutant-ssr-reuse-before-cp", "cleaning"),
     ("mutant-recovery-ignores-version", "cleaning"),
     ("mutant-fsync-no-wait", "recovery"),
     ("mutant-atomic-no-wait", "recovery"),

@@ -182,6 +182,8 @@ pub struct MountOpts {
     pub discard: bool,
     /// Background cleaning after this many idle seconds (`-o gc_idle=N`; 0 = off).
     pub gc_idle_secs: u64,
+    /// Slack space recycling when free segments run low (`-o nossr` turns it off).
+    pub ssr: bool,
 }
 
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
@@ -196,6 +198,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         fuse: Vec::new(),
         discard: true,
         gc_idle_secs: 5,
+        ssr: true,
     };
     let num = |k: &str, v: &str| -> Result<usize> {
         v.parse::<usize>()
@@ -223,6 +226,8 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
                     .ok_or_else(|| CliError::BadOption(format!("-o gc_idle={v}: expected seconds from 0 (off) to 86400")))?
             }
             ("nogc", None) => o.gc_idle_secs = 0,
+            ("ssr", None) => o.ssr = true,
+            ("nossr", None) => o.ssr = false,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("dirty_max", Some(v)) => {
@@ -372,7 +377,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         }
         None => Box::new(fdev),
     };
-    let mut mopts = MountOptions { read_only: o.read_only, discard: o.discard, ..Default::default() };
+    let mut mopts = MountOptions { read_only: o.read_only, discard: o.discard, ssr: o.ssr, ..Default::default() };
     if let Some(d) = o.dirty_bytes_max {
         mopts.dirty_bytes_max = d;
     }
@@ -618,5 +623,7 @@ mod option_tests {
         assert_eq!(parse_mount_options(&["nogc".to_string()]).unwrap().gc_idle_secs, 0);
         assert_eq!(parse_mount_options(&["gc_idle=0".to_string()]).unwrap().gc_idle_secs, 0);
         assert!(parse_mount_options(&["gc_idle=soon".to_string()]).is_err());
+        assert!(parse_mount_options(&[]).unwrap().ssr);
+        assert!(!parse_mount_options(&["nossr".to_string()]).unwrap().ssr);
     }
 }

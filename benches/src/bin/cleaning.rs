@@ -30,6 +30,7 @@ struct Row {
     clean_share: f64,
     gc_segments: u64,
     gc_moved: u64,
+    ssr_blocks: u64,
 }
 
 fn device_blocks(s: &Stats) -> u64 {
@@ -104,6 +105,7 @@ fn run(util: u64, device_mib: u64, rounds: u64, seed: u64) -> Row {
         clean_share: clean_time.as_secs_f64() / elapsed.as_secs_f64(),
         gc_segments: after.gc_segments - before.gc_segments,
         gc_moved: after.gc_blocks_moved - before.gc_blocks_moved,
+        ssr_blocks: after.ssr_blocks - before.ssr_blocks,
     }
 }
 
@@ -112,13 +114,13 @@ fn main() {
     let (mib, rounds) = if quick { (128, 1) } else { (512, 3) };
     println!("cleaning benchmark: {mib} MiB in-memory image, 2 MiB segments, 5% overprovisioning,");
     println!("uniform random 4 KiB overwrites for {rounds}x the device size, fsync every 64 writes\n");
-    println!("| utilisation | write amplification | ops/s first tenth | ops/s last tenth | longest op | cleaning time share | segments cleaned | blocks moved |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| utilisation | write amplification | ops/s first tenth | ops/s last tenth | longest op | cleaning time share | segments cleaned | blocks moved | blocks written by SSR |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut rows = Vec::new();
     for (k, util) in [50u64, 80, 90, 95].into_iter().enumerate() {
         let r = run(util, mib, rounds, 42 + k as u64);
         println!(
-            "| {}% | {:.2} | {:.0} | {:.0} | {:.1} ms | {:.0}% | {} | {} |",
+            "| {}% | {:.2} | {:.0} | {:.0} | {:.1} ms | {:.0}% | {} | {} | {} |",
             r.util,
             r.wa,
             r.first_tenth_ops,
@@ -126,7 +128,8 @@ fn main() {
             r.longest.as_secs_f64() * 1e3,
             r.clean_share * 100.0,
             r.gc_segments,
-            r.gc_moved
+            r.gc_moved,
+            r.ssr_blocks
         );
         rows.push(r);
     }
