@@ -784,6 +784,25 @@ pub fn remove(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(
     Ok(Some((ino, kind)))
 }
 
+/// Removes the entry whose first slot is at `loc`, whatever its name hashes to; returns
+/// what it pointed to, or `None` if no entry starts there. For fsck repair, which removes
+/// entries a lookup by name may not reach (misplaced, duplicated or dangling ones).
+pub fn remove_at(d: &mut dyn DirBlocks, loc: EntryLoc) -> Result<Option<(Ino, FileType)>> {
+    if loc.block_idx >= max_block_index(MAX_DEPTH) {
+        return Err(Error::Invalid("dentry location beyond the directory"));
+    }
+    let mut b = match read_block(d, loc.block_idx)? {
+        Some(b) => b,
+        None => return Ok(None),
+    };
+    let slot = loc.slot as usize;
+    let Some(e) = b.entry_at(slot) else { return Ok(None) };
+    let (ino, kind) = (e.ino, e.kind);
+    b.clear(slot);
+    d.write(loc.block_idx, b.into_sealed())?;
+    Ok(Some((ino, kind)))
+}
+
 /// Points the existing entry at `loc` (from [`lookup`]) to `ino` of type `kind`; used by
 /// rename over an existing name and by RENAME_EXCHANGE. The name and its place stay.
 pub fn set_entry(d: &mut dyn DirBlocks, loc: EntryLoc, ino: Ino, kind: FileType) -> Result<()> {

@@ -431,13 +431,55 @@ impl<D: BlockDevice> Filesystem<D> {
         let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
         let nat = Nat::load(&mut dev, &geo, cp.nat_slots.clone(), &cp.nat_journal, cp.version)?;
         let sit = Sit::load(&mut dev, &geo, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
-        let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
         let seg = SegmentManager::from_checkpoint(&geo, &sit, cp.logs)?;
+        let mut fs = Filesystem::assemble(dev, sb, cp, cp_pack, nat, sit, seg, opts, now);
+        // The root must be a directory.
+        let root = fs.inode_block(ROOT_INO)?;
+        if FileType::from_mode(inode::mode(&root) as u32) != Some(FileType::Directory) {
+            return Err(Error::corrupt(fs.nat_addr(ROOT_INO), "root inode is not a directory"));
+        }
+        if !recover {
+            return Ok(fs);
+        }
+        // Roll forward what was fsync'd after the checkpoint (in memory; read-only mounts
+        // see it too but write nothing).
+        let recovered = fs.roll_forward(now)?;
+        let orphans = fs.cp.orphans.clone();
+        if fs.read_only {
+            return Ok(fs);
+        }
+        for &ino in &orphans {
+            fs.evict_inode(ino)?;
+        }
+        if recovered.batches_applied > 0 || recovered.nodes_walked > 0 || !orphans.is_empty() {
+            fs.checkpoint(false, now)?;
+        }
+        fs.stats.recovered_batches = recovered.batches_applied;
+        fs.stats.recovered_nodes_walked = recovered.nodes_walked;
+        Ok(fs)
+    }
+
+    /// Builds the in-memory filesystem from a checkpoint and its loaded tables: mount, and
+    /// fsck repair (which loads and rebuilds the tables its own way).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble(
+        dev: D,
+        sb: Superblock,
+        cp: Checkpoint,
+        cp_pack: usize,
+        nat: Nat,
+        sit: Sit,
+        seg: SegmentManager,
+        opts: &MountOptions,
+        now: Timestamp,
+    ) -> Filesystem<D> {
+        let geo = sb.geometry;
+        let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
         let seed = volume_seed(&sb.uuid);
         // An image with read-only-compatible features this code does not know can be read
         // but must not be written.
         let unknown_ro = sb.feature_ro_compat & !crate::superblock::FEATURE_RO_COMPAT_SUPPORTED != 0;
-        let mut fs = Filesystem {
+        Filesystem {
             dev,
             seed,
             geo,
@@ -467,31 +509,7 @@ impl<D: BlockDevice> Filesystem<D> {
             size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
-        };
-        // The root must be a directory.
-        let root = fs.inode_block(ROOT_INO)?;
-        if FileType::from_mode(inode::mode(&root) as u32) != Some(FileType::Directory) {
-            return Err(Error::corrupt(fs.nat_addr(ROOT_INO), "root inode is not a directory"));
         }
-        if !recover {
-            return Ok(fs);
-        }
-        // Roll forward what was fsync'd after the checkpoint (in memory; read-only mounts
-        // see it too but write nothing).
-        let recovered = fs.roll_forward(now)?;
-        let orphans = fs.cp.orphans.clone();
-        if fs.read_only {
-            return Ok(fs);
-        }
-        for &ino in &orphans {
-            fs.evict_inode(ino)?;
-        }
-        if recovered.batches_applied > 0 || recovered.nodes_walked > 0 || !orphans.is_empty() {
-            fs.checkpoint(false, now)?;
-        }
-        fs.stats.recovered_batches = recovered.batches_applied;
-        fs.stats.recovered_nodes_walked = recovered.nodes_walked;
-        Ok(fs)
     }
 
     /// Writes a clean checkpoint and returns the device.
@@ -821,7 +839,7 @@ impl<D: BlockDevice> Filesystem<D> {
         #[cfg(feature = "mutant-nat-lost")]
         self.nat.mutant_forget_one();
         let mut nat_slots = self.nat.slots.clone();
-        let nat_journal = if self.nat.dirty_count() <= CP_NAT_JOURNAL_MAX as usize {
+        let nat_journal = if !self.nat.needs_block_write() {
             self.nat.journal_entries()
         } else {
             for i in self.nat.dirty_blocks() {
@@ -834,7 +852,7 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         let nat_blocks_written = nat_journal.is_empty();
         let mut sit_slots = self.sit.slots.clone();
-        let sit_journal = if self.sit.dirty_count() <= CP_SIT_JOURNAL_MAX as usize {
+        let sit_journal = if !self.sit.needs_block_write() {
             self.sit.journal_entries()
         } else {
             for i in self.sit.dirty_blocks() {

@@ -11,18 +11,26 @@
 //! - every NAT entry in use is reachable (no lost nodes);
 //! - link counts match the directory entries, directories' parent links are right;
 //! - inode block counts match, no data block lies past a file's size;
-//! - dentry blocks validate and each entry's type matches its inode;
-//! - the checkpoint's counters match.
+//! - dentry blocks validate, each entry lies in its name's hash bucket, no name appears
+//!   twice in a directory, and each entry's type matches its inode;
+//! - the checkpoint's counters match;
+//! - both superblock copies are intact and agree, and the checkpoint pack not in use is
+//!   either valid or explained by an interrupted checkpoint write (or by a fresh mkfs).
 //!
 //! Every loop is bounded by the table sizes, so a corrupt image cannot make it run away.
+//!
+//! [`repair`] (`rollfs fsck --repair`) rebuilds what the check finds wrong: see
+//! [`crate::repair`].
 
+use crate::checkpoint::{Checkpoint, CP_MAGIC, CP_OFF_MAGIC, CP_OFF_PACK, CP_OFF_VERSION};
+use crate::codec::{get_u32, get_u64};
 use crate::device::BlockDevice;
 use crate::dir;
 use crate::error::{Error, Result};
 use crate::fs::{FileType, Filesystem, MountOptions, Timestamp};
 use crate::layout::*;
-use crate::namei::DirIo;
 use crate::node::{self, inode, NodeType};
+use crate::superblock::Superblock;
 use crate::{Ino, Nid};
 use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::format;
@@ -46,6 +54,30 @@ impl FsckReport {
     }
 }
 
+/// What [`repair`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// The check before the repair. When it is clean nothing was written.
+    pub before: FsckReport,
+    /// One line per change the repair made (what was wrong, where, and what was done).
+    pub fixes: Vec<String>,
+    /// Problems the repair saw but could not fix.
+    pub unfixed: Vec<String>,
+    /// The check after the repair.
+    pub after: FsckReport,
+}
+
+impl RepairReport {
+    /// True when the image is clean now (whether or not anything had to be fixed).
+    pub fn is_clean(&self) -> bool {
+        self.after.is_clean() && self.unfixed.is_empty()
+    }
+    /// True when the repair changed the image.
+    pub fn changed(&self) -> bool {
+        !self.fixes.is_empty()
+    }
+}
+
 /// Stop collecting after this many problems: one corruption can cascade.
 const PROBLEMS_MAX: usize = 200;
 
@@ -53,6 +85,33 @@ const PROBLEMS_MAX: usize = 200;
 enum Owner {
     Node(Nid),
     Data { holder: Nid, ofs: u32 },
+}
+
+impl core::fmt::Display for Owner {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Owner::Node(n) => write!(f, "node {n}"),
+            Owner::Data { holder, ofs } => write!(f, "data slot {ofs} of node {holder}"),
+        }
+    }
+}
+
+/// How a node is named in messages: `inode 7`, or `node 9 (direct node of inode 7)`.
+pub(crate) fn node_desc(nid: Nid, ino: Ino, ty: NodeType) -> String {
+    match ty {
+        NodeType::Inode => format!("inode {nid}"),
+        _ => format!("node {nid} ({} of inode {ino})", type_name(ty)),
+    }
+}
+
+/// How a node type is named in messages.
+pub(crate) fn type_name(ty: NodeType) -> &'static str {
+    match ty {
+        NodeType::Inode => "inode",
+        NodeType::Direct => "direct node",
+        NodeType::Indirect => "indirect node",
+        NodeType::Xattr => "xattr node",
+    }
 }
 
 /// Progress callback: (inodes checked so far, inodes in use). Called as the tree walk goes.
@@ -66,6 +125,8 @@ struct Checker<'a, 'p, D: BlockDevice> {
     seen_nodes: BTreeSet<Nid>,
     /// Directory entries naming each inode.
     refs: BTreeMap<Ino, u32>,
+    /// Mapped blocks (file block index, address) of each directory, from the tree walk.
+    dir_blocks: BTreeMap<Ino, Vec<(u64, u32)>>,
     /// Subdirectories of each directory.
     subdirs: BTreeMap<Ino, u32>,
     inodes: BTreeSet<Ino>,
@@ -80,44 +141,60 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
 
     fn claim(&mut self, addr: u32, owner: Owner) {
         if !self.fs.geo.in_main(addr) {
-            self.problem(format!("block address {addr} of {owner:?} is outside the main area"));
+            self.problem(format!("block address {addr} of {owner} is outside the main area"));
             return;
         }
         if let Some(prev) = self.owners.insert(addr, owner) {
-            self.problem(format!("block {addr} owned twice: by {prev:?} and by {owner:?}"));
+            self.problem(format!("block {addr}: owned twice, by {prev} and by {owner}"));
         }
+    }
+
+    /// Address of the NAT block (in its current slot) that holds `nid`'s entry.
+    fn nat_block_of(&self, nid: Nid) -> u64 {
+        let i = nid / NAT_ENTRIES_PER_BLOCK;
+        let slot = self.fs.nat.slots.get(i as usize).copied().unwrap_or(0);
+        self.fs.geo.nat_addr(i, slot)
     }
 
     /// Claims and validates a node; returns false if it could not be used.
     fn claim_node(&mut self, nid: Nid, ino: Ino, ty: NodeType) -> bool {
+        let what = type_name(ty);
+        let desc = node_desc(nid, ino, ty);
         if !self.seen_nodes.insert(nid) {
-            self.problem(format!("node {nid} referenced twice (inode {ino})"));
+            self.problem(format!("{desc}: referenced twice"));
             return false;
         }
         let e = match self.fs.nat.get(nid) {
             Some(e) if !e.is_free() => e,
             _ => {
-                self.problem(format!("inode {ino} points to node {nid}, which the NAT says is free"));
+                let nb = self.nat_block_of(nid);
+                self.problem(format!("{desc}: NAT entry is free (NAT block {nb})"));
                 return false;
             }
         };
         if e.ino != ino {
-            self.problem(format!("node {nid}: NAT owner {} differs from inode {ino}", e.ino));
+            let nb = self.nat_block_of(nid);
+            self.problem(format!("{desc}: NAT entry names inode {} (NAT block {nb})", e.ino));
             return false;
         }
         if !self.fs.geo.in_main(e.addr) {
-            self.problem(format!("node {nid}: NAT address {} outside the main area", e.addr));
+            let nb = self.nat_block_of(nid);
+            self.problem(format!("{desc}: NAT address {} outside the main area (NAT block {nb})", e.addr));
             return false;
         }
         match self.fs.node_ref(nid) {
             Ok(b) => {
                 if node::footer_type(b) != Some(ty) {
-                    self.problem(format!("node {nid} at block {}: expected {ty:?}", e.addr));
+                    let found = node::footer_type(b).map(type_name).unwrap_or("unknown node");
+                    self.problem(format!(
+                        "block {}: node {nid} is a {found}, expected a {what} of inode {ino}",
+                        e.addr
+                    ));
                     return false;
                 }
             }
             Err(err) => {
-                self.problem(format!("node {nid} (inode {ino}): {err}"));
+                self.problem(format!("{desc}: {err}"));
                 return false;
             }
         }
@@ -132,13 +209,16 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             return;
         }
         if addr == NEW_ADDR {
-            self.problem(format!("inode {ino}: block {idx} marked unwritten on disk"));
+            self.problem(format!("inode {ino}: file block {idx} marked unwritten on disk (node {holder})"));
             return;
         }
         *count += 1;
         self.report.data_blocks += 1;
         if idx >= size_blocks {
-            self.problem(format!("inode {ino}: data block {idx} lies past the file size"));
+            self.problem(format!("block {addr}: file block {idx} of inode {ino} lies past the file size"));
+        }
+        if let Some(v) = self.dir_blocks.get_mut(&ino) {
+            v.push((idx, addr));
         }
         self.claim(addr, Owner::Data { holder, ofs });
     }
@@ -159,6 +239,9 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             Err(_) => return None,
         };
         let kind = FileType::from_mode(inode::mode(&ib) as u32)?;
+        if kind == FileType::Directory {
+            self.dir_blocks.insert(ino, Vec::new());
+        }
         let size = inode::size(&ib);
         let size_blocks = match kind {
             FileType::Regular | FileType::Symlink | FileType::Directory => size.div_ceil(BLOCK_SIZE as u64),
@@ -193,12 +276,16 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             let addr = self.fs.nat_addr(x);
             if let Ok(b) = self.fs.node_ref(x) {
                 if let Err(e) = crate::xattr::decode(b, addr) {
-                    self.problem(format!("inode {ino}: {e}"));
+                    self.problem(format!("xattr node {x} of inode {ino}: {e}"));
                 }
             }
         }
         if inode::blocks(&ib) != count {
-            self.problem(format!("inode {ino}: block count {} but {count} blocks mapped", inode::blocks(&ib)));
+            let addr = self.fs.nat_addr(ino);
+            self.problem(format!(
+                "inode {ino} (block {addr}): block count {}, but {count} blocks mapped",
+                inode::blocks(&ib)
+            ));
         }
         Some(kind)
     }
@@ -218,7 +305,8 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 self.check_data(ino, nid, i as u32, base + i as u64, v, size_blocks, count);
             } else if v != NULL_NID {
                 if v >= self.fs.nat.nid_count() {
-                    self.problem(format!("node {nid}: child node id {v} out of range"));
+                    let addr = self.fs.nat_addr(nid);
+                    self.problem(format!("block {addr}: node {nid} of inode {ino}: child node id {v} out of range"));
                     continue;
                 }
                 self.walk_subtree(ino, v, depth - 1, base + i as u64 * span, size_blocks, count);
@@ -245,52 +333,82 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                     continue;
                 }
             };
-            let mut entries = Vec::new();
-            let r = dir::iterate(&mut DirIo { fs: &mut self.fs, ino: d }, depth, 2, &mut |e: dir::Entry| {
-                entries.push(e);
-                true
-            });
-            if let Err(e) = r {
-                self.problem(format!("directory {d}: {e}"));
+            let end = dir::max_block_index(depth);
+            if depth > dir::MAX_DEPTH {
+                let addr = self.fs.nat_addr(d);
+                self.problem(format!("directory {d} (block {addr}): depth {depth} beyond the maximum"));
             }
-            for e in entries {
-                let name = String::from_utf8_lossy(&e.name).into_owned();
-                *self.refs.entry(e.ino).or_insert(0) += 1;
-                let kind = if self.inodes.contains(&e.ino) {
-                    self.fs.inode_kind(e.ino).ok()
-                } else {
-                    match self.fs.nat.get(e.ino) {
-                        Some(n) if n.ino == e.ino && !n.is_free() => self.walk_inode(e.ino),
-                        _ => {
-                            self.problem(format!("directory {d}: entry {name:?} points to free inode {}", e.ino));
-                            continue;
-                        }
-                    }
-                };
-                let Some(kind) = kind else { continue };
-                if kind != e.kind {
+            let blocks = self.dir_blocks.remove(&d).unwrap_or_default();
+            let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
+            let mut buf = crate::zero_block();
+            for (idx, addr) in blocks {
+                if idx >= end {
                     self.problem(format!(
-                        "directory {d}: entry {name:?} has type {:?} but inode {} is {kind:?}",
-                        e.kind, e.ino
+                        "block {addr}: dentry block {idx} of directory {d} lies beyond its depth {depth}"
                     ));
+                    continue;
                 }
-                if kind == FileType::Directory {
-                    *self.subdirs.entry(d).or_insert(0) += 1;
-                    if !dirs_seen.insert(e.ino) {
-                        self.problem(format!("directory {} has more than one name", e.ino));
+                if let Err(e) = self.fs.dev.read(addr as u64, &mut buf) {
+                    self.problem(format!("directory {d}: {}", Error::from(e)));
+                    continue;
+                }
+                let db = match dir::decode_block(idx, &buf, addr as u64) {
+                    Ok(db) => db,
+                    Err(e) => {
+                        self.problem(format!("directory {d}: dentry block {idx}: {e}"));
                         continue;
                     }
-                    match self.fs.inode_ref(e.ino) {
-                        Ok(b) if inode::pino(b) != d => {
-                            let p = inode::pino(b);
-                            self.problem(format!(
-                                "directory {} ({name:?}) records parent {p}, but lives in {d}",
-                                e.ino
-                            ));
-                        }
-                        _ => {}
+                };
+                if let Err(r) = db.check_placement() {
+                    self.problem(format!("block {addr}: dentry block {idx} of directory {d}: {r}"));
+                }
+                for e in db.entries() {
+                    let name = String::from_utf8_lossy(e.name).into_owned();
+                    if !names.insert(e.name.to_vec()) {
+                        self.problem(format!("block {addr}: directory {d} holds the name {name:?} twice"));
+                        continue;
                     }
-                    queue.push_back(e.ino);
+                    *self.refs.entry(e.ino).or_insert(0) += 1;
+                    let kind = if self.inodes.contains(&e.ino) {
+                        self.fs.inode_kind(e.ino).ok()
+                    } else {
+                        match self.fs.nat.get(e.ino) {
+                            Some(n) if n.ino == e.ino && !n.is_free() => self.walk_inode(e.ino),
+                            _ => {
+                                self.problem(format!(
+                                    "block {addr}: entry {name:?} of directory {d} points to free inode {}",
+                                    e.ino
+                                ));
+                                continue;
+                            }
+                        }
+                    };
+                    let Some(kind) = kind else { continue };
+                    if kind != e.kind {
+                        self.problem(format!(
+                            "block {addr}: entry {name:?} of directory {d} has type {:?} but inode {} is {kind:?}",
+                            e.kind, e.ino
+                        ));
+                    }
+                    if kind == FileType::Directory {
+                        *self.subdirs.entry(d).or_insert(0) += 1;
+                        if !dirs_seen.insert(e.ino) {
+                            self.problem(format!("directory {} has more than one name ({name:?} in {d})", e.ino));
+                            continue;
+                        }
+                        match self.fs.inode_ref(e.ino) {
+                            Ok(b) if inode::pino(b) != d => {
+                                let p = inode::pino(b);
+                                let a = self.fs.nat_addr(e.ino);
+                                self.problem(format!(
+                                    "directory {} (block {a}, {name:?}) records parent {p}, but lives in {d}",
+                                    e.ino
+                                ));
+                            }
+                            _ => {}
+                        }
+                        queue.push_back(e.ino);
+                    }
                 }
             }
         }
@@ -298,14 +416,18 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         let orphans = self.fs.cp.orphans.clone();
         for o in orphans {
             if self.inodes.contains(&o) {
-                self.problem(format!("orphan inode {o} is still linked"));
+                self.problem(format!("orphan list: inode {o} is still linked"));
+                continue;
+            }
+            if !self.fs.nat.get(o).is_some_and(|e| e.ino == o && !e.is_free()) {
+                self.problem(format!("orphan list: inode {o} is not in use"));
                 continue;
             }
             if self.walk_inode(o).is_some() {
                 if let Ok(b) = self.fs.inode_ref(o) {
                     if inode::links(b) != 0 {
                         let l = inode::links(b);
-                        self.problem(format!("orphan inode {o} has {l} links"));
+                        self.problem(format!("orphan list: inode {o} has {l} links"));
                     }
                 }
             }
@@ -332,8 +454,26 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 self.refs.get(&ino).copied().unwrap_or(0)
             };
             if links != want {
-                self.problem(format!("inode {ino}: link count {links}, but {want} found"));
+                let addr = self.fs.nat_addr(ino);
+                if kind == Some(FileType::Directory) {
+                    let n = want - 2;
+                    self.problem(format!("directory {ino} (block {addr}): link count {links}, but {n} subdirectories"));
+                } else {
+                    self.problem(format!("inode {ino} (block {addr}): link count {links}, but {want} names found"));
+                }
             }
+        }
+    }
+
+    fn sit_problem(&mut self, (unowned, first, last): (bool, u32, u32)) {
+        let g = self.fs.geo;
+        let what = if unowned { "valid in the SIT but owned by nothing" } else { "in use but free in the SIT" };
+        let (s0, s1) = (g.segno_of(first), g.segno_of(last));
+        let segs = if s0 == s1 { format!("segment {s0}") } else { format!("segments {s0}..={s1}") };
+        if first == last {
+            self.problem(format!("block {first}: {what} ({segs})"));
+        } else {
+            self.problem(format!("blocks {first}..={last}: {what} ({segs})"));
         }
     }
 
@@ -342,24 +482,40 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         let used: Vec<(Nid, u32)> = self.fs.nat.iter_used().map(|(n, e)| (n, e.ino)).collect();
         for (nid, ino) in used {
             if !self.seen_nodes.contains(&nid) {
-                self.problem(format!("lost node {nid} (inode {ino}): in the NAT but unreachable"));
+                let addr = self.fs.nat_addr(nid);
+                let what = if nid == ino { "inode" } else { "node" };
+                self.problem(format!("block {addr}: {what} {nid} (of inode {ino}) is in the NAT but unreachable"));
             }
         }
         // SIT against the ownership map.
         let g = self.fs.geo;
         let mut sit_valid = 0u64;
+        // Runs of consecutive blocks with the same disagreement make one message.
+        let mut run: Option<(bool, u32, u32)> = None; // (valid but unowned?, first, last)
         for segno in 0..g.main_segments {
             let e = *self.fs.sit.get(segno);
             sit_valid += e.valid as u64;
             for off in 0..g.segment_blocks {
                 let addr = g.seg_start(segno) + off;
                 let owned = self.owners.contains_key(&addr);
-                if e.is_valid(off) && !owned {
-                    self.problem(format!("block {addr}: valid in the SIT but owned by nothing"));
-                } else if !e.is_valid(off) && owned {
-                    self.problem(format!("block {addr}: in use but free in the SIT"));
+                let bad = match (e.is_valid(off), owned) {
+                    (true, false) => Some(true),
+                    (false, true) => Some(false),
+                    _ => None,
+                };
+                match (run, bad) {
+                    (Some((k, first, last)), Some(b)) if k == b && last + 1 == addr => run = Some((k, first, addr)),
+                    (_, b) => {
+                        if let Some(r) = run.take() {
+                            self.sit_problem(r);
+                        }
+                        run = b.map(|k| (k, addr, addr));
+                    }
                 }
             }
+        }
+        if let Some(r) = run {
+            self.sit_problem(r);
         }
         if sit_valid != self.fs.cp.valid_blocks {
             let v = self.fs.cp.valid_blocks;
@@ -379,7 +535,10 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             };
             match self.fs.ssa.get(&mut self.fs.dev, &g, addr, version) {
                 Ok(s) if (s.nid, s.ofs) == want => {}
-                Ok(s) => self.problem(format!("block {addr}: summary says ({}, {}), owner is {owner:?}", s.nid, s.ofs)),
+                Ok(s) => self.problem(format!(
+                    "block {addr}: summary (SSA) says node {} slot {}, but its owner is {owner}",
+                    s.nid, s.ofs
+                )),
                 Err(e) => self.problem(format!("block {addr}: summary unreadable: {e}")),
             }
         }
@@ -395,20 +554,29 @@ pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
 
 /// [`check`], reporting progress (inodes checked, inodes in use) for a progress bar.
 pub fn check_with_progress<D: BlockDevice>(dev: &mut D, progress: Progress<'_>) -> Result<FsckReport> {
+    let mut early = match header_problems(dev) {
+        Ok(p) => p,
+        Err(e @ Error::Io { .. }) => return Err(e),
+        Err(_) => Vec::new(), // the mount below reports it
+    };
     let opts = MountOptions { read_only: true, ..MountOptions::default() };
-    let fs = match Filesystem::mount_inner(dev, &opts, Timestamp::default(), false) {
+    let fs = match Filesystem::mount_inner(&mut *dev, &opts, Timestamp::default(), false) {
         Ok(fs) => fs,
         Err(e @ Error::Io { .. }) => return Err(e),
-        Err(e) => return Ok(FsckReport { problems: alloc::vec![format!("cannot mount: {e}")], ..Default::default() }),
+        Err(e) => {
+            early.push(format!("cannot mount: {e}"));
+            return Ok(FsckReport { problems: early, ..Default::default() });
+        }
     };
     let version = fs.cp.version;
     let mut c = Checker {
         fs,
         progress,
-        report: FsckReport { checkpoint_version: version, ..Default::default() },
+        report: FsckReport { checkpoint_version: version, problems: early, ..Default::default() },
         owners: BTreeMap::new(),
         seen_nodes: BTreeSet::new(),
         refs: BTreeMap::new(),
+        dir_blocks: BTreeMap::new(),
         subdirs: BTreeMap::new(),
         inodes: BTreeSet::new(),
     };
@@ -416,4 +584,98 @@ pub fn check_with_progress<D: BlockDevice>(dev: &mut D, progress: Progress<'_>) 
     let (done, total) = (c.report.inodes, c.fs.cp.valid_inodes as u64);
     (c.progress)(done, total);
     Ok(c.report)
+}
+
+/// Problems of the blocks a mount reads before the tables: a damaged superblock copy
+/// (mount uses the other), and a checkpoint pack that is damaged in a way no interrupted
+/// checkpoint write explains (mount uses the other pack). `Err` when the superblock or
+/// both packs are unusable: the mount reports that.
+fn header_problems<D: BlockDevice>(dev: &mut D) -> Result<Vec<String>> {
+    let sb = crate::superblock::read_superblock(dev)?;
+    let mut out: Vec<String> = superblock_damage(dev, &sb)?.into_iter().map(|(_, m)| m).collect();
+    let (cp, pack) = Checkpoint::read_newest(dev, &sb.geometry)?;
+    if let Some((_, m)) = damaged_pack(dev, &sb.geometry, pack, cp.version)? {
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Superblock copies that do not match the one in use: (address, message).
+pub(crate) fn superblock_damage<D: BlockDevice>(dev: &mut D, sb: &Superblock) -> Result<Vec<(u64, String)>> {
+    let mut out = Vec::new();
+    let mut buf = crate::zero_block();
+    for (i, &addr) in SUPERBLOCK_ADDRS.iter().enumerate() {
+        dev.read(addr, &mut buf)?;
+        match Superblock::decode(addr, &buf) {
+            Ok(copy) if copy == *sb => {}
+            Ok(_) => out.push((addr, format!("superblock copy {i} (block {addr}): differs from the copy in use"))),
+            Err(e) => out.push((addr, format!("superblock copy {i}: {e}"))),
+        }
+    }
+    Ok(out)
+}
+
+/// The checkpoint pack not in use (`1 - pack`), if it is damaged in a way that neither a
+/// checkpoint write cut short by a crash (its header still names this pack, with an
+/// older version or the next one) nor a fresh mkfs (pack 1 never written while the
+/// version in use is 1) explains. Returns (pack, message).
+pub(crate) fn damaged_pack<D: BlockDevice>(
+    dev: &mut D,
+    geo: &Geometry,
+    pack: usize,
+    version: u64,
+) -> Result<Option<(usize, String)>> {
+    let other = 1 - pack;
+    let base = geo.cp_pack_addr(other);
+    let what = format!("checkpoint pack {other} (block {base})");
+    let using = format!("pack {pack} (version {version}) is in use");
+    match Checkpoint::read_pack(dev, geo, other) {
+        Ok(Some(_)) => return Ok(None),
+        Err(e @ Error::Io { .. }) => return Err(e),
+        Err(e) => return Ok(Some((other, format!("{what}: {e}; {using}")))),
+        Ok(None) => {}
+    }
+    let mut h = crate::zero_block();
+    dev.read(base, &mut h)?;
+    let magic = get_u32(&h[..], CP_OFF_MAGIC);
+    let v = get_u64(&h[..], CP_OFF_VERSION);
+    if magic == 0 && version == 1 {
+        return Ok(None);
+    }
+    let reason = if magic != CP_MAGIC {
+        "bad magic"
+    } else if get_u32(&h[..], CP_OFF_PACK) != other as u32 {
+        "header names the other pack"
+    } else if v < version || v == version + 1 {
+        return Ok(None);
+    } else {
+        "version out of sequence"
+    };
+    Ok(Some((other, format!("{what}: destroyed ({reason}); {using}"))))
+}
+
+/// Repairs the image on `dev` (`rollfs fsck --repair`): checks it, and if the check finds
+/// anything, rebuilds the metadata from the tree reachable from the root and writes a
+/// fresh checkpoint (see [`crate::repair`] for what is repaired and what is lost), then
+/// checks again. `now` stamps what the repair changes. Nothing is written when the check
+/// is clean. An `Err` is an I/O error, or an image too damaged to repair (no superblock,
+/// no valid checkpoint pack, the root directory lost); nothing is written then either.
+pub fn repair<D: BlockDevice>(dev: &mut D, now: Timestamp) -> Result<RepairReport> {
+    repair_with_progress(dev, now, &mut |_, _| {})
+}
+
+/// [`repair`], reporting the progress of the first check.
+pub fn repair_with_progress<D: BlockDevice>(
+    dev: &mut D,
+    now: Timestamp,
+    progress: Progress<'_>,
+) -> Result<RepairReport> {
+    let before = check_with_progress(dev, progress)?;
+    if before.is_clean() {
+        let after = before.clone();
+        return Ok(RepairReport { before, after, ..Default::default() });
+    }
+    let (fixes, unfixed) = crate::repair::run(dev, now)?;
+    let after = check(dev)?;
+    Ok(RepairReport { before, fixes, unfixed, after })
 }

@@ -29,6 +29,7 @@
 //! | [`recovery`] | roll-forward of the node chain at mount |
 //! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
+//! | [`repair`] | `fsck --repair`: metadata rebuilt from the reachable tree |
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -51,6 +52,7 @@ pub mod namei;
 pub mod nat;
 pub mod node;
 pub mod recovery;
+pub mod repair;
 pub mod segment;
 pub mod sit;
 pub mod ssa;

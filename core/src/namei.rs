@@ -54,7 +54,7 @@ fn is_dot(name: &[u8]) -> bool {
 }
 
 impl<D: BlockDevice> Filesystem<D> {
-    fn dir_depth(&mut self, dir: Ino) -> Result<u32> {
+    pub(crate) fn dir_depth(&mut self, dir: Ino) -> Result<u32> {
         Ok(inode::dir_depth(self.inode_ref(dir)?))
     }
 
@@ -77,7 +77,7 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(found)
     }
 
-    fn dir_insert(&mut self, dir: Ino, name: &[u8], ino: Ino, kind: FileType) -> Result<()> {
+    pub(crate) fn dir_insert(&mut self, dir: Ino, name: &[u8], ino: Ino, kind: FileType) -> Result<()> {
         let mut depth = self.dir_depth(dir)?;
         let before = depth;
         dir::insert(&mut DirIo { fs: self, ino: dir }, &mut depth, name, ino, kind)?;

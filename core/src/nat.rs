@@ -43,6 +43,9 @@ pub struct Nat {
     pub slots: Vec<u8>,
     cursor: Nid,
     free_count: u32,
+    /// Set by fsck repair: the next checkpoint rewrites every NAT block (no journal), so
+    /// that damaged blocks are replaced and the rebuilt table is written whole.
+    rewrite_all: bool,
 }
 
 pub fn entry_offset(nid: Nid) -> usize {
@@ -60,6 +63,7 @@ impl Nat {
             slots: vec![0; geo.nat_blocks as usize],
             cursor: ROOT_INO + 1,
             free_count: geo.nid_count - 1,
+            rewrite_all: false,
         }
     }
 
@@ -108,6 +112,66 @@ impl Nat {
         }
         nat.free_count = nat.entries.iter().skip(1).filter(|e| e.is_free()).count() as u32;
         Ok(nat)
+    }
+
+    /// As [`Nat::load`], for fsck repair: a NAT block that fails its checks (or an entry
+    /// pointing outside the main area) does not fail the load; its entries are left free
+    /// and each damaged block or entry is returned as (NAT block address, reason). Only
+    /// I/O errors are errors.
+    pub fn load_tolerant<D: BlockDevice>(
+        dev: &mut D,
+        geo: &Geometry,
+        slots: Vec<u8>,
+        journal: &[(Nid, NatEntry)],
+        cp_version: u64,
+    ) -> Result<(Nat, Vec<(u64, Error)>)> {
+        let mut nat = Nat::new_empty(geo);
+        nat.slots = slots;
+        let mut damaged = Vec::new();
+        let mut buf = zero_block();
+        for i in 0..geo.nat_blocks {
+            let addr = geo.nat_addr(i, nat.slots[i as usize]);
+            dev.read(addr, &mut buf)?;
+            if let Err(e) = meta_check(&buf, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic") {
+                damaged.push((addr, e));
+                continue;
+            }
+            for j in 0..NAT_ENTRIES_PER_BLOCK {
+                let nid = i * NAT_ENTRIES_PER_BLOCK + j;
+                let off = entry_offset(nid);
+                let e = NatEntry { ino: get_u32(&buf[..], off), addr: get_u32(&buf[..], off + 4) };
+                let bad = if nid == NULL_NID {
+                    !e.is_free()
+                } else {
+                    e.addr == NEW_ADDR
+                        || (e.addr != NULL_ADDR && !geo.in_main(e.addr))
+                        || (e.addr == NULL_ADDR) != (e.ino == 0)
+                };
+                if bad {
+                    damaged.push((addr, Error::corrupt(addr, "NAT: entry out of range")));
+                    continue;
+                }
+                nat.entries[nid as usize] = e;
+            }
+        }
+        for &(nid, e) in journal {
+            if nid >= geo.nid_count || nid == NULL_NID {
+                continue;
+            }
+            nat.entries[nid as usize] = e;
+        }
+        nat.free_count = nat.entries.iter().skip(1).filter(|e| e.is_free()).count() as u32;
+        Ok((nat, damaged))
+    }
+
+    /// Fsck repair: the next checkpoint writes every NAT block whole.
+    pub fn rewrite_all_blocks(&mut self) {
+        self.rewrite_all = true;
+    }
+
+    /// True when the next checkpoint must write NAT blocks rather than journal entries.
+    pub fn needs_block_write(&self) -> bool {
+        self.rewrite_all || self.dirty.len() > CP_NAT_JOURNAL_MAX as usize
     }
 
     pub fn nid_count(&self) -> u32 {
@@ -205,14 +269,18 @@ impl Nat {
         b
     }
 
-    /// NAT block indexes holding dirty entries.
+    /// NAT block indexes holding dirty entries (every block after [`Nat::rewrite_all_blocks`]).
     pub fn dirty_blocks(&self) -> BTreeSet<u32> {
+        if self.rewrite_all {
+            return (0..self.slots.len() as u32).collect();
+        }
         self.dirty.iter().map(|nid| nid / NAT_ENTRIES_PER_BLOCK).collect()
     }
 
     /// After a checkpoint that wrote all dirty blocks to their alternate slots.
     pub fn commit_blocks_written(&mut self) {
         self.dirty.clear();
+        self.rewrite_all = false;
     }
 
     /// Recovery: keeps `nid` from being handed out until the next checkpoint commits.

@@ -362,14 +362,31 @@ impl SegmentManager {
         ssa: &mut Ssa,
         pinned: &alloc::collections::BTreeSet<u32>,
     ) -> Result<()> {
-        for &s in pinned {
-            if self.states[s as usize] == SegState::Free {
+        self.pin(pinned);
+        for log in Log::ALL {
+            self.logs[log as usize].blkoff = self.segment_blocks;
+            self.ensure_room(geo, sit, ssa, log, true)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps free segments from reuse until the next checkpoint commits (they become
+    /// prefree): recovery pins the node chain, fsck repair every segment the checkpoint it
+    /// started from still uses.
+    pub fn pin(&mut self, segnos: &alloc::collections::BTreeSet<u32>) {
+        for &s in segnos {
+            if self.states.get(s as usize) == Some(&SegState::Free) {
                 self.states[s as usize] = SegState::Prefree;
                 self.free_count -= 1;
             }
         }
+    }
+
+    /// Opens a fresh segment for every log whose segment is full, so that a checkpoint
+    /// records a position the next block of each log is really written at (roll-forward
+    /// starts from the warm node log's position).
+    pub fn open_full_logs(&mut self, geo: &Geometry, sit: &mut Sit, ssa: &mut Ssa) -> Result<()> {
         for log in Log::ALL {
-            self.logs[log as usize].blkoff = self.segment_blocks;
             self.ensure_room(geo, sit, ssa, log, true)?;
         }
         Ok(())

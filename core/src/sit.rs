@@ -80,12 +80,18 @@ impl SegEntry {
     }
 }
 
+/// What [`Sit::load_tolerant`] returns: the table, which entries were read intact, and
+/// each damage found as (SIT block address, reason).
+pub type TolerantSit = (Sit, Vec<bool>, Vec<(u64, Error)>);
+
 pub struct Sit {
     pub entries: Vec<SegEntry>,
     /// Sum of the valid counts, kept up to date (hot-path space checks read it).
     total_valid: u64,
     dirty: BTreeSet<u32>,
     pub slots: Vec<u8>,
+    /// Set by fsck repair: the next checkpoint rewrites every SIT block (no journal).
+    rewrite_all: bool,
 }
 
 impl Sit {
@@ -95,7 +101,70 @@ impl Sit {
             total_valid: 0,
             dirty: BTreeSet::new(),
             slots: vec![0; geo.sit_blocks as usize],
+            rewrite_all: false,
         }
+    }
+
+    /// As [`Sit::load`], for fsck repair: a SIT block or entry that fails its checks does
+    /// not fail the load. Returns the table (damaged entries left empty), which segments'
+    /// entries were read intact, and each damage as (SIT block address, reason). Only I/O
+    /// errors are errors.
+    pub fn load_tolerant<D: BlockDevice>(
+        dev: &mut D,
+        geo: &Geometry,
+        slots: Vec<u8>,
+        journal: &[(u32, SegEntry)],
+        cp_version: u64,
+    ) -> Result<TolerantSit> {
+        let mut sit = Sit::new_empty(geo);
+        sit.slots = slots;
+        let mut known = vec![false; geo.main_segments as usize];
+        let mut damaged = Vec::new();
+        let mut buf = zero_block();
+        for i in 0..geo.sit_blocks {
+            let addr = geo.sit_addr(i, sit.slots[i as usize]);
+            dev.read(addr, &mut buf)?;
+            if let Err(e) = meta_check(&buf, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic") {
+                damaged.push((addr, e));
+                continue;
+            }
+            for j in 0..SIT_ENTRIES_PER_BLOCK {
+                let segno = i * SIT_ENTRIES_PER_BLOCK + j;
+                if segno >= geo.main_segments {
+                    break;
+                }
+                let off = j as usize * SIT_ENTRY_SIZE;
+                match SegEntry::decode(&buf[off..off + SIT_ENTRY_SIZE], geo.segment_blocks, addr) {
+                    Ok(e) => {
+                        sit.entries[segno as usize] = e;
+                        known[segno as usize] = true;
+                    }
+                    Err(e) => damaged.push((addr, e)),
+                }
+            }
+        }
+        for &(segno, e) in journal {
+            if segno < geo.main_segments {
+                sit.entries[segno as usize] = e;
+                known[segno as usize] = true;
+            }
+        }
+        sit.total_valid = sit.entries.iter().map(|e| e.valid as u64).sum();
+        Ok((sit, known, damaged))
+    }
+
+    /// Fsck repair: replaces every entry and makes the next checkpoint write every SIT
+    /// block whole.
+    pub fn replace_all(&mut self, entries: Vec<SegEntry>) {
+        debug_assert_eq!(entries.len(), self.entries.len());
+        self.entries = entries;
+        self.total_valid = self.entries.iter().map(|e| e.valid as u64).sum();
+        self.rewrite_all = true;
+    }
+
+    /// True when the next checkpoint must write SIT blocks rather than journal entries.
+    pub fn needs_block_write(&self) -> bool {
+        self.rewrite_all || self.dirty.len() > CP_SIT_JOURNAL_MAX as usize
     }
 
     pub fn load<D: BlockDevice>(
@@ -188,6 +257,9 @@ impl Sit {
     }
 
     pub fn dirty_blocks(&self) -> BTreeSet<u32> {
+        if self.rewrite_all {
+            return (0..self.slots.len() as u32).collect();
+        }
         self.dirty.iter().map(|s| s / SIT_ENTRIES_PER_BLOCK).collect()
     }
 
@@ -207,5 +279,6 @@ impl Sit {
 
     pub fn commit_blocks_written(&mut self) {
         self.dirty.clear();
+        self.rewrite_all = false;
     }
 }

@@ -502,22 +502,27 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
     );
 }
 
-/// Runs the checker with a progress bar on stderr when stderr is a terminal (and the
-/// output is not JSON): `fsck: checked N of M inodes (P%)`, redrawn in place.
-fn check_with_bar<D: rollfs_core::BlockDevice>(
-    dev: &mut D,
-    json: bool,
-) -> rollfs_core::Result<rollfs_core::fsck::FsckReport> {
-    use std::io::{IsTerminal, Write};
-    let show = !json && std::io::stderr().is_terminal();
-    let mut last_pct = u64::MAX;
-    let mut bar = |done: u64, total: u64| {
-        if !show || total == 0 {
+/// A progress bar on stderr when stderr is a terminal (and the output is not JSON):
+/// `fsck: [####      ]  40% (N of M inodes)`, redrawn in place.
+struct Bar {
+    show: bool,
+    last_pct: u64,
+}
+
+impl Bar {
+    fn new(json: bool) -> Bar {
+        use std::io::IsTerminal;
+        Bar { show: !json && std::io::stderr().is_terminal(), last_pct: u64::MAX }
+    }
+
+    fn update(&mut self, done: u64, total: u64) {
+        use std::io::Write;
+        if !self.show || total == 0 {
             return;
         }
         let pct = (done * 100 / total).min(100);
-        if pct != last_pct {
-            last_pct = pct;
+        if pct != self.last_pct {
+            self.last_pct = pct;
             let filled = (pct / 5) as usize;
             let _ = write!(
                 std::io::stderr(),
@@ -527,12 +532,65 @@ fn check_with_bar<D: rollfs_core::BlockDevice>(
             );
             let _ = std::io::stderr().flush();
         }
-    };
-    let r = rollfs_core::fsck::check_with_progress(dev, &mut bar);
-    if show {
-        eprintln!();
     }
-    r
+
+    fn finish(&self) {
+        if self.show {
+            eprintln!();
+        }
+    }
+}
+
+fn print_repair(target: &Path, r: &rollfs_core::fsck::RepairReport, json: bool) {
+    let t = target.display();
+    if json {
+        let v = serde_json::json!({
+            "target": t.to_string(),
+            "clean": r.is_clean(),
+            "repaired": r.changed(),
+            "problems": r.before.problems,
+            "fixes": r.fixes,
+            "unfixed": r.unfixed,
+            "remaining": r.after.problems,
+            "inodes": r.after.inodes,
+            "directories": r.after.directories,
+            "data_blocks": r.after.data_blocks,
+            "node_blocks": r.after.node_blocks,
+            "checkpoint_version": r.after.checkpoint_version,
+        });
+        println!("{v}");
+        return;
+    }
+    if r.before.is_clean() {
+        print_report(target, &r.after, false);
+        return;
+    }
+    for p in &r.before.problems {
+        println!("{t}: {p}");
+    }
+    println!("{t}: repairing: rebuilding the metadata from the tree reachable from the root");
+    for f in &r.fixes {
+        println!("{t}: fixed: {f}");
+    }
+    for f in &r.unfixed {
+        println!("{t}: not fixed: {f}");
+    }
+    for p in &r.after.problems {
+        println!("{t}: still: {p}");
+    }
+    let a = &r.after;
+    println!(
+        "{t}: {}: {} problems found, {} fixes; {}, {} inodes ({} directories), {} data blocks, {} node blocks, checkpoint {}",
+        if r.is_clean() { "repaired" } else { "NOT fully repaired" },
+        r.before.problems.len(),
+        r.fixes.len(),
+        if r.is_clean() { "clean".to_string() } else { format!("{} problems left", a.problems.len() + r.unfixed.len()) },
+        a.inodes,
+        a.directories,
+        a.data_blocks,
+        a.node_blocks,
+        a.checkpoint_version
+    );
 }
 
 fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliError)> {
@@ -543,43 +601,37 @@ fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliE
         let code = if matches!(e, CliError::CorruptSuperblock { .. }) { FSCK_UNCORRECTED } else { FSCK_OPERATIONAL };
         return Err((code, e));
     }
-    let report = match check_with_bar(&mut dev, json) {
-        Ok(r) => r,
-        Err(e @ rollfs_core::Error::Corrupt { .. }) if !repair => {
-            return Err((FSCK_UNCORRECTED, CliError::core(target, "the image is damaged", e)))
-        }
-        Err(e @ rollfs_core::Error::Corrupt { .. }) => {
-            // Try the repair path below with a synthetic report.
-            rollfs_core::fsck::FsckReport { problems: vec![e.to_string()], ..Default::default() }
-        }
-        Err(e) => return Err((FSCK_OPERATIONAL, CliError::core(target, "cannot check", e))),
-    };
-    if report.is_clean() {
-        print_report(target, &report, json);
-        return Ok(FSCK_CLEAN);
-    }
+    let mut bar = Bar::new(json);
     if !repair {
+        let r = rollfs_core::fsck::check_with_progress(&mut dev, &mut |d, t| bar.update(d, t));
+        bar.finish();
+        let report = r.map_err(|e| (FSCK_OPERATIONAL, CliError::core(target, "cannot check", e)))?;
         print_report(target, &report, json);
+        if report.is_clean() {
+            return Ok(FSCK_CLEAN);
+        }
+        if !json {
+            println!("{}: run `rollfs fsck --repair` to repair", target.display());
+        }
         return Ok(FSCK_UNCORRECTED);
     }
-    if !json {
-        for p in &report.problems {
-            println!("{}: {p}", target.display());
+    let r = rollfs_core::fsck::repair_with_progress(&mut dev, crate::now(), &mut |d, t| bar.update(d, t));
+    bar.finish();
+    let rep = match r {
+        Ok(rep) => rep,
+        Err(e @ rollfs_core::Error::Io { .. }) => {
+            return Err((FSCK_OPERATIONAL, CliError::core(target, "repair failed", e)))
         }
-        println!("{}: repairing: mounting to run recovery and write a fresh checkpoint", target.display());
-    }
-    // Repair is what mount does: roll-forward recovery, orphan cleanup, and a checkpoint
-    // written from the recovered state.
-    let dev: Dev = Box::new(dev);
-    let fs = Filesystem::mount(dev, &MountOptions::default(), crate::now())
-        .map_err(|e| (FSCK_UNCORRECTED, CliError::core(target, "repair failed: cannot mount", e)))?;
-    let mut dev = fs
-        .unmount(crate::now())
-        .map_err(|e| (FSCK_UNCORRECTED, CliError::core(target, "repair failed: cannot write a checkpoint", e)))?;
-    let after = rollfs_core::fsck::check(&mut dev)
-        .map_err(|e| (FSCK_UNCORRECTED, CliError::core(target, "repair failed", e)))?;
-    print_report(target, &after, json);
-    Ok(if after.is_clean() { FSCK_FIXED } else { FSCK_UNCORRECTED })
+        Err(e) => return Err((FSCK_UNCORRECTED, CliError::core(target, "cannot repair", e))),
+    };
+    print_repair(target, &rep, json);
+    Ok(if rep.before.is_clean() {
+        FSCK_CLEAN
+    } else if rep.is_clean() {
+        FSCK_FIXED
+    } else {
+        FSCK_UNCORRECTED
+    })
 }
 
 // ---------------------------------------------------------------- replay

@@ -63,7 +63,9 @@ enum Cmd {
     },
     /// Check a filesystem. Exit: 0 clean, 1 fixed, 4 errors left, 8 operational error.
     Fsck {
-        /// Repair: run recovery and write a fresh checkpoint, then check again.
+        /// Repair what the check finds: rebuild NAT, SIT and SSA from the tree reachable
+        /// from the root, drop what cannot be read (reported per block), link unreachable
+        /// files into /lost+found, write a fresh checkpoint, then check again.
         #[arg(long, short = 'y', alias = "fix")]
         repair: bool,
         #[arg(long)]
