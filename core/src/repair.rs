@@ -758,16 +758,21 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                 }
             }
         }
-        // Nodes still unreached are freed by the rebuild; say so for those of live inodes.
+        // Nodes still unreached are freed by the rebuild; say so for those of live inodes,
+        // and for those whose inode is gone (not for the nodes of inodes freed above).
+        let cand_inos: BTreeSet<Ino> = cands.iter().map(|c| c.0).collect();
         let rest: Vec<(Nid, NatEntry)> =
             self.fs.nat.iter_used().filter(|(n, _)| !self.reached.contains_key(n)).collect();
         for (nid, e) in rest {
-            if e.ino != nid && self.inodes.contains_key(&e.ino) {
+            if e.ino == nid {
+                continue;
+            }
+            if self.inodes.contains_key(&e.ino) {
                 self.fix(format!(
                     "node {nid} of inode {} at block {}: no longer part of its inode's tree: freed",
                     e.ino, e.addr
                 ));
-            } else if e.ino != nid && !self.freed_orphans.contains(&e.ino) && !cands.iter().any(|c| c.0 == e.ino) {
+            } else if !self.freed_orphans.contains(&e.ino) && !cand_inos.contains(&e.ino) {
                 self.fix(format!("node {nid} of inode {} at block {}: its inode is gone: freed", e.ino, e.addr));
             }
         }
@@ -895,6 +900,15 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             ssa.set(&mut self.fs.dev, &g, addr, o.summary(), version)?;
         }
         self.compare_ssa(&entries)?;
+        let (old_blocks, old_inodes) = (self.fs.cp.valid_blocks, self.fs.cp.valid_inodes);
+        let blocks: u64 = entries.iter().map(|e| e.valid as u64).sum();
+        let inodes = self.inodes.len() as u32;
+        if old_blocks != blocks || old_inodes != inodes {
+            self.fix(format!(
+                "checkpoint counters: {old_blocks} valid blocks and {old_inodes} inodes recorded, {blocks} and \
+                 {inodes} in the tree: corrected"
+            ));
+        }
         let mut sit = Sit::new_empty(&g);
         sit.slots = self.fs.cp.sit_slots.clone();
         sit.replace_all(entries);

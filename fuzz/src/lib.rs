@@ -350,10 +350,17 @@ pub fn mount_walk_fsck(data: &[u8]) {
     check_image(dev, read_only, no_write);
 }
 
-/// fsck, mount, walk, write, unmount, fsck. Errors are fine; panics are not.
+/// fsck, repair (a copy), mount, walk, write, unmount, fsck. Errors are fine; panics are
+/// not, and neither is an image the repair calls clean that does not mount.
 pub fn check_image(dev: MemDevice, read_only: bool, no_write: bool) {
     let mut d0 = dev.clone();
     let _ = rollfs_core::fsck::check(&mut d0);
+    if let Ok(rep) = rollfs_core::fsck::repair(&mut d0, ts(99)) {
+        if rep.is_clean() {
+            let mut fs = Filesystem::mount(d0, &mount_opts(), ts(99)).expect("an image the repair left clean mounts");
+            walk(&mut fs);
+        }
+    }
     let opts = MountOptions { read_only, ..mount_opts() };
     let mut fs = match Filesystem::mount(dev, &opts, ts(100)) {
         Ok(fs) => fs,
