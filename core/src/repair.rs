@@ -166,7 +166,7 @@ fn attempt<D: BlockDevice>(
     // Nothing is allocated or freed while the tree is walked: an empty SIT will do.
     let sit0 = Sit::new_empty(&geo);
     let seg0 = SegmentManager::from_checkpoint(&geo, &sit0, logs)?;
-    let opts = MountOptions { dirty_bytes_max: u64::MAX, discard: false, ..MountOptions::default() };
+    let opts = MountOptions { dirty_bytes_max: u64::MAX, discard: false, ssr: false, ..MountOptions::default() };
     let fs = Filesystem::assemble(dev, sb.clone(), cp, cp_pack, nat, sit0, seg0, &opts, now);
     if fs.read_only {
         return Err(Error::NotSupported("repair of an image with unknown read-only features"));
