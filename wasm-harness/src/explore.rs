@@ -19,7 +19,7 @@ use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, I
 use crate::guest::{GuestError, GuestModule};
 use crate::model::{Model, Tree};
 use crate::rng::{Hasher64, Rng};
-use crate::workload::{CaseId, Op, Workload};
+use crate::workload::{CaseId, Op, RecoveryEio, Workload};
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -114,11 +114,17 @@ pub struct StateId {
     pub variant: u32,
     /// A crash during the recovery of that state: recovery trace point and variant.
     pub recovery: Option<(usize, u32)>,
+    /// `@recovery-eio each`: the check of the state in which read N of the recovery mount
+    /// fails.
+    pub read_eio: Option<u64>,
 }
 
 impl fmt::Display for StateId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}{}:{}", if self.eio_run { "e" } else { "" }, self.point, self.variant)?;
+        if let Some(n) = self.read_eio {
+            write!(f, "@{n}")?;
+        }
         if let Some((q, w)) = self.recovery {
             write!(f, "/{q}:{w}")?;
         }
@@ -129,7 +135,7 @@ impl fmt::Display for StateId {
 impl std::str::FromStr for StateId {
     type Err = String;
     fn from_str(s: &str) -> Result<StateId, String> {
-        let bad = || format!("state is P:V or P:V/Q:W (optionally eP:V), got {s}");
+        let bad = || format!("state is P:V, P:V/Q:W or P:V@N (optionally eP:V), got {s}");
         let (eio_run, s) = match s.strip_prefix('e') {
             Some(r) => (true, r),
             None => (false, s),
@@ -142,8 +148,12 @@ impl std::str::FromStr for StateId {
             Some((m, r)) => (m, Some(pair(r)?)),
             None => (s, None),
         };
+        let (main, read_eio) = match main.split_once('@') {
+            Some((m, n)) => (m, Some(n.parse().map_err(|_| bad())?)),
+            None => (main, None),
+        };
         let (point, variant) = pair(main)?;
-        Ok(StateId { eio_run, point, variant, recovery: rec })
+        Ok(StateId { eio_run, point, variant, recovery: rec, read_eio })
     }
 }
 
@@ -621,7 +631,7 @@ impl Explorer {
                 if !seen.insert((walker.image_key(&surv), allowed.clone())) {
                     continue;
                 }
-                let id = StateId { eio_run: run.eio.is_some(), point: c, variant: v, recovery: None };
+                let id = StateId { eio_run: run.eio.is_some(), point: c, variant: v, recovery: None, read_eio: None };
                 jobs.push(Job { id, image: walker.image(&surv), allowed: allowed.clone() });
             }
         }
@@ -715,8 +725,21 @@ impl Explorer {
     fn check_job(&self, run: &Run, job: &Job, log: &mut Vec<String>) -> Verdict {
         let mut rng =
             Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
-        let eio_read = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
+        let random_eio = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
         let dev_seed = rng.next_u64();
+        let directive = run.workload.recovery_eio;
+        let eio_read = match (job.id.read_eio, directive) {
+            (Some(n), _) => {
+                // One failing-read check of `@recovery-eio each` (replay).
+                log.push(format!("read {n} of the recovery mount fails"));
+                let (_, _, hash, bad) =
+                    self.check_image(run, &job.image, &job.allowed, job.id.point, Some(n), dev_seed, log);
+                return Verdict { states: 1, digest: hash, violation: bad.map(|(k, d)| (job.id, k, d)) };
+            }
+            (None, Some(RecoveryEio::Nth(n))) => Some(n),
+            (None, Some(RecoveryEio::Each)) => None,
+            (None, None) => random_eio,
+        };
         let (dev, mount_end, hash, bad) =
             self.check_image(run, &job.image, &job.allowed, job.id.point, eio_read, dev_seed, log);
         let mut h = Hasher64::new();
@@ -730,6 +753,23 @@ impl Explorer {
             return Verdict { states, digest: h.finish(), violation: None };
         };
         h.u64(dev.trace.digest());
+        if directive == Some(RecoveryEio::Each) && job.id.recovery.is_none() {
+            // Every read of a recovery that rolls something forward fails in turn.
+            let mount = &dev.trace.events[..mount_end];
+            if mount.iter().any(|e| matches!(e, crate::device::Event::Write { .. })) {
+                let reads = mount.iter().filter(|e| matches!(e, crate::device::Event::Read { .. })).count() as u64;
+                for n in 0..reads {
+                    let (_, _, h2, bad) =
+                        self.check_image(run, &job.image, &job.allowed, job.id.point, Some(n), dev_seed, log);
+                    states += 1;
+                    h.u64(h2);
+                    if let Some((k, d)) = bad {
+                        let id = StateId { read_eio: Some(n), ..job.id };
+                        return Verdict { states, digest: h.finish(), violation: Some((id, k, d)) };
+                    }
+                }
+            }
+        }
         // Crash the recovery itself at sampled points of the mount's I/O.
         let pts: Vec<usize> = (1..=mount_end).filter(|&q| dev.trace.events[q - 1].changes_crash_state()).collect();
         let wanted: Vec<(usize, u32)> = match job.id.recovery {
@@ -1091,6 +1131,7 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             dev_seed: 0,
             completion: crate::device::Completion::Immediate,
             discard_ignored: false,
+            recovery_eio: None,
         },
         state: None,
         kind: "workload".into(),
@@ -1130,7 +1171,7 @@ mod tests {
 
     #[test]
     fn state_id_round_trip() {
-        for s in ["3:1", "e10:0", "7:2/4:1"] {
+        for s in ["3:1", "e10:0", "7:2/4:1", "5:0@3", "e5:1@12"] {
             assert_eq!(s.parse::<StateId>().unwrap().to_string(), s);
         }
     }

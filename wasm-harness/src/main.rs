@@ -74,7 +74,8 @@ enum Cmd {
         /// The workload: random:K, ace:K or file:PATH.
         #[arg(long)]
         case: CaseId,
-        /// The crash state: P:V, or P:V/Q:W for a crash during recovery (eP:V: the EIO run).
+        /// The crash state: P:V, or P:V/Q:W for a crash during recovery (eP:V: the EIO run;
+        /// P:V@N: read N of the recovery mount fails, from `@recovery-eio each`).
         #[arg(long)]
         state: StateId,
         /// Also write the crash image (before recovery) to this file, for `rollfs inspect`.

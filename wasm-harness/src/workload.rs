@@ -14,6 +14,8 @@
 //! @seed 42                      # device seed: completion order of writes (optional)
 //! @completion random3|reverse|immediate   # completion policy (optional)
 //! @discard ignore|zero          # discarded blocks keep old data | read as zeros (default)
+//! @recovery-eio N|each          # in every crash state, read N of the recovery mount fails |
+//!                               # every read of it fails in turn (see [`RecoveryEio`])
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
 //! write /a/f OFFSET LEN PATTERN truncate /a/f SIZE  chmod /a/f 640 (octal)
 //! rename /a/f /b/g [noreplace|exchange]             link /a/f /b/h
@@ -211,6 +213,21 @@ pub struct Workload {
     /// The device ignores discards (old data stays readable, as on many SD cards) instead
     /// of reading discarded blocks as zeros.
     pub discard_ignored: bool,
+    /// Read errors injected into the recovery mount of every crash state (`@recovery-eio`).
+    pub recovery_eio: Option<RecoveryEio>,
+}
+
+/// `@recovery-eio`: how the recovery mount of every crash state of a workload meets a
+/// read error (independently of `--eio`, which injects one at random in some states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveryEio {
+    /// `@recovery-eio N`: the recovery mount's read N (0-based) fails.
+    Nth(u64),
+    /// `@recovery-eio each`: in every crash state whose recovery rolls something forward
+    /// (its healthy mount writes), the state is checked once healthy and then once per
+    /// read of that healthy mount, with that read failing: every read of the chain walk
+    /// (and of the checkpoint and tables before it) fails in turn.
+    Each,
 }
 
 impl Workload {
@@ -227,6 +244,11 @@ impl Workload {
         if self.discard_ignored {
             s += "@discard ignore\n";
         }
+        match self.recovery_eio {
+            None => {}
+            Some(RecoveryEio::Nth(n)) => s += &format!("@recovery-eio {n}\n"),
+            Some(RecoveryEio::Each) => s += "@recovery-eio each\n",
+        }
         for op in &self.ops {
             s += &format!("{op}\n");
         }
@@ -240,6 +262,7 @@ impl Workload {
             dev_seed: default_seed,
             completion: Completion::Random(3),
             discard_ignored: false,
+            recovery_eio: None,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -274,6 +297,13 @@ impl Workload {
                         "zero" => false,
                         _ => return Err(err("bad discard (ignore|zero)")),
                     };
+                    continue;
+                }
+                "@recovery-eio" => {
+                    w.recovery_eio = Some(match arg(1)?.as_str() {
+                        "each" => RecoveryEio::Each,
+                        n => RecoveryEio::Nth(n.parse().map_err(|_| err("bad recovery-eio (N|each)"))?),
+                    });
                     continue;
                 }
                 _ => parse_op(&t, &err)?,
@@ -477,6 +507,7 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         completion: Completion::Random(3),
         // Half the random cases run on a device that ignores discards.
         discard_ignored: Rng::derive(&[seed, index, 2]).chance(1, 2),
+        recovery_eio: None,
     }
 }
 
@@ -606,6 +637,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         dev_seed: Rng::derive(&[seed, 0xACE, case]).next_u64(),
         completion: Completion::Random(3),
         discard_ignored: false,
+        recovery_eio: None,
     })
 }
 

@@ -63,6 +63,7 @@ fn guest_errors_are_reported_not_fatal() {
         dev_seed: 1,
         completion: rollfs_sim::device::Completion::Random(2),
         discard_ignored: false,
+        recovery_eio: None,
     };
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
@@ -84,6 +85,27 @@ fn repetitions_without_io_share_one_record() {
     assert_eq!(run.states[3].entries.len(), 1003);
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
+#[test]
+fn recovery_eio_directive_fails_every_recovery_read() {
+    // seed-recovery-eio.wl: with `@recovery-eio each`, every crash state that recovers a
+    // chain is checked once more per read of its recovery mount, each time with that read
+    // failing; without the directive it is checked once. Both explorations are clean.
+    let path = rollfs_sim::workload::regression_dir().join("seed-recovery-eio.wl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("@recovery-eio each"));
+    let with = Workload::parse("with", &text, 1).unwrap();
+    let without = Workload { recovery_eio: None, ..with.clone() };
+    let ex = explorer(small_opts(2));
+    let a = ex.explore_workload(&CaseId::File(path.clone()), &with);
+    let b = ex.explore_workload(&CaseId::File(path), &without);
+    assert!(a.violations.is_empty() && b.violations.is_empty(), "{:?} {:?}", a.violations, b.violations);
+    assert!(a.states > 5 * b.states, "{} states with the directive, {} without", a.states, b.states);
+    // One failing-read check can be replayed on its own.
+    let (log, bad) = ex.replay(&with, "82:0@13".parse().unwrap());
+    assert!(bad.is_none(), "{log:#?}");
+    assert!(log.iter().any(|l| l.contains("Errno(5")), "{log:#?}");
 }
 
 /// Every core mutant must be caught: the test builds one guest per mutant and explores
