@@ -13,7 +13,9 @@
 //! | [`model`] | the oracle's model filesystem and canonical trees |
 //! | [`explore`] | running workloads, crash states, verdicts, replay, shrinking |
 //! | [`mutants`] | discovering core mutants and checking that each is caught |
+//! | [`cost`] | device cost of fsync and atomic commits, simulated time under a latency model |
 
+pub mod cost;
 pub mod device;
 pub mod explore;
 pub mod guest;

@@ -90,6 +90,39 @@ enum Cmd {
         #[arg(long, default_value_t = 200)]
         iters: u32,
     },
+    /// Device cost per operation: writes (data, node, other), FUA, flushes, waits and a
+    /// simulated time, for steady-state 4 KiB write+fsync loops and SQLite-like atomic
+    /// commits, safe and with the mutant-atomic-no-wait guest (deterministic).
+    Cost {
+        /// Measured fsync operations per scenario (commits: a quarter as many).
+        #[arg(long, default_value_t = 2000)]
+        ops: u64,
+        /// Unmeasured operations first.
+        #[arg(long, default_value_t = 200)]
+        warmup: u64,
+        /// Pages per SQLite-like commit (one scenario each).
+        #[arg(long, value_delimiter = ',', default_value = "4,16")]
+        pages: Vec<u32>,
+        /// Latency model: microseconds per 4 KiB write.
+        #[arg(long, default_value_t = 100.0)]
+        write_us: f64,
+        /// Latency model: microseconds per cache flush.
+        #[arg(long, default_value_t = 1000.0)]
+        flush_us: f64,
+        /// Latency model: microseconds per read.
+        #[arg(long, default_value_t = 100.0)]
+        read_us: f64,
+        /// Latency model: writes in service at once.
+        #[arg(long, default_value_t = 32)]
+        queue_depth: usize,
+        #[arg(long, default_value_t = 64)]
+        image_mib: u64,
+        #[arg(long, default_value_t = 512)]
+        segment_blocks: u32,
+        /// Skip the commits of the mutant-atomic-no-wait guest (which must be built first).
+        #[arg(long)]
+        no_mutant: bool,
+    },
     /// Build the guest with each core mutant and check that exploration catches it.
     Mutants {
         #[arg(long, default_value_t = 0)]
@@ -255,6 +288,60 @@ fn main() -> ExitCode {
                 }
             }
             ExitCode::SUCCESS
+        }
+        Cmd::Cost {
+            ops,
+            warmup,
+            pages,
+            write_us,
+            flush_us,
+            read_us,
+            queue_depth,
+            image_mib,
+            segment_blocks,
+            no_mutant,
+        } => {
+            let o = rollfs_sim::cost::CostOptions {
+                image_blocks: image_mib * 256,
+                segment_blocks,
+                ops: ops.max(1),
+                warmup,
+                pages,
+                latency: rollfs_sim::cost::Latency { write_us, flush_us, read_us, queue_depth },
+                ..Default::default()
+            };
+            let module = match GuestModule::default_guest() {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("rollfs-sim: {e:#}");
+                    return ExitCode::from(2);
+                }
+            };
+            let no_wait = if no_mutant {
+                None
+            } else {
+                match rollfs_sim::guest::build_guest(&["rollfs-core/mutant-atomic-no-wait".to_string()])
+                    .and_then(|p| GuestModule::load(&p))
+                {
+                    Ok(m) => Some(std::sync::Arc::new(m)),
+                    Err(e) => {
+                        eprintln!("rollfs-sim: {e:#}");
+                        return ExitCode::from(2);
+                    }
+                }
+            };
+            match rollfs_sim::cost::run(&module, no_wait.as_ref(), &o) {
+                Ok(rows) => {
+                    for l in rollfs_sim::cost::table(&o, &rows) {
+                        println!("{l}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rollfs-sim: cost: {e}");
+                    ExitCode::from(1)
+                }
+            }
         }
         Cmd::Mutants { seed, cases, only } => {
             let opts = Options { seed, torn: true, max_points: 200, ..Options::default() };
