@@ -401,6 +401,7 @@ mod tests {
         Trace {
             events: Vec::new(),
             writes: fua.iter().map(|&f| WriteRec { addr: 0, data: block.clone(), fua: f }).collect(),
+            calls: Vec::new(),
         }
     }
 

@@ -212,6 +212,9 @@ pub struct WriteRec {
 pub struct Trace {
     pub events: Vec<Event>,
     pub writes: Vec<WriteRec>,
+    /// Every read, write and flush call (a PREFLUSH is a flush call), in order, with the
+    /// number of events before it: the `nth` call of a kind is what [`Eio`] `nth` fails.
+    pub calls: Vec<(IoKind, usize)>,
 }
 
 impl Trace {
@@ -328,6 +331,7 @@ impl SimDevice {
     }
 
     fn inject(&mut self, kind: IoKind, nth: u64, addr: u64) -> bool {
+        self.trace.calls.push((kind, self.trace.events.len()));
         if self.eio == Some(Eio { kind, nth }) {
             self.trace.events.push(Event::Failed { kind, addr });
             true
@@ -344,7 +348,7 @@ impl SimDevice {
     pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> i32 {
         let nth = self.counts.reads;
         self.counts.reads += 1;
-        if addr >= self.block_count() || self.inject(IoKind::Read, nth, addr) {
+        if self.inject(IoKind::Read, nth, addr) || addr >= self.block_count() {
             return EIO;
         }
         self.trace.events.push(Event::Read { addr });
@@ -359,7 +363,7 @@ impl SimDevice {
     pub fn write(&mut self, addr: u64, data: &[u8], flags: u8) -> i32 {
         let nth = self.counts.writes;
         self.counts.writes += 1;
-        if addr >= self.block_count() || self.inject(IoKind::Write, nth, addr) {
+        if self.inject(IoKind::Write, nth, addr) || addr >= self.block_count() {
             return EIO;
         }
         if flags & FLAG_PREFLUSH != 0 {

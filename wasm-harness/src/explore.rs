@@ -85,6 +85,8 @@ pub struct OpRecord {
     pub result: String,
     /// The operation returned success (a failed sync does not raise the lower bound).
     pub ok: bool,
+    /// The errno (or ABI code) it failed with; `None` on success or a trap.
+    pub errno: Option<i64>,
 }
 
 /// A recorded run of a workload: trace, per-operation records and model states.
@@ -373,7 +375,14 @@ fn push_record(
     got: &Result<i64, GuestError>,
     op: (Op, Option<u64>),
 ) {
-    run.records.push(OpRecord { label, events, persist, result: format!("{got:?}"), ok: got.is_ok() });
+    run.records.push(OpRecord {
+        label,
+        events,
+        persist,
+        result: format!("{got:?}"),
+        ok: got.is_ok(),
+        errno: got.as_ref().err().and_then(|e| e.errno()),
+    });
     run.states.push(model.durable_tree());
     run.snaps.push(model.snap());
     run.ops.push(Some(op));
@@ -428,6 +437,20 @@ impl Explorer {
 
     /// Runs a workload once, recording its trace, operation records and model states.
     pub fn run(&self, w: &Workload, eio: Option<Eio>) -> Run {
+        self.run_hooked(w, eio, false, &mut |_, _| {})
+    }
+
+    /// [`Explorer::run`], calling `after_stop` with the guest when the run stopped at an
+    /// operation's failure (before the instance is dropped: a power loss). With `trim`,
+    /// model states older than the last completed checkpoint are dropped as the run goes
+    /// (empty placeholders): enough to judge the end of the run, not earlier crash points.
+    pub fn run_hooked(
+        &self,
+        w: &Workload,
+        eio: Option<Eio>,
+        trim: bool,
+        after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
+    ) -> Run {
         let mut dev = SimDevice::new(self.base.clone(), w.dev_seed);
         dev.completion = w.completion;
         dev.discard_ignored = w.discard_ignored;
@@ -460,18 +483,38 @@ impl Explorer {
             persist: Persist::Checkpoint,
             result: format!("{r:?}"),
             ok: r.is_ok(),
+            errno: r.as_ref().err().and_then(|e| e.errno()),
         });
         run.states.push(model.durable_tree());
         run.snaps.push(model.snap());
         run.ops.push(None);
         if let Err(e) = r {
-            run.problems.push(("mount-fresh".into(), format!("mounting the freshly formatted image failed: {e}")));
+            let fired = g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
+            if !(fired && e.errno() == Some(5)) {
+                run.problems.push(("mount-fresh".into(), format!("mounting the freshly formatted image failed: {e}")));
+            }
             run.trace = g.into_device().trace;
             return run;
         }
         let mut checkpoints = g.stats().map(|s| s[0]).unwrap_or(0);
         let mut stopped = false;
+        let mut trimmed = 0usize;
         for (i, op) in w.ops.iter().enumerate() {
+            if trim {
+                // The window of a crash at the end starts at the last completed checkpoint.
+                let k = run.records.len() - 1;
+                let r = &run.records[k];
+                let lo = match r.persist {
+                    Persist::Checkpoint if r.ok => k,
+                    Persist::Implicit if r.ok => k - 1,
+                    _ => trimmed,
+                };
+                for j in trimmed..lo {
+                    run.states[j] = Tree::default();
+                    run.snaps[j] = crate::model::Snap::default();
+                }
+                trimmed = trimmed.max(lo);
+            }
             if matches!(op, Op::Repeat(..)) {
                 stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i);
                 if stopped {
@@ -514,6 +557,7 @@ impl Explorer {
                 persist: Persist::Checkpoint,
                 result: format!("{r:?}"),
                 ok: r.is_ok(),
+                errno: r.as_ref().err().and_then(|e| e.errno()),
             });
             run.states.push(model.durable_tree());
             run.snaps.push(model.snap());
@@ -524,6 +568,8 @@ impl Explorer {
                     run.problems.push(("unmount".into(), guest_err(&e)));
                 }
             }
+        } else {
+            after_stop(&mut g, &mut run);
         }
         let dev = g.into_device();
         run.counts = dev.counts;
@@ -649,7 +695,7 @@ impl Explorer {
 
     /// Mounts an image in a fresh instance and checks it: fsck clean, tree allowed.
     /// Returns the guest (for its recovery trace) and the failure, if any.
-    fn check_image(
+    pub(crate) fn check_image(
         &self,
         run: &Run,
         image: &Image,
@@ -1144,7 +1190,7 @@ mod tests {
     use super::*;
 
     fn rec(label: &str, events: Range<usize>, persist: Persist) -> OpRecord {
-        OpRecord { label: label.into(), events, persist, result: String::new(), ok: true }
+        OpRecord { label: label.into(), events, persist, result: String::new(), ok: true, errno: None }
     }
 
     #[test]

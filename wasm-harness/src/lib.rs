@@ -13,10 +13,12 @@
 //! | [`model`] | the oracle's model filesystem and canonical trees |
 //! | [`explore`] | running workloads, crash states, verdicts, replay, shrinking |
 //! | [`mutants`] | discovering core mutants and checking that each is caught |
+//! | [`eio`] | the I/O-error sweep: every read, write and flush of a workload fails in turn |
 //! | [`cost`] | device cost of fsync and atomic commits, simulated time under a latency model |
 
 pub mod cost;
 pub mod device;
+pub mod eio;
 pub mod explore;
 pub mod guest;
 pub mod model;

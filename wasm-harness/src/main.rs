@@ -90,6 +90,34 @@ enum Cmd {
         #[arg(long, default_value_t = 200)]
         iters: u32,
     },
+    /// Fail every read, write and flush of the workloads in turn (one per run): the
+    /// operation must return EIO, a failed write must leave the filesystem read-only, and
+    /// healthy remounts must be clean and keep every acknowledged sync and fsync.
+    EioSweep {
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// ACE cases (spread evenly over all of them), after the regression workloads.
+        #[arg(long, default_value_t = 24)]
+        ace: u64,
+        /// Random cases 0..N, after the ACE cases.
+        #[arg(long, default_value_t = 24)]
+        random: u64,
+        /// Only these cases (random:K, ace:K or file:PATH; repeatable).
+        #[arg(long = "case")]
+        only: Vec<CaseId>,
+        /// At most this many I/O-error points per workload, evenly spread (default: all).
+        #[arg(long)]
+        max_per_workload: Option<usize>,
+        /// Replay one point of the one --case (read:N, write:N or flush:N) with its account.
+        #[arg(long)]
+        io: Option<String>,
+        /// Worker threads (default: available cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Run a guest built with this core mutant feature.
+        #[arg(long)]
+        mutant: Option<String>,
+    },
     /// Device cost per operation: writes (data, node, other), FUA, flushes, waits and a
     /// simulated time, for steady-state 4 KiB write+fsync loops and SQLite-like atomic
     /// commits, safe and with the mutant-atomic-no-wait guest (deterministic).
@@ -288,6 +316,58 @@ fn main() -> ExitCode {
                 }
             }
             ExitCode::SUCCESS
+        }
+        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant } => {
+            let mut opts = Options { seed, ..Options::default() };
+            if let Some(t) = threads {
+                opts.threads = t.max(1);
+            }
+            let ex = match explorer(opts, mutant.as_deref()) {
+                Ok(ex) => ex,
+                Err(e) => {
+                    eprintln!("rollfs-sim: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if let Some(io) = io {
+                let (Some(case), 1) = (only.first(), only.len()) else {
+                    eprintln!("rollfs-sim: --io needs exactly one --case");
+                    return ExitCode::from(2);
+                };
+                let (eio, w) = match (rollfs_sim::eio::parse_point(&io), rollfs_sim::workload::workload(case, seed)) {
+                    (Ok(e), Ok(w)) => (e, w),
+                    (Err(e), _) | (_, Err(e)) => {
+                        eprintln!("rollfs-sim: {e}");
+                        return ExitCode::from(2);
+                    }
+                };
+                println!("{}", w.to_text());
+                let (log, problems) = ex.sweep_replay(&w, eio);
+                for l in log {
+                    println!("{l}");
+                }
+                for (k, d) in &problems {
+                    println!("VIOLATION {k}: {d}");
+                }
+                println!("{io} of {case}: {}", if problems.is_empty() { "ok" } else { "violated" });
+                return if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+            }
+            let cases = if only.is_empty() { rollfs_sim::eio::standard_cases(ace, random) } else { only };
+            let sum = rollfs_sim::eio::sweep(&ex, &cases, max_per_workload, true, &mut |v| {
+                println!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail);
+                let point = v.detail.strip_prefix('[').and_then(|d| d.split_once(']')).map(|(p, _)| p);
+                if let Some(p) = point {
+                    let m = mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default();
+                    println!("  reproduce: rollfs-sim eio-sweep --seed {seed} --case {} --io {p}{m}", v.case);
+                }
+            });
+            println!("trace digest {:016x}", sum.digest);
+            println!("{} ({:.0} s)", sum.last_line(), sum.seconds);
+            if sum.violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
         }
         Cmd::Cost {
             ops,

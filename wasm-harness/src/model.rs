@@ -28,7 +28,9 @@ pub const KIND_SYMLINK: u8 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Body {
-    File(Vec<u8>),
+    /// Shared with the trees taken of the model (copied on the next write), and the
+    /// content's hash once computed.
+    File(Arc<Vec<u8>>, HashCache),
     Dir(BTreeMap<String, u64>),
     Symlink(String),
 }
@@ -40,6 +42,30 @@ struct Inode {
     xattrs: BTreeMap<String, String>,
 }
 
+/// A lazily computed [`content_hash`] (equal to any other: a cache, not state).
+#[derive(Debug, Clone, Default)]
+struct HashCache(std::cell::Cell<Option<u64>>);
+
+impl PartialEq for HashCache {
+    fn eq(&self, _: &HashCache) -> bool {
+        true
+    }
+}
+impl Eq for HashCache {}
+
+impl HashCache {
+    fn get(&self, content: &[u8]) -> u64 {
+        match self.0.get() {
+            Some(h) => h,
+            None => {
+                let h = content_hash(content);
+                self.0.set(Some(h));
+                h
+            }
+        }
+    }
+}
+
 /// The model namespace. Inode 1 is the root.
 #[derive(Debug, Clone)]
 pub struct Model {
@@ -47,7 +73,7 @@ pub struct Model {
     next: u64,
     /// Open atomic-write sessions: inode -> its content when the session started (what
     /// the disk may show until commit).
-    sessions: BTreeMap<u64, Vec<u8>>,
+    sessions: BTreeMap<u64, Arc<Vec<u8>>>,
 }
 
 /// What the per-file oracle needs of one model state: every regular file's names and
@@ -188,10 +214,13 @@ impl Model {
                     let p = format!("{path}/{n}");
                     match &self.inodes[c].body {
                         Body::Dir(_) => stack.push((p, *c)),
-                        Body::File(d) => {
+                        Body::File(d, h) => {
                             s.names.insert(p, *c);
-                            let d = self.sessions.get(c).unwrap_or(d);
-                            s.content.insert(*c, content_hash(d));
+                            let h = match self.sessions.get(c) {
+                                Some(old) => content_hash(old),
+                                None => h.get(d),
+                            };
+                            s.content.insert(*c, h);
                         }
                         Body::Symlink(_) => {}
                     }
@@ -205,7 +234,10 @@ impl Model {
     fn file_mut(&mut self, path: &str) -> Result<&mut Vec<u8>, i64> {
         let ino = self.resolve(path)?;
         match &mut self.inodes.get_mut(&ino).unwrap().body {
-            Body::File(d) => Ok(d),
+            Body::File(d, h) => {
+                h.0.set(None);
+                Ok(Arc::make_mut(d))
+            }
             Body::Dir(_) => Err(EISDIR),
             Body::Symlink(_) => Err(EINVAL),
         }
@@ -216,7 +248,7 @@ impl Model {
     pub fn apply(&mut self, op: &Op) -> Result<(), i64> {
         match op {
             Op::Repeat(..) => op.expand().iter().try_for_each(|o| self.apply(o)),
-            Op::Create(p) => self.add(p, Body::File(Vec::new()), 0o644),
+            Op::Create(p) => self.add(p, Body::File(Arc::default(), HashCache::default()), 0o644),
             Op::Mkdir(p) => self.add(p, Body::Dir(BTreeMap::new()), 0o755),
             Op::Symlink(p, t) => self.add(p, Body::Symlink(t.clone()), 0o777),
             Op::Write { path, offset, len, pattern } => {
@@ -292,7 +324,7 @@ impl Model {
             Op::Fsync(p) | Op::Fdatasync(p) => self.resolve(p).map(|_| ()),
             Op::AtomicStart(p) => {
                 let ino = self.resolve(p)?;
-                let Body::File(d) = &self.inodes[&ino].body else { return Err(EINVAL) };
+                let Body::File(d, _) = &self.inodes[&ino].body else { return Err(EINVAL) };
                 let d = d.clone();
                 self.sessions.entry(ino).or_insert(d);
                 Ok(())
@@ -304,8 +336,9 @@ impl Model {
             Op::AtomicAbort(p) => {
                 let ino = self.resolve(p)?;
                 if let Some(old) = self.sessions.remove(&ino) {
-                    if let Body::File(d) = &mut self.inodes.get_mut(&ino).unwrap().body {
+                    if let Body::File(d, h) = &mut self.inodes.get_mut(&ino).unwrap().body {
                         *d = old;
+                        h.0.set(None);
                     }
                 }
                 Ok(())
@@ -397,8 +430,9 @@ impl Model {
         }
         let mut m = self.clone();
         for (ino, old) in std::mem::take(&mut m.sessions) {
-            if let Body::File(d) = &mut m.inodes.get_mut(&ino).unwrap().body {
+            if let Body::File(d, h) = &mut m.inodes.get_mut(&ino).unwrap().body {
                 *d = old;
+                h.0.set(None);
             }
         }
         m.tree()
@@ -411,17 +445,22 @@ impl Model {
         let mut stack = vec![("/".to_string(), 1u64)];
         while let Some((path, ino)) = stack.pop() {
             let node = &self.inodes[&ino];
-            let mut content_of = |d: &[u8]| shared.entry(ino).or_insert_with(|| Arc::new(d.to_vec())).clone();
-            let (kind, size, content, nlink_dir) = match &node.body {
-                Body::File(d) => (KIND_FILE, d.len() as u64, content_of(d), None),
-                Body::Symlink(t) => (KIND_SYMLINK, t.len() as u64, content_of(t.as_bytes()), None),
+            let (kind, size, content, nlink_dir, chash) = match &node.body {
+                Body::File(d, h) => (KIND_FILE, d.len() as u64, d.clone(), None, Some(h.get(d))),
+                Body::Symlink(t) => (
+                    KIND_SYMLINK,
+                    t.len() as u64,
+                    shared.entry(ino).or_insert_with(|| Arc::new(t.as_bytes().to_vec())).clone(),
+                    None,
+                    None,
+                ),
                 Body::Dir(e) => {
                     let subdirs = e.values().filter(|c| self.is_dir(**c)).count() as u32;
                     for (n, c) in e {
                         let p = if path == "/" { format!("/{n}") } else { format!("{path}/{n}") };
                         stack.push((p, *c));
                     }
-                    (KIND_DIR, 0, Arc::default(), Some(2 + subdirs))
+                    (KIND_DIR, 0, Arc::default(), Some(2 + subdirs), None)
                 }
             };
             let xattrs = node.xattrs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect();
@@ -433,6 +472,7 @@ impl Model {
                 nlink: nlink_dir.unwrap_or(0),
                 size,
                 content,
+                chash,
                 xattrs,
             });
         }
@@ -466,6 +506,8 @@ pub struct RawEntry {
     /// Shared by the names of one inode (a file with thousands of links holds its
     /// content once).
     pub content: Arc<Vec<u8>>,
+    /// [`content_hash`] of `content` when the producer knows it already.
+    pub chash: Option<u64>,
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -484,7 +526,7 @@ pub struct Entry {
 }
 
 /// A canonical tree with a precomputed hash (for fast matching against model states).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tree {
     pub entries: BTreeMap<String, Entry>,
     pub hash: u64,
@@ -520,6 +562,7 @@ impl Tree {
             let mut xattrs = r.xattrs;
             xattrs.sort();
             let chash = match hashes.get(&r.ino) {
+                _ if r.chash.is_some() => r.chash.unwrap_or_default(),
                 Some((c, h)) if Arc::ptr_eq(c, &r.content) || **c == *r.content => *h,
                 _ => {
                     let h = content_hash(&r.content);
@@ -588,7 +631,7 @@ impl Tree {
                 xattrs
             };
             seen.entry(ino).or_insert_with(|| (content.clone(), xattrs.clone()));
-            raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, xattrs });
+            raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, chash: None, xattrs });
         }
         Ok(Tree::from_raw(raw))
     }

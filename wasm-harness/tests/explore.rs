@@ -108,6 +108,21 @@ fn recovery_eio_directive_fails_every_recovery_read() {
     assert!(log.iter().any(|l| l.contains("Errno(5")), "{log:#?}");
 }
 
+#[test]
+fn bounded_eio_sweep_has_no_violations() {
+    // Every regression workload and a few ACE and random cases, with up to 12 of their
+    // reads, writes and flushes failing in turn (`rollfs-sim eio-sweep` does them all).
+    let ex = explorer(small_opts(3));
+    let cases = rollfs_sim::eio::standard_cases(6, 6);
+    let sum = rollfs_sim::eio::sweep(&ex, &cases, Some(12), false, &mut |v| {
+        eprintln!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail)
+    });
+    eprintln!("{}", sum.last_line());
+    assert_eq!(sum.workloads, cases.len() as u64);
+    assert!(sum.reads > 50 && sum.writes > 100 && sum.flushes > 30, "{}", sum.last_line());
+    assert!(sum.violations.is_empty(), "{}", sum.last_line());
+}
+
 /// Every core mutant must be caught: the test builds one guest per mutant and explores
 /// (regression workloads first) until the first violation. A mutant missed fails the test.
 #[test]

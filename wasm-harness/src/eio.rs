@@ -1,0 +1,304 @@
+//! The I/O-error sweep (`rollfs-sim eio-sweep`): every read, write and flush a workload
+//! issues fails with EIO in turn, one per run.
+//!
+//! For each I/O-error point the workload runs again with that one call failing, and:
+//!
+//! - the operation that issued it must return EIO (`eio-swallowed` if it succeeded,
+//!   `eio-wrong-error` for another error). The one exception is a read of the first mount,
+//!   which may succeed from a redundant copy (the superblock has two);
+//! - after a failed write or flush the filesystem must be read-only: a `sync` must fail
+//!   and creating a file must fail with EROFS (`eio-not-read-only`);
+//! - the run must not trap and the guest must agree with the model up to the failure (the
+//!   usual `trap` / `op-mismatch` problems);
+//! - the device is then mounted again, healthy, twice: as the error left it with every
+//!   submitted write on the media, and as a power loss right after the error leaves it
+//!   (only what was durable). Each must mount, be clean for fsck and show an allowed
+//!   state: every sync and fsync acknowledged before the error holds
+//!   (`eio-remount-all-*`, `eio-remount-durable-*`: the explorer's usual verdicts).
+//!
+//! The calls of a run are numbered per kind in the order the device sees them
+//! ([`crate::device::Trace::calls`]); the sweep tries those issued by the workload's
+//! operations (mount, each operation, unmount), not the explorer's own reads of the live
+//! tree. `--io read:N` (or `write:N`, `flush:N`) replays one point with its account.
+
+use crate::device::{CrashWalker, Eio, Event, IoKind, Survivors};
+use crate::explore::{allowed_states, Explorer, Run, Violation};
+use crate::rng::Hasher64;
+use crate::workload::{CaseId, Op, Workload};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// ABI code of a call on a filesystem that is no longer mounted (after a failed unmount).
+const E_NOT_MOUNTED: i64 = crate::guest::E_NOT_MOUNTED;
+const EIO: i64 = 5;
+const EROFS: i64 = 30;
+
+/// Parses `read:N`, `write:N` or `flush:N`.
+pub fn parse_point(s: &str) -> Result<Eio, String> {
+    let (k, n) = s.split_once(':').ok_or("I/O point is read:N, write:N or flush:N")?;
+    let kind = match k {
+        "read" => IoKind::Read,
+        "write" => IoKind::Write,
+        "flush" => IoKind::Flush,
+        _ => return Err(format!("unknown I/O kind {k}")),
+    };
+    Ok(Eio { kind, nth: n.parse().map_err(|_| format!("bad call number {n}"))? })
+}
+
+pub fn point_name(e: &Eio) -> String {
+    let k = match e.kind {
+        IoKind::Read => "read",
+        IoKind::Write => "write",
+        IoKind::Flush => "flush",
+    };
+    format!("{k}:{}", e.nth)
+}
+
+/// The I/O-error points of a workload: the calls its operations issue in a healthy run,
+/// thinned to at most `max` (all with `None`).
+pub fn points(run: &Run, max: Option<usize>) -> Vec<Eio> {
+    let mut nth = [0u64; 3];
+    let mut all = Vec::new();
+    for &(kind, at) in &run.trace.calls {
+        let k = kind as usize;
+        let n = nth[k];
+        nth[k] += 1;
+        // At event `at` the call starts; it belongs to the operation whose events hold it.
+        if run.records.iter().any(|r| r.events.start <= at && at < r.events.end) {
+            all.push(Eio { kind, nth: n });
+        }
+    }
+    let Some(m) = max.filter(|&m| all.len() > m) else { return all };
+    // Thinned: flushes and reads first (up to a third of the budget each: they are few
+    // and each guards a different step), writes fill the rest; evenly spread per kind.
+    let of = |k: IoKind| all.iter().copied().filter(|e| e.kind == k).collect::<Vec<_>>();
+    let spread = |v: &[Eio], n: usize| -> Vec<Eio> {
+        let n = n.min(v.len());
+        (0..n).map(|i| v[i * v.len() / n]).collect()
+    };
+    let (flushes, reads, writes) = (of(IoKind::Flush), of(IoKind::Read), of(IoKind::Write));
+    let mut out = spread(&flushes, m / 3);
+    out.extend(spread(&reads, m / 3));
+    let left = m.saturating_sub(out.len());
+    out.extend(spread(&writes, left));
+    out.sort_by_key(|e| (e.kind as u8, e.nth));
+    out
+}
+
+/// Result of one I/O-error point.
+struct PointResult {
+    digest: u64,
+    problems: Vec<(String, String)>,
+}
+
+/// Totals of a sweep.
+#[derive(Debug, Clone, Default)]
+pub struct SweepSummary {
+    pub workloads: u64,
+    pub points: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub violations: Vec<Violation>,
+    pub digest: u64,
+    pub seconds: f64,
+}
+
+impl SweepSummary {
+    pub fn last_line(&self) -> String {
+        format!(
+            "eio sweep: {} I/O-error points ({} reads, {} writes, {} flushes) in {} workloads: {} violations",
+            self.points,
+            self.reads,
+            self.writes,
+            self.flushes,
+            self.workloads,
+            self.violations.len()
+        )
+    }
+}
+
+impl Explorer {
+    /// Runs `w` with the call `eio` failing and checks what the module documentation says.
+    fn sweep_point(&self, w: &Workload, eio: Eio, log: &mut Vec<String>) -> PointResult {
+        let write_like = eio.kind != IoKind::Read;
+        let mut probes = Vec::new();
+        let run = self.run_hooked(w, Some(eio), true, &mut |g, run| {
+            let fired = g.device().trace.events.iter().any(|e| matches!(e, Event::Failed { .. }));
+            if !(fired && write_like) {
+                return;
+            }
+            // Read-only after a failed write: nothing may change any more.
+            let now = 1_800_000_000;
+            let sync = g.sync(now);
+            let create = g.op(&Op::Create("/eio-probe".into()), now);
+            probes.push(format!("after the error: sync -> {sync:?}, create -> {create:?}"));
+            let ro = |r: &crate::guest::GuestResult<i64>| {
+                matches!(r.as_ref().err().and_then(|e| e.errno()), Some(EROFS) | Some(E_NOT_MOUNTED))
+            };
+            if !ro(&sync.clone().map(|_| 0)) || !ro(&create) {
+                run.problems.push((
+                    "eio-not-read-only".into(),
+                    format!("after {} failed: sync -> {sync:?}, create -> {create:?}", point_name(&eio)),
+                ));
+            }
+        });
+        log.push(format!("injected EIO at {}", point_name(&eio)));
+        for (k, r) in run.records.iter().enumerate() {
+            log.push(format!("  op {k:3} events {:?} {} -> {}", r.events, r.label, r.result));
+        }
+        log.extend(probes);
+        let mut problems = run.problems.clone();
+        let mut h = Hasher64::new();
+        h.u64(run.trace.digest());
+        match run.trace.events.iter().position(|e| matches!(e, Event::Failed { .. })) {
+            None => problems.push((
+                "eio-not-hit".into(),
+                format!("{} was not issued again (the run is not deterministic?)", point_name(&eio)),
+            )),
+            Some(at) => {
+                let k = run.records.iter().position(|r| r.events.start <= at && at < r.events.end);
+                match k.map(|k| (k, &run.records[k])) {
+                    None => problems.push(("eio-outside-op".into(), format!("event {at} is in no operation"))),
+                    Some((0, r)) if eio.kind == IoKind::Read && r.ok => {} // a redundant copy served it
+                    Some((_, r)) if r.ok => problems.push((
+                        "eio-swallowed".into(),
+                        format!("`{}` returned success although {} failed under it", r.label, point_name(&eio)),
+                    )),
+                    Some((_, r)) if r.errno != Some(EIO) => problems.push((
+                        "eio-wrong-error".into(),
+                        format!("`{}` hit {} and returned {}", r.label, point_name(&eio), r.result),
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+        // Healthy remounts: everything submitted on the media, and only what was durable.
+        let end = run.trace.events.len();
+        let allowed = allowed_states(&run.records, end);
+        let mut walker = CrashWalker::new(&run.start, &run.trace);
+        walker.advance_to(end);
+        let all = walker.image(&Survivors(walker.pending().into_iter().map(|id| (id, 0xFF)).collect()));
+        let durable = walker.durable().clone();
+        for (name, img) in [("all", all), ("durable", durable)] {
+            log.push(format!("remount ({name} writes on the media):"));
+            let seed = w.dev_seed ^ eio.nth ^ ((eio.kind as u64) << 40);
+            let (_, _, hash, bad) = self.check_image(&run, &img, &allowed, end, None, seed, log);
+            h.u64(hash);
+            if let Some((k, d)) = bad {
+                problems.push((format!("eio-remount-{name}-{k}"), d));
+            }
+        }
+        for (k, _) in &problems {
+            h.bytes(k.as_bytes());
+        }
+        PointResult { digest: h.finish(), problems }
+    }
+
+    /// Replays one I/O-error point of a workload, returning its account and problems.
+    pub fn sweep_replay(&self, w: &Workload, eio: Eio) -> (Vec<String>, Vec<(String, String)>) {
+        let mut log = Vec::new();
+        let r = self.sweep_point(w, eio, &mut log);
+        (log, r.problems)
+    }
+
+    /// Sweeps the I/O-error points of one workload (at most `max` of them).
+    pub fn sweep_workload(&self, case: &CaseId, w: &Workload, max: Option<usize>, sum: &mut SweepSummary) {
+        let clean = self.run_hooked(w, None, true, &mut |_, _| {});
+        let pts = points(&clean, max);
+        let next = AtomicUsize::new(0);
+        let out: Mutex<Vec<Option<PointResult>>> = Mutex::new((0..pts.len()).map(|_| None).collect());
+        std::thread::scope(|s| {
+            for _ in 0..self.opts.threads.max(1) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= pts.len() {
+                        break;
+                    }
+                    let r = self.sweep_point(w, pts[i], &mut Vec::new());
+                    out.lock().unwrap()[i] = Some(r);
+                });
+            }
+        });
+        let mut h = Hasher64::new();
+        h.u64(sum.digest);
+        for (p, r) in pts.iter().zip(out.into_inner().unwrap()) {
+            let r = r.expect("every point checked");
+            h.u64(r.digest);
+            sum.points += 1;
+            match p.kind {
+                IoKind::Read => sum.reads += 1,
+                IoKind::Write => sum.writes += 1,
+                IoKind::Flush => sum.flushes += 1,
+            }
+            for (kind, detail) in r.problems {
+                sum.violations.push(Violation {
+                    case: case.clone(),
+                    workload: w.clone(),
+                    state: None,
+                    kind,
+                    detail: format!("[{}] {detail}", point_name(p)),
+                });
+            }
+        }
+        sum.workloads += 1;
+        sum.digest = h.finish();
+    }
+}
+
+/// The standard cases of a sweep: every regression workload, `ace` ACE cases spread
+/// evenly over the ACE space, and random cases `0..random`.
+pub fn standard_cases(ace: u64, random: u64) -> Vec<CaseId> {
+    let mut v: Vec<CaseId> = crate::workload::regression_files().into_iter().map(CaseId::File).collect();
+    let n = crate::workload::ace_count();
+    v.extend((0..ace.min(n)).map(|i| CaseId::Ace(i * n / ace.min(n).max(1))));
+    v.extend((0..random).map(CaseId::Random));
+    v
+}
+
+/// Sweeps every case in turn, telling `on_violation` of each violation as it is found.
+/// With `progress`, a line per workload goes to stderr.
+pub fn sweep(
+    ex: &Explorer,
+    cases: &[CaseId],
+    max: Option<usize>,
+    progress: bool,
+    on_violation: &mut dyn FnMut(&Violation),
+) -> SweepSummary {
+    let start = Instant::now();
+    let mut sum = SweepSummary::default();
+    for case in cases {
+        let w = match crate::workload::workload(case, ex.opts.seed) {
+            Ok(w) => w,
+            Err(e) => {
+                let v = Violation {
+                    case: case.clone(),
+                    workload: Workload::parse("?", "", 0).expect("empty workload"),
+                    state: None,
+                    kind: "workload".into(),
+                    detail: e,
+                };
+                on_violation(&v);
+                sum.violations.push(v);
+                continue;
+            }
+        };
+        let (before, points, t) = (sum.violations.len(), sum.points, Instant::now());
+        ex.sweep_workload(case, &w, max, &mut sum);
+        for v in &sum.violations[before..] {
+            on_violation(v);
+        }
+        if progress {
+            eprintln!(
+                "eio-sweep: {case}: {} points, {} violations, {:.1} s ({:.0} s in all)",
+                sum.points - points,
+                sum.violations.len() - before,
+                t.elapsed().as_secs_f64(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    sum.seconds = start.elapsed().as_secs_f64();
+    sum
+}
