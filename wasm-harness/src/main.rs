@@ -118,6 +118,31 @@ enum Cmd {
         #[arg(long)]
         mutant: Option<String>,
     },
+    /// Explore until the time is up: round after round with fresh seeds, each round every
+    /// regression workload plus seeded ACE and random cases, with --torn and --eio.
+    Soak {
+        /// How long (fractions allowed).
+        #[arg(long)]
+        hours: f64,
+        /// First seed (default: the clock); round k uses seed+k.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// ACE cases per round (drawn from all of them by the round's seed).
+        #[arg(long, default_value_t = 8)]
+        ace: u64,
+        /// Random cases per round.
+        #[arg(long, default_value_t = 8)]
+        random: u64,
+        /// Seconds between progress lines.
+        #[arg(long, default_value_t = 300)]
+        progress_secs: u64,
+        /// Worker threads (default: available cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Run a guest built with this core mutant feature.
+        #[arg(long)]
+        mutant: Option<String>,
+    },
     /// Device cost per operation: writes (data, node, other), FUA, flushes, waits and a
     /// simulated time, for steady-state 4 KiB write+fsync loops and SQLite-like atomic
     /// commits, safe and with the mutant-atomic-no-wait guest (deterministic).
@@ -193,6 +218,77 @@ fn explorer(opts: Options, mutant: Option<&str>) -> Result<Explorer, String> {
     }
     .map_err(|e| format!("{e:#}"))?;
     Explorer::new(module, opts)
+}
+
+/// `rollfs-sim soak`: see its help.
+fn soak(
+    hours: f64,
+    seed: Option<u64>,
+    ace: u64,
+    random: u64,
+    progress_secs: u64,
+    threads: Option<usize>,
+    mutant: Option<String>,
+) -> ExitCode {
+    use rollfs_sim::explore::explore_cases;
+    use std::time::Instant;
+    let first = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    });
+    let budget = Duration::from_secs_f64((hours.max(0.0)) * 3600.0);
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    let (mut states, mut workloads, mut violations, mut last_seed) = (0u64, 0u64, 0u64, first);
+    let files = rollfs_sim::workload::regression_files();
+    let ace_n = rollfs_sim::workload::ace_count();
+    println!("soak: {hours} h from seed {first}, {} regression + {ace} ACE + {random} random workloads a round, --torn --eio", files.len());
+    let mut s = first;
+    'rounds: while start.elapsed() < budget {
+        let common = Common { seed: s, torn: true, eio: true, threads, mutant: mutant.clone() };
+        let ex = match explorer(options(&common), mutant.as_deref()) {
+            Ok(ex) => ex,
+            Err(e) => {
+                eprintln!("rollfs-sim: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let mut rng = rollfs_sim::rng::Rng::derive(&[s, 0x50AC]);
+        let mut cases: Vec<CaseId> = files.iter().cloned().map(CaseId::File).collect();
+        cases.extend((0..ace).map(|_| CaseId::Ace(rng.below(ace_n))));
+        cases.extend((0..random).map(CaseId::Random));
+        last_seed = s;
+        for case in cases {
+            if start.elapsed() >= budget {
+                break 'rounds;
+            }
+            let sum = explore_cases(&ex, std::slice::from_ref(&case), &mut |v| {
+                let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+                println!("VIOLATION {} in {} state {}: {}", v.kind, v.case, state, v.detail);
+                println!("  reproduce: {}", replay_command(&common, v));
+            });
+            states += sum.states;
+            workloads += sum.workloads;
+            violations += sum.violations.len() as u64;
+            if last_progress.elapsed().as_secs() >= progress_secs {
+                last_progress = Instant::now();
+                let h = start.elapsed().as_secs_f64() / 3600.0;
+                println!(
+                    "soak: {h:.2} h of {hours} h, seed {s}, {states} crash states from {workloads} workloads, {violations} violations ({:.0} states/s)",
+                    states as f64 / start.elapsed().as_secs_f64().max(1e-9)
+                );
+            }
+        }
+        s += 1;
+    }
+    println!(
+        "soak: {:.2} h, {states} crash states from {workloads} workloads, {violations} violations, seeds {first}..{last_seed}",
+        start.elapsed().as_secs_f64() / 3600.0
+    );
+    if violations == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 fn main() -> ExitCode {
@@ -316,6 +412,9 @@ fn main() -> ExitCode {
                 }
             }
             ExitCode::SUCCESS
+        }
+        Cmd::Soak { hours, seed, ace, random, progress_secs, threads, mutant } => {
+            soak(hours, seed, ace, random, progress_secs, threads, mutant)
         }
         Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant } => {
             let mut opts = Options { seed, ..Options::default() };
