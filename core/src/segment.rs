@@ -15,10 +15,13 @@
 //! Invariant (crash safety): no block referenced by the last committed checkpoint, or by
 //! an fsync chain written after it, is ever overwritten. Blocks are written only into
 //! segments that were free at that checkpoint, past the checkpoint's position in an open
-//! segment, or (SSR) into holes of a segment that no write and no invalidation has touched
-//! since the last checkpoint, as recorded in a snapshot of its bitmap taken when the log
-//! chose it: such a hole was invalid at the checkpoint and nothing written since (a chain
-//! block) can be in it. SSR is off from mount until the first checkpoint commits, so the
+//! segment, or (SSR) into holes that were invalid at the last checkpoint and have not been
+//! written since (f2fs's `ckpt_valid_map`): a block invalidated after the checkpoint may
+//! still be what the checkpoint references, and a block written since may belong to an
+//! fsync chain, however soon it was overwritten. [`CpMap`] keeps that set per segment
+//! touched since the checkpoint; a log filling a segment by SSR works from a snapshot of
+//! it taken when it chose the segment (only that log allocates there, so the snapshot's
+//! holes stay holes). SSR is off from mount until the first checkpoint commits, so the
 //! blocks a recovered chain left unclaimed are never reused before then.
 
 use crate::checkpoint::LogPos;
@@ -27,8 +30,19 @@ use crate::layout::*;
 use crate::sit::Sit;
 use crate::ssa::Ssa;
 use crate::BlockAddr;
+use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
+
+/// The blocks of one segment that slack space recycling must not reuse: valid at the last
+/// committed checkpoint or allocated since. Kept only for segments touched since that
+/// checkpoint (for the others it is the SIT's bitmap). Invariant: a superset of the
+/// segment's current valid bitmap, and `count` is its population.
+#[derive(Clone, Copy)]
+struct CpMap {
+    bits: [u8; SIT_BITMAP_BYTES],
+    count: u32,
+}
 
 /// The logs, by temperature and kind (index into the active-log array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,10 +86,11 @@ pub struct SegmentManager {
     cursor: u32,
     segment_blocks: u32,
     reserved: u32,
-    /// Segments written or invalidated since the last committed checkpoint.
-    touched: Vec<bool>,
-    /// Per log: the valid bitmap of the used segment it is filling by SSR, as it was when
-    /// chosen (set bits are not holes); `None` for a log appending to a free segment.
+    /// Segments written or invalidated since the last committed checkpoint, with the blocks
+    /// SSR must not reuse in them.
+    cp_maps: BTreeMap<u32, CpMap>,
+    /// Per log: the [`CpMap`] bits of the used segment it is filling by SSR, as they were
+    /// when chosen (set bits are not holes); `None` for a log appending to a free segment.
     ssr: [Option<[u8; SIT_BITMAP_BYTES]>; LOG_COUNT],
     /// SSR allowed (off from mount until the first checkpoint commits).
     ssr_enabled: bool,
@@ -121,7 +136,7 @@ impl SegmentManager {
             cursor,
             segment_blocks: geo.segment_blocks,
             reserved: geo.reserved_segments,
-            touched: vec![false; geo.main_segments as usize],
+            cp_maps: BTreeMap::new(),
             ssr: [None; LOG_COUNT],
             ssr_enabled: false,
             ssr_wanted: false,
@@ -187,7 +202,6 @@ impl SegmentManager {
         if let Some((segno, map)) = self.pick_ssr(sit, log) {
             self.close(sit, old);
             self.states[segno as usize] = SegState::Open;
-            self.touched[segno as usize] = true;
             let first = Self::next_hole(&map, 0, self.segment_blocks);
             self.ssr[log as usize] = Some(map);
             self.logs[log as usize] = LogPos { segno, blkoff: first };
@@ -200,8 +214,47 @@ impl SegmentManager {
         let wear = sit.get(segno).wear.saturating_add(1);
         sit.set_type_and_wear(segno, log.seg_type(), wear);
         ssa.reset(segno);
+        self.note_touch(sit, segno);
         self.logs[log as usize] = LogPos { segno, blkoff: 0 };
         Ok(())
+    }
+
+    /// Segment `segno` is about to change: from now until the next checkpoint its
+    /// [`CpMap`] starts from its bitmap as the last checkpoint left it.
+    fn note_touch(&mut self, sit: &Sit, segno: u32) {
+        let e = sit.get(segno);
+        self.cp_maps.entry(segno).or_insert(CpMap { bits: e.bitmap, count: e.valid as u32 });
+    }
+
+    /// Block `off` of touched segment `segno` was allocated: SSR must not reuse it before
+    /// the next checkpoint, even once it is overwritten (it may be in an fsync chain).
+    fn note_alloc(&mut self, segno: u32, off: u32) {
+        if let Some(m) = self.cp_maps.get_mut(&segno) {
+            let (byte, bit) = ((off / 8) as usize, 1u8 << (off % 8));
+            if m.bits[byte] & bit == 0 {
+                m.bits[byte] |= bit;
+                m.count += 1;
+            }
+        }
+    }
+
+    /// The blocks of `segno` SSR must not reuse, and how many (see [`CpMap`]).
+    fn cp_map(&self, sit: &Sit, segno: u32) -> ([u8; SIT_BITMAP_BYTES], u32) {
+        let e = sit.get(segno);
+        if cfg!(feature = "mutant-ssr-reuse-before-cp") {
+            // Mutant: SSR reuses every current hole, including blocks the last checkpoint
+            // or an fsync chain after it still references.
+            return (e.bitmap, e.valid as u32);
+        }
+        match self.cp_maps.get(&segno) {
+            Some(m) => (m.bits, m.count),
+            None => (e.bitmap, e.valid as u32),
+        }
+    }
+
+    /// Holes of `segno` SSR may fill.
+    fn ssr_holes(&self, sit: &Sit, segno: u32) -> u32 {
+        self.segment_blocks.saturating_sub(self.cp_map(sit, segno).1)
     }
 
     /// A log leaves segment `segno`: used, or prefree if nothing in it is valid.
@@ -214,30 +267,29 @@ impl SegmentManager {
         (from..end).find(|&o| map[(o / 8) as usize] & (1 << (o % 8)) == 0).unwrap_or(end)
     }
 
-    /// A segment SSR may fill: used, untouched since the last checkpoint, and holding data
-    /// (cleaning tells nodes from data by the segment's type, so the two never mix).
+    /// A segment SSR may fill: used, holding data (cleaning tells nodes from data by the
+    /// segment's type, so the two never mix), with holes free since the last checkpoint.
     fn ssr_candidate(&self, sit: &Sit, s: usize) -> bool {
         self.states[s] == SegState::Used
-            && (cfg!(feature = "mutant-ssr-reuse-before-cp") || !self.touched[s])
             && (Log::HotData.seg_type()..=Log::ColdData.seg_type()).contains(&sit.get(s as u32).seg_type)
+            && self.ssr_holes(sit, s as u32) > 0
     }
 
     /// SSR victim for a data log when free segments are scarce: the used segment with the
-    /// most holes among those untouched since the last checkpoint (greedy, like
-    /// foreground cleaning). O(segments), only while free space is low.
+    /// most reusable holes (greedy, like foreground cleaning). O(segments), only while
+    /// free space is low.
     fn pick_ssr(&self, sit: &Sit, log: Log) -> Option<(u32, [u8; SIT_BITMAP_BYTES])> {
         if !self.ssr_enabled || !self.ssr_wanted || !matches!(log, Log::HotData | Log::WarmData) {
             return None;
         }
         let best = (0..self.states.len())
             .filter(|&s| self.ssr_candidate(sit, s))
-            .map(|s| (sit.get(s as u32).valid, s as u32))
-            .filter(|&(valid, _)| (valid as u32) < self.segment_blocks)
+            .map(|s| (self.cp_map(sit, s as u32).1, s as u32))
             .min()?;
-        Some((best.1, sit.get(best.1).bitmap))
+        Some((best.1, self.cp_map(sit, best.1).0))
     }
 
-    /// Holes SSR could fill now (eligible segments' invalid blocks plus what is left in the
+    /// Holes SSR could fill now (eligible segments' reusable holes plus what is left in the
     /// segments data logs are filling by SSR); 0 when SSR is not in use.
     pub fn ssr_room(&self, sit: &Sit) -> u64 {
         if !self.ssr_enabled || !self.ssr_wanted {
@@ -245,7 +297,7 @@ impl SegmentManager {
         }
         let eligible: u64 = (0..self.states.len())
             .filter(|&s| self.ssr_candidate(sit, s))
-            .map(|s| (self.segment_blocks - sit.get(s as u32).valid as u32) as u64)
+            .map(|s| self.ssr_holes(sit, s as u32) as u64)
             .sum();
         let current: u64 =
             Log::ALL
@@ -286,20 +338,23 @@ impl SegmentManager {
     ) -> Result<BlockAddr> {
         self.ensure_room(geo, sit, ssa, log, allow_reserve)?;
         let end = self.segment_blocks;
-        let l = &mut self.logs[log as usize];
-        let addr = geo.seg_start(l.segno) + l.blkoff;
-        self.touched[l.segno as usize] = true;
-        let ok = sit.set_valid(l.segno, l.blkoff, mtime);
+        let l = self.logs[log as usize];
+        let (segno, off) = (l.segno, l.blkoff);
+        let addr = geo.seg_start(segno) + off;
+        self.note_touch(sit, segno);
+        let ok = sit.set_valid(segno, off, mtime);
         debug_assert!(ok, "allocating a valid block {addr}");
         if !ok {
             return Err(Error::corrupt(addr as u64, "allocator: block already valid"));
         }
+        self.note_alloc(segno, off);
+        let l = &mut self.logs[log as usize];
         l.blkoff = match &self.ssr[log as usize] {
             Some(map) => {
                 self.ssr_blocks += 1;
-                Self::next_hole(map, l.blkoff + 1, end)
+                Self::next_hole(map, off + 1, end)
             }
-            None => l.blkoff + 1,
+            None => off + 1,
         };
         Ok(addr)
     }
@@ -313,7 +368,7 @@ impl SegmentManager {
             return Err(Error::corrupt(addr as u64, "block address outside the main area"));
         }
         let segno = geo.segno_of(addr);
-        self.touched[segno as usize] = true;
+        self.note_touch(sit, segno);
         if !sit.set_invalid(segno, geo.blkoff_of(addr)) {
             return Err(Error::corrupt(addr as u64, "freeing a block the SIT says is not in use (doubly owned?)"));
         }
@@ -338,11 +393,12 @@ impl SegmentManager {
             return Err(Error::corrupt(addr as u64, "recovered block outside the main area"));
         }
         let segno = geo.segno_of(addr);
-        self.touched[segno as usize] = true;
+        self.note_touch(sit, segno);
         let fresh = self.states[segno as usize] == SegState::Free;
         if !sit.set_valid(segno, geo.blkoff_of(addr), mtime) {
             return Err(Error::corrupt(addr as u64, "recovered block already in use"));
         }
+        self.note_alloc(segno, geo.blkoff_of(addr));
         if fresh {
             self.states[segno as usize] = SegState::Used;
             self.free_count -= 1;
@@ -404,8 +460,89 @@ impl SegmentManager {
         self.free_count += freed.len() as u32;
         // Everything is as the new checkpoint says: no segment touched since it, and SSR
         // may fill holes (the checkpoint no longer needs a recovered chain's leftovers).
-        self.touched.iter_mut().for_each(|t| *t = false);
+        self.cp_maps.clear();
         self.ssr_enabled = true;
         freed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEG: u32 = 16;
+
+    fn setup() -> (Geometry, Sit, Ssa, SegmentManager) {
+        let geo = Geometry::compute(8 << 8, SEG, 5).unwrap();
+        let mut sit = Sit::new_empty(&geo);
+        let ssa = Ssa::new_empty(&geo);
+        let mut logs = [LogPos::default(); LOG_COUNT];
+        for (i, l) in logs.iter_mut().enumerate() {
+            l.segno = i as u32;
+            sit.set_type_and_wear(i as u32, Log::ALL[i].seg_type(), 0);
+        }
+        let sm = SegmentManager::from_checkpoint(&geo, &sit, logs).unwrap();
+        (geo, sit, ssa, sm)
+    }
+
+    fn alloc(g: &Geometry, sit: &mut Sit, ssa: &mut Ssa, sm: &mut SegmentManager) -> BlockAddr {
+        sm.alloc(g, sit, ssa, Log::HotData, 0, true).unwrap()
+    }
+
+    /// The hot data log fills segment 0 and moves on; a checkpoint commits.
+    fn full_segment_0() -> (Geometry, Sit, Ssa, SegmentManager) {
+        let (g, mut sit, mut ssa, mut sm) = setup();
+        for i in 0..=SEG {
+            let a = alloc(&g, &mut sit, &mut ssa, &mut sm);
+            assert_eq!(g.segno_of(a) == 0, i < SEG);
+        }
+        sm.commit();
+        sm.ssr_wanted = true;
+        assert_eq!(sm.states[0], SegState::Used);
+        (g, sit, ssa, sm)
+    }
+
+    #[test]
+    fn ssr_skips_holes_the_last_checkpoint_still_references() {
+        let (g, mut sit, _ssa, mut sm) = full_segment_0();
+        for off in 0..4 {
+            sm.invalidate(&g, &mut sit, g.seg_start(0) + off).unwrap();
+        }
+        // Invalidated after the checkpoint: the checkpoint still references them.
+        assert_eq!(sm.ssr_room(&sit), 0, "holes the last checkpoint references were offered for reuse");
+        sm.commit();
+        sm.ssr_wanted = true;
+        assert_eq!(sm.ssr_room(&sit), 4, "holes become reusable once a checkpoint no longer references them");
+    }
+
+    #[test]
+    fn ssr_skips_holes_written_since_the_checkpoint() {
+        let (g, mut sit, mut ssa, mut sm) = full_segment_0();
+        for off in 0..4 {
+            sm.invalidate(&g, &mut sit, g.seg_start(0) + off).unwrap();
+        }
+        sm.commit();
+        sm.ssr_wanted = true;
+        // Fill the log's current segment; the next block goes into segment 0's first hole.
+        let mut a = alloc(&g, &mut sit, &mut ssa, &mut sm);
+        let mut bound = 0;
+        while g.segno_of(a) != 0 {
+            a = alloc(&g, &mut sit, &mut ssa, &mut sm);
+            bound += 1;
+            assert!(bound <= SEG, "SSR never chose segment 0");
+        }
+        assert_eq!(a, g.seg_start(0));
+        // Overwritten before a checkpoint (an fsync chain may point at it): not reusable.
+        sm.invalidate(&g, &mut sit, a).unwrap();
+        // The log keeps filling segment 0 from its snapshot: the next holes, not block 0.
+        for off in 1..4 {
+            assert_eq!(alloc(&g, &mut sit, &mut ssa, &mut sm), g.seg_start(0) + off);
+        }
+        assert_ne!(g.segno_of(alloc(&g, &mut sit, &mut ssa, &mut sm)), 0);
+        assert_eq!(sm.states[0], SegState::Used);
+        assert_eq!(sm.ssr_room(&sit), 0, "a block written since the checkpoint was offered for reuse");
+        sm.commit();
+        sm.ssr_wanted = true;
+        assert_eq!(sm.ssr_room(&sit), 1);
     }
 }

@@ -31,6 +31,9 @@ struct Row {
     gc_segments: u64,
     gc_moved: u64,
     ssr_blocks: u64,
+    /// Device blocks per user block, by kind: data (user data, moved data), nodes, metadata.
+    per_user: [f64; 3],
+    checkpoints: u64,
 }
 
 fn device_blocks(s: &Stats) -> u64 {
@@ -106,6 +109,12 @@ fn run(util: u64, device_mib: u64, rounds: u64, seed: u64) -> Row {
         gc_segments: after.gc_segments - before.gc_segments,
         gc_moved: after.gc_blocks_moved - before.gc_blocks_moved,
         ssr_blocks: after.ssr_blocks - before.ssr_blocks,
+        per_user: [
+            (after.data_blocks_written - before.data_blocks_written) as f64 / total as f64,
+            (after.node_blocks_written - before.node_blocks_written) as f64 / total as f64,
+            (after.meta_blocks_written - before.meta_blocks_written) as f64 / total as f64,
+        ],
+        checkpoints: after.checkpoints - before.checkpoints,
     }
 }
 
@@ -132,6 +141,15 @@ fn main() {
             r.ssr_blocks
         );
         rows.push(r);
+    }
+    println!("\nwhere the device writes go, per user block written:\n");
+    println!("| utilisation | data | nodes | metadata | checkpoints |");
+    println!("|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {}% | {:.3} | {:.3} | {:.3} | {} |",
+            r.util, r.per_user[0], r.per_user[1], r.per_user[2], r.checkpoints
+        );
     }
     let longest = rows.iter().map(|r| r.longest).max().unwrap_or_default();
     println!(
