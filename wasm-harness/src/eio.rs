@@ -97,6 +97,8 @@ struct PointResult {
 pub struct SweepSummary {
     pub workloads: u64,
     pub points: u64,
+    /// Points the swept workloads have in all (more than `points` when thinned).
+    pub points_all: u64,
     pub reads: u64,
     pub writes: u64,
     pub flushes: u64,
@@ -203,10 +205,16 @@ impl Explorer {
         (log, r.problems)
     }
 
+    /// The I/O-error points of one workload, all of them, without trying any.
+    pub fn count_points(&self, w: &Workload) -> usize {
+        points(&self.run_hooked(w, None, true, &mut |_, _| {}), None).len()
+    }
+
     /// Sweeps the I/O-error points of one workload (at most `max` of them).
     pub fn sweep_workload(&self, case: &CaseId, w: &Workload, max: Option<usize>, sum: &mut SweepSummary) {
         let clean = self.run_hooked(w, None, true, &mut |_, _| {});
         let pts = points(&clean, max);
+        sum.points_all += points(&clean, None).len() as u64;
         let next = AtomicUsize::new(0);
         let out: Mutex<Vec<Option<PointResult>>> = Mutex::new((0..pts.len()).map(|_| None).collect());
         std::thread::scope(|s| {
@@ -284,15 +292,16 @@ pub fn sweep(
                 continue;
             }
         };
-        let (before, points, t) = (sum.violations.len(), sum.points, Instant::now());
+        let (before, points, all, t) = (sum.violations.len(), sum.points, sum.points_all, Instant::now());
         ex.sweep_workload(case, &w, max, &mut sum);
         for v in &sum.violations[before..] {
             on_violation(v);
         }
         if progress {
             eprintln!(
-                "eio-sweep: {case}: {} points, {} violations, {:.1} s ({:.0} s in all)",
+                "eio-sweep: {case}: {} of {} points, {} violations, {:.1} s ({:.0} s in all)",
                 sum.points - points,
+                sum.points_all - all,
                 sum.violations.len() - before,
                 t.elapsed().as_secs_f64(),
                 start.elapsed().as_secs_f64()

@@ -117,6 +117,9 @@ enum Cmd {
         /// Run a guest built with this core mutant feature.
         #[arg(long)]
         mutant: Option<String>,
+        /// Only count each workload's I/O-error points (one healthy run each).
+        #[arg(long)]
+        count: bool,
     },
     /// Explore until the time is up: round after round with fresh seeds, each round every
     /// regression workload plus seeded ACE and random cases, with --torn and --eio.
@@ -416,7 +419,7 @@ fn main() -> ExitCode {
         Cmd::Soak { hours, seed, ace, random, progress_secs, threads, mutant } => {
             soak(hours, seed, ace, random, progress_secs, threads, mutant)
         }
-        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant } => {
+        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count } => {
             let mut opts = Options { seed, ..Options::default() };
             if let Some(t) = threads {
                 opts.threads = t.max(1);
@@ -452,6 +455,24 @@ fn main() -> ExitCode {
                 return if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
             }
             let cases = if only.is_empty() { rollfs_sim::eio::standard_cases(ace, random) } else { only };
+            if count {
+                let mut total = 0;
+                for case in &cases {
+                    match rollfs_sim::workload::workload(case, seed) {
+                        Ok(w) => {
+                            let n = ex.count_points(&w);
+                            total += n;
+                            println!("{case}: {n} I/O-error points");
+                        }
+                        Err(e) => {
+                            eprintln!("rollfs-sim: {case}: {e}");
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
+                println!("{total} I/O-error points in {} workloads", cases.len());
+                return ExitCode::SUCCESS;
+            }
             let sum = rollfs_sim::eio::sweep(&ex, &cases, max_per_workload, true, &mut |v| {
                 println!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail);
                 let point = v.detail.strip_prefix('[').and_then(|d| d.split_once(']')).map(|(p, _)| p);
