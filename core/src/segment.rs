@@ -202,6 +202,11 @@ impl SegmentManager {
         if let Some((segno, map)) = self.pick_ssr(sit, log) {
             self.close(sit, old);
             self.states[segno as usize] = SegState::Open;
+            // A pass of writes over the segment: counted as wear like a fresh open.
+            let e = sit.get(segno);
+            let (seg_type, wear) = (e.seg_type, e.wear.saturating_add(1));
+            sit.set_type_and_wear(segno, seg_type, wear);
+            self.note_touch(sit, segno);
             let first = Self::next_hole(&map, 0, self.segment_blocks);
             self.ssr[log as usize] = Some(map);
             self.logs[log as usize] = LogPos { segno, blkoff: first };
@@ -532,6 +537,7 @@ mod tests {
             assert!(bound <= SEG, "SSR never chose segment 0");
         }
         assert_eq!(a, g.seg_start(0));
+        assert_eq!(sit.get(0).wear, 1, "an SSR pass over a segment counts as wear");
         // Overwritten before a checkpoint (an fsync chain may point at it): not reusable.
         sm.invalidate(&g, &mut sit, a).unwrap();
         // The log keeps filling segment 0 from its snapshot: the next holes, not block 0.
