@@ -377,7 +377,7 @@ mod tests {
         assert!(matches!(block_path(dd + P * P * P).unwrap(), BlockPath::Node { slot: 5, depth: 2, .. }));
         assert_eq!(block_path(MAX_FILE_BLOCKS), Err(Error::FileTooBig));
         // At least 4 TiB files.
-        assert!(MAX_FILE_SIZE >= 4u64 << 40);
+        const { assert!(MAX_FILE_SIZE >= 4u64 << 40) };
         // dnode numbering is dense and matches the first block of each direct node.
         for fb in [A, A + P, A + 2 * P, A + 2 * P + 5 * P + 3, dd + 7 * P + 1] {
             if let BlockPath::Node { dnode, ofs, .. } = block_path(fb).unwrap() {
@@ -392,6 +392,6 @@ mod tests {
     fn inode_layout_fits() {
         assert_eq!(inode::OFF_NIDS + NIDS_PER_INODE * 4, NODE_FOOTER_OFFSET);
         assert_eq!(FOOTER_OFF_CRC, CRC_OFFSET);
-        assert!(inode::OFF_NAME + NAME_MAX <= INODE_HEADER_SIZE);
+        const { assert!(inode::OFF_NAME + NAME_MAX <= INODE_HEADER_SIZE) };
     }
 }

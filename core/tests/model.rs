@@ -151,7 +151,7 @@ fn compare(fs: &mut Filesystem<MemDevice>, m: &Model) -> Result<(), String> {
                 }
                 let mut buf = vec![0u8; data.len() + 10];
                 let n = fs.read(ino, 0, &mut buf).map_err(|e| format!("read {ino}: {e}"))?;
-                if &buf[..n] != &data[..] {
+                if buf[..n] != data[..] {
                     return Err(format!("inode {ino}: content differs"));
                 }
             }

@@ -581,7 +581,7 @@ pub fn decoders(data: &[u8]) {
             let _ = dir::is_empty(&mut d, depth2);
         }
         5 => {
-            let segment_blocks = 16u32 << (flags >> 1) % 6;
+            let segment_blocks = 16u32 << ((flags >> 1) % 6);
             let b = &blocks[0];
             for j in 0..rollfs_core::layout::SIT_ENTRIES_PER_BLOCK as usize {
                 let off = j * rollfs_core::layout::SIT_ENTRY_SIZE;

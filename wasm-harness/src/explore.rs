@@ -695,6 +695,7 @@ impl Explorer {
 
     /// Mounts an image in a fresh instance and checks it: fsck clean, tree allowed.
     /// Returns the guest (for its recovery trace) and the failure, if any.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn check_image(
         &self,
         run: &Run,
@@ -981,7 +982,6 @@ impl Explorer {
                 let cand: Vec<Op> = ops[..lo].iter().chain(&ops[hi..]).cloned().collect();
                 if fails(&cand) {
                     ops = cand;
-                    n = (n - 1).max(2);
                     reduced = true;
                     break;
                 }
@@ -989,7 +989,9 @@ impl Explorer {
                     break;
                 }
             }
-            if !reduced {
+            if reduced {
+                n = (n - 1).max(2);
+            } else {
                 if n >= ops.len() {
                     break;
                 }
@@ -1083,7 +1085,7 @@ pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
                 return Some(CaseId::File(files[i as usize].clone()));
             }
             let j = i - f;
-            if j % 2 == 0 && j / 2 < crate::workload::ace_count() {
+            if j.is_multiple_of(2) && j / 2 < crate::workload::ace_count() {
                 Some(CaseId::Ace(j / 2))
             } else {
                 Some(CaseId::Random(j / 2))

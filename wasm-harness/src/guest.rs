@@ -91,9 +91,9 @@ fn engine() -> anyhow::Result<Engine> {
     }
 }
 
-fn mem_slice<'a>(data: &'a mut [u8], ptr: i32, len: usize) -> wasmtime::Result<&'a mut [u8]> {
+fn mem_slice(data: &mut [u8], ptr: i32, len: usize) -> wasmtime::Result<&mut [u8]> {
     let start = ptr as u32 as usize;
-    data.get_mut(start..start.checked_add(len).unwrap_or(usize::MAX))
+    data.get_mut(start..start.saturating_add(len))
         .ok_or_else(|| wasmtime::format_err!("guest passed an out-of-bounds buffer"))
 }
 
