@@ -740,7 +740,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let addr = self.alloc_block(log, Summary { nid: holder, ofs: ofs as u16 })?;
         self.dev.write(addr as u64, block, WriteFlags::empty())?;
         self.stats.data_blocks_written += 1;
-        self.written_blocks += 1;
+        self.written_blocks = self.written_blocks.saturating_add(1);
         self.set_holder_slot(holder, ofs, addr)?;
         if old != NEW_ADDR && old != NULL_ADDR {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
@@ -811,7 +811,7 @@ impl<D: BlockDevice> Filesystem<D> {
         entry.dirty = false;
         self.dirty_nodes.remove(&nid);
         self.stats.node_blocks_written += 1;
-        self.written_blocks += 1;
+        self.written_blocks = self.written_blocks.saturating_add(1);
         let old = self.nat.get(nid).ok_or(Error::corrupt(addr as u64, "writing a node with no NAT entry"))?;
         self.nat.set(nid, NatEntry { ino: old.ino, addr });
         self.seg.invalidate(&self.geo, &mut self.sit, old.addr)?;
