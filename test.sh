@@ -4,3 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo test --workspace --release
+# The fuzz regression corpus once more with debug assertions on (the release build keeps
+# overflow checks but not the core's internal debug_assert!s).
+cargo test -p rollfs-core --test fuzz_corpus

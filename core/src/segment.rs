@@ -409,6 +409,10 @@ impl SegmentManager {
             self.free_count -= 1;
             let wear = sit.get(segno).wear.saturating_add(1);
             sit.set_type_and_wear(segno, log.seg_type(), wear);
+        } else if self.states[segno as usize] == SegState::Prefree {
+            // Pinned (fsck repair pins what the old checkpoint uses): it holds a valid
+            // block now, so the next checkpoint must not free it.
+            self.states[segno as usize] = SegState::Used;
         }
         Ok(fresh)
     }
