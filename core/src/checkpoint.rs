@@ -254,12 +254,23 @@ impl Checkpoint {
                 }
             }
         }
+        // The counters bound what the filesystem adds to them: an inode count past the
+        // node ids there are, or a block count past the main area, is corruption.
+        let valid_inodes = get_u32(&h[..], CP_OFF_VALID_INODES);
+        let valid_nodes = get_u32(&h[..], CP_OFF_VALID_NODES);
+        if valid_inodes > geo.nid_count || valid_nodes > geo.nid_count {
+            return Err(Error::corrupt(base, "checkpoint: more valid inodes or nodes than node ids"));
+        }
+        let valid_blocks = get_u64(&h[..], CP_OFF_VALID_BLOCKS);
+        if valid_blocks > geo.main_blocks() {
+            return Err(Error::corrupt(base, "checkpoint: more valid blocks than the main area holds"));
+        }
         Ok(Some(Checkpoint {
             version: get_u64(&h[..], CP_OFF_VERSION),
             flags: get_u32(&h[..], CP_OFF_FLAGS),
-            valid_blocks: get_u64(&h[..], CP_OFF_VALID_BLOCKS),
-            valid_nodes: get_u32(&h[..], CP_OFF_VALID_NODES),
-            valid_inodes: get_u32(&h[..], CP_OFF_VALID_INODES),
+            valid_blocks,
+            valid_nodes,
+            valid_inodes,
             time_sec: get_i64(&h[..], CP_OFF_TIME_SEC),
             logs,
             next_generation: get_u32(&h[..], CP_OFF_NEXT_GENERATION),
