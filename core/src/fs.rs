@@ -706,7 +706,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Latches read-only mode after a failed write: the in-memory state may no longer
     /// match anything durable, so guessing further could only make things worse.
     pub(crate) fn fail<T>(&mut self, e: Error) -> Result<T> {
-        self.read_only = true;
+        self.read_only = !cfg!(feature = "mutant-eio-no-read-only");
         Err(e)
     }
 

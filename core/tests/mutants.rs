@@ -11,6 +11,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-gc-no-ssa", "cleaning"),
     ("mutant-reuse-before-cp", "cleaning"),
     ("mutant-ssr-reuse-before-cp", "cleaning"),
+    ("mutant-eio-no-read-only", "errors"),
     ("mutant-recovery-ignores-version", "cleaning"),
     ("mutant-fsync-no-wait", "recovery"),
     ("mutant-atomic-no-wait", "recovery"),

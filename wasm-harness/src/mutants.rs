@@ -58,6 +58,9 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
             return MutantResult { name: name.into(), caught: true, note: format!("format fails: {e}"), states: 0 }
         }
     };
+    if name.starts_with("mutant-eio-") {
+        return check_eio(name, &ex);
+    }
     let mut states = 0;
     for src in [Source::Regression, Source::Ace, Source::Random] {
         let n = if src == Source::Regression { u64::MAX } else { cases_per_source };
@@ -80,4 +83,21 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
         }
     }
     MutantResult { name: name.into(), caught: false, note: "no violation found".into(), states }
+}
+
+/// A `mutant-eio-*` mutant breaks what a failed I/O must do, which crash states do not
+/// show: the I/O-error sweep (a sample of the standard workloads' points) must.
+fn check_eio(name: &str, ex: &Explorer) -> MutantResult {
+    let cases = crate::eio::standard_cases(4, 4);
+    let sum = crate::eio::sweep(ex, &cases, Some(12), false, &mut |_| {});
+    let caught = sum
+        .violations
+        .first()
+        .map(|v| format!("eio sweep: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
+    MutantResult {
+        name: name.into(),
+        caught: caught.is_some(),
+        note: caught.unwrap_or_else(|| format!("no violation in {} I/O-error points", sum.points)),
+        states: sum.points,
+    }
 }
