@@ -916,7 +916,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.nat.commit();
         self.ssa.commit_written();
-        let freed = self.seg.commit();
+        let freed = self.seg.commit(&self.sit);
         if self.opts.discard {
             self.discard_segments(&freed);
         }

@@ -458,10 +458,18 @@ impl SegmentManager {
     }
 
     /// After a checkpoint commits: prefree segments become free. Returns them (to discard).
-    pub fn commit(&mut self) -> Vec<u32> {
+    /// A prefree segment that holds a valid block would be a bug (the invariant is that
+    /// prefree segments hold none): it stays in use rather than be overwritten.
+    pub fn commit(&mut self, sit: &Sit) -> Vec<u32> {
         let mut freed = Vec::new();
         for (s, st) in self.states.iter_mut().enumerate() {
             if *st == SegState::Prefree {
+                let valid = sit.get(s as u32).valid;
+                debug_assert_eq!(valid, 0, "prefree segment {s} holds valid blocks");
+                if valid > 0 {
+                    *st = SegState::Used;
+                    continue;
+                }
                 *st = SegState::Free;
                 freed.push(s as u32);
             }
@@ -505,7 +513,7 @@ mod tests {
             let a = alloc(&g, &mut sit, &mut ssa, &mut sm);
             assert_eq!(g.segno_of(a) == 0, i < SEG);
         }
-        sm.commit();
+        sm.commit(&sit);
         sm.ssr_wanted = true;
         assert_eq!(sm.states[0], SegState::Used);
         (g, sit, ssa, sm)
@@ -519,7 +527,7 @@ mod tests {
         }
         // Invalidated after the checkpoint: the checkpoint still references them.
         assert_eq!(sm.ssr_room(&sit), 0, "holes the last checkpoint references were offered for reuse");
-        sm.commit();
+        sm.commit(&sit);
         sm.ssr_wanted = true;
         assert_eq!(sm.ssr_room(&sit), 4, "holes become reusable once a checkpoint no longer references them");
     }
@@ -530,7 +538,7 @@ mod tests {
         for off in 0..4 {
             sm.invalidate(&g, &mut sit, g.seg_start(0) + off).unwrap();
         }
-        sm.commit();
+        sm.commit(&sit);
         sm.ssr_wanted = true;
         // Fill the log's current segment; the next block goes into segment 0's first hole.
         let mut a = alloc(&g, &mut sit, &mut ssa, &mut sm);
@@ -551,7 +559,7 @@ mod tests {
         assert_ne!(g.segno_of(alloc(&g, &mut sit, &mut ssa, &mut sm)), 0);
         assert_eq!(sm.states[0], SegState::Used);
         assert_eq!(sm.ssr_room(&sit), 0, "a block written since the checkpoint was offered for reuse");
-        sm.commit();
+        sm.commit(&sit);
         sm.ssr_wanted = true;
         assert_eq!(sm.ssr_room(&sit), 1);
     }
