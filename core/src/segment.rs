@@ -257,9 +257,14 @@ impl SegmentManager {
         }
     }
 
-    /// Holes of `segno` SSR may fill.
+    /// Holes of `segno` SSR may fill (the count of [`SegmentManager::cp_map`], without
+    /// copying its bitmap: this runs per segment on every write while SSR is wanted).
     fn ssr_holes(&self, sit: &Sit, segno: u32) -> u32 {
-        self.segment_blocks.saturating_sub(self.cp_map(sit, segno).1)
+        let count = match self.cp_maps.get(&segno) {
+            Some(m) if !cfg!(feature = "mutant-ssr-reuse-before-cp") => m.count,
+            _ => sit.get(segno).valid as u32,
+        };
+        self.segment_blocks.saturating_sub(count)
     }
 
     /// A log leaves segment `segno`: used, or prefree if nothing in it is valid.
@@ -289,7 +294,7 @@ impl SegmentManager {
         }
         let best = (0..self.states.len())
             .filter(|&s| self.ssr_candidate(sit, s))
-            .map(|s| (self.cp_map(sit, s as u32).1, s as u32))
+            .map(|s| (self.segment_blocks - self.ssr_holes(sit, s as u32), s as u32))
             .min()?;
         Some((best.1, self.cp_map(sit, best.1).0))
     }

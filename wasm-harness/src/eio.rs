@@ -25,8 +25,6 @@ use crate::device::{CrashWalker, Eio, Event, IoKind, Survivors};
 use crate::explore::{allowed_states, Explorer, Run, Violation};
 use crate::rng::Hasher64;
 use crate::workload::{CaseId, Op, Workload};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// ABI code of a call on a filesystem that is no longer mounted (after a failed unmount).
@@ -214,25 +212,11 @@ impl Explorer {
     pub fn sweep_workload(&self, case: &CaseId, w: &Workload, max: Option<usize>, sum: &mut SweepSummary) {
         let clean = self.run_hooked(w, None, true, &mut |_, _| {});
         let pts = points(&clean, max);
-        sum.points_all += points(&clean, None).len() as u64;
-        let next = AtomicUsize::new(0);
-        let out: Mutex<Vec<Option<PointResult>>> = Mutex::new((0..pts.len()).map(|_| None).collect());
-        std::thread::scope(|s| {
-            for _ in 0..self.opts.threads.max(1) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= pts.len() {
-                        break;
-                    }
-                    let r = self.sweep_point(w, pts[i], &mut Vec::new());
-                    out.lock().unwrap()[i] = Some(r);
-                });
-            }
-        });
+        sum.points_all += if max.is_some() { points(&clean, None).len() } else { pts.len() } as u64;
+        let results = self.par_map(pts.len(), |i| self.sweep_point(w, pts[i], &mut Vec::new()));
         let mut h = Hasher64::new();
         h.u64(sum.digest);
-        for (p, r) in pts.iter().zip(out.into_inner().unwrap()) {
-            let r = r.expect("every point checked");
+        for (p, r) in pts.iter().zip(results) {
             h.u64(r.digest);
             sum.points += 1;
             match p.kind {

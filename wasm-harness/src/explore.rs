@@ -847,21 +847,26 @@ impl Explorer {
     }
 
     fn check_jobs(&self, run: &Run, jobs: &[Job]) -> Vec<Verdict> {
+        self.par_map(jobs.len(), |i| self.check_job(run, &jobs[i], &mut Vec::new()))
+    }
+
+    /// `f(0) .. f(n - 1)` on the explorer's worker threads, results in index order.
+    pub(crate) fn par_map<T: Send>(&self, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
         let next = AtomicUsize::new(0);
-        let out: Mutex<Vec<Option<Verdict>>> = Mutex::new(vec![None; jobs.len()]);
+        let out: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
         std::thread::scope(|s| {
             for _ in 0..self.opts.threads.max(1) {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= jobs.len() {
+                    if i >= n {
                         break;
                     }
-                    let v = self.check_job(run, &jobs[i], &mut Vec::new());
-                    out.lock().unwrap()[i] = Some(v);
+                    let r = f(i);
+                    out.lock().unwrap()[i] = Some(r);
                 });
             }
         });
-        out.into_inner().unwrap().into_iter().map(|v| v.expect("every job checked")).collect()
+        out.into_inner().unwrap().into_iter().map(|r| r.expect("every index mapped")).collect()
     }
 
     fn case_of_run(&self, case: &CaseId, run: &Run, limit: usize, res: &mut CaseResult) {
