@@ -245,6 +245,25 @@ pub struct Stats {
     /// Data blocks written into holes of used segments (slack space recycling).
     pub ssr_blocks: u64,
     pub discard_errors: u64,
+    // ---- rare events: what a checker of a full device must see happen (issue: the crash
+    // explorer counts each and its CI sample must reach every one) ----
+    /// Checkpoints written from inside an operation that is not sync/fsync/unmount: to make
+    /// room (ensure_space), to free node ids, or at the dirty-memory bound.
+    pub op_checkpoints: u64,
+    /// Operations refused with ENOSPC for lack of blocks or node ids (nothing changed).
+    pub enospc_returned: u64,
+    /// fsyncs served by a checkpoint because the roll-forward of the fsync chain would no
+    /// longer have had the room it was promised (the recovery reserve).
+    pub recovery_reserve_fallbacks: u64,
+    /// Cleaning rounds run while serving an fsync or an atomic commit.
+    pub fsync_gc_rounds: u64,
+    /// Roll-forward recoveries that applied batches on a nearly full device (free segments
+    /// fewer than twice the cleaning reserve plus the logs when recovery started).
+    pub recovery_full_device: u64,
+    /// Atomic commits that returned an error (the session stays open and abortable).
+    pub atomic_commit_failures: u64,
+    /// Checkpoints written because node ids ran short while freed ids awaited a checkpoint.
+    pub nid_shortage_checkpoints: u64,
 }
 
 /// A cached node block.
