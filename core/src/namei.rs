@@ -277,8 +277,17 @@ impl<D: BlockDevice> Filesystem<D> {
                 Error::Invalid("empty symlink target")
             });
         }
+        // The target is written after the inode exists: reserve for both first (the inode,
+        // its dentry, the target block, the margins of both), so that the write cannot fail
+        // for room and leave a symlink without a target.
+        self.check_writable()?;
+        self.ensure_space(6, now)?;
+        self.ensure_nids(4, now)?;
         let ino = self.new_inode(parent, name, FileType::Symlink.mode_bits() | 0o777, 0, cred, now)?;
-        self.write_inner(ino, 0, target, now)?;
+        if let Err(e) = self.write_inner(ino, 0, target, now) {
+            // Only an I/O error gets here: the filesystem is shutting down.
+            return self.fail(e);
+        }
         self.after_change(now)?;
         self.attr_of(ino)
     }
