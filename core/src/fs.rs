@@ -208,6 +208,10 @@ pub struct MountOptions {
     /// Slack space recycling: when free segments run low, data fills the holes of used
     /// segments instead of waiting for cleaning (see `segment`). Off: cleaning only.
     pub ssr: bool,
+    /// Blocks of the user capacity only privileged callers may fill (ext4's reserved
+    /// blocks, f2fs's `reserve_root`): a user filling the filesystem leaves root room to
+    /// repair it. Who is privileged is the driver's to say ([`Filesystem::set_privileged`]).
+    pub root_reserve_blocks: u64,
 }
 
 impl Default for MountOptions {
@@ -218,6 +222,7 @@ impl Default for MountOptions {
             read_only: false,
             discard: true,
             ssr: true,
+            root_reserve_blocks: 0,
         }
     }
 }
@@ -332,6 +337,8 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) recovering: bool,
     /// Set while an fsync or atomic commit is being served (for the rare-event counters).
     pub(crate) in_fsync: bool,
+    /// Whether the current caller may use the root reserve (see `set_privileged`).
+    pub(crate) privileged: bool,
 }
 
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
@@ -548,6 +555,7 @@ impl<D: BlockDevice> Filesystem<D> {
             chain_nids: BTreeSet::new(),
             recovering: false,
             in_fsync: false,
+            privileged: true,
         }
     }
 
@@ -566,6 +574,14 @@ impl<D: BlockDevice> Filesystem<D> {
             self.checkpoint(true, now)?;
         }
         Ok(self.dev)
+    }
+
+    /// Says whether the caller of the following calls may fill the root reserve
+    /// (`MountOptions::root_reserve_blocks`). A driver serving several users sets it before
+    /// each request; the default is privileged (the core's own callers, tests, the
+    /// simulator).
+    pub fn set_privileged(&mut self, privileged: bool) {
+        self.privileged = privileged;
     }
 
     /// Gives the device back without writing anything (what a power loss leaves).
@@ -638,8 +654,13 @@ impl<D: BlockDevice> Filesystem<D> {
     /// as the size.
     pub(crate) fn user_capacity(&self) -> u64 {
         let g = &self.geo;
-        (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
-            * g.segment_blocks as u64
+        let all = (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
+            * g.segment_blocks as u64;
+        if self.privileged {
+            all
+        } else {
+            all.saturating_sub(self.opts.root_reserve_blocks)
+        }
     }
 
     /// Valid blocks in the main area plus what the dirty cache will add (counted as if
@@ -1074,13 +1095,16 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn statfs(&mut self) -> Result<StatFs> {
+        let privileged = core::mem::replace(&mut self.privileged, true);
         let cap = self.user_capacity();
+        self.privileged = privileged;
         let free = cap.saturating_sub(self.used_blocks());
         Ok(StatFs {
             block_size: BLOCK_SIZE as u32,
             blocks: cap,
             blocks_free: free,
-            blocks_avail: free,
+            // What unprivileged users may still fill (statfs's f_bavail).
+            blocks_avail: free.saturating_sub(self.opts.root_reserve_blocks),
             files: (self.nat.nid_count() - 1) as u64,
             files_free: self.nat.available() as u64,
             name_max: NAME_MAX as u32,
