@@ -189,7 +189,29 @@ impl Checkpoint {
             dev.read(base + 1 + i as u64, &mut b)?;
             p[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE].copy_from_slice(&b[..]);
         }
-        if check_crc && crc(&p) != get_u32(&h[..], CP_OFF_PAYLOAD_CRC) {
+        Checkpoint::decode(geo, pack, &h, &p)
+    }
+
+    /// Decodes an encoded pack held in memory ([`Checkpoint::encode`]'s blocks): what
+    /// [`Checkpoint::read_pack`] would make of it. The write path checks every pack it is
+    /// about to commit with it (debug builds: the explorer's guest, the fuzzers).
+    pub fn decode_blocks(geo: &Geometry, pack: usize, blocks: &[Box<Block>]) -> Result<Option<Checkpoint>> {
+        let (h, rest) = blocks.split_first().ok_or(Error::Invalid("checkpoint: no header block"))?;
+        if get_u32(&h[..], CP_OFF_MAGIC) != CP_MAGIC || !crc_ok(h) || get_u32(&h[..], CP_OFF_PACK) != pack as u32 {
+            return Ok(None);
+        }
+        let p: Vec<u8> = rest.iter().flat_map(|b| b.iter().copied()).collect();
+        Checkpoint::decode(geo, pack, h, &p)
+    }
+
+    /// Decodes a pack from its verified header and its payload stream.
+    fn decode(geo: &Geometry, pack: usize, h: &Block, p: &[u8]) -> Result<Option<Checkpoint>> {
+        let base = geo.cp_pack_addr(pack);
+        let check_crc = !cfg!(feature = "mutant-cp-no-crc");
+        if get_u32(&h[..], CP_OFF_PAYLOAD_BLOCKS) as usize * BLOCK_SIZE != p.len() {
+            return Err(Error::corrupt(base, "checkpoint: payload size out of range"));
+        }
+        if check_crc && crc(p) != get_u32(&h[..], CP_OFF_PAYLOAD_CRC) {
             return Ok(None);
         }
         let nat_n = get_u32(&h[..], CP_OFF_NAT_JOURNAL_COUNT);

@@ -933,6 +933,14 @@ impl<D: BlockDevice> Filesystem<D> {
         let entry = self.nodes.get_mut(&nid).expect("dirty node is cached");
         node::set_footer_flags(&mut entry.block, flags);
         node::seal_for_write(&mut entry.block, version, next, seed);
+        // Paired assertion: the node verifies as recovery and the node cache will read it.
+        debug_assert!(
+            node::validate(&entry.block, addr as u64, nid, seed).is_ok()
+                && node::footer_cp_version(&entry.block) == version
+                && node::footer_next_blkaddr(&entry.block) == next
+                && node::footer_flags(&entry.block) == flags,
+            "node {nid} does not verify as written"
+        );
         self.dev.write(addr as u64, &entry.block, WriteFlags::empty())?;
         entry.dirty = false;
         self.dirty_nodes.remove(&nid);
@@ -1023,6 +1031,11 @@ impl<D: BlockDevice> Filesystem<D> {
             orphans: self.orphans.iter().copied().collect(),
         };
         let blocks = cp.encode(&g, pack)?;
+        // Paired assertion: the pack about to be committed reads back as this checkpoint.
+        debug_assert!(
+            Checkpoint::decode_blocks(&g, pack, &blocks).ok().flatten().as_ref() == Some(&cp),
+            "checkpoint pack does not decode to what was encoded"
+        );
         let base = g.cp_pack_addr(pack);
         for (i, b) in blocks.iter().enumerate().skip(1) {
             self.dev.write(base + i as u64, b, WriteFlags::empty())?;
