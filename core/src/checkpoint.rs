@@ -165,6 +165,35 @@ impl Checkpoint {
         Ok(out)
     }
 
+    /// Commits this checkpoint into pack `pack`: the one commit sequence of the format,
+    /// used by mkfs, mount, sync, unmount and repair. The payload blocks are written, then
+    /// the device waits for every submitted write (the payload and everything the
+    /// checkpoint references: nodes, data, NAT/SIT/SSA blocks written before) and flushes,
+    /// and only then is the header written with FUA and waited for: the header is the
+    /// commit record, and a crash at any point before it leaves the previous checkpoint.
+    /// Returns the blocks written and the flushes issued.
+    pub fn commit<D: BlockDevice>(&self, dev: &mut D, geo: &Geometry, pack: usize) -> Result<(u64, u64)> {
+        let blocks = self.encode(geo, pack)?;
+        // Paired assertion: the pack about to be committed reads back as this checkpoint.
+        debug_assert!(
+            Checkpoint::decode_blocks(geo, pack, &blocks).ok().flatten().as_ref() == Some(self),
+            "checkpoint pack does not decode to what was encoded"
+        );
+        let base = geo.cp_pack_addr(pack);
+        for (i, b) in blocks.iter().enumerate().skip(1) {
+            dev.write(base + i as u64, b, crate::device::WriteFlags::empty())?;
+        }
+        let mut flushes = 0;
+        if !cfg!(feature = "mutant-cp-no-flush") {
+            dev.wait_writes()?;
+            dev.flush()?;
+            flushes += 1;
+        }
+        dev.write(base, &blocks[0], crate::device::WriteFlags::FUA)?;
+        dev.wait_writes()?;
+        Ok((blocks.len() as u64, flushes))
+    }
+
     /// Reads and validates pack `pack`. `Ok(None)` when the pack is not a valid checkpoint
     /// (never written, torn, or incomplete); `Err` only for I/O errors and for a header
     /// that verifies but describes an impossible state.

@@ -438,14 +438,7 @@ impl<D: BlockDevice> Filesystem<D> {
             sit_journal: Vec::new(),
             orphans: Vec::new(),
         };
-        let blocks = cp.encode(&geo, 0)?;
-        for (i, b) in blocks.iter().enumerate().skip(1) {
-            dev.write(geo.cp_pack_addr(0) + i as u64, b, WriteFlags::empty())?;
-        }
-        dev.wait_writes()?;
-        dev.flush()?;
-        dev.write(geo.cp_pack_addr(0), &blocks[0], WriteFlags::FUA)?;
-        dev.wait_writes()?;
+        cp.commit(&mut dev, &geo, 0)?;
         let sbb = sb.encode();
         for a in SUPERBLOCK_ADDRS {
             dev.write(a, &sbb, WriteFlags::empty())?;
@@ -1030,26 +1023,9 @@ impl<D: BlockDevice> Filesystem<D> {
             sit_journal,
             orphans: self.orphans.iter().copied().collect(),
         };
-        let blocks = cp.encode(&g, pack)?;
-        // Paired assertion: the pack about to be committed reads back as this checkpoint.
-        debug_assert!(
-            Checkpoint::decode_blocks(&g, pack, &blocks).ok().flatten().as_ref() == Some(&cp),
-            "checkpoint pack does not decode to what was encoded"
-        );
-        let base = g.cp_pack_addr(pack);
-        for (i, b) in blocks.iter().enumerate().skip(1) {
-            self.dev.write(base + i as u64, b, WriteFlags::empty())?;
-            self.stats.meta_blocks_written += 1;
-        }
-        // Everything the new checkpoint references must be durable before its header.
-        if !cfg!(feature = "mutant-cp-no-flush") {
-            self.dev.wait_writes()?;
-            self.dev.flush()?;
-            self.stats.flushes += 1;
-        }
-        self.dev.write(base, &blocks[0], WriteFlags::FUA)?;
-        self.dev.wait_writes()?;
-        self.stats.meta_blocks_written += 1;
+        let (written, flushes) = cp.commit(&mut self.dev, &g, pack)?;
+        self.stats.meta_blocks_written += written;
+        self.stats.flushes += flushes;
         // Committed.
         self.nat.slots = cp.nat_slots.clone();
         self.sit.slots = cp.sit_slots.clone();
