@@ -259,13 +259,13 @@ impl Checkpoint {
             return Err(Error::corrupt(base, "checkpoint: payload shorter than its contents"));
         }
         let mut pos = 0;
-        let nat_slots = get_bitmap(&p, &mut pos, geo.nat_blocks);
-        let sit_slots = get_bitmap(&p, &mut pos, geo.sit_blocks);
-        let ssa_slots = get_bitmap(&p, &mut pos, geo.main_segments);
+        let nat_slots = get_bitmap(p, &mut pos, geo.nat_blocks);
+        let sit_slots = get_bitmap(p, &mut pos, geo.sit_blocks);
+        let ssa_slots = get_bitmap(p, &mut pos, geo.main_segments);
         let mut nat_journal = Vec::with_capacity(nat_n as usize);
         for _ in 0..nat_n {
-            let nid = get_u32(&p, pos);
-            let e = NatEntry { ino: get_u32(&p, pos + 4), addr: get_u32(&p, pos + 8) };
+            let nid = get_u32(p, pos);
+            let e = NatEntry { ino: get_u32(p, pos + 4), addr: get_u32(p, pos + 8) };
             if nid >= geo.nid_count || (e.addr != NULL_ADDR && !geo.in_main(e.addr)) {
                 return Err(Error::corrupt(base, "checkpoint: NAT journal entry out of range"));
             }
@@ -274,7 +274,7 @@ impl Checkpoint {
         }
         let mut sit_journal = Vec::with_capacity(sit_n as usize);
         for _ in 0..sit_n {
-            let segno = get_u32(&p, pos);
+            let segno = get_u32(p, pos);
             if segno >= geo.main_segments {
                 return Err(Error::corrupt(base, "checkpoint: SIT journal segment out of range"));
             }
@@ -284,7 +284,7 @@ impl Checkpoint {
         }
         let mut orphans = Vec::with_capacity(orphan_n as usize);
         for _ in 0..orphan_n {
-            let ino = get_u32(&p, pos);
+            let ino = get_u32(p, pos);
             if ino == NULL_NID || ino >= geo.nid_count {
                 return Err(Error::corrupt(base, "checkpoint: orphan inode out of range"));
             }

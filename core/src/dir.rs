@@ -170,6 +170,12 @@ pub fn max_block_index(depth: u32) -> u64 {
 
 /// First block index of the bucket that names with hash `hash` use in level `level`
 /// (`level < MAX_DEPTH`).
+/// One past the highest block index an insert into a directory of depth `depth` can write
+/// (inserts land at the first level with room, at most level `depth`).
+pub fn insert_blocks_end(depth: u32) -> u64 {
+    LEVEL_START[(depth as usize + 1).min(MAX_DEPTH as usize)]
+}
+
 pub fn bucket_start(level: u32, hash: u32) -> u64 {
     let level = level.min(MAX_DEPTH - 1);
     let bucket = hash as u64 % buckets(level);

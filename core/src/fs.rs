@@ -332,6 +332,8 @@ pub struct Filesystem<D: BlockDevice> {
     /// roll-forward would rewrite (each once, however often it was fsync'd); the recovery
     /// reserve is computed from their number.
     pub(crate) chain_nids: BTreeSet<Nid>,
+    /// Inodes whose names the chain restores (dentry-marked batches since the checkpoint).
+    pub(crate) chain_dentries: BTreeSet<Ino>,
     /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
     /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
     pub(crate) recovering: bool,
@@ -546,6 +548,7 @@ impl<D: BlockDevice> Filesystem<D> {
             gc_cold: BTreeSet::new(),
             renamed_dirs: BTreeSet::new(),
             chain_nids: BTreeSet::new(),
+            chain_dentries: BTreeSet::new(),
             recovering: false,
             in_fsync: false,
             privileged: true,
@@ -678,11 +681,6 @@ impl<D: BlockDevice> Filesystem<D> {
             // its room when they were acknowledged (see `fsync::recovery_room_ok`).
             return Ok(());
         }
-        // Node ids first: a node id shortage is settled by a checkpoint too. (The mutant
-        // commits atomic writes without making sure of them: its commit fails half-way.)
-        if !cfg!(feature = "mutant-atomic-partial-commit") {
-            self.ensure_nids(blocks / ADDRS_PER_BLOCK as u64 + 3, now)?;
-        }
         // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
         let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
@@ -734,7 +732,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// (create/unlink churn must never exhaust ids). ENOSPC, changing nothing, when the
     /// ids are really in use.
     pub(crate) fn ensure_nids(&mut self, count: u64, now: Timestamp) -> Result<()> {
-        if self.nat.available() as u64 >= count {
+        if count == 0 || self.nat.available() as u64 >= count {
             return Ok(());
         }
         if self.nat.freed_count() > 0 && !self.recovering {
@@ -1053,6 +1051,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.size_changed.clear();
         self.renamed_dirs.clear();
         self.chain_nids.clear();
+        self.chain_dentries.clear();
         Ok(())
     }
 
