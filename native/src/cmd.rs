@@ -83,9 +83,13 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 detail: "no such file or device (give --size to create an image file)".into(),
             });
         };
+        // Private (the image holds every file's data) and never through a planted link.
+        use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| CliError::io(path, "create the image", e))?;
         // Sparse: set_len allocates nothing.
@@ -94,6 +98,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let result = (|| {
         let mut dev = FileDevice::open(path, DeviceOptions::default())?;
         if existed {
+            crate::secure::check_target(dev.file(), path, "format", a.force)?;
             if let Some(what) = probe::existing_filesystem(&mut dev) {
                 if !a.force {
                     return Err(CliError::HasFilesystem { path: path.to_owned(), what });
@@ -166,6 +171,8 @@ pub struct MountArgs {
     pub mountpoint: PathBuf,
     /// Internal: this process is the background daemon; report readiness on stdout.
     pub daemon_child: bool,
+    /// Mount a target that another user owns or can write (see [`crate::secure`]).
+    pub force: bool,
 }
 
 /// Parsed `-o` options.
@@ -292,6 +299,9 @@ fn spawn_daemon(a: &MountArgs) -> Result<i32> {
     for o in &a.options {
         cmd.arg("-o").arg(o);
     }
+    if a.force {
+        cmd.arg("--force");
+    }
     if let Some(l) = &a.record_writes {
         cmd.arg("--record-writes").arg(std::path::absolute(l).unwrap_or(l.clone()));
     }
@@ -365,6 +375,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     }
     let dopts = DeviceOptions { write: !o.read_only, direct: o.direct, lock: true, writers: o.writers };
     let mut fdev = FileDevice::open(path, dopts)?;
+    crate::secure::check_target(fdev.file(), path, "mount", a.force)?;
     probe::check_superblock(&mut fdev, path)?;
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
     // so it keeps fsync's flush inside the core.

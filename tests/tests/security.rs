@@ -356,3 +356,117 @@ fn suid_and_sgid_are_cleared_by_a_write_or_truncate_of_another_user_and_by_chown
     drop((a, b));
     assert!(m.unmount().success());
 }
+
+/// A sticky, world-writable directory (like /tmp) where user B can plant names.
+fn shared_tmp() -> tempfile::TempDir {
+    let d = tempfile::Builder::new().prefix("rollfs-sec-").tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    d
+}
+
+fn mode_of(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p).unwrap().mode() & 0o7777
+}
+
+/// mkfs creates the image 0600, and refuses (without --force) a target that another user
+/// owns or that others can write: whoever can write the image controls the filesystem.
+#[test]
+fn mkfs_makes_a_private_image_and_refuses_a_target_another_user_controls() {
+    let img = Image::new("64M", &[]);
+    assert_eq!(mode_of(&img.path), 0o600, "a new image is private: it holds every file's data");
+
+    let d = shared_tmp();
+    let planted = d.path().join("fs.img");
+    let mut b = User::new(B);
+    let p = planted.to_str().unwrap();
+    b.ok(&format!("create {p} 666"));
+    b.ok(&format!("truncate {p} 67108864"));
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), planted.as_os_str()]);
+    assert_fails(&o, 1, "refusing to format");
+    assert!(stderr(&o).contains("belongs to uid 65534"), "{}", stderr(&o));
+    assert!(std::fs::read(&planted).unwrap().iter().all(|&x| x == 0), "nothing written on refusal");
+    // Root's own file that every user can write: refused too.
+    let open = d.path().join("open.img");
+    std::fs::File::create(&open).unwrap().set_len(64 << 20).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_fails(&rollfs([OsStr::new("mkfs"), OsStr::new("-q"), open.as_os_str()]), 1, "writable by every user");
+    // A symlink planted where mkfs would create a new image is not followed.
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, b"root's data").unwrap();
+    let link = d.path().join("new.img");
+    b.ok(&format!("symlink {} {}", victim.display(), link.display()));
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), OsStr::new("--size"), OsStr::new("64M"), link.as_os_str()]);
+    assert!(!o.status.success(), "mkfs through a planted symlink: {}", stdout(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's data");
+    // --force formats anyway, with a warning.
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), OsStr::new("--force"), open.as_os_str()]);
+    assert!(o.status.success() && stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+/// mount refuses (without --force) an image that another user owns or can write.
+#[test]
+fn mount_refuses_an_image_another_user_controls() {
+    let img = Image::new("64M", &[]);
+    std::os::unix::fs::chown(&img.path, Some(B), Some(B)).unwrap();
+    let e = Mount::try_new(&img.path, &[]).err().expect("mount of another user's image");
+    assert!(e.contains("refusing to mount") && e.contains("uid 65534"), "{e}");
+    std::os::unix::fs::chown(&img.path, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o620)).unwrap();
+    let e = Mount::try_new(&img.path, &[]).err().expect("mount of a group-writable image");
+    assert!(e.contains("refusing to mount") && e.contains("its group"), "{e}");
+    let m = Mount::new(&img.path, &[OsStr::new("--force")]);
+    assert!(m.unmount().success(), "--force mounts it");
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let m = img.mount();
+    assert!(m.unmount().success());
+}
+
+/// The write log, `replay --out` and `inspect --svg` are created 0600 and never written
+/// through a symlink or into another user's file planted at their path.
+#[test]
+fn output_files_are_private_and_planted_names_are_refused() {
+    let img = Image::new("64M", &[]);
+    let d = shared_tmp();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, b"root's data").unwrap();
+    let mut b = User::new(B);
+    let plant_link = |b: &mut User, name: &str| {
+        let l = d.path().join(name);
+        b.ok(&format!("symlink {} {}", victim.display(), l.display()));
+        l
+    };
+
+    // --record-writes
+    let l = plant_link(&mut b, "log");
+    let e = Mount::try_new(&img.path, &[OsStr::new("--record-writes"), l.as_os_str()]).err().expect("refused");
+    assert!(e.contains("symbolic link"), "{e}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's data");
+    let log = d.path().join("real.log");
+    let m = Mount::new(&img.path, &[OsStr::new("--record-writes"), log.as_os_str()]);
+    std::fs::write(m.path("f"), b"x").unwrap();
+    assert!(m.unmount().success());
+    assert_eq!(mode_of(&log), 0o600, "the write log holds the image's data: private");
+
+    // replay --out: a symlink, and a file of another user.
+    let l = plant_link(&mut b, "out.img");
+    let o = rollfs([OsStr::new("replay"), log.as_os_str(), OsStr::new("--out"), l.as_os_str()]);
+    assert_fails(&o, 1, "symbolic link");
+    let theirs = d.path().join("theirs.img");
+    b.ok(&format!("create {} 666", theirs.display()));
+    let o = rollfs([OsStr::new("replay"), log.as_os_str(), OsStr::new("--out"), theirs.as_os_str()]);
+    assert_fails(&o, 1, "another user");
+    let out = d.path().join("replayed.img");
+    let o = rollfs([OsStr::new("replay"), log.as_os_str(), OsStr::new("--out"), out.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode_of(&out), 0o600);
+
+    // inspect --svg
+    let l = plant_link(&mut b, "pic.svg");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), l.as_os_str(), img.path.as_os_str()]);
+    assert_fails(&o, 1, "symbolic link");
+    let svg = d.path().join("ok.svg");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), svg.as_os_str(), img.path.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode_of(&svg), 0o600);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's data", "the planted links never wrote the victim");
+}

@@ -10,7 +10,8 @@
 //! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`
 //! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`
 //! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
-//! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`
+//! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
+//!   `symlink TARGET NEW`
 //! - `stat PATH` — `ok UID GID MODE`
 //! - `getxattr PATH NAME`, `setxattr PATH NAME TEXT`, `removexattr PATH NAME`,
 //!   `listxattr PATH` — `ok NAME,NAME,...`
@@ -103,6 +104,7 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
             ["chmod", path, mode] => check(libc::chmod(cpath(path).as_ptr(), octal(mode)) as _),
             ["truncate", path, len] => check(libc::truncate(cpath(path).as_ptr(), len.parse().unwrap()) as _),
             ["link", old, new] => check(libc::link(cpath(old).as_ptr(), cpath(new).as_ptr()) as _),
+            ["symlink", target, new] => check(libc::symlink(cpath(target).as_ptr(), cpath(new).as_ptr()) as _),
             ["stat", path] => {
                 let mut st: libc::stat = std::mem::zeroed();
                 check(libc::stat(cpath(path).as_ptr(), &mut st) as _)
