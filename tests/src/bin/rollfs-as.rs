@@ -8,7 +8,7 @@
 //! - `open SLOT PATH r|w|rw|rwt` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC
 //! - `close SLOT`, `fsync SLOT`, `ftruncate SLOT LEN`
 //! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`
-//! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`
+//! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`, `fill SLOT OFF LEN BYTE`
 //! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
 //! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
 //!   `symlink TARGET NEW`
@@ -80,6 +80,24 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
             ["pwrite", name, off, text] => {
                 let r = libc::pwrite(slot(slots, name), text.as_ptr() as *const _, text.len(), off.parse().unwrap());
                 check(r as _).map(|_| r.to_string())
+            }
+            ["fill", name, off, len, byte] => {
+                // LEN bytes of BYTE (decimal) from OFF, in writes of up to 1 MiB; stops at the
+                // first error (`err ERRNO`) and reports the bytes written on success.
+                let fd = slot(slots, name);
+                let (mut off, len): (i64, usize) = (off.parse().unwrap(), len.parse().unwrap());
+                let buf = vec![byte.parse::<u8>().unwrap(); len.min(1 << 20)];
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(buf.len());
+                    let r = libc::pwrite(fd, buf.as_ptr() as *const _, n, off);
+                    if r <= 0 {
+                        return Err(errno());
+                    }
+                    done += r as usize;
+                    off += r as i64;
+                }
+                Ok(done.to_string())
             }
             ["pread", name, off, len] => {
                 let mut buf = vec![0u8; len.parse().unwrap()];
