@@ -798,7 +798,8 @@ fn locate(d: &mut dyn DirBlocks, depth: u32, name: &[u8], hash: u32) -> Result<O
 /// Adds `name → ino` (the caller has checked that the name is absent). Uses the first
 /// level, from 0, whose bucket for the name has a run of free slots long enough; when
 /// none of the `*depth` levels has, the next level is used and `*depth` grows (the caller
-/// stores it in the inode). `Error::NoSpace` when all [`MAX_DEPTH`] levels are full.
+/// stores it in the inode). `Error::DirectoryFull` when the name's bucket is full in all
+/// [`MAX_DEPTH`] levels: at most `MAX_DEPTH × BLOCKS_PER_BUCKET_HIGH` blocks are read.
 pub fn insert(d: &mut dyn DirBlocks, depth: &mut u32, name: &[u8], ino: Ino, kind: FileType) -> Result<EntryLoc> {
     check_name(name)?;
     let hash = name_hash_keyed(&d.hash_key(), name);
@@ -843,7 +844,7 @@ fn insert_hashed(
             }
         }
     }
-    Err(Error::NoSpace)
+    Err(Error::DirectoryFull)
 }
 
 /// Removes `name`; returns what it pointed to, or `None` if absent. An emptied block stays
@@ -1257,7 +1258,10 @@ mod tests {
             assert_eq!(bucket, h as u64 % buckets(level));
         }
         assert_eq!(depth, MAX_DEPTH);
-        assert_eq!(insert_hashed(&mut d, &mut depth, &long(per_chain), h, 1, FileType::Regular), Err(Error::NoSpace));
+        assert_eq!(
+            insert_hashed(&mut d, &mut depth, &long(per_chain), h, 1, FileType::Regular),
+            Err(Error::DirectoryFull)
+        );
         assert_eq!(depth, MAX_DEPTH);
         for i in (0..per_chain).step_by(37) {
             let (_, ino, _) = lookup_hashed(&mut d, depth, &long(i), h).unwrap().unwrap();

@@ -185,6 +185,8 @@ pub struct RollFuse {
     handles: Mutex<HashMap<u64, HandleInfo>>,
     /// The user who mounted the filesystem (may read the statistics).
     mounter_uid: u32,
+    /// Directories whose being full was logged (once each).
+    full_dirs_logged: Mutex<std::collections::HashSet<u32>>,
     /// Set once the session exists; used to drop cached pages after an atomic abort.
     notifier: Arc<OnceLock<fuser::Notifier>>,
 }
@@ -353,6 +355,7 @@ impl RollFuse {
             handles: Mutex::new(HashMap::new()),
             // SAFETY: geteuid cannot fail.
             mounter_uid: unsafe { libc::geteuid() },
+            full_dirs_logged: Mutex::new(std::collections::HashSet::new()),
             notifier: Arc::new(OnceLock::new()),
         }
     }
@@ -546,6 +549,25 @@ impl RollFuse {
 
     /// Runs one core call under the lock, mapping errors to errno and panics to EIO.
     fn call<T>(&self, f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>) -> Result<T, Errno> {
+        self.call_ctx(None, f)
+    }
+
+    /// [`RollFuse::call`] for an operation that adds `name` to directory `dir`: a full
+    /// directory is logged (once per directory) with its inode and the name.
+    fn call_adding<T>(
+        &self,
+        dir: u32,
+        name: &[u8],
+        f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>,
+    ) -> Result<T, Errno> {
+        self.call_ctx(Some((dir, name)), f)
+    }
+
+    fn call_ctx<T>(
+        &self,
+        adding: Option<(u32, &[u8])>,
+        f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>,
+    ) -> Result<T, Errno> {
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         self.last_request_ms.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
         if self.failed.load(Ordering::Relaxed) {
@@ -561,6 +583,15 @@ impl RollFuse {
             Ok(Err(e)) => {
                 if matches!(e, rollfs_core::Error::Io { .. } | rollfs_core::Error::Corrupt { .. }) {
                     eprintln!("rollfs: {e}");
+                }
+                if e == rollfs_core::Error::DirectoryFull {
+                    let dir = adding.map(|(d, _)| d).unwrap_or(0);
+                    if self.full_dirs_logged.lock().unwrap_or_else(|e| e.into_inner()).insert(dir) {
+                        let name = adding.map(|(_, n)| String::from_utf8_lossy(n).into_owned()).unwrap_or_default();
+                        eprintln!(
+                            "rollfs: directory inode {dir}: cannot add {name:?}: {e}; creating names that hash                              to that bucket fails with ENOSPC (logged once per directory)"
+                        );
+                    }
                 }
                 Err(errno(&e))
             }
@@ -737,14 +768,17 @@ impl fuser::Filesystem for RollFuse {
 
     fn mknod(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, rdev: u32, reply: ReplyEntry) {
         let mode = (mode & FileType::S_IFMT) | (mode & 0o7777 & !umask);
-        let r = ino32(parent)
-            .and_then(|p| self.call(|fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now())));
+        let r = ino32(parent).and_then(|p| {
+            self.call_adding(p, name.as_bytes(), |fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now()))
+        });
         self.reply_entry(r, reply)
     }
 
     fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, reply: ReplyEntry) {
         let perm = mode & 0o7777 & !umask;
-        let r = ino32(parent).and_then(|p| self.call(|fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now())));
+        let r = ino32(parent).and_then(|p| {
+            self.call_adding(p, name.as_bytes(), |fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now()))
+        });
         self.reply_entry(r, reply)
     }
 
@@ -764,7 +798,9 @@ impl fuser::Filesystem for RollFuse {
 
     fn symlink(&self, req: &Request, parent: INodeNo, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
         let r = ino32(parent).and_then(|p| {
-            self.call(|fs| fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now()))
+            self.call_adding(p, link_name.as_bytes(), |fs| {
+                fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now())
+            })
         });
         self.reply_entry(r, reply)
     }
@@ -785,7 +821,9 @@ impl fuser::Filesystem for RollFuse {
         };
         let r = ino32(parent).and_then(|p| {
             ino32(newparent).and_then(|np| {
-                self.call(|fs| fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now()))
+                self.call_adding(np, newname.as_bytes(), |fs| {
+                    fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now())
+                })
             })
         });
         match r {
@@ -796,7 +834,9 @@ impl fuser::Filesystem for RollFuse {
 
     fn link(&self, _req: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
         let r = ino32(ino).and_then(|i| {
-            ino32(newparent).and_then(|np| self.call(|fs| fs.link(i, np, newname.as_bytes(), crate::now())))
+            ino32(newparent).and_then(|np| {
+                self.call_adding(np, newname.as_bytes(), |fs| fs.link(i, np, newname.as_bytes(), crate::now()))
+            })
         });
         self.reply_entry(r, reply)
     }
@@ -1084,7 +1124,7 @@ impl fuser::Filesystem for RollFuse {
     ) {
         let perm = mode & 0o7777 & !umask;
         let r = ino32(parent).and_then(|p| {
-            self.call(|fs| {
+            self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.create(p, name.as_bytes(), perm, cred(req), crate::now())?;
                 fs.open(a.ino)?;
                 Ok(a)

@@ -298,6 +298,8 @@ fn stats_ioctl_only_for_the_mounting_user_or_root() {
     let own = a_file(&m, &mut b, "pub/b", "x", 0o644);
     b.ok(&format!("open f {own} rw"));
     assert_eq!(b.run("stats f"), EPERM, "stats on one's own file, not the mounting user");
+    assert_eq!(b.ok("features f"), "4", "the feature query is for everyone");
+    assert_eq!(b.run("ioctl f 5201"), "err 25", "unknown ioctls: ENOTTY");
     b.ok("close f");
     assert!(mount_stats(Path::new(&own)).contains("\"driver\""), "root reads the statistics");
     drop(b);
@@ -469,4 +471,110 @@ fn output_files_are_private_and_planted_names_are_refused() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(mode_of(&svg), 0o600);
     assert_eq!(std::fs::read(&victim).unwrap(), b"root's data", "the planted links never wrote the victim");
+}
+
+/// `n` names of `len` bytes whose unkeyed hash has the low 12 bits of `victim`'s: they
+/// fall in `victim`'s bucket in every level of a directory with the unkeyed hash (what
+/// anyone could compute before the per-filesystem key).
+fn colliding_names(victim: &[u8], n: usize, len: usize) -> Vec<String> {
+    use rollfs_core::dir::name_hash;
+    let want = name_hash(victim) & 0xfff;
+    let mut out = Vec::with_capacity(n);
+    let mut name = vec![b'c'; len];
+    for i in 0u64.. {
+        let digits = format!("{i:020}");
+        name[len - 20..].copy_from_slice(digits.as_bytes());
+        if name_hash(&name) & 0xfff == want {
+            out.push(String::from_utf8(name.clone()).unwrap());
+            if out.len() == n {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// B links as many names as it likes into a shared sticky directory; then root creates
+/// `victim.lock`. `Ok(links made)` if root's create works, `Err(links)` if not.
+fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
+    let d = pub_dir(m);
+    // The link target lives in another directory, so `pub` holds only the attack's names.
+    let src = m.path("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let x = format!("{}/x", src.display());
+    let mut b = User::new(B);
+    b.ok(&format!("create {x} 644"));
+    let mut made = 0;
+    for n in names {
+        match b.run(&format!("link {x} {d}/{n}")).as_str() {
+            "ok" => made += 1,
+            "err 28" => {}
+            other => panic!("link: {other}"),
+        }
+    }
+    drop(b);
+    match std::fs::File::create(m.path("pub/victim.lock")) {
+        Ok(_) => Ok(made),
+        Err(e) => {
+            assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "victim.lock");
+            Err(made)
+        }
+    }
+}
+
+/// A directory bucket full in all 64 levels: ENOSPC for names of that bucket only, a
+/// line in the mount log naming the directory, and the directory still works after a
+/// remount. (Names computed offline to share `victim.lock`'s bucket: the unkeyed hash.)
+#[test]
+fn a_full_directory_bucket_is_a_bounded_logged_enospc() {
+    // One bucket in all 64 levels is 32 x 2 + 32 x 4 = 192 blocks of 202 slots: 6 names
+    // of 255 bytes (32 slots each) and one of 80 bytes (10 slots) fill a block.
+    let mut names = colliding_names(b"victim.lock", 1152, 255);
+    names.extend(colliding_names(b"victim.lock", 192, 80));
+    let all = names.len();
+    let img = Image::new("256M", &[]);
+    let m = shared_mount(&img, &[]);
+    let made = collision_attack(&m, &names).expect_err("the victim's bucket is full in all 64 levels");
+    assert_eq!(made, all, "the bucket holds them all, with no slot left");
+    std::fs::write(m.path("pub/other-name"), b"fits").expect("names of other buckets still fit");
+    let log = m.log_text();
+    assert!(log.contains("cannot add") && log.contains("directory full"), "the mount log explains:\n{log}");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(std::fs::read(m.path("pub/other-name")).unwrap(), b"fits");
+    assert_eq!(std::fs::read_dir(m.path("pub")).unwrap().count(), all + 1, "the names and other-name");
+    assert!(m.unmount().success());
+}
+
+/// What the kernel checks before a request reaches rollfs (`default_permissions`, always
+/// on), held here so that a change of mount options cannot silently drop it: attribute
+/// changes of another user's file, chown, device nodes; and without `allow_other` no
+/// other user reaches the mount at all.
+#[test]
+fn the_kernel_checks_attribute_changes_and_only_allow_other_admits_other_users() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let f = a_file(&m, &mut a, "pub/a", "data", 0o644);
+    let own = a_file(&m, &mut b, "pub/b", "data", 0o644);
+    assert_eq!(b.run(&format!("chmod {f} 666")), EPERM, "chmod of another user's file");
+    assert_eq!(b.run(&format!("chown {f} {B} {B}")), EPERM, "chown of another user's file");
+    assert_eq!(b.run(&format!("chown {own} {A} {A}")), EPERM, "giving one's file away");
+    assert_eq!(b.run(&format!("truncate {f} 0")), EACCES, "truncate without write permission");
+    assert_eq!(b.run(&format!("open w {f} w")), EACCES);
+    assert_eq!(b.run(&format!("mknod {}", path(&m, "pub/null"))), EPERM, "device nodes need CAP_MKNOD");
+    assert_eq!(a.ok(&format!("read {f}")), "data");
+    drop((a, b));
+    assert!(m.unmount().success());
+
+    // Without allow_other: only the mounting user (root here).
+    let m = img.mount();
+    std::fs::set_permissions(m.mnt.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut b = User::new(B);
+    assert_eq!(b.run(&format!("stat {}", path(&m, "pub/b"))), EACCES, "other users do not reach the mount");
+    drop(b);
+    assert!(m.unmount().success());
 }

@@ -7,11 +7,12 @@
 //! Commands (TEXT has no spaces; MODE is octal):
 //! - `open SLOT PATH r|w|rw|rwt` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC
 //! - `close SLOT`, `fsync SLOT`, `ftruncate SLOT LEN`
-//! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`
+//! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`,
+//!   `features SLOT` (F2FS_IOC_GET_FEATURES, `ok HEX`)
 //! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`, `fill SLOT OFF LEN BYTE`
 //! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
 //! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
-//!   `symlink TARGET NEW`
+//!   `symlink TARGET NEW`, `chown PATH UID GID`, `mknod PATH` (the character device 1:3)
 //! - `stat PATH` — `ok UID GID MODE`
 //! - `getxattr PATH NAME`, `setxattr PATH NAME TEXT`, `removexattr PATH NAME`,
 //!   `listxattr PATH` — `ok NAME,NAME,...`
@@ -73,6 +74,11 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 let cmd = u32::from_str_radix(cmd.trim_start_matches("0x"), 16).expect("hex ioctl");
                 check(libc::ioctl(slot(slots, name), cmd as _) as _)
             }
+            ["features", name] => {
+                let mut v: u32 = 0;
+                check(libc::ioctl(slot(slots, name), 0x8004_f50cu32 as _, &mut v as *mut u32) as _)
+                    .map(|_| format!("{v:x}"))
+            }
             ["stats", name] => {
                 let mut buf = vec![0u8; 1024];
                 check(libc::ioctl(slot(slots, name), 0x8400_5201u32 as _, buf.as_mut_ptr()) as _)
@@ -119,6 +125,12 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 Ok(String::new())
             }
             ["mkdir", path, mode] => check(libc::mkdir(cpath(path).as_ptr(), octal(mode)) as _),
+            ["chown", path, uid, gid] => {
+                check(libc::chown(cpath(path).as_ptr(), uid.parse().unwrap(), gid.parse().unwrap()) as _)
+            }
+            ["mknod", path] => {
+                check(libc::mknod(cpath(path).as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) as _)
+            }
             ["chmod", path, mode] => check(libc::chmod(cpath(path).as_ptr(), octal(mode)) as _),
             ["truncate", path, len] => check(libc::truncate(cpath(path).as_ptr(), len.parse().unwrap()) as _),
             ["link", old, new] => check(libc::link(cpath(old).as_ptr(), cpath(new).as_ptr()) as _),
