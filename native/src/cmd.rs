@@ -191,6 +191,8 @@ pub struct MountOpts {
     pub gc_idle_secs: u64,
     /// Slack space recycling when free segments run low (`-o nossr` turns it off).
     pub ssr: bool,
+    /// `-o force`: as `mount --force` (for fstab and mount(8), which pass only options).
+    pub force: bool,
 }
 
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
@@ -206,6 +208,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         discard: true,
         gc_idle_secs: 5,
         ssr: true,
+        force: false,
     };
     let num = |k: &str, v: &str| -> Result<usize> {
         v.parse::<usize>()
@@ -235,6 +238,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("nogc", None) => o.gc_idle_secs = 0,
             ("ssr", None) => o.ssr = true,
             ("nossr", None) => o.ssr = false,
+            ("force", None) => o.force = true,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("dirty_max", Some(v)) => {
@@ -256,7 +260,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             (k, _) if k.starts_with("x-") || k.starts_with("comment=") => {}
             _ => {
                 return Err(CliError::BadOption(format!(
-                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync)"
+                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
                 )))
             }
         }
@@ -375,7 +379,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     }
     let dopts = DeviceOptions { write: !o.read_only, direct: o.direct, lock: true, writers: o.writers };
     let mut fdev = FileDevice::open(path, dopts)?;
-    crate::secure::check_target(fdev.file(), path, "mount", a.force)?;
+    crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
     probe::check_superblock(&mut fdev, path)?;
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
     // so it keeps fsync's flush inside the core.

@@ -418,6 +418,8 @@ fn mount_refuses_an_image_another_user_controls() {
     assert!(e.contains("refusing to mount") && e.contains("its group"), "{e}");
     let m = Mount::new(&img.path, &[OsStr::new("--force")]);
     assert!(m.unmount().success(), "--force mounts it");
+    let m = Mount::new(&img.path, &[OsStr::new("-o"), OsStr::new("force")]);
+    assert!(m.unmount().success(), "so does -o force (for fstab)");
     std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let m = img.mount();
     assert!(m.unmount().success());
