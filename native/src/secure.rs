@@ -116,7 +116,29 @@ pub fn check_target(file: &File, path: &Path, action: &'static str, force: bool)
             eprintln!("rollfs: warning: {}: {why}; going on because of --force", path.display());
             Ok(())
         }
-        None => Ok(()),
+        None => {
+            if let Some(who) = readable_by_others(&md) {
+                eprintln!(
+                    "rollfs: warning: {}: readable by {who}, who can read every file's data in it; chmod {} it",
+                    path.display(),
+                    if md.file_type().is_block_device() { "o-r" } else { "go-r" }
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Who besides the owner can read the target, if anyone: image files should be private
+/// (mkfs creates them 0600); block devices are readable by the `disk` group by design.
+fn readable_by_others(md: &std::fs::Metadata) -> Option<&'static str> {
+    let mode = md.mode();
+    if mode & 0o004 != 0 {
+        Some("every user")
+    } else if !md.file_type().is_block_device() && mode & 0o040 != 0 {
+        Some("its group")
+    } else {
+        None
     }
 }
 

@@ -423,6 +423,11 @@ fn mount_refuses_an_image_another_user_controls() {
     std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let m = img.mount();
     assert!(m.unmount().success());
+    // A readable image mounts, with a warning: anyone who reads it reads every file.
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let m = img.mount();
+    assert!(m.log_text().contains("readable by every user"), "{}", m.log_text());
+    assert!(m.unmount().success());
 }
 
 /// The write log, `replay --out` and `inspect --svg` are created 0600 and never written
@@ -579,4 +584,52 @@ fn the_kernel_checks_attribute_changes_and_only_allow_other_admits_other_users()
     assert_eq!(b.run(&format!("stat {}", path(&m, "pub/b"))), EACCES, "other users do not reach the mount");
     drop(b);
     assert!(m.unmount().success());
+}
+
+/// Atomic staging is bounded over all sessions: user B staging 28 files of 60 MiB each
+/// gets ENOSPC (or ENOMEM) once the bound is reached, and the daemon — here under a
+/// 512 MiB data limit, so that unbounded staging would make its allocations fail and
+/// abort it — keeps serving everyone; the mount still unmounts cleanly.
+#[test]
+fn atomic_staging_by_one_user_cannot_exhaust_the_daemons_memory() {
+    const FILES: usize = 28;
+    const EACH: usize = 60 << 20;
+    let img = Image::new("4G", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let pid = m.pid().expect("daemon pid") as libc::pid_t;
+    let limit = libc::rlimit { rlim_cur: 512 << 20, rlim_max: 512 << 20 };
+    // SAFETY: sets a resource limit of our child.
+    assert_eq!(unsafe { libc::prlimit(pid, libc::RLIMIT_DATA, &limit, std::ptr::null_mut()) }, 0);
+    let mut b = User::new(B);
+    let mut refused = 0;
+    for i in 0..FILES {
+        let p = path(&m, &format!("pub/big{i}"));
+        b.ok(&format!("create {p} 600"));
+        b.ok(&format!("open f{i} {p} rw"));
+        b.ok(&format!("ioctl f{i} {START}"));
+        let r = b.run(&format!("fill f{i} 0 {EACH} 7"));
+        if r != format!("ok {EACH}") {
+            assert!(r == "err 28" || r == "err 12", "staging file {i}: {r}");
+            refused += 1;
+        }
+        assert!(is_alive(pid), "the daemon died staging file {i}:\n{}", m.log_text());
+    }
+    assert!(refused > 0, "28 x 60 MiB of staged atomic writes were all accepted: staging is unbounded");
+    // Everyone else is still served, and the sessions end cleanly.
+    std::fs::write(m.path("root-file"), b"still here").unwrap();
+    assert_eq!(std::fs::read(m.path("root-file")).unwrap(), b"still here");
+    for i in 0..FILES {
+        b.ok(&format!("close f{i}"));
+    }
+    drop(b);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
+
+fn is_alive(pid: libc::pid_t) -> bool {
+    // A zombie (exited, not yet reaped) counts as dead.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+        .unwrap_or(false)
 }
