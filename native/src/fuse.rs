@@ -181,7 +181,7 @@ pub struct RollFuse {
     next_fh: AtomicU64,
     /// Inode → the file handle that started its atomic write.
     atomic_owner: Mutex<HashMap<u32, u64>>,
-    /// Open file handles: their inode and whether they were opened for writing.
+    /// Open file handles: whether each was opened for writing.
     handles: Mutex<HashMap<u64, HandleInfo>>,
     /// The user who mounted the filesystem (may read the statistics).
     mounter_uid: u32,
@@ -1244,6 +1244,16 @@ mod tests {
         assert_eq!(ioc::F2FS_IOC_ABORT_VOLATILE_WRITE, io(0xf5, 5));
         assert_eq!(ioc::F2FS_IOC_GET_FEATURES, ior(0xf5, 12, 4));
         assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 1, 1024));
+    }
+
+    #[test]
+    fn xattr_namespaces() {
+        assert_eq!(xattr_policy(b"user.x"), XattrNs::User);
+        assert_eq!(xattr_policy(b"security.selinux"), XattrNs::Security);
+        assert_eq!(xattr_policy(b"trusted.overlay.opaque"), XattrNs::Trusted);
+        for n in [&b"system.posix_acl_access"[..], b"system.x", b"usermode", b"trusted", b"x"] {
+            assert_eq!(xattr_policy(n), XattrNs::Unsupported, "{}", String::from_utf8_lossy(n));
+        }
     }
 
     #[test]
