@@ -498,6 +498,8 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
             "data_blocks": r.data_blocks,
             "node_blocks": r.node_blocks,
             "checkpoint_version": r.checkpoint_version,
+            "pending_chain_nodes": r.pending_chain_nodes,
+            "pending_inodes": r.pending_inodes,
         });
         println!("{v}");
         return;
@@ -515,6 +517,15 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
         r.node_blocks,
         r.checkpoint_version
     );
+    if r.pending_chain_nodes > 0 {
+        // The counts above are the checkpoint's: say what the next mount adds to them.
+        println!(
+            "{}: fsync chain of {} node blocks after the checkpoint: the next read-write mount recovers {} fsync'd inodes",
+            target.display(),
+            r.pending_chain_nodes,
+            r.pending_inodes
+        );
+    }
 }
 
 /// A progress bar on stderr when stderr is a terminal (and the output is not JSON):
