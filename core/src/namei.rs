@@ -202,6 +202,18 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.dir_lookup(parent, name)?.is_some() {
             return Err(Error::Exists);
         }
+        // A setgid directory gives new entries its group, and new subdirectories its
+        // setgid bit (the kernel has already dropped S_ISGID from a file's mode when the
+        // caller is not in that group).
+        let (mode, gid) = {
+            let p = self.inode_ref(parent)?;
+            if inode::mode(p) as u32 & 0o2000 != 0 {
+                let m = if kind == FileType::Directory { mode | 0o2000 } else { mode };
+                (m, inode::gid(p))
+            } else {
+                (mode, cred.gid)
+            }
+        };
         self.touch(now);
         self.ensure_space(4, now)?;
         // The inode's id and the ids the directory insert may take, before anything changes.
@@ -212,7 +224,7 @@ impl<D: BlockDevice> Filesystem<D> {
         node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
         inode::set_mode(&mut b, ((mode & FileType::S_IFMT) | (mode & 0o7777)) as u16);
         inode::set_uid(&mut b, cred.uid);
-        inode::set_gid(&mut b, cred.gid);
+        inode::set_gid(&mut b, gid);
         inode::set_links(&mut b, if kind == FileType::Directory { 2 } else { 1 });
         for (s, n) in [
             (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
