@@ -62,7 +62,7 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
         return check_eio(name, &ex);
     }
     let mut states = 0;
-    for src in [Source::Regression, Source::Ace, Source::Random] {
+    for src in [Source::Regression, Source::Full, Source::Ace, Source::Random] {
         let n = if src == Source::Regression { u64::MAX } else { cases_per_source };
         let s = explore(&ex, src, Some(n), None, true, &mut |_| {});
         states += s.states;

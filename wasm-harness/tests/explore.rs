@@ -64,6 +64,8 @@ fn guest_errors_are_reported_not_fatal() {
         completion: rollfs_sim::device::Completion::Random(2),
         discard_ignored: false,
         recovery_eio: None,
+        device: None,
+        no_enospc: false,
     };
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
