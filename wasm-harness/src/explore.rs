@@ -678,6 +678,24 @@ impl Explorer {
         trim: bool,
         after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
     ) -> Run {
+        self.run_inner(w, eio, trim, &mut |_| {}, after_stop)
+    }
+
+    /// [`Explorer::run`] with `before_op` called with the guest before every top-level
+    /// operation: for tests that make the guest do what the model does not see (a
+    /// deliberately broken run the oracle must notice).
+    pub fn run_sneaking(&self, w: &Workload, before_op: &mut dyn FnMut(&mut crate::guest::Guest)) -> Run {
+        self.run_inner(w, None, false, before_op, &mut |_, _| {})
+    }
+
+    fn run_inner(
+        &self,
+        w: &Workload,
+        eio: Option<Eio>,
+        trim: bool,
+        before_op: &mut dyn FnMut(&mut crate::guest::Guest),
+        after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
+    ) -> Run {
         let base = self.base_for(w);
         let start = base.clone().unwrap_or_else(|_| self.base.clone());
         let mut dev = SimDevice::new(start.clone(), w.dev_seed);
@@ -752,6 +770,7 @@ impl Explorer {
                 }
                 trimmed = trimmed.max(lo);
             }
+            before_op(&mut g);
             if matches!(op, Op::Repeat(..) | Op::Fill { .. }) {
                 stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i, &mut atomicity);
                 if stopped {
@@ -1356,8 +1375,15 @@ pub enum Source {
     Regression,
     /// The families where resources run out (`full:K`).
     Full,
+    /// ACE sequences of up to three operations before an fsync (`ace3:K`), all of them.
+    Ace3,
+    /// An evenly spread sample of the ACE3 cases (every `ACE3_SAMPLE_STRIDE`-th).
+    Ace3Sample,
     All,
 }
+
+/// `Source::Ace3Sample` takes every this-many-th ACE3 case.
+pub const ACE3_SAMPLE_STRIDE: u64 = 97;
 
 /// The `i`-th case of a source (`None` when a finite source is exhausted).
 pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
@@ -1365,6 +1391,11 @@ pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
     match source {
         Source::Random => Some(CaseId::Random(i)),
         Source::Full => Some(CaseId::Full(i)),
+        Source::Ace3 => (i < crate::workload::ace3_count()).then_some(CaseId::Ace3(i)),
+        Source::Ace3Sample => {
+            let k = i * ACE3_SAMPLE_STRIDE;
+            (k < crate::workload::ace3_count()).then_some(CaseId::Ace3(k))
+        }
         Source::Ace => (i < crate::workload::ace_count()).then_some(CaseId::Ace(i)),
         Source::Regression => files.get(i as usize).cloned().map(CaseId::File),
         Source::All => {

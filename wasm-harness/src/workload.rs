@@ -499,6 +499,8 @@ pub enum CaseId {
     Ace(u64),
     /// A workload of the families where resources run out ([`full_workload`]).
     Full(u64),
+    /// ACE with sequences of up to three operations ([`ace3_workload`]).
+    Ace3(u64),
     File(PathBuf),
 }
 
@@ -508,6 +510,7 @@ impl fmt::Display for CaseId {
             CaseId::Random(k) => write!(f, "random:{k}"),
             CaseId::Ace(k) => write!(f, "ace:{k}"),
             CaseId::Full(k) => write!(f, "full:{k}"),
+            CaseId::Ace3(k) => write!(f, "ace3:{k}"),
             CaseId::File(p) => write!(f, "file:{}", p.display()),
         }
     }
@@ -522,6 +525,7 @@ impl std::str::FromStr for CaseId {
             "random" => Ok(CaseId::Random(num()?)),
             "ace" => Ok(CaseId::Ace(num()?)),
             "full" => Ok(CaseId::Full(num()?)),
+            "ace3" => Ok(CaseId::Ace3(num()?)),
             "file" => Ok(CaseId::File(PathBuf::from(rest))),
             _ => Err(format!("unknown case kind {kind}")),
         }
@@ -533,6 +537,9 @@ pub fn workload(case: &CaseId, seed: u64) -> Result<Workload, String> {
     match case {
         CaseId::Random(k) => Ok(random_workload(seed, *k)),
         CaseId::Full(k) => Ok(full_workload(seed, *k)),
+        CaseId::Ace3(k) => {
+            ace3_workload(seed, *k).ok_or_else(|| format!("ace3 case {k} out of range ({})", ace3_count()))
+        }
         CaseId::Ace(k) => ace_workload(seed, *k).ok_or_else(|| format!("ace case {k} out of range ({})", ace_count())),
         CaseId::File(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -664,7 +671,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
     let mut rng = Rng::derive(&[seed, 0xF011, k]);
     let family = FULL_FAMILIES[(k % FULL_FAMILIES.len() as u64) as usize];
     let mut ops = Vec::new();
-    let mut device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(5), segment_blocks: 16 });
+    let mut device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16 });
     let mut no_enospc = false;
     let w = |p: &str, offset: u64, len: u32, pattern: u32| Op::Write { path: p.into(), offset, len, pattern };
     let files = |n: u64| (0..n).map(|i| format!("/d/f{i}")).collect::<Vec<_>>();
@@ -677,9 +684,9 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
                 ops.push(w(f, 0, [100, 4096, 9000][i % 3], i as u32 + 1));
             }
             ops.push(Op::SetXattr("/d/f0".into(), "user.k".into(), "v0".into()));
-            ops.push(Op::Repeat(40, Box::new(Op::Create("/m/f{i}".into()))));
-            ops.push(Op::Sync);
+            ops.push(Op::Repeat(12, Box::new(Op::Create("/m/f{i}".into()))));
             ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Sync);
             ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
             ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
             if rng.chance(1, 2) {
@@ -717,8 +724,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
                 n as u32,
                 Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 4096, 7)])),
             ));
-            ops.push(Op::Sync);
             ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Sync);
             ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
             ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
             ops.push(Op::Truncate("/fill".into(), 4096 * rng.below(3)));
@@ -737,8 +744,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
                 n as u32,
                 Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 100, 7)])),
             ));
-            ops.push(Op::Sync);
             ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Sync);
             ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
             ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
             let size = 4096 * 16 * rng.below(4);
@@ -787,10 +794,9 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             // orphans
             no_enospc = true;
             let n = if rng.chance(1, 3) { 40 + rng.below(200) as u32 } else { 1030 + rng.below(150) as u32 };
-            if n > 1000 {
-                // Room for that many inodes with plenty to spare: ENOSPC is a bug here.
-                device = Some(DeviceSpec { above_min: false, blocks: 4096, segment_blocks: 16 });
-            }
+            // Room for that many inodes with plenty to spare (ENOSPC is a bug here): the
+            // default 8 MiB device for a few hundred, 16 MiB beyond the old 1,024 limit.
+            device = (n > 1000).then_some(DeviceSpec { above_min: false, blocks: 4096, segment_blocks: 16 });
             ops.push(Op::Mkdir("/o".into()));
             ops.push(Op::Create("/keep".into()));
             ops.push(Op::Repeat(n, Box::new(Op::Seq(vec![Op::Create("/o/f{i}".into()), Op::Open("/o/f{i}".into())]))));
@@ -860,7 +866,7 @@ fn full_churn_op(rng: &mut Rng, model: &Model) -> Vec<Op> {
             v.push(Op::Rename(pick(rng), dst, 0));
             v
         }
-        13 => vec![Op::Repeat(40, Box::new(Op::Chmod("/m/f{i}".into(), *rng.pick(&[0o600, 0o640]))))],
+        13 => vec![Op::Repeat(12, Box::new(Op::Chmod("/m/f{i}".into(), *rng.pick(&[0o600, 0o640]))))],
         14..=16 => {
             let p = pick(rng);
             let mut v = vec![Op::AtomicStart(p.clone())];
@@ -1009,6 +1015,150 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         name: format!("ace-{case}"),
         ops,
         dev_seed: Rng::derive(&[seed, 0xACE, case]).next_u64(),
+        completion: Completion::Random(3),
+        discard_ignored: false,
+        recovery_eio: None,
+        device: None,
+        no_enospc: false,
+    })
+}
+
+/// The ACE3 setup: a directory tree with files that have data, made durable by a sync
+/// (so that later operations move, link and unlink names the checkpoint knows).
+pub fn ace3_setup() -> Vec<Op> {
+    let w = |p: &str, len, pat| Op::Write { path: p.into(), offset: 0, len, pattern: pat };
+    vec![
+        Op::Mkdir("/a".into()),
+        Op::Mkdir("/b".into()),
+        Op::Create("/a/x".into()),
+        Op::Create("/a/y".into()),
+        Op::Create("/b/z".into()),
+        w("/a/x", 5000, 1),
+        w("/a/y", 100, 2),
+        w("/b/z", 4096, 3),
+        Op::Sync,
+    ]
+}
+
+/// The ACE3 vocabulary: namespace operations (mkdir, rename of a parent directory, link,
+/// unlink, create) plus a data write and a sync, over the setup's names.
+pub fn ace3_vocabulary() -> Vec<Op> {
+    let s = |x: &str| x.to_string();
+    vec![
+        Op::Mkdir(s("/a/d")),
+        Op::Mkdir(s("/c")),
+        Op::Create(s("/a/n")),
+        Op::Create(s("/c/n")),
+        Op::Write { path: s("/a/x"), offset: 4096, len: 4096, pattern: 9 },
+        Op::Rename(s("/a"), s("/c"), 0),
+        Op::Rename(s("/a"), s("/b/a"), 0),
+        Op::Rename(s("/a/x"), s("/b/x"), 0),
+        Op::Rename(s("/b/z"), s("/a/d/z"), 0),
+        Op::Link(s("/a/x"), s("/b/l")),
+        Op::Unlink(s("/a/x")),
+        Op::Unlink(s("/b/z")),
+        Op::Rmdir(s("/a/d")),
+        Op::Create(s("/b/n")),
+        Op::Write { path: s("/b/z"), offset: 0, len: 100, pattern: 10 },
+        Op::Rename(s("/a/y"), s("/a/x"), 0),
+        Op::Rename(s("/b"), s("/c"), 0),
+        Op::Link(s("/b/z"), s("/a/l")),
+        Op::Mkdir(s("/c/d")),
+        Op::Sync,
+    ]
+}
+
+/// Whether two operations touch disjoint parts of the namespace (no path of one is a
+/// prefix of, or equal to, a path of the other) and neither is a persistence point: then
+/// their order does not matter, and ACE3 keeps one order only.
+fn independent(a: &Op, b: &Op) -> bool {
+    let under = |p: &str, q: &str| p == q || q.starts_with(&format!("{p}/")) || p.starts_with(&format!("{q}/"));
+    !matches!(a, Op::Sync) && !matches!(b, Op::Sync) && a.paths().iter().all(|p| b.paths().iter().all(|q| !under(p, q)))
+}
+
+/// The ACE3 cases: every sequence of one to three vocabulary operations that all succeed
+/// on the setup (a sequence with a failing operation equals a shorter one) and in which no
+/// two adjacent independent operations appear out of vocabulary order (the other order is
+/// kept), each followed by an fsync of one of the files or directories it touched, under
+/// its final name (at most three targets per sequence). Computed once.
+pub fn ace3_cases() -> &'static [(Vec<usize>, String)] {
+    static CASES: std::sync::OnceLock<Vec<(Vec<usize>, String)>> = std::sync::OnceLock::new();
+    CASES.get_or_init(|| {
+        let voc = ace3_vocabulary();
+        let n = voc.len();
+        let mut base = Model::new();
+        for op in ace3_setup() {
+            base.apply(&op).expect("ACE3 setup");
+        }
+        let mut out = Vec::new();
+        let mut seqs: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+        seqs.extend((0..n * n).map(|k| vec![k / n, k % n]));
+        seqs.extend((0..n * n * n).map(|k| vec![k / (n * n), (k / n) % n, k % n]));
+        for seq in seqs {
+            if seq.windows(2).any(|w| w[0] > w[1] && independent(&voc[w[0]], &voc[w[1]])) {
+                continue;
+            }
+            if seq.last().is_some_and(|&i| matches!(voc[i], Op::Sync)) {
+                continue; // a trailing sync makes the fsync after it moot
+            }
+            let mut m = base.clone();
+            if !seq.iter().all(|&i| m.apply(&voc[i]).is_ok()) {
+                continue;
+            }
+            // Targets: files at or under a touched path (final names), and the parent
+            // directory of an unlink; the last operation's first.
+            let (files, dirs) = m.paths();
+            let touched: Vec<String> = seq
+                .iter()
+                .rev()
+                .flat_map(|&i| {
+                    let op = &voc[i];
+                    let mut v: Vec<String> = op.paths().iter().map(|p| p.to_string()).collect();
+                    if let Op::Unlink(p) | Op::Rmdir(p) = op {
+                        v.push(p[..p.rfind('/').unwrap_or(0)].to_string());
+                    }
+                    v
+                })
+                .collect();
+            let mut targets: Vec<String> = Vec::new();
+            for t in &touched {
+                let t = if t.is_empty() { "/" } else { t.as_str() };
+                let mut hit: Vec<&String> =
+                    files.iter().filter(|f| *f == t || f.starts_with(&format!("{t}/"))).collect();
+                if hit.is_empty() && dirs.iter().any(|d| d == t) {
+                    hit = dirs.iter().filter(|d| *d == t).collect();
+                }
+                for h in hit {
+                    if !targets.contains(h) && targets.len() < 3 {
+                        targets.push(h.clone());
+                    }
+                }
+            }
+            for t in targets {
+                out.push((seq.clone(), t));
+            }
+        }
+        out
+    })
+}
+
+/// Number of ACE3 cases.
+pub fn ace3_count() -> u64 {
+    ace3_cases().len() as u64
+}
+
+/// ACE3 case `k`: the setup, a sequence of up to three vocabulary operations, and an fsync
+/// of a file or directory it touched ([`ace3_cases`]).
+pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
+    let (seq, target) = ace3_cases().get(k as usize)?;
+    let voc = ace3_vocabulary();
+    let mut ops = ace3_setup();
+    ops.extend(seq.iter().map(|&i| voc[i].clone()));
+    ops.push(Op::Fsync(target.clone()));
+    Some(Workload {
+        name: format!("ace3-{k}"),
+        ops,
+        dev_seed: Rng::derive(&[seed, 0xACE3, k]).next_u64(),
         completion: Completion::Random(3),
         discard_ignored: false,
         recovery_eio: None,
