@@ -718,7 +718,9 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             }
         }
         "fsync-full" => {
-            let n = 30 + rng.below(40);
+            // The smallest device holds about 45 blocks of user data: room for the files.
+            device = Some(DeviceSpec { above_min: true, blocks: 64 + 16 * rng.below(5), segment_blocks: 16 });
+            let n = 10 + rng.below(30);
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(
                 n as u32,
@@ -738,7 +740,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             }
         }
         "xattr-full" => {
-            let n = 30 + rng.below(40);
+            device = Some(DeviceSpec { above_min: true, blocks: 32 + 16 * rng.below(5), segment_blocks: 16 });
+            let n = 20 + rng.below(40);
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(
                 n as u32,
