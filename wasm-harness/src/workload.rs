@@ -733,11 +733,23 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             ops.push(Op::Truncate("/fill".into(), 4096 * rng.below(3)));
             ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 300, max: 64 });
             ops.push(Op::Sync);
-            for i in 1..=n {
-                let f = format!("/d/f{i}");
-                ops.push(w(&f, 4096 * rng.below(2), 4096, 1000 + i as u32));
-                ops.push(if rng.chance(1, 4) { Op::Fdatasync(f) } else { Op::Fsync(f) });
+            // Rounds of overwrite + fsync: each round invalidates the last one's blocks, so
+            // that the full device must be cleaned (inside fsync) to take the next.
+            for r in 0..1 + rng.below(3) as u32 {
+                for i in 1..=n {
+                    let f = format!("/d/f{i}");
+                    ops.push(w(&f, 4096 * rng.below(2), 4096, 1000 * (r + 1) + i as u32));
+                    ops.push(if rng.chance(1, 4) { Op::Fdatasync(f) } else { Op::Fsync(f) });
+                }
             }
+            // An atomic commit that may not fit, and an abort after it.
+            ops.push(Op::AtomicStart("/d/f1".into()));
+            for b in 0..2 + rng.below(6) {
+                ops.push(w("/d/f1", 4096 * (b * 37 % 64), 4096, 5000 + b as u32));
+            }
+            ops.push(Op::AtomicCommit("/d/f1".into()));
+            ops.push(Op::AtomicAbort("/d/f1".into()));
+            ops.push(Op::Fsync("/d/f1".into()));
         }
         "xattr-full" => {
             device = Some(DeviceSpec { above_min: true, blocks: 32 + 16 * rng.below(5), segment_blocks: 16 });
