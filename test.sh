@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
-# The whole test suite (what CI runs). Needs: the wasm32-unknown-unknown target and FUSE
-# (fusermount3, /dev/fuse); .ci/run installs both on a fresh machine.
+# The whole test suite (what CI runs). It sets up what the tests need where it is missing:
+# the wasm32-unknown-unknown target (the crash explorer runs the core as WebAssembly) and
+# FUSE 3 (fusermount3 and /dev/fuse, for the mount tests; installed with apt-get as root).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    rustup target add wasm32-unknown-unknown
+fi
+if ! command -v fusermount3 >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q fuse3 >/dev/null
+    else
+        echo "test.sh: fusermount3 is missing: install FUSE 3 (apt-get install fuse3) and run again" >&2
+        exit 1
+    fi
+fi
+
 cargo test --workspace --release
 # The fuzz regression corpus once more with debug assertions on (the release build keeps
 # overflow checks but not the core's internal debug_assert!s).

@@ -58,29 +58,61 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    /// Makes every staged write durable at once. On error the session is kept, so the
-    /// caller can abort it.
+    /// Makes every staged write durable at once. On error nothing has changed and the
+    /// session is kept, so the caller can retry or abort it — except after an I/O error,
+    /// which leaves the filesystem read-only (it shut down; see DESIGN.md).
     pub fn commit_atomic_write(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
         self.check_writable()?;
-        let Some(session) = self.atomic.get(&ino) else {
+        if !self.atomic.contains_key(&ino) {
             return Err(Error::Invalid("no atomic write in progress"));
-        };
-        // Reserve space first: a checkpoint in the middle of the commit would persist part
-        // of the transaction on its own.
-        let n = session.blocks.len() as u64;
-        self.ensure_space(n + 2, now)?;
-        let session = self.atomic.remove(&ino).expect("checked above");
-        self.touch(now);
-        for (idx, block) in session.blocks {
-            self.put_dirty_block(ino, idx, block)?;
         }
-        {
+        self.in_fsync = true;
+        let r = self.commit_atomic_inner(ino, now);
+        self.in_fsync = false;
+        if r.is_err() {
+            self.stats.atomic_commit_failures += 1;
+        }
+        r
+    }
+
+    fn commit_atomic_inner(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        let idxs: alloc::vec::Vec<u64> = self.atomic[&ino].blocks.keys().copied().collect();
+        let n = idxs.len() as u64;
+        let partial = cfg!(feature = "mutant-atomic-partial-commit");
+        // Phase 1: everything that can fail for lack of room, before anything visible
+        // changes (a checkpoint in here never sees staged blocks: they are not in the
+        // write-back cache yet). Room for the data and the tree nodes the commit adds,
+        // node ids for those nodes, then the nodes themselves, mapped empty (a reader sees
+        // the same holes through an empty direct node as without it).
+        if partial {
+            self.ensure_space(n + 2, now)?;
+        } else {
+            let nodes = self.nodes_missing(ino, &idxs)?;
+            self.ensure_space(n + nodes + 2, now)?;
+            self.ensure_nids(nodes, now)?;
+            for &idx in &idxs {
+                self.map_for_write(ino, idx)?;
+            }
+        }
+        let session = self.atomic.remove(&ino).expect("checked by the caller");
+        self.touch(now);
+        // Phase 2: cannot run out of room. A failure here (an I/O error reading a node) would
+        // leave part of the transaction in the write-back cache, so the filesystem stops
+        // writing rather than let a later checkpoint persist half of it.
+        let r = (|| {
+            for (idx, block) in session.blocks {
+                self.put_dirty_block(ino, idx, block)?;
+            }
             let b = self.inode_mut(ino)?;
             if session.size != inode::size(b) {
                 inode::set_size(b, session.size);
             }
             inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
             inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+            Ok(())
+        })();
+        if let Err(e) = r {
+            return if partial { Err(e) } else { self.fail(e) };
         }
         self.size_changed.insert(ino);
         // A name removed from the file's directory since the checkpoint (typically the
@@ -115,10 +147,12 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let first = offset / BLOCK_SIZE as u64;
         let last = (end - 1) / BLOCK_SIZE as u64;
-        let staged = self.atomic[&ino].blocks.len() as u64;
+        // Staged blocks of every open session together stay within the dirty-memory bound:
+        // any user can open sessions on their own files, and the daemon's memory must not
+        // grow with their number. A transaction that does not fit cannot be staged.
+        let staged: u64 = self.atomic.values().map(|s| s.blocks.len() as u64).sum();
         let limit = self.opts.dirty_bytes_max / BLOCK_SIZE as u64;
         if staged + (last - first + 1) > limit {
-            // A transaction larger than the memory bound cannot be staged.
             return Err(Error::NoSpace);
         }
         let mut done = 0usize;

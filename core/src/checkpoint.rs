@@ -106,7 +106,8 @@ impl Checkpoint {
         {
             return Err(Error::Invalid("checkpoint: journal over capacity"));
         }
-        if self.orphans.len() > CP_ORPHAN_MAX as usize {
+        let orphan_room = if cfg!(feature = "mutant-orphan-limit") { CP_ORPHAN_MAX } else { geo.orphan_capacity() };
+        if self.orphans.len() > orphan_room as usize {
             return Err(Error::NoSpace);
         }
         let mut p: Vec<u8> = Vec::new();
@@ -194,7 +195,7 @@ impl Checkpoint {
         let nat_n = get_u32(&h[..], CP_OFF_NAT_JOURNAL_COUNT);
         let sit_n = get_u32(&h[..], CP_OFF_SIT_JOURNAL_COUNT);
         let orphan_n = get_u32(&h[..], CP_OFF_ORPHAN_COUNT);
-        if nat_n > CP_NAT_JOURNAL_MAX || sit_n > CP_SIT_JOURNAL_MAX || orphan_n > CP_ORPHAN_MAX {
+        if nat_n > CP_NAT_JOURNAL_MAX || sit_n > CP_SIT_JOURNAL_MAX || orphan_n > geo.orphan_capacity() {
             return Err(Error::corrupt(base, "checkpoint: journal or orphan count out of range"));
         }
         let need = bitmap_bytes(geo.nat_blocks)

@@ -77,7 +77,8 @@ impl<D: BlockDevice> Filesystem<D> {
         let last = (end - 1) / BLOCK_SIZE as u64;
         let total = last - first + 1;
         let cap = self.user_capacity();
-        if self.free_blocks_for_user() < total + total / 512 + 4 || self.used_blocks() + total > cap {
+        let nids_short = (self.nat.available() as u64) < total / crate::layout::ADDRS_PER_BLOCK as u64 + 3;
+        if self.free_blocks_for_user() < total + total / 512 + 4 || self.used_blocks() + total > cap || nids_short {
             // Short of room: count what this write adds (holes it fills) so that a full
             // filesystem still accepts overwrites.
             let mut new_blocks = 0;
@@ -88,6 +89,11 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             self.ensure_space_for(total, new_blocks, now)?;
         }
+        // Phase 1, which may fail and changes nothing a reader sees: the partial first and
+        // last blocks are read, and the tree nodes of every block are mapped (created empty
+        // where missing: the same holes). Phase 2 then only fills the cache, so a failed
+        // write never leaves part of itself behind (nor bytes past the end of the file).
+        let mut blocks = alloc::vec::Vec::with_capacity(total.min(1 << 16) as usize);
         let mut done = 0usize;
         for idx in first..=last {
             let blk_start = idx * BLOCK_SIZE as u64;
@@ -102,7 +108,13 @@ impl<D: BlockDevice> Filesystem<D> {
             let in_blk = (from - blk_start) as usize;
             b[in_blk..in_blk + len].copy_from_slice(&data[done..done + len]);
             done += len;
-            self.put_dirty_block(ino, idx, b)?;
+            self.map_for_write(ino, idx)?;
+            blocks.push((idx, b));
+        }
+        for (idx, b) in blocks {
+            if let Err(e) = self.put_dirty_block(ino, idx, b) {
+                return self.fail(e);
+            }
         }
         if end > inode::size(self.inode_ref(ino)?) {
             self.size_changed.insert(ino);
@@ -128,16 +140,35 @@ impl<D: BlockDevice> Filesystem<D> {
         let old = inode::size(self.inode_ref(ino)?);
         if size < old {
             let keep_blocks = size.div_ceil(BLOCK_SIZE as u64);
-            self.truncate_blocks(ino, keep_blocks)?;
             let tail = (size % BLOCK_SIZE as u64) as usize;
+            // The new last block keeps only its first `tail` bytes: read it, and reserve the
+            // room to rewrite it, before anything is freed. A checkpoint (or ENOSPC) between
+            // freeing and zeroing would leave the old size over a freed block: bytes the
+            // file never held.
+            let mut zeroed = None;
             if tail != 0 {
-                let idx = size / BLOCK_SIZE as u64;
-                if let Some(mut b) = self.read_block_opt(ino, idx)? {
+                if let Some(mut b) = self.read_block_opt(ino, size / BLOCK_SIZE as u64)? {
                     if b[tail..].iter().any(|&x| x != 0) {
-                        self.ensure_space(1, now)?;
                         b[tail..].fill(0);
-                        self.put_dirty_block(ino, idx, b)?;
+                        zeroed = Some(b);
                     }
+                }
+            }
+            let free_first = cfg!(feature = "mutant-truncate-free-before-reserve");
+            if !free_first {
+                self.reserve_nodes(&[ino], zeroed.is_some() as u64, now)?;
+            }
+            // From here on the truncation must complete: a failure (an I/O error reading a
+            // node) leaves it half done, so the filesystem stops writing.
+            if let Err(e) = self.truncate_blocks(ino, keep_blocks) {
+                return self.fail(e);
+            }
+            if let Some(b) = zeroed {
+                if free_first {
+                    self.ensure_space(1, now)?;
+                }
+                if let Err(e) = self.put_dirty_block(ino, size / BLOCK_SIZE as u64, b) {
+                    return self.fail(e);
                 }
             }
         }

@@ -319,6 +319,19 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) gc_cold: BTreeSet<(Ino, u64)>,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
+    /// Directories renamed since the last checkpoint. An fsync of a file below one of them
+    /// checkpoints: roll-forward restores a file's own name, not its ancestors', and the
+    /// file must be found at the path it was fsync'd under (DESIGN.md, "fsync").
+    pub(crate) renamed_dirs: BTreeSet<Ino>,
+    /// Distinct nodes appended to the warm node chain since the last checkpoint: what a
+    /// roll-forward would rewrite (each once, however often it was fsync'd); the recovery
+    /// reserve is computed from their number.
+    pub(crate) chain_nids: BTreeSet<Nid>,
+    /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
+    /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
+    pub(crate) recovering: bool,
+    /// Set while an fsync or atomic commit is being served (for the rare-event counters).
+    pub(crate) in_fsync: bool,
 }
 
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
@@ -462,7 +475,10 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Roll forward what was fsync'd after the checkpoint (in memory; read-only mounts
         // see it too but write nothing).
-        let recovered = fs.roll_forward(now)?;
+        fs.recovering = true;
+        let recovered = fs.roll_forward(now);
+        fs.recovering = false;
+        let recovered = recovered?;
         let orphans = fs.cp.orphans.clone();
         if fs.read_only {
             return Ok(fs);
@@ -528,6 +544,10 @@ impl<D: BlockDevice> Filesystem<D> {
             size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
+            renamed_dirs: BTreeSet::new(),
+            chain_nids: BTreeSet::new(),
+            recovering: false,
+            in_fsync: false,
         }
     }
 
@@ -572,6 +592,16 @@ impl<D: BlockDevice> Filesystem<D> {
     }
     pub fn checkpoint_version(&self) -> u64 {
         self.cp.version
+    }
+
+    /// Orphans (open, unlinked inodes) a checkpoint can carry; see `check_orphan_room`.
+    pub(crate) fn orphan_capacity(&self) -> u64 {
+        if cfg!(feature = "mutant-orphan-limit") {
+            // Mutant: the old fixed limit, not enforced when unlinking: the checkpoint
+            // fails instead and the filesystem turns read-only.
+            return u64::MAX;
+        }
+        self.geo.orphan_capacity() as u64
     }
 
     pub(crate) fn nat_addr(&self, nid: Nid) -> u64 {
@@ -629,6 +659,16 @@ impl<D: BlockDevice> Filesystem<D> {
     /// fill holes (only those add to what is in use; overwrites need room to be written to
     /// but cleaning gets it back).
     pub(crate) fn ensure_space_for(&mut self, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
+        if self.recovering && !cfg!(feature = "mutant-cp-in-recovery") {
+            // Roll-forward neither cleans nor checkpoints: the fsyncs it replays reserved
+            // its room when they were acknowledged (see `fsync::recovery_room_ok`).
+            return Ok(());
+        }
+        // Node ids first: a node id shortage is settled by a checkpoint too. (The mutant
+        // commits atomic writes without making sure of them: its commit fails half-way.)
+        if !cfg!(feature = "mutant-atomic-partial-commit") {
+            self.ensure_nids(blocks / ADDRS_PER_BLOCK as u64 + 3, now)?;
+        }
         // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
         let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
@@ -642,9 +682,11 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.used_blocks() + new_need > self.user_capacity() {
             // Dirty blocks overwriting old ones were counted as new; a checkpoint settles it.
             if !self.data.is_empty() || !self.dirty_nodes.is_empty() {
+                self.stats.op_checkpoints += 1;
                 self.checkpoint(false, now)?;
             }
             if self.used_blocks() + new_need > self.user_capacity() {
+                self.stats.enospc_returned += 1;
                 return Err(Error::NoSpace);
             }
         }
@@ -654,8 +696,12 @@ impl<D: BlockDevice> Filesystem<D> {
                 return Ok(());
             }
             if self.seg.prefree_count() > 0 || !self.data.is_empty() || !self.dirty_nodes.is_empty() {
+                self.stats.op_checkpoints += 1;
                 self.checkpoint(false, now)?;
                 continue;
+            }
+            if self.in_fsync {
+                self.stats.fsync_gc_rounds += 1;
             }
             if !self.gc_round(crate::gc::GcMode::Foreground, now)? {
                 break;
@@ -664,8 +710,47 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.free_blocks_for_user() >= need {
             Ok(())
         } else {
+            self.stats.enospc_returned += 1;
             Err(Error::NoSpace)
         }
+    }
+
+    /// Makes sure `count` node ids can be handed out: ids freed since the last checkpoint
+    /// become reusable only when the next one commits, so a shortage writes a checkpoint
+    /// (create/unlink churn must never exhaust ids). ENOSPC, changing nothing, when the
+    /// ids are really in use.
+    pub(crate) fn ensure_nids(&mut self, count: u64, now: Timestamp) -> Result<()> {
+        if self.nat.available() as u64 >= count {
+            return Ok(());
+        }
+        if self.nat.freed_count() > 0 && !self.recovering {
+            self.stats.nid_shortage_checkpoints += 1;
+            self.stats.op_checkpoints += 1;
+            self.checkpoint(false, now)?;
+        }
+        if self.nat.available() as u64 >= count {
+            return Ok(());
+        }
+        self.stats.enospc_returned += 1;
+        Err(Error::NoSpace)
+    }
+
+    /// Reserves what writing back `nodes` (node ids, inodes included) will take, counting
+    /// only those not dirty already: every change that dirties metadata (setattr, xattrs,
+    /// link, rename, unlink) calls this before it changes anything, so that a full
+    /// filesystem refuses the change (ENOSPC) instead of failing the next checkpoint.
+    pub(crate) fn reserve_nodes(&mut self, nodes: &[Nid], extra_blocks: u64, now: Timestamp) -> Result<()> {
+        let mut k = extra_blocks;
+        for (i, nid) in nodes.iter().enumerate() {
+            if *nid != crate::layout::NULL_NID && !self.dirty_nodes.contains(nid) && !nodes[..i].contains(nid) {
+                k += 1;
+            }
+        }
+        if k == 0 {
+            return Ok(());
+        }
+        // Rewrites, not new blocks: they need room to be written, not user capacity.
+        self.ensure_space_for(k, 0, now)
     }
 
     /// Whether slack space recycling can take a write of `blocks` data blocks (and all
@@ -688,6 +773,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let dirty_bytes = (self.data.len() + self.dirty_nodes.len()) as u64 * BLOCK_SIZE as u64;
         if dirty_bytes > self.opts.dirty_bytes_max {
             self.stats.dirty_bound_checkpoints += 1;
+            self.stats.op_checkpoints += 1;
             self.checkpoint(false, now)?;
         }
         self.shrink_node_cache();
@@ -848,6 +934,13 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn checkpoint_inner(&mut self, umount: bool, now: Timestamp) -> Result<()> {
+        // Roll-forward writes exactly one checkpoint, after it has finished: one written in
+        // the middle would record the old log positions with recovered blocks already valid
+        // in the SIT, an image that never mounts again.
+        if self.recovering && !cfg!(feature = "mutant-cp-in-recovery") {
+            debug_assert!(false, "checkpoint requested during roll-forward");
+            return Err(Error::Invalid("checkpoint requested during roll-forward recovery"));
+        }
         self.writeback_data()?;
         self.writeback_nodes()?;
         debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
@@ -948,6 +1041,8 @@ impl<D: BlockDevice> Filesystem<D> {
         self.gc_cold.clear();
         self.trunc_hint.clear();
         self.size_changed.clear();
+        self.renamed_dirs.clear();
+        self.chain_nids.clear();
         Ok(())
     }
 

@@ -30,6 +30,7 @@
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
 use crate::fs::{FileType, Filesystem, Timestamp};
+use crate::layout::ADDRS_PER_BLOCK;
 use crate::node::{self, inode, NodeType};
 use crate::segment::Log;
 use crate::{Ino, Nid};
@@ -105,14 +106,75 @@ impl<D: BlockDevice> Filesystem<D> {
         if !has_data && dirty_nodes.is_empty() {
             return Ok(FsyncTicket { flush_needed: true });
         }
+        if !self.recovery_room_ok(ino) {
+            // The chain would outgrow the room its roll-forward is promised: a checkpoint
+            // serves this fsync (and empties the chain) while there is still room for one.
+            self.stats.recovery_reserve_fallbacks += 1;
+            self.stats.fsync_checkpoint_fallbacks += 1;
+            self.checkpoint(false, now)?;
+            self.make_room_for_chains(now);
+            return Ok(FsyncTicket { flush_needed: false });
+        }
         match self.write_batch(ino) {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
             Err(e) => self.fail(e),
         }
     }
 
+    /// Free segments a roll-forward of a chain over `nodes` distinct nodes needs at mount:
+    /// room to rewrite every recovered node twice over (its tree path, dentry blocks,
+    /// xattrs, the directories it links into), and a segment for each of the two other node
+    /// logs, whose open segments may be full. Recovery needs no fresh segment otherwise:
+    /// it writes past the chain (`SegmentManager::pin_and_advance`).
+    fn recovery_segments(&self, nodes: u64) -> u64 {
+        let seg = self.geo.segment_blocks as u64;
+        (2 * nodes + 16).div_ceil(seg) + 2
+    }
+
+    /// Whether appending `ino`'s batch to the chain keeps room for the chain's roll-forward:
+    /// after the batch (the segments its data and nodes open beyond the room left in the
+    /// warm logs), the free segments must still cover what recovery of the whole chain
+    /// needs. A crash then always leaves a device that mounts read-write.
+    fn recovery_room_ok(&self, ino: Ino) -> bool {
+        if cfg!(feature = "mutant-no-recovery-reserve") {
+            return true;
+        }
+        let seg = self.geo.segment_blocks as u64;
+        let data = self.data.range((ino, 0)..=(ino, u64::MAX)).count() as u64;
+        // The batch's nodes: the inode, its xattr node and the direct nodes over its data
+        // (at most every dirty node; counted without scanning them, fsync's fast path).
+        let nodes = (self.dirty_nodes.len() as u64 + 1).min(2 * (data / ADDRS_PER_BLOCK as u64 + 3));
+        let opened = |log: Log, blocks: u64| {
+            let room = seg.saturating_sub(self.seg.logs[log as usize].blkoff as u64);
+            blocks.saturating_sub(room).div_ceil(seg)
+        };
+        // Data may also go to the cold data log (blocks cleaning moved): count it as warm.
+        let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes) + 1;
+        let free = self.seg.free_segments() as u64;
+        free >= batch_segments + self.recovery_segments(self.chain_nids.len() as u64 + nodes)
+    }
+
+    /// After a checkpoint that an fsync needed for room: if even an empty chain's recovery
+    /// would not find its room now, clean one round (counted in `fsync_gc_rounds`). Best
+    /// effort: the fsync is already durable, and a failure here shows in the next operation
+    /// (a failed write turns the filesystem read-only).
+    fn make_room_for_chains(&mut self, now: Timestamp) {
+        let want = self.recovery_segments(4) + 1;
+        if self.read_only || (self.seg.free_segments() as u64) >= want {
+            return;
+        }
+        self.stats.fsync_gc_rounds += 1;
+        let _ = self.gc_round(crate::gc::GcMode::Foreground, now);
+    }
+
     fn fsync_needs_checkpoint(&mut self, ino: Ino, kind: FileType) -> Result<bool> {
         if kind == FileType::Directory || self.needs_cp.contains(&ino) || self.orphans.contains(&ino) {
+            return Ok(true);
+        }
+        if !self.renamed_dirs.is_empty() && self.below_renamed_dir(ino)? {
+            // The chain can restore the file's own name but not its ancestors': the
+            // checkpoint still has them under their old names, and the file must be found
+            // at the path it was fsync'd under.
             return Ok(true);
         }
         if self.new_since_cp.contains(&ino) {
@@ -124,6 +186,22 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         Ok(false)
+    }
+
+    /// True when a directory on the path from `ino` up to the root (through each inode's
+    /// recorded parent) was renamed since the last checkpoint. Bounded by the node ids.
+    fn below_renamed_dir(&mut self, ino: Ino) -> Result<bool> {
+        let mut cur = inode::pino(self.inode_ref(ino)?);
+        for _ in 0..self.nat.nid_count() {
+            if self.renamed_dirs.contains(&cur) {
+                return Ok(true);
+            }
+            if cur == crate::layout::ROOT_INO {
+                return Ok(false);
+            }
+            cur = inode::pino(self.inode_ref(cur)?);
+        }
+        Err(Error::corrupt(self.nat_addr(ino), "directory parent chain does not reach the root"))
     }
 
     /// Dirty nodes belonging to `ino` (its inode, direct nodes, xattr node), in nid order.
@@ -187,6 +265,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
             self.write_node_to(nid, flags, Log::WarmNode)?;
+            self.chain_nids.insert(nid);
         }
         self.size_changed.remove(&ino);
         Ok(())

@@ -207,6 +207,30 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
+    /// How many tree nodes (direct and indirect) `map_for_write` would have to create to
+    /// map every block in `idxs`: what an atomic commit must have node ids and room for
+    /// before it changes anything. Reads nodes, changes nothing.
+    pub(crate) fn nodes_missing(&mut self, ino: Ino, idxs: &[u64]) -> Result<u64> {
+        // A tree position: (inode slot, level, index in the top indirect node, index in the
+        // second); level 0 is the node the inode slot points at.
+        let mut missing: alloc::collections::BTreeSet<(usize, usize, u32, u32)> = alloc::collections::BTreeSet::new();
+        for &idx in idxs {
+            let BlockPath::Node { slot, depth, idx: path, .. } = node::block_path(idx)? else { continue };
+            let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+            for level in 0..=depth {
+                let key = (slot, level, if level >= 1 { path[0] } else { 0 }, if level >= 2 { path[1] } else { 0 });
+                if nid == NULL_NID {
+                    missing.insert(key);
+                    continue;
+                }
+                if level < depth {
+                    nid = node::slot(self.child(nid, ino, NodeType::Indirect)?, path[level]);
+                }
+            }
+        }
+        Ok(missing.len() as u64)
+    }
+
     /// Sets an address in the node that holds it (the inode or a direct node).
     pub(crate) fn set_holder_slot(&mut self, holder: Nid, ofs: u32, addr: BlockAddr) -> Result<()> {
         let b = self.node_mut(holder)?;

@@ -83,8 +83,13 @@ pub struct Geometry {
     pub reserved_segments: u32,
 }
 
-/// Orphan inodes a checkpoint pack can carry.
+/// Orphan inodes every checkpoint pack has room for (images made before the orphan room
+/// scaled with the node ids have exactly this many).
 pub const CP_ORPHAN_MAX: u32 = 1024;
+/// Upper bound of a pack's orphan room (4 MiB of orphan list); mkfs sizes the room as
+/// `clamp(nid_count, CP_ORPHAN_MAX, CP_ORPHAN_SLOTS_MAX)`, so on any device up to 16 GiB
+/// every inode can be an orphan at once.
+pub const CP_ORPHAN_SLOTS_MAX: u32 = 1 << 20;
 /// NAT entries a checkpoint's NAT journal can carry (beyond that, NAT blocks are rewritten).
 pub const CP_NAT_JOURNAL_MAX: u32 = 340;
 /// SIT entries a checkpoint's SIT journal can carry.
@@ -93,14 +98,32 @@ pub const CP_NAT_JOURNAL_ENTRY_SIZE: usize = 12;
 pub const CP_SIT_JOURNAL_ENTRY_SIZE: usize = 4 + SIT_ENTRY_SIZE;
 
 impl Geometry {
-    /// Payload bytes of a checkpoint pack for this geometry (bitmaps, journals, orphans).
-    pub fn cp_payload_bytes(nat_blocks: u32, sit_blocks: u32, main_segments: u32) -> usize {
+    /// Payload bytes of a checkpoint pack before its orphan list: bitmaps and full journals.
+    pub fn cp_payload_fixed_bytes(nat_blocks: u32, sit_blocks: u32, main_segments: u32) -> usize {
         bitmap_bytes(nat_blocks)
             + bitmap_bytes(sit_blocks)
             + bitmap_bytes(main_segments)
             + CP_NAT_JOURNAL_MAX as usize * CP_NAT_JOURNAL_ENTRY_SIZE
             + CP_SIT_JOURNAL_MAX as usize * CP_SIT_JOURNAL_ENTRY_SIZE
-            + CP_ORPHAN_MAX as usize * 4
+    }
+
+    /// The smallest payload a valid pack must have room for: bitmaps, full journals and
+    /// [`CP_ORPHAN_MAX`] orphans.
+    pub fn cp_payload_bytes(nat_blocks: u32, sit_blocks: u32, main_segments: u32) -> usize {
+        Geometry::cp_payload_fixed_bytes(nat_blocks, sit_blocks, main_segments) + CP_ORPHAN_MAX as usize * 4
+    }
+
+    /// Orphan slots mkfs gives a pack for `nid_count` node ids.
+    pub fn orphan_slots_for(nid_count: u32) -> u32 {
+        nid_count.clamp(CP_ORPHAN_MAX, CP_ORPHAN_SLOTS_MAX)
+    }
+
+    /// Orphans a checkpoint of this geometry can carry: whatever room its pack has after
+    /// the bitmaps and full journals (at least [`CP_ORPHAN_MAX`] on a valid geometry).
+    pub fn orphan_capacity(&self) -> u32 {
+        let room = (self.cp_pack_blocks as usize).saturating_sub(1) * BLOCK_SIZE;
+        let fixed = Geometry::cp_payload_fixed_bytes(self.nat_blocks, self.sit_blocks, self.main_segments);
+        (room.saturating_sub(fixed) / 4).min(u32::MAX as usize) as u32
     }
 
     /// Lays out a device of `total_blocks` blocks.
@@ -124,8 +147,10 @@ impl Geometry {
             let nid_wanted = (main_blocks / 4).max(1024);
             let nat_blocks = nid_wanted.div_ceil(NAT_ENTRIES_PER_BLOCK as u64) as u32;
             let sit_blocks = main_segments.div_ceil(SIT_ENTRIES_PER_BLOCK);
-            let cp_pack_blocks =
-                1 + Geometry::cp_payload_bytes(nat_blocks, sit_blocks, main_segments).div_ceil(BLOCK_SIZE) as u32;
+            let orphan_slots = Geometry::orphan_slots_for(nat_blocks * NAT_ENTRIES_PER_BLOCK) as usize;
+            let cp_pack_blocks = 1
+                + (Geometry::cp_payload_fixed_bytes(nat_blocks, sit_blocks, main_segments) + orphan_slots * 4)
+                    .div_ceil(BLOCK_SIZE) as u32;
             let nat_start = CP_START + 2 * cp_pack_blocks;
             let sit_start = nat_start + 2 * nat_blocks;
             let ssa_start = sit_start + 2 * sit_blocks;

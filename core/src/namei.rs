@@ -140,12 +140,18 @@ impl<D: BlockDevice> Filesystem<D> {
         self.check_writable()?;
         let kind = self.inode_kind(ino)?;
         self.touch(now);
+        if set.size.is_some() && !matches!(kind, FileType::Regular) {
+            return Err(if kind == FileType::Directory {
+                Error::IsDir
+            } else {
+                Error::Invalid("size change of a special file")
+            });
+        }
+        // The inode will be rewritten: reserve its block first (a full filesystem refuses
+        // the change rather than failing the next checkpoint).
+        self.reserve_nodes(&[ino], 0, now)?;
         if let Some(size) = set.size {
-            match kind {
-                FileType::Regular => self.set_size(ino, size, now)?,
-                FileType::Directory => return Err(Error::IsDir),
-                _ => return Err(Error::Invalid("size change of a special file")),
-            }
+            self.set_size(ino, size, now)?;
         }
         let b = self.inode_mut(ino)?;
         if let Some(mode) = set.mode {
@@ -271,8 +277,17 @@ impl<D: BlockDevice> Filesystem<D> {
                 Error::Invalid("empty symlink target")
             });
         }
+        // The target is written after the inode exists: reserve for both first (the inode,
+        // its dentry, the target block, the margins of both), so that the write cannot fail
+        // for room and leave a symlink without a target.
+        self.check_writable()?;
+        self.ensure_space(6, now)?;
+        self.ensure_nids(4, now)?;
         let ino = self.new_inode(parent, name, FileType::Symlink.mode_bits() | 0o777, 0, cred, now)?;
-        self.write_inner(ino, 0, target, now)?;
+        if let Err(e) = self.write_inner(ino, 0, target, now) {
+            // Only an I/O error gets here: the filesystem is shutting down.
+            return self.fail(e);
+        }
         self.after_change(now)?;
         self.attr_of(ino)
     }
@@ -326,6 +341,8 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::IsDir);
         }
         self.touch(now);
+        self.check_orphan_room(ino)?;
+        self.reserve_nodes(&[parent, ino], 1, now)?;
         self.dir_remove(parent, name)?;
         self.touch_dir(parent, now)?;
         self.drop_link(ino, false, now)?;
@@ -350,6 +367,8 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::NotEmpty);
         }
         self.touch(now);
+        self.check_orphan_room(ino)?;
+        self.reserve_nodes(&[parent, ino], 1, now)?;
         self.dir_remove(parent, name)?;
         self.add_links(parent, -1, now)?;
         self.touch_dir(parent, now)?;
@@ -376,6 +395,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.touch(now);
         self.ensure_space(2, now)?;
+        self.reserve_nodes(&[ino, new_parent], 0, now)?;
         self.dir_insert(new_parent, new_name, ino, kind)?;
         self.add_links(ino, 1, now)?;
         self.needs_cp.insert(ino);
@@ -429,6 +449,19 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::Invalid("cannot move a directory into itself"));
         }
         self.touch(now);
+        // Everything a rename rewrites, reserved before it changes anything: both parents'
+        // inodes and a dentry block in each (a new one in the target for a plain move),
+        // the source and the target inode.
+        let dst_ino = dst.as_ref().map(|d| d.1).unwrap_or(NULL_NID);
+        if let Some((_, d, _)) = dst.as_ref() {
+            if !flags.contains(RenameFlags::EXCHANGE) && !flags.contains(RenameFlags::NOREPLACE) && *d != src {
+                self.check_orphan_room(*d)?;
+            }
+        }
+        if dst.is_none() {
+            self.ensure_space(2, now)?;
+        }
+        self.reserve_nodes(&[parent, new_parent, src, dst_ino], 2, now)?;
         if flags.contains(RenameFlags::EXCHANGE) {
             let (dst_loc, dst_ino, dst_kind) = dst.ok_or(Error::NotFound)?;
             if dst_kind == FileType::Directory && self.is_within(parent, dst_ino)? {
@@ -478,7 +511,6 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             self.drop_link(dst_ino, dst_kind == FileType::Directory, now)?;
         } else {
-            self.ensure_space(2, now)?;
             self.dir_insert(new_parent, new_name, src, src_kind)?;
             self.dir_remove(parent, name)?;
         }
@@ -497,6 +529,10 @@ impl<D: BlockDevice> Filesystem<D> {
     fn set_parent_name(&mut self, ino: Ino, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         // A renamed inode's old name is in the checkpoint: only a checkpoint can move it.
         self.needs_cp.insert(ino);
+        if self.inode_kind(ino)? == FileType::Directory {
+            // Files below it are found by their new path only after a checkpoint.
+            self.renamed_dirs.insert(ino);
+        }
         let b = self.inode_mut(ino)?;
         inode::set_pino(b, parent);
         inode::set_name(b, name);
@@ -561,7 +597,11 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         } else {
             let x = if x == NULL_NID {
-                self.ensure_space(2, now)?;
+                if cfg!(feature = "mutant-cp-in-recovery") {
+                    // Mutant: the old place of the reservation, which roll-forward reaches
+                    // through `replace_xattrs` (it may clean and checkpoint).
+                    self.ensure_space(2, now)?;
+                }
                 let nid = self.new_node(ino, NodeType::Xattr, 0)?;
                 inode::set_xattr_nid(self.inode_mut(ino)?, nid);
                 nid
@@ -598,6 +638,13 @@ impl<D: BlockDevice> Filesystem<D> {
         if xattr::encoded_len(&m) > xattr::XATTR_PAYLOAD {
             return Err(Error::NoSpace);
         }
+        // The inode and the xattr node (a new one on the first xattr) will be written.
+        let x = inode::xattr_nid(self.inode_ref(ino)?);
+        if x == NULL_NID {
+            self.ensure_space_for(2, 1, now)?;
+        } else {
+            self.reserve_nodes(&[ino, x], 0, now)?;
+        }
         self.store_xattrs(ino, &m, now)?;
         self.after_change(now)
     }
@@ -614,8 +661,27 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::NoData);
         }
         self.touch(now);
+        let x = inode::xattr_nid(self.inode_ref(ino)?);
+        self.reserve_nodes(&[ino, x], 0, now)?;
         self.store_xattrs(ino, &m, now)?;
         self.after_change(now)
+    }
+
+    /// Refuses (ENOSPC, changing nothing) to unlink the last name of an open file when the
+    /// checkpoint has no room left for another orphan. The room is sized at mkfs for every
+    /// node id to be an orphan (`Geometry::orphan_capacity`), so only images made before
+    /// that can meet it; it never turns into a failed checkpoint.
+    fn check_orphan_room(&mut self, ino: Ino) -> Result<()> {
+        let open = self.open_counts.get(&ino).copied().unwrap_or(0) > 0;
+        if !open || self.orphans.contains(&ino) {
+            return Ok(());
+        }
+        let last_link = inode::links(self.inode_ref(ino)?) <= 1 || self.inode_kind(ino)? == FileType::Directory;
+        if last_link && self.orphans.len() as u64 >= self.orphan_capacity() {
+            self.stats.enospc_returned += 1;
+            return Err(Error::NoSpace);
+        }
+        Ok(())
     }
 
     // ---- handles --------------------------------------------------------------------

@@ -215,6 +215,11 @@ impl Nat {
         self.free_count - self.freed.len() as u32
     }
 
+    /// Nids freed since the last checkpoint (reusable once the next one commits).
+    pub fn freed_count(&self) -> u32 {
+        self.freed.len() as u32
+    }
+
     /// Hands out a free nid, reserving it for `ino` (its address is NEW_ADDR until written).
     pub fn alloc(&mut self, ino_of: impl FnOnce(Nid) -> u32) -> Result<Nid> {
         if self.available() == 0 {

@@ -21,11 +21,16 @@
 //! | atomic commit cut by the crash | batch CRC mismatch or no mark | all old data |
 //! | unlinked open file (orphan at the checkpoint) in the chain | orphan | ignored; removed at mount |
 //! | I/O error reading the chain | — | mount fails with EIO; a later mount recovers |
-//! | crash during recovery | nothing written until the final checkpoint; new writes go to fresh segments | next mount recovers again |
+//! | crash during recovery | nothing written until the final checkpoint; new writes go past the chain and its data | next mount recovers again |
+//! | recovery on a nearly full device | the room it needs was reserved when each fsync was acknowledged (fsync checkpoints instead when it would not be) | mounts read-write; recovery never cleans or checkpoints before its own checkpoint |
+//! | chain with no complete batch on a full device | nothing to apply | no segment pinned or opened: mounts read-write and read-only |
 //!
 //! Recovery changes only memory until it writes one checkpoint. Before that checkpoint,
-//! every log moves to a fresh segment and every segment the chain touches is kept from
-//! reuse, so a crash in the middle leaves the chain intact for the next attempt.
+//! every log's write position moves past what the chain and its claimed data occupy in its
+//! open segment, and every segment the chain touches is kept from reuse, so a crash in the
+//! middle leaves the chain intact for the next attempt. Recovery never cleans and never
+//! checkpoints before its own checkpoint: the room it needs (the nodes it rewrites) was
+//! reserved by each fsync it replays (`fsync::recovery_room_ok`).
 
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
@@ -125,10 +130,21 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
+        if report.batches_applied == 0 || self.read_only {
+            // Nothing recovered references the chain (or nothing will be written): its blocks
+            // are garbage the mount's checkpoint makes stale (a new version), and no free
+            // segment is needed, so a full device still mounts.
+            return Ok(report);
+        }
+        let reserve = 2 * self.seg.reserved_segments() + LOG_COUNT as u32;
+        if self.seg.free_segments() < reserve {
+            self.stats.recovery_full_device += 1;
+        }
         // Keep the chain's segments from reuse until the recovery checkpoint commits, and
         // write everything new into fresh segments.
         let pinned: BTreeSet<u32> = chain.iter().map(|n| self.geo.segno_of(n.addr)).collect();
-        self.seg.pin_and_reopen(&self.geo, &mut self.sit, &mut self.ssa, &pinned)?;
+        let addrs: Vec<BlockAddr> = chain.iter().map(|n| n.addr).collect();
+        self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs);
         Ok(report)
     }
 

@@ -423,21 +423,38 @@ impl SegmentManager {
     }
 
     /// Recovery: keeps `pinned` segments (which hold the node chain) from reuse until the
-    /// next checkpoint commits, and moves every log to a fresh segment so that nothing the
-    /// chain or its data occupies is overwritten before then.
-    pub fn pin_and_reopen(
+    /// next checkpoint commits, and moves each log's write position past everything the
+    /// crashed mount wrote there that recovery relies on: the blocks it claimed (valid in
+    /// the SIT now) and, for the log `chain_log`, the chain's own nodes (`chain`). Nothing
+    /// the chain or its data occupies is then overwritten before the recovery checkpoint
+    /// commits, the checkpoint's rule "nothing valid beyond a log's position" holds, and no
+    /// fresh segment is needed: a nearly full device still recovers (a full segment opens
+    /// the next free one at the next allocation, as always).
+    pub fn pin_and_advance(
         &mut self,
         geo: &Geometry,
-        sit: &mut Sit,
-        ssa: &mut Ssa,
+        sit: &Sit,
         pinned: &alloc::collections::BTreeSet<u32>,
-    ) -> Result<()> {
+        chain_log: Log,
+        chain: &[BlockAddr],
+    ) {
         self.pin(pinned);
         for log in Log::ALL {
-            self.logs[log as usize].blkoff = self.segment_blocks;
-            self.ensure_room(geo, sit, ssa, log, true)?;
+            let l = self.logs[log as usize];
+            let e = sit.get(l.segno);
+            let mut next = l.blkoff;
+            if let Some(off) = (l.blkoff..self.segment_blocks).rev().find(|&o| e.is_valid(o)) {
+                next = off + 1;
+            }
+            if log == chain_log {
+                for &a in chain {
+                    if geo.in_main(a) && geo.segno_of(a) == l.segno {
+                        next = next.max(geo.blkoff_of(a) + 1);
+                    }
+                }
+            }
+            self.logs[log as usize].blkoff = next.min(self.segment_blocks);
         }
-        Ok(())
     }
 
     /// Keeps free segments from reuse until the next checkpoint commits (they become

@@ -15,6 +15,11 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-recovery-ignores-version", "cleaning"),
     ("mutant-fsync-no-wait", "recovery"),
     ("mutant-atomic-no-wait", "recovery"),
+    ("mutant-cp-in-recovery", "exhaustion"),
+    ("mutant-truncate-free-before-reserve", "exhaustion"),
+    ("mutant-atomic-partial-commit", "exhaustion"),
+    ("mutant-orphan-limit", "exhaustion"),
+    ("mutant-no-recovery-reserve", "exhaustion"),
 ];
 
 #[test]

@@ -18,6 +18,10 @@ pub struct CrashDevice {
     pub reverse_completion: bool,
     pub writes: u64,
     pub flushes: u64,
+    /// Power cut: the write with this index (counted in `writes`) and every later write,
+    /// wait or flush fail, so a mount or operation stops there; `crash` then gives the
+    /// image the power loss leaves.
+    pub power_cut_at: Option<u64>,
 }
 
 impl CrashDevice {
@@ -30,6 +34,7 @@ impl CrashDevice {
             reverse_completion: false,
             writes: 0,
             flushes: 0,
+            power_cut_at: None,
         }
     }
 
@@ -54,6 +59,13 @@ impl CrashDevice {
     /// The image if the power fails now and nothing pending survives.
     pub fn crash_durable_only(&self) -> MemDevice {
         self.crash(|_| false)
+    }
+
+    fn powered(&self) -> Result<(), IoError> {
+        match self.power_cut_at {
+            Some(n) if self.writes >= n => Err(IoError { block: 0, op: "power cut" }),
+            _ => Ok(()),
+        }
     }
 
     fn complete_all(&mut self) {
@@ -88,6 +100,7 @@ impl BlockDevice for CrashDevice {
         if addr >= self.block_count() {
             return Err(IoError { block: addr, op: "write" });
         }
+        self.powered()?;
         if flags.contains(WriteFlags::PREFLUSH) {
             self.flush()?;
         }
@@ -97,10 +110,12 @@ impl BlockDevice for CrashDevice {
         Ok(())
     }
     fn wait_writes(&mut self) -> Result<(), IoError> {
+        self.powered()?;
         self.complete_all();
         Ok(())
     }
     fn flush(&mut self) -> Result<(), IoError> {
+        self.powered()?;
         self.flushes += 1;
         for (a, b) in std::mem::take(&mut self.volatile) {
             self.durable.write(a, &b, WriteFlags::empty()).unwrap();

@@ -1,0 +1,499 @@
+//! A full device, exhausted resources and failed operations lose nothing.
+//!
+//! Each test is named after its scenario (issue 13's list), drives the core to the limit
+//! it is about (free blocks, node ids, orphan slots) on a small device (16 MiB, 64 KiB
+//! segments), and then checks the invariants of docs/DESIGN.md: an operation that fails
+//! changes nothing (failure atomicity), every fsync that returned survives a crash, and a
+//! crash at any write of the recovery mount leaves an image that mounts read-write and
+//! that fsck finds clean.
+
+mod common;
+
+use common::CrashDevice;
+use rollfs_core::*;
+
+const C: Credentials = Credentials { uid: 0, gid: 0 };
+const BLOCKS: u64 = 4096;
+const B: usize = BLOCK_SIZE;
+
+fn t(s: i64) -> Timestamp {
+    Timestamp::new(1_700_000_000 + s, 0)
+}
+
+fn mkfs(blocks: u64) -> MemDevice {
+    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], ..Default::default() };
+    Filesystem::format(MemDevice::new(blocks), &opts).unwrap()
+}
+
+/// Mount options that never checkpoint on their own for memory (tests decide when).
+fn big_cache() -> MountOptions {
+    MountOptions { dirty_bytes_max: 1 << 40, clean_cache_bytes_max: 1 << 40, ..MountOptions::default() }
+}
+
+fn mount(img: MemDevice) -> Filesystem<CrashDevice> {
+    Filesystem::mount(CrashDevice::new(img), &big_cache(), t(0)).unwrap()
+}
+
+fn pattern(seed: u32, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (seed.wrapping_mul(31).wrapping_add(i as u32 / 7) % 251) as u8 + 1).collect()
+}
+
+fn read_all<D: BlockDevice>(fs: &mut Filesystem<D>, ino: Ino) -> Vec<u8> {
+    let size = fs.getattr(ino).unwrap().size as usize;
+    let mut buf = vec![0u8; size];
+    let n = fs.read(ino, 0, &mut buf).unwrap();
+    assert_eq!(n, size);
+    buf
+}
+
+fn lookup_path<D: BlockDevice>(fs: &mut Filesystem<D>, path: &str) -> Option<Ino> {
+    let mut ino = 1;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        ino = fs.lookup(ino, part.as_bytes()).ok()?.ino;
+    }
+    Some(ino)
+}
+
+/// Grows a filler file under `dir` until at most `leave` blocks are free.
+fn fill<D: BlockDevice>(fs: &mut Filesystem<D>, dir: Ino, name: &str, leave: u64, now: Timestamp) -> Ino {
+    let f = fs.create(dir, name.as_bytes(), 0o644, C, now).unwrap().ino;
+    let mut off = 0u64;
+    for _ in 0..100_000 {
+        let free = fs.statfs().unwrap().blocks_free;
+        if free <= leave {
+            break;
+        }
+        let n = (free - leave).min(16) as usize;
+        match fs.write(f, off, &vec![0xF1; n * B], now) {
+            Ok(_) => off += (n * B) as u64,
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("fill: {e}"),
+        }
+    }
+    f
+}
+
+/// Mounts every image a power cut at each write of the recovery mount of `img` can leave
+/// (with none and with all of the unflushed writes), and requires each to mount
+/// read-write, pass fsck, and pass `check`. Returns the number of cut points.
+fn every_cut_of_mount_recovers(img: &MemDevice, check: &dyn Fn(&mut Filesystem<MemDevice>)) -> u64 {
+    // The whole mount first: how many writes it makes.
+    let mut dev = CrashDevice::new(img.clone());
+    {
+        let fs = Filesystem::mount(&mut dev, &big_cache(), t(1000)).expect("recovery mount of the crash image");
+        assert!(!fs.is_read_only());
+        drop(fs);
+    }
+    let writes = dev.writes;
+    for cut in 0..=writes {
+        let mut dev = CrashDevice::new(img.clone());
+        dev.power_cut_at = Some(cut);
+        let r = Filesystem::mount(&mut dev, &big_cache(), t(1000)).map(|_| ());
+        assert!(cut == writes || r.is_err(), "mount did not stop at the power cut {cut} of {writes}");
+        for (variant, mut after) in [("durable only", dev.crash_durable_only()), ("all submitted", dev.crash(|_| true))]
+        {
+            let rep = fsck::check(&mut after).unwrap();
+            assert!(
+                rep.is_clean(),
+                "cut at write {cut}/{writes} ({variant}) of the recovery mount: {:?}",
+                rep.problems
+            );
+            let mut fs = Filesystem::mount(after, &big_cache(), t(2000))
+                .unwrap_or_else(|e| panic!("cut at write {cut}/{writes} ({variant}): mount failed: {e}"));
+            assert!(!fs.is_read_only(), "cut at write {cut}/{writes} ({variant}): mounted read-only");
+            check(&mut fs);
+            let mut dev = fs.unmount(t(2001)).unwrap();
+            let rep = fsck::check(&mut dev).unwrap();
+            assert!(rep.is_clean(), "cut at {cut}/{writes} ({variant}), after remount: {:?}", rep.problems);
+        }
+    }
+    writes
+}
+
+// ---- 1 and 2: recovery on a nearly full device ----------------------------------------
+
+/// Fills to `leave` free blocks, syncs, overwrites and fsyncs `n` existing files, then a new
+/// file gets its first xattr, data and an fsync; returns the crash image (everything that
+/// was submitted) and the expected contents.
+fn nearly_full_fsync_chain(n: usize, leave: u64) -> (MemDevice, Vec<(String, Vec<u8>)>) {
+    nearly_full_chain(n, leave, false)
+}
+
+/// As [`nearly_full_fsync_chain`]; with `write_all_first`, every file is overwritten before
+/// the first fsync, so the fsyncs alone append the whole chain (no write in between that
+/// would make room).
+fn nearly_full_chain(n: usize, leave: u64, write_all_first: bool) -> (MemDevice, Vec<(String, Vec<u8>)>) {
+    let mut fs = mount(mkfs(BLOCKS));
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let mut files = Vec::new();
+    for i in 0..n {
+        let name = format!("f{i}");
+        let f = fs.create(d, name.as_bytes(), 0o644, C, t(2)).unwrap().ino;
+        fs.write(f, 0, &pattern(i as u32, B), t(2)).unwrap();
+        files.push((name, f));
+    }
+    fill(&mut fs, 1, "filler", leave, t(3));
+    fs.sync(t(4)).unwrap();
+    let mut expect = Vec::new();
+    for (i, (name, f)) in files.iter().enumerate() {
+        let data = pattern(1000 + i as u32, B);
+        fs.write(*f, 0, &data, t(5)).unwrap();
+        if !write_all_first {
+            fs.fsync(*f, false, t(5)).unwrap();
+        }
+        expect.push((format!("/d/{name}"), data));
+    }
+    if write_all_first {
+        for (_, f) in &files {
+            fs.fsync(*f, false, t(5)).unwrap_or_else(|e| panic!("fsync on a nearly full device: {e}"));
+            assert!(!fs.is_read_only(), "an fsync turned the filesystem read-only");
+        }
+        let s = fs.stats();
+        eprintln!(
+            "n={n} leave={leave}: {} fsyncs, {} fell back for recovery room",
+            s.fsyncs, s.recovery_reserve_fallbacks
+        );
+    }
+    // The new file needs room of its own: on a full device it may be refused (ENOSPC),
+    // which must change nothing.
+    let data = pattern(7, 2 * B);
+    let made = fs.create(d, b"new", 0o644, C, t(6)).and_then(|a| {
+        fs.setxattr(a.ino, b"user.first", b"value", XattrSetMode::Any, t(6))?;
+        fs.write(a.ino, 0, &data, t(6))?;
+        fs.fsync(a.ino, false, t(6))
+    });
+    match made {
+        Ok(()) => expect.push(("/d/new".into(), data)),
+        Err(Error::NoSpace) => {}
+        Err(e) => panic!("new file: {e}"),
+    }
+    assert!(!fs.is_read_only());
+    (fs.into_device().crash(|_| true), expect)
+}
+
+fn check_contents(fs: &mut Filesystem<MemDevice>, expect: &[(String, Vec<u8>)]) {
+    for (path, data) in expect {
+        let ino = lookup_path(fs, path).unwrap_or_else(|| panic!("{path} lost"));
+        assert!(read_all(fs, ino) == *data, "{path}: fsync'd data lost");
+    }
+    if let Some(x) = lookup_path(fs, "/d/new") {
+        assert_eq!(fs.getxattr(x, b"user.first").unwrap(), b"value");
+    }
+}
+
+#[test]
+fn recovery_with_a_first_xattr_on_a_nearly_full_device_never_checkpoints_before_its_own() {
+    let mut recovered = 0;
+    for &(n, leave) in &[(30, 13), (120, 13), (400, 13), (60, 4), (30, 120), (100, 200)] {
+        let (img, expect) = nearly_full_fsync_chain(n, leave);
+        let mut dev = CrashDevice::new(img.clone());
+        let fs = Filesystem::mount(&mut dev, &big_cache(), t(1000)).unwrap();
+        let s = fs.stats();
+        // One checkpoint at the end of recovery, none in the middle (none at all when the
+        // fsyncs fell back to checkpoints for lack of room and there is nothing to recover).
+        assert!(s.checkpoints <= 1, "n={n} leave={leave}: recovery wrote a checkpoint of its own");
+        assert_eq!(s.checkpoints, u64::from(s.recovered_nodes_walked > 0));
+        recovered += s.recovered_batches;
+        drop(fs);
+        let cuts = every_cut_of_mount_recovers(&img, &|fs| check_contents(fs, &expect));
+        eprintln!("n={n} leave={leave}: {} batches recovered, {cuts} cut points", s.recovered_batches);
+    }
+    assert!(recovered > 0, "no case exercised roll-forward on a nearly full device");
+}
+
+#[test]
+fn nearly_full_device_with_an_fsync_chain_mounts_read_write() {
+    let cases = [(50, 0, false), (50, 2, false), (50, 8, false), (50, 13, false), (50, 40, false)];
+    let cases = cases.into_iter().chain([
+        (400, 13, true),
+        (300, 40, true),
+        (200, 0, true),
+        (300, 700, true),
+        (500, 1100, true),
+    ]);
+    for (n, leave, write_all_first) in cases {
+        let (img, expect) = nearly_full_chain(n, leave, write_all_first);
+        let mut fs = Filesystem::mount(img.clone(), &big_cache(), t(1000))
+            .unwrap_or_else(|e| panic!("n={n} leave={leave}: read-write mount failed: {e}"));
+        assert!(!fs.is_read_only());
+        check_contents(&mut fs, &expect);
+        // And the mounted filesystem still works: delete the filler, write, sync.
+        fs.unlink(1, b"filler", t(1001)).unwrap();
+        let f = fs.create(1, b"after", 0o644, C, t(1001)).unwrap().ino;
+        fs.write(f, 0, &pattern(5, 8 * B), t(1001)).unwrap();
+        let mut dev = fs.unmount(t(1002)).unwrap();
+        assert!(fsck::check(&mut dev).unwrap().is_clean());
+        // A read-only mount works too.
+        let mut ro = Filesystem::mount(img, &MountOptions { read_only: true, ..big_cache() }, t(1003)).unwrap();
+        check_contents(&mut ro, &expect);
+    }
+}
+
+// ---- 3: atomic commit that fails ------------------------------------------------------
+
+/// Creates and unlinks files until node ids run out, without a checkpoint between.
+fn churn_node_ids<D: BlockDevice>(fs: &mut Filesystem<D>, dir: Ino, now: Timestamp) -> u64 {
+    let mut n = 0;
+    let avail = fs.statfs().unwrap().files_free;
+    for i in 0..avail {
+        let name = format!("tmp{i}");
+        match fs.create(dir, name.as_bytes(), 0o644, C, now) {
+            Ok(_) => {}
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("churn: {e}"),
+        }
+        fs.unlink(dir, name.as_bytes(), now).unwrap();
+        n += 1;
+    }
+    n
+}
+
+/// Uses up every node id with live files (nothing left to free by a checkpoint).
+fn exhaust_node_ids<D: BlockDevice>(fs: &mut Filesystem<D>, dir: Ino, now: Timestamp) -> u64 {
+    let mut n = 0;
+    for i in 0..1_000_000u64 {
+        match fs.create(dir, format!("held{i}").as_bytes(), 0o644, C, now) {
+            Ok(_) => n += 1,
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("exhaust: {e}"),
+        }
+    }
+    n
+}
+
+/// An atomic transaction over block 0 (in the inode) and block 914 (needs a new direct
+/// node) either commits whole or, when it fails, leaves the file as it was, abortable,
+/// after a sync and after a crash.
+fn atomic_commit_all_or_nothing(exhaust_for_real: bool) {
+    let mut fs = mount(mkfs(BLOCKS));
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let f = fs.create(d, b"db", 0o644, C, t(1)).unwrap().ino;
+    let old = pattern(1, B);
+    fs.write(f, 0, &old, t(1)).unwrap();
+    fs.sync(t(2)).unwrap();
+    if exhaust_for_real {
+        exhaust_node_ids(&mut fs, d, t(3));
+    } else {
+        churn_node_ids(&mut fs, d, t(3));
+    }
+    fs.start_atomic_write(f).unwrap();
+    let new0 = pattern(2, B);
+    let new914 = pattern(3, B);
+    fs.write(f, 0, &new0, t(4)).unwrap();
+    fs.write(f, 914 * B as u64, &new914, t(4)).unwrap();
+    let committed = match fs.commit_atomic_write(f, t(5)) {
+        Ok(()) => true,
+        Err(Error::NoSpace) => {
+            assert!(fs.in_atomic_write(f), "a failed commit must leave the session open (abortable)");
+            assert!(!fs.is_read_only(), "a commit refused for space must not turn the filesystem read-only");
+            fs.abort_atomic_write(f).unwrap();
+            assert!(!fs.in_atomic_write(f));
+            assert_eq!(read_all(&mut fs, f), old, "a failed, aborted commit changed the file");
+            false
+        }
+        Err(e) => panic!("commit: {e}"),
+    };
+    assert!(!exhaust_for_real || !committed, "commit needing a new node id succeeded with none left");
+    fs.sync(t(6)).unwrap();
+    let img = fs.into_device().crash(|_| true);
+    let mut fs = Filesystem::mount(img, &big_cache(), t(7)).unwrap();
+    let f = lookup_path(&mut fs, "/d/db").unwrap();
+    let got = read_all(&mut fs, f);
+    if committed {
+        assert_eq!(got.len(), 915 * B);
+        assert!(got[..B] == new0[..] && got[914 * B..] == new914[..], "committed transaction partly lost");
+    } else {
+        assert!(got == old, "failed commit partly durable: size {} (old {})", got.len(), old.len());
+    }
+}
+
+#[test]
+fn atomic_commit_after_node_id_churn_commits_whole() {
+    atomic_commit_all_or_nothing(false);
+}
+
+#[test]
+fn atomic_commit_without_node_ids_fails_whole_and_stays_abortable() {
+    atomic_commit_all_or_nothing(true);
+}
+
+// ---- 4: truncate under space pressure ---------------------------------------------------
+
+#[test]
+fn truncate_into_a_block_under_space_pressure_is_atomic() {
+    // Sweep how full the device is so that the tail zeroing's reservation falls on every
+    // path: room, a checkpoint to make room, and ENOSPC.
+    for leave in 0..24u64 {
+        let mut fs = mount(mkfs(BLOCKS));
+        let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+        let old = pattern(11, 3 * B + 100);
+        fs.write(f, 0, &old, t(1)).unwrap();
+        fs.sync(t(2)).unwrap();
+        // Dirty data waiting for write-back makes the reservation checkpoint.
+        fill(&mut fs, 1, "filler", leave, t(3));
+        let new_size = B as u64 + 1000;
+        let r = fs.setattr(f, &SetAttr { size: Some(new_size), ..Default::default() }, t(4));
+        let expect: Vec<u8> = match r {
+            Ok(_) => old[..new_size as usize].to_vec(),
+            Err(Error::NoSpace) => old.clone(),
+            Err(e) => panic!("leave={leave}: truncate: {e}"),
+        };
+        assert!(read_all(&mut fs, f) == expect, "leave={leave}: running file differs");
+        // A crash now: whatever is durable must be the old file or the new one, never the
+        // old size with a freed block.
+        for img in [fs.device().crash_durable_only(), fs.device().crash(|_| true)] {
+            let mut fs2 = Filesystem::mount(img, &big_cache(), t(5)).unwrap();
+            let f2 = lookup_path(&mut fs2, "/f").unwrap();
+            let got = read_all(&mut fs2, f2);
+            assert!(
+                got == old || got == old[..new_size as usize],
+                "leave={leave}: truncate torn by a crash: size {} (old {}, new {new_size})",
+                got.len(),
+                old.len()
+            );
+        }
+    }
+}
+
+// ---- 5: many open-but-unlinked files -----------------------------------------------------
+
+#[test]
+fn thousands_of_open_unlinked_files_stay_writable_and_are_freed_at_mount() {
+    // ROLLFS_ORPHANS=100000 for the full figure (needs a larger image: node ids are a
+    // quarter of the main area's blocks).
+    let count: u64 = std::env::var("ROLLFS_ORPHANS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let blocks = (count * 6).max(BLOCKS * 4);
+    let mut fs = Filesystem::mount(CrashDevice::new(mkfs(blocks)), &big_cache(), t(0)).unwrap();
+    let d = fs.mkdir(1, b"tmp", 0o1777, C, t(1)).unwrap().ino;
+    let mut inos = Vec::new();
+    for i in 0..count {
+        let name = format!("o{i}");
+        let f = fs.create(d, name.as_bytes(), 0o600, C, t(2)).unwrap().ino;
+        fs.open(f).unwrap();
+        fs.unlink(d, name.as_bytes(), t(2)).unwrap();
+        inos.push(f);
+    }
+    fs.sync(t(3)).expect("a checkpoint with many orphans");
+    assert!(!fs.is_read_only());
+    // Still writable: create, write, sync.
+    let keep = fs.create(1, b"keep", 0o644, C, t(4)).unwrap().ino;
+    fs.write(keep, 0, &pattern(4, B), t(4)).unwrap();
+    fs.sync(t(5)).unwrap();
+    let free_before = fs.statfs().unwrap().files_free;
+    // Crash with every orphan still open: the mount frees them all.
+    let img = fs.into_device().crash_durable_only();
+    let mut fs = Filesystem::mount(img, &big_cache(), t(6)).unwrap();
+    assert!(fs.statfs().unwrap().files_free >= free_before + count, "orphans not freed at mount");
+    let k = lookup_path(&mut fs, "/keep").unwrap();
+    assert_eq!(read_all(&mut fs, k), pattern(4, B));
+    let mut dev = fs.unmount(t(7)).unwrap();
+    assert!(fsck::check(&mut dev).unwrap().is_clean());
+}
+
+// ---- 6: fsync after a parent directory was renamed ---------------------------------------
+
+#[test]
+fn fsync_after_a_parent_rename_keeps_the_path_of_the_fsync() {
+    // Existing file: mkdir /a, create /a/x, sync, rename /a /b, write, fsync /b/x.
+    let mut fs = mount(mkfs(BLOCKS));
+    let a = fs.mkdir(1, b"a", 0o755, C, t(1)).unwrap().ino;
+    let x = fs.create(a, b"x", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(2)).unwrap();
+    fs.rename(1, b"a", 1, b"b", RenameFlags::empty(), t(3)).unwrap();
+    fs.write(x, 0, &pattern(1, 100), t(3)).unwrap();
+    fs.fsync(x, false, t(3)).unwrap();
+    let mut fs2 = Filesystem::mount(fs.into_device().crash_durable_only(), &big_cache(), t(4)).unwrap();
+    let x2 = lookup_path(&mut fs2, "/b/x").expect("fsync'd file not at the path it was fsync'd under");
+    assert_eq!(read_all(&mut fs2, x2), pattern(1, 100));
+    assert!(lookup_path(&mut fs2, "/a").is_none(), "renamed directory under both names");
+
+    // New file: sync, create /a/i, rename /a /h, fsync /h/i.
+    let mut fs = mount(mkfs(BLOCKS));
+    let a = fs.mkdir(1, b"a", 0o755, C, t(1)).unwrap().ino;
+    fs.sync(t(2)).unwrap();
+    let i = fs.create(a, b"i", 0o644, C, t(3)).unwrap().ino;
+    fs.rename(1, b"a", 1, b"h", RenameFlags::empty(), t(3)).unwrap();
+    fs.fsync(i, false, t(3)).unwrap();
+    let mut fs2 = Filesystem::mount(fs.into_device().crash_durable_only(), &big_cache(), t(4)).unwrap();
+    assert!(lookup_path(&mut fs2, "/h/i").is_some(), "new fsync'd file not at /h/i");
+    assert!(lookup_path(&mut fs2, "/a").is_none());
+
+    // Grandparent renamed: /p/q/x, rename /p /r, fsync /r/q/x.
+    let mut fs = mount(mkfs(BLOCKS));
+    let p = fs.mkdir(1, b"p", 0o755, C, t(1)).unwrap().ino;
+    let q = fs.mkdir(p, b"q", 0o755, C, t(1)).unwrap().ino;
+    let x = fs.create(q, b"x", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(2)).unwrap();
+    fs.rename(1, b"p", 1, b"r", RenameFlags::empty(), t(3)).unwrap();
+    fs.write(x, 0, &pattern(2, 10), t(3)).unwrap();
+    fs.fsync(x, true, t(3)).unwrap();
+    let mut fs2 = Filesystem::mount(fs.into_device().crash_durable_only(), &big_cache(), t(4)).unwrap();
+    let x2 = lookup_path(&mut fs2, "/r/q/x").expect("file not under the renamed grandparent");
+    assert_eq!(read_all(&mut fs2, x2), pattern(2, 10));
+}
+
+// ---- 7: metadata changes on a full device -------------------------------------------------
+
+#[test]
+fn touching_every_inode_of_a_full_device_never_turns_it_read_only() {
+    let mut fs = mount(mkfs(BLOCKS));
+    let d = fs.mkdir(1, b"many", 0o755, C, t(1)).unwrap().ino;
+    let mut files = Vec::new();
+    for i in 0..1200 {
+        match fs.create(d, format!("e{i}").as_bytes(), 0o644, C, t(1)) {
+            Ok(a) => files.push(a.ino),
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("create: {e}"),
+        }
+    }
+    let big = fill(&mut fs, 1, "filler", 0, t(2));
+    fs.sync(t(3)).unwrap();
+    let mut refused = 0;
+    for (i, &f) in files.iter().enumerate() {
+        let set = SetAttr { mtime: Some(t(10 + i as i64)), mode: Some(0o600), ..Default::default() };
+        match fs.setattr(f, &set, t(10)) {
+            Ok(a) => assert_eq!(a.mtime, t(10 + i as i64)),
+            Err(Error::NoSpace) => {
+                refused += 1;
+                // Failure atomicity: nothing changed.
+                let a = fs.getattr(f).unwrap();
+                assert_eq!(a.perm, 0o644, "refused setattr changed the mode");
+            }
+            Err(e) => panic!("setattr: {e}"),
+        }
+        assert!(!fs.is_read_only(), "setattr {i} turned the filesystem read-only");
+    }
+    // Overwrite and fsync: succeeds or ENOSPC, never read-only.
+    match fs.write(big, 0, &pattern(9, B), t(20)).and_then(|_| fs.fsync(big, false, t(20))) {
+        Ok(()) | Err(Error::NoSpace) => {}
+        Err(e) => panic!("overwrite + fsync: {e}"),
+    }
+    assert!(!fs.is_read_only());
+    fs.sync(t(21)).unwrap();
+    let img = fs.into_device().crash(|_| true);
+    let mut dev = img.clone();
+    assert!(fsck::check(&mut dev).unwrap().is_clean());
+    Filesystem::mount(img.clone(), &MountOptions { read_only: true, ..big_cache() }, t(22)).unwrap();
+    let mut fs = Filesystem::mount(img, &big_cache(), t(22)).unwrap();
+    assert!(!fs.is_read_only());
+    fs.unlink(1, b"filler", t(23)).unwrap();
+    fs.sync(t(24)).unwrap();
+    eprintln!("{} files touched, {refused} refused for space", files.len());
+}
+
+// ---- 8: node ids freed but not yet reusable ------------------------------------------------
+
+#[test]
+fn create_unlink_churn_never_runs_out_of_node_ids() {
+    let mut fs = mount(mkfs(BLOCKS));
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let nids = fs.statfs().unwrap().files;
+    for i in 0..3 * nids {
+        let name = format!("c{i}");
+        fs.create(d, name.as_bytes(), 0o644, C, t(2)).unwrap_or_else(|e| panic!("create {i} of {}: {e}", 3 * nids));
+        fs.unlink(d, name.as_bytes(), t(2)).unwrap();
+    }
+    assert!(fs.stats().nid_shortage_checkpoints > 0);
+    let dev = fs.unmount(t(3)).unwrap();
+    assert!(fsck::check(&mut dev.crash_durable_only()).unwrap().is_clean());
+}
