@@ -243,7 +243,7 @@ fn commit_scenario(o: &CostOptions, pages: u32, label: &str) -> Scenario {
     }
 }
 
-fn guest_stats(g: &mut Guest) -> Result<[u64; 9], String> {
+fn guest_stats(g: &mut Guest) -> Result<crate::guest::CoreStats, String> {
     g.stats().map_err(|e| format!("stats: {e}"))
 }
 

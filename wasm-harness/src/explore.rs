@@ -16,7 +16,7 @@
 //! in [`Explorer::judge`] next to the whole-tree rule, using the same [`Run`] records.
 
 use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
-use crate::guest::{GuestError, GuestModule};
+use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, STAT_NAMES};
 use crate::model::{Model, Tree};
 use crate::rng::{Hasher64, Rng};
 use crate::workload::{CaseId, Op, RecoveryEio, Workload};
@@ -195,6 +195,107 @@ pub struct Explorer {
     pub module: Arc<GuestModule>,
     pub opts: Options,
     base: Image,
+    /// Freshly formatted images of other geometries (`@device`), made on first use.
+    bases: Mutex<std::collections::HashMap<(u64, u32), Result<Image, String>>>,
+    /// The smallest device mkfs accepts, per segment size (found by formatting).
+    smallest: Mutex<std::collections::HashMap<u32, Result<u64, String>>>,
+    /// The core's counters summed over every workload run and every recovery mount.
+    events: Mutex<Events>,
+}
+
+/// The core's counters summed over workload runs (at their end) and over recovery mounts
+/// (right after mount, so what recovery itself did).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Events {
+    pub runs: CoreStats,
+    pub recoveries: CoreStats,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Events { runs: [0; STAT_NAMES.len()], recoveries: [0; STAT_NAMES.len()] }
+    }
+}
+
+/// The rare events every exploration reports and the CI sample must reach (core counters).
+pub const RARE_EVENTS: [&str; 11] = [
+    "op_checkpoints",
+    "enospc_returned",
+    "recovery_reserve_fallbacks",
+    "fsync_checkpoint_fallbacks",
+    "fsync_gc_rounds",
+    "recovery_full_device",
+    "atomic_commit_failures",
+    "nid_shortage_checkpoints",
+    "gc_segments",
+    "recovered_batches",
+    "ssr_blocks",
+];
+
+impl Events {
+    /// `self - earlier` (counters only grow).
+    pub fn since(&self, earlier: &Events) -> Events {
+        let mut e = *self;
+        for i in 0..STAT_NAMES.len() {
+            e.runs[i] -= earlier.runs[i];
+            e.recoveries[i] -= earlier.recoveries[i];
+        }
+        e
+    }
+
+    /// `self + other`.
+    pub fn plus(&self, other: &Events) -> Events {
+        let mut e = *self;
+        for i in 0..STAT_NAMES.len() {
+            e.runs[i] += other.runs[i];
+            e.recoveries[i] += other.recoveries[i];
+        }
+        e
+    }
+
+    /// A counter summed over runs and recovery mounts.
+    pub fn total(&self, name: &str) -> u64 {
+        let i = stat_index(name);
+        self.runs[i] + self.recoveries[i]
+    }
+
+    /// The rare-event table: one line per counter of [`RARE_EVENTS`].
+    pub fn table(&self) -> Vec<String> {
+        let mut v = vec![format!("{:<28} {:>12} {:>12} {:>12}", "rare event", "total", "in runs", "in recovery")];
+        for n in RARE_EVENTS {
+            let i = stat_index(n);
+            v.push(format!(
+                "{:<28} {:>12} {:>12} {:>12}{}",
+                n,
+                self.runs[i] + self.recoveries[i],
+                self.runs[i],
+                self.recoveries[i],
+                if self.runs[i] + self.recoveries[i] == 0 { "   <- never" } else { "" }
+            ));
+        }
+        v
+    }
+
+    /// The rare events that never fired.
+    pub fn missing(&self) -> Vec<&'static str> {
+        RARE_EVENTS.iter().copied().filter(|n| self.total(n) == 0).collect()
+    }
+}
+
+/// Errors the model cannot predict: an operation it expects to succeed may fail with one
+/// of these (and must then have changed nothing).
+pub const RESOURCE_ERRORS: [i64; 3] = [28 /* ENOSPC */, 31 /* EMLINK */, 27 /* EFBIG */];
+
+/// The model's verdict on an operation the guest ran: a resource error the model cannot
+/// predict is taken as the outcome (the model then does not apply the operation: failure
+/// atomicity), except ENOSPC under `@no-enospc`.
+fn model_outcome(model: &mut Model, op: &Op, got: &Result<i64, GuestError>, no_enospc: bool) -> Result<(), i64> {
+    if let Err(GuestError::Errno(e, _)) = got {
+        if RESOURCE_ERRORS.contains(e) && !(no_enospc && *e == 28) {
+            return Err(*e);
+        }
+    }
+    model.apply(op)
 }
 
 /// The window of records a crash at trace point `c` may recover into: from the last
@@ -415,6 +516,56 @@ fn outcome_stops(
     }
 }
 
+/// Failure atomicity in the running mount, sampled: after the first
+/// [`FailureCheck::ALL`] failed operations of a run and every [`FailureCheck::EVERY`]-th
+/// after them, the guest's live tree must equal the model's (which did not apply them).
+#[derive(Debug, Default)]
+struct FailureCheck {
+    failed: u64,
+}
+
+impl FailureCheck {
+    const ALL: u64 = 16;
+    const EVERY: u64 = 8;
+
+    /// Checks after operation `op` returned `got`; records a problem and returns true (the
+    /// run stops) when the failed operation left a trace in the live tree.
+    fn check(
+        &mut self,
+        g: &mut crate::guest::Guest,
+        model: &Model,
+        run: &mut Run,
+        op: &Op,
+        got: &Result<i64, GuestError>,
+    ) -> bool {
+        let Err(GuestError::Errno(e, _)) = got else { return false };
+        self.failed += 1;
+        if self.failed > Self::ALL && !self.failed.is_multiple_of(Self::EVERY) {
+            return false;
+        }
+        let want = model.tree();
+        match g.dump().map(|d| Tree::parse_dump(&d)) {
+            Ok(Ok(t)) if t == want => false,
+            Ok(Ok(t)) => {
+                run.problems.push((
+                    "failed-op-not-atomic".into(),
+                    format!("`{op}` failed (errno {e}) but changed the live tree: {}", t.diff(&want, 6).join("; ")),
+                ));
+                true
+            }
+            Ok(Err(err)) => {
+                run.problems.push(("live-dump".into(), format!("after `{op}` failed (errno {e}): {err}")));
+                true
+            }
+            Err(err) => {
+                run.problems
+                    .push(("live-dump".into(), format!("after `{op}` failed (errno {e}): {}", guest_err(&err))));
+                true
+            }
+        }
+    }
+}
+
 impl Explorer {
     /// Formats a fresh image once; every workload starts from it.
     pub fn new(module: Arc<GuestModule>, opts: Options) -> Result<Explorer, String> {
@@ -428,7 +579,83 @@ impl Explorer {
         let mut w = CrashWalker::new(dev.start_image(), &dev.trace);
         w.advance_to(dev.trace.events.len());
         let base = w.durable().flatten();
-        Ok(Explorer { module, opts, base })
+        Ok(Explorer {
+            module,
+            opts,
+            base,
+            bases: Default::default(),
+            smallest: Default::default(),
+            events: Default::default(),
+        })
+    }
+
+    /// A freshly formatted image of `blocks` blocks with segments of `segment_blocks`.
+    fn format_image(module: &GuestModule, blocks: u64, segment_blocks: u32, seed: u64) -> Result<Image, String> {
+        let mut dev = SimDevice::new(Image::blank(blocks), seed);
+        dev.completion = crate::device::Completion::Immediate;
+        let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
+        g.format(segment_blocks, NOW_BASE).map_err(|e| format!("format failed: {e}"))?;
+        let dev = g.into_device();
+        let mut w = CrashWalker::new(dev.start_image(), &dev.trace);
+        w.advance_to(dev.trace.events.len());
+        Ok(w.durable().flatten())
+    }
+
+    /// The smallest device (in blocks) mkfs accepts with this segment size: found by
+    /// formatting (binary search; a larger device is never refused).
+    pub fn smallest_device(&self, segment_blocks: u32) -> Result<u64, String> {
+        let mut m = self.smallest.lock().unwrap();
+        m.entry(segment_blocks)
+            .or_insert_with(|| {
+                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0).is_ok();
+                let (mut lo, mut hi) = (1u64, 1u64 << 16);
+                if !ok(hi) {
+                    return Err(format!("mkfs refuses {hi} blocks with {segment_blocks}-block segments"));
+                }
+                // Invariant: lo refused (or 1), hi accepted.
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if ok(mid) {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                Ok(hi)
+            })
+            .clone()
+    }
+
+    /// The geometry a workload runs on: (blocks, segment blocks).
+    pub fn geometry_for(&self, w: &Workload) -> Result<(u64, u32), String> {
+        match w.device {
+            None => Ok((self.opts.image_blocks, self.opts.segment_blocks)),
+            Some(d) if d.above_min => Ok((self.smallest_device(d.segment_blocks)? + d.blocks, d.segment_blocks)),
+            Some(d) => Ok((d.blocks, d.segment_blocks)),
+        }
+    }
+
+    /// The image a workload starts from: the explorer's, or one of its `@device` geometry.
+    pub fn base_for(&self, w: &Workload) -> Result<Image, String> {
+        let g = self.geometry_for(w)?;
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) {
+            return Ok(self.base.clone());
+        }
+        let mut m = self.bases.lock().unwrap();
+        m.entry(g).or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed)).clone()
+    }
+
+    /// The core's counters summed so far (see [`Events`]).
+    pub fn events(&self) -> Events {
+        *self.events.lock().unwrap()
+    }
+
+    fn add_events(&self, s: &CoreStats, recovery: bool) {
+        let mut e = self.events.lock().unwrap();
+        let t = if recovery { &mut e.recoveries } else { &mut e.runs };
+        for (a, b) in t.iter_mut().zip(s) {
+            *a += b;
+        }
     }
 
     pub fn base_image(&self) -> &Image {
@@ -451,13 +678,33 @@ impl Explorer {
         trim: bool,
         after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
     ) -> Run {
-        let mut dev = SimDevice::new(self.base.clone(), w.dev_seed);
+        self.run_inner(w, eio, trim, &mut |_| {}, after_stop)
+    }
+
+    /// [`Explorer::run`] with `before_op` called with the guest before every top-level
+    /// operation: for tests that make the guest do what the model does not see (a
+    /// deliberately broken run the oracle must notice).
+    pub fn run_sneaking(&self, w: &Workload, before_op: &mut dyn FnMut(&mut crate::guest::Guest)) -> Run {
+        self.run_inner(w, None, false, before_op, &mut |_, _| {})
+    }
+
+    fn run_inner(
+        &self,
+        w: &Workload,
+        eio: Option<Eio>,
+        trim: bool,
+        before_op: &mut dyn FnMut(&mut crate::guest::Guest),
+        after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
+    ) -> Run {
+        let base = self.base_for(w);
+        let start = base.clone().unwrap_or_else(|_| self.base.clone());
+        let mut dev = SimDevice::new(start.clone(), w.dev_seed);
         dev.completion = w.completion;
         dev.discard_ignored = w.discard_ignored;
         dev.eio = eio;
         let mut run = Run {
             workload: w.clone(),
-            start: self.base.clone(),
+            start,
             trace: Default::default(),
             records: Vec::new(),
             states: Vec::new(),
@@ -467,6 +714,10 @@ impl Explorer {
             counts: IoCounts::default(),
             eio,
         };
+        if let Err(e) = base {
+            run.problems.push(("device".into(), format!("{:?}: {e}", w.device)));
+            return run;
+        }
         let mut g = match self.module.instantiate(dev) {
             Ok(g) => g,
             Err(e) => {
@@ -476,6 +727,10 @@ impl Explorer {
         };
         let len = |g: &crate::guest::Guest| g.device().trace.events.len();
         let mut model = Model::new();
+        // Failure atomicity in the running mount: after failed operations (sampled) the live
+        // tree must be the model's (which did not apply them). Not in sweep or EIO runs,
+        // whose I/O numbering must not depend on these extra reads.
+        let mut atomicity = (!trim && eio.is_none()).then(FailureCheck::default);
         let r = g.mount(false, NOW_BASE);
         run.records.push(OpRecord {
             label: "mount".into(),
@@ -515,8 +770,9 @@ impl Explorer {
                 }
                 trimmed = trimmed.max(lo);
             }
-            if matches!(op, Op::Repeat(..)) {
-                stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i);
+            before_op(&mut g);
+            if matches!(op, Op::Repeat(..) | Op::Fill { .. }) {
+                stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i, &mut atomicity);
                 if stopped {
                     break;
                 }
@@ -525,7 +781,7 @@ impl Explorer {
             let a = len(&g);
             let target = op.fsync_target().and_then(|p| model.ino_of(p));
             let got = g.op(op, NOW_BASE + 1 + i as i64);
-            let want = model.apply(op);
+            let want = model_outcome(&mut model, op, &got, w.no_enospc);
             let b = len(&g);
             let cp = g.stats().map(|s| s[0]).unwrap_or(checkpoints);
             let persist = if op.is_checkpoint_point() {
@@ -541,6 +797,15 @@ impl Explorer {
             if stopped {
                 break;
             }
+            if let Some(fc) = atomicity.as_mut() {
+                if fc.check(&mut g, &model, &mut run, op, &got) {
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+        if let Ok(s) = g.stats() {
+            self.add_events(&s, false);
         }
         if !stopped {
             match g.dump().map(|d| Tree::parse_dump(&d)) {
@@ -577,11 +842,13 @@ impl Explorer {
         run
     }
 
-    /// Runs operation `i`, a `repeat`: repetitions that do no device I/O are recorded
-    /// together as one operation (no crash point falls between them, and no checkpoint
-    /// can persist one of their intermediate states), each repetition that does I/O as an
-    /// operation of its own, with the model state just before it closing the group.
-    /// Returns true when the run must stop.
+    /// Runs operation `i`, a `repeat` or a `fill`: repetitions that do no device I/O are
+    /// recorded together as one operation (no crash point falls between them, and no
+    /// checkpoint can persist one of their intermediate states), each repetition that does
+    /// I/O as an operation of its own, with the model state just before it closing the
+    /// group. A `fill`'s writes are made one by one (each appends at the model's end of
+    /// file) until one fails. Returns true when the run must stop.
+    #[allow(clippy::too_many_arguments)]
     fn run_repeat(
         &self,
         g: &mut crate::guest::Guest,
@@ -590,8 +857,10 @@ impl Explorer {
         checkpoints: &mut u64,
         op: &Op,
         i: usize,
+        atomicity: &mut Option<FailureCheck>,
     ) -> bool {
         let now = NOW_BASE + 1 + i as i64;
+        let no_enospc = run.workload.no_enospc;
         let len = |g: &crate::guest::Guest| g.device().trace.events.len();
         // The open group: first repetition, its first event, and its first failure.
         let mut group: Option<Group> = None;
@@ -603,14 +872,31 @@ impl Explorer {
             }
         };
         let subs = op.expand();
-        for (j, sub) in subs.iter().enumerate() {
+        let mut failed = false;
+        let mut j = 0usize;
+        loop {
+            let sub = match op {
+                Op::Fill { path, chunk, pattern, max } => {
+                    let max = if *max == 0 { 100_000 } else { *max as usize };
+                    if failed || j >= max {
+                        break;
+                    }
+                    let offset = model.file_size(path).unwrap_or(0);
+                    Op::Write { path: path.clone(), offset, len: *chunk, pattern: pattern.wrapping_add(j as u32) }
+                }
+                _ => match subs.get(j) {
+                    Some(o) => o.clone(),
+                    None => break,
+                },
+            };
             let a = len(g);
-            let got = g.op(sub, now);
+            let got = g.op(&sub, now);
             let b = len(g);
             if b != a {
                 close(run, model, &mut group, j.saturating_sub(1), a);
             }
-            let want = model.apply(sub);
+            let want = model_outcome(model, &sub, &got, no_enospc);
+            failed = got.is_err();
             if b != a {
                 let cp = g.stats().map(|s| s[0]).unwrap_or(*checkpoints);
                 let persist = if cp > *checkpoints { Persist::Implicit } else { Persist::None };
@@ -622,12 +908,21 @@ impl Explorer {
                     gr.2 = Some(got.clone());
                 }
             }
-            if outcome_stops(run, g, i, sub, &got, &want, run.eio.is_some()) {
+            if outcome_stops(run, g, i, &sub, &got, &want, run.eio.is_some()) {
                 close(run, model, &mut group, j, b);
                 return true;
             }
+            if got.is_err() {
+                if let Some(fc) = atomicity.as_mut() {
+                    close(run, model, &mut group, j, len(g));
+                    if fc.check(g, model, run, &sub, &got) {
+                        return true;
+                    }
+                }
+            }
+            j += 1;
         }
-        close(run, model, &mut group, subs.len().saturating_sub(1), len(g));
+        close(run, model, &mut group, j.saturating_sub(1), len(g));
         false
     }
 
@@ -732,6 +1027,9 @@ impl Explorer {
             }
             let kind = if matches!(e, GuestError::Trap(_)) { "mount-trap" } else { "mount-failed" };
             return (Some(g.into_device()), mount_end, 0, Some((kind.into(), guest_err(&e))));
+        }
+        if let Ok(s) = g.stats() {
+            self.add_events(&s, true);
         }
         match g.fsck() {
             Ok(p) if p.is_empty() => {}
@@ -1045,6 +1343,8 @@ pub struct Summary {
     pub violations: Vec<Violation>,
     pub digest: u64,
     pub seconds: f64,
+    /// The core's counters over this exploration's runs and recovery mounts.
+    pub events: Events,
 }
 
 impl Summary {
@@ -1073,27 +1373,42 @@ pub enum Source {
     Random,
     Ace,
     Regression,
+    /// The families where resources run out (`full:K`).
+    Full,
+    /// ACE sequences of up to three operations before an fsync (`ace3:K`), all of them.
+    Ace3,
+    /// An evenly spread sample of the ACE3 cases (every `ACE3_SAMPLE_STRIDE`-th).
+    Ace3Sample,
     All,
 }
+
+/// `Source::Ace3Sample` takes every this-many-th ACE3 case.
+pub const ACE3_SAMPLE_STRIDE: u64 = 97;
 
 /// The `i`-th case of a source (`None` when a finite source is exhausted).
 pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
     let files = crate::workload::regression_files();
     match source {
         Source::Random => Some(CaseId::Random(i)),
+        Source::Full => Some(CaseId::Full(i)),
+        Source::Ace3 => (i < crate::workload::ace3_count()).then_some(CaseId::Ace3(i)),
+        Source::Ace3Sample => {
+            let k = i * ACE3_SAMPLE_STRIDE;
+            (k < crate::workload::ace3_count()).then_some(CaseId::Ace3(k))
+        }
         Source::Ace => (i < crate::workload::ace_count()).then_some(CaseId::Ace(i)),
         Source::Regression => files.get(i as usize).cloned().map(CaseId::File),
         Source::All => {
-            // Regression files first, then ACE and random cases alternately.
+            // Regression files first, then ACE, random and full cases in turn.
             let f = files.len() as u64;
             if i < f {
                 return Some(CaseId::File(files[i as usize].clone()));
             }
             let j = i - f;
-            if j.is_multiple_of(2) && j / 2 < crate::workload::ace_count() {
-                Some(CaseId::Ace(j / 2))
-            } else {
-                Some(CaseId::Random(j / 2))
+            match j % 3 {
+                0 if j / 3 < crate::workload::ace_count() => Some(CaseId::Ace(j / 3)),
+                2 => Some(CaseId::Full(j / 3)),
+                _ => Some(CaseId::Random(j / 3)),
             }
         }
     }
@@ -1111,6 +1426,7 @@ pub fn explore(
 ) -> Summary {
     let start = Instant::now();
     let mut sum = Summary::default();
+    let events0 = ex.events();
     let mut h = Hasher64::new();
     let mut i = 0u64;
     loop {
@@ -1142,6 +1458,7 @@ pub fn explore(
     }
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();
+    sum.events = ex.events().since(&events0);
     sum
 }
 
@@ -1149,6 +1466,7 @@ pub fn explore(
 pub fn explore_cases(ex: &Explorer, cases: &[CaseId], on_violation: &mut dyn FnMut(&Violation)) -> Summary {
     let start = Instant::now();
     let mut sum = Summary::default();
+    let events0 = ex.events();
     let mut h = Hasher64::new();
     for case in cases {
         let w = match crate::workload::workload(case, ex.opts.seed) {
@@ -1171,6 +1489,7 @@ pub fn explore_cases(ex: &Explorer, cases: &[CaseId], on_violation: &mut dyn FnM
     }
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();
+    sum.events = ex.events().since(&events0);
     sum
 }
 
@@ -1185,6 +1504,8 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             completion: crate::device::Completion::Immediate,
             discard_ignored: false,
             recovery_eio: None,
+            device: None,
+            no_enospc: false,
         },
         state: None,
         kind: "workload".into(),

@@ -24,6 +24,45 @@ pub const FUEL_PER_CALL: u64 = 2_000_000_000;
 pub const E_NOT_MOUNTED: i64 = 1001;
 pub const E_TREE: i64 = 1003;
 
+/// The counters of `rollfs_core::Stats` in the order `sim_stats` returns them (the
+/// guest's `sim_stat_names`; a test checks that both agree).
+pub const STAT_NAMES: [&str; 26] = [
+    "checkpoints",
+    "data_blocks_written",
+    "node_blocks_written",
+    "meta_blocks_written",
+    "flushes",
+    "device_reads",
+    "fsyncs",
+    "fsync_checkpoint_fallbacks",
+    "fdatasync_noops",
+    "atomic_commits",
+    "atomic_aborts",
+    "recovered_batches",
+    "recovered_nodes_walked",
+    "dirty_bound_checkpoints",
+    "discards",
+    "gc_segments",
+    "gc_blocks_moved",
+    "ssr_blocks",
+    "discard_errors",
+    "op_checkpoints",
+    "enospc_returned",
+    "recovery_reserve_fallbacks",
+    "fsync_gc_rounds",
+    "recovery_full_device",
+    "atomic_commit_failures",
+    "nid_shortage_checkpoints",
+];
+
+/// The core's counters, indexed like [`STAT_NAMES`].
+pub type CoreStats = [u64; STAT_NAMES.len()];
+
+/// Index of a counter in [`CoreStats`].
+pub fn stat_index(name: &str) -> usize {
+    STAT_NAMES.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no core counter {name}"))
+}
+
 /// Path of the guest built by build.rs.
 pub const DEFAULT_GUEST_WASM: &str = env!("ROLLFS_SIM_GUEST_WASM");
 const GUEST_MANIFEST: &str = env!("ROLLFS_SIM_GUEST_MANIFEST");
@@ -158,7 +197,7 @@ impl GuestModule {
             .get_memory(&mut store, "memory")
             .ok_or_else(|| GuestError::Trap("guest exports no memory".into()))?;
         store.data_mut().memory = Some(memory);
-        Ok(Guest { store, instance, memory })
+        Ok(Guest { store, instance, memory, handles: Default::default() })
     }
 }
 
@@ -167,6 +206,8 @@ pub struct Guest {
     store: Store<HostState>,
     instance: wasmtime::Instance,
     memory: Memory,
+    /// Open handles (`open PATH`): inode numbers by the path string they were opened with.
+    handles: std::collections::HashMap<String, Vec<i64>>,
 }
 
 /// Path arguments copied into the guest's scratch buffer: `(ptr, len)` pairs.
@@ -277,6 +318,43 @@ impl Guest {
                 }
                 Ok(n)
             }
+            Op::Seq(v) => {
+                let mut n = 0;
+                for o in v {
+                    n = self.op(o, now)?;
+                }
+                Ok(n)
+            }
+            Op::Fill { path, chunk, pattern, max } => {
+                // Outside the explorer (which runs each write as an operation of its own):
+                // appends until a write fails; returns the number of writes that succeeded.
+                let mut size = self.size_of(path)?;
+                let max = if *max == 0 { 100_000 } else { *max };
+                for n in 0..max {
+                    let w = Op::Write { path: path.clone(), offset: size, len: *chunk, pattern: pattern + n };
+                    match self.op(&w, now) {
+                        Ok(_) => size += *chunk as u64,
+                        Err(GuestError::Errno(..)) => return Ok(n as i64),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(max as i64)
+            }
+            Op::Open(p) => {
+                let a = self.args(&[p.as_bytes()])?.0;
+                let ino = self.call("sim_open", (a[0].0, a[0].1))?;
+                self.handles.entry(p.clone()).or_default().push(ino);
+                Ok(ino)
+            }
+            Op::Close(p) => {
+                let Some(ino) = self.handles.get_mut(p).and_then(|v| v.pop()) else {
+                    return Err(GuestError::Errno(crate::model::EBADF, "no open handle".into()));
+                };
+                if self.handles.get(p).is_some_and(|v| v.is_empty()) {
+                    self.handles.remove(p);
+                }
+                self.call("sim_close", (ino, now))
+            }
             Op::Create(p) => {
                 let a = self.args(&[p.as_bytes()])?.0;
                 self.call("sim_create", (a[0].0, a[0].1, 0o644, now))
@@ -359,15 +437,39 @@ impl Guest {
         self.out()
     }
 
-    /// The core's statistics counters (field order of `rollfs_core::Stats`).
-    pub fn stats(&mut self) -> GuestResult<[u64; 9]> {
-        self.call("sim_stats", ())?;
+    /// The core's statistics counters (indexed like [`STAT_NAMES`]).
+    pub fn stats(&mut self) -> GuestResult<CoreStats> {
+        let n = self.call("sim_stats", ())? as usize;
+        if n != STAT_NAMES.len() {
+            return Err(GuestError::Trap(format!(
+                "sim_stats returned {n} counters, the host knows {}",
+                STAT_NAMES.len()
+            )));
+        }
         let out = self.out()?;
-        let mut s = [0u64; 9];
-        for (i, c) in out.chunks_exact(8).take(9).enumerate() {
+        let mut s = [0u64; STAT_NAMES.len()];
+        for (i, c) in out.chunks_exact(8).take(s.len()).enumerate() {
             s[i] = u64::from_le_bytes(c.try_into().unwrap());
         }
         Ok(s)
+    }
+
+    /// The guest's names of the counters of [`Guest::stats`] (must equal [`STAT_NAMES`]).
+    pub fn stat_names(&mut self) -> GuestResult<Vec<String>> {
+        self.call("sim_stat_names", ())?;
+        Ok(String::from_utf8_lossy(&self.out()?).lines().map(str::to_owned).collect())
+    }
+
+    /// The size of the file at `path` (read through `sim_read` to its end: used by `fill`).
+    pub fn size_of(&mut self, path: &str) -> GuestResult<u64> {
+        let mut off = 0u64;
+        loop {
+            let n = self.read(path, off, 1 << 20)?.len() as u64;
+            if n == 0 {
+                return Ok(off);
+            }
+            off += n;
+        }
     }
 
     /// Runs fsck; returns its problems (empty = clean).

@@ -19,6 +19,12 @@ enum WorkloadKind {
     Random,
     Ace,
     Regression,
+    /// The families where resources run out: full devices, node ids, orphans (full:K).
+    Full,
+    /// Every ACE sequence of up to three operations before an fsync (ace3:K).
+    Ace3,
+    /// An evenly spread sample of the ACE3 cases (as in CI).
+    Ace3Sample,
     All,
 }
 
@@ -81,6 +87,14 @@ enum Cmd {
         /// Also write the crash image (before recovery) to this file, for `rollfs inspect`.
         #[arg(long)]
         save_image: Option<std::path::PathBuf>,
+    },
+    /// Print the workload text of a case (to save it as a .wl file: a stable reproducer).
+    Print {
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// random:K, ace:K, ace3:K, full:K or file:PATH.
+        #[arg(long)]
+        case: CaseId,
     },
     /// Measure where the time of one crash state goes (instantiate, mount, fsck, dump).
     #[command(hide = true)]
@@ -242,9 +256,10 @@ fn soak(
     let start = Instant::now();
     let mut last_progress = Instant::now();
     let (mut states, mut workloads, mut violations, mut last_seed) = (0u64, 0u64, 0u64, first);
+    let mut events = rollfs_sim::explore::Events::default();
     let files = rollfs_sim::workload::regression_files();
     let ace_n = rollfs_sim::workload::ace_count();
-    println!("soak: {hours} h from seed {first}, {} regression + {ace} ACE + {random} random workloads a round, --torn --eio", files.len());
+    println!("soak: {hours} h from seed {first}, {} regression + {ace} ACE + {random} random + {random} full workloads a round, --torn --eio", files.len());
     let mut s = first;
     'rounds: while start.elapsed() < budget {
         let common = Common { seed: s, torn: true, eio: true, threads, mutant: mutant.clone() };
@@ -259,6 +274,7 @@ fn soak(
         let mut cases: Vec<CaseId> = files.iter().cloned().map(CaseId::File).collect();
         cases.extend((0..ace).map(|_| CaseId::Ace(rng.below(ace_n))));
         cases.extend((0..random).map(CaseId::Random));
+        cases.extend((0..random).map(CaseId::Full));
         last_seed = s;
         for case in cases {
             if start.elapsed() >= budget {
@@ -272,6 +288,7 @@ fn soak(
             states += sum.states;
             workloads += sum.workloads;
             violations += sum.violations.len() as u64;
+            events = events.plus(&sum.events);
             if last_progress.elapsed().as_secs() >= progress_secs {
                 last_progress = Instant::now();
                 let h = start.elapsed().as_secs_f64() / 3600.0;
@@ -282,6 +299,9 @@ fn soak(
             }
         }
         s += 1;
+    }
+    for l in events.table() {
+        println!("{l}");
     }
     println!(
         "soak: {:.2} h, {states} crash states from {workloads} workloads, {violations} violations, seeds {first}..{last_seed}",
@@ -296,6 +316,21 @@ fn soak(
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
+        Cmd::Print { seed, case } => match rollfs_sim::workload::workload(&case, seed) {
+            Ok(w) if matches!(case, CaseId::Ace3(_)) && seed == u64::MAX => {
+                // (never: keeps the match exhaustive if a count mode is added)
+                print!("{}", w.to_text());
+                ExitCode::SUCCESS
+            }
+            Ok(w) => {
+                print!("{}", w.to_text());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("rollfs-sim: {e}");
+                ExitCode::from(2)
+            }
+        },
         Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs, only } => {
             let mut opts = options(&common);
             opts.max_points = max_points.max(2);
@@ -310,6 +345,9 @@ fn main() -> ExitCode {
                 WorkloadKind::Random => Source::Random,
                 WorkloadKind::Ace => Source::Ace,
                 WorkloadKind::Regression => Source::Regression,
+                WorkloadKind::Full => Source::Full,
+                WorkloadKind::Ace3 => Source::Ace3,
+                WorkloadKind::Ace3Sample => Source::Ace3Sample,
                 WorkloadKind::All => Source::All,
             };
             let cases = if duration.is_none() { Some(cases.unwrap_or(100)) } else { None };
@@ -353,6 +391,9 @@ fn main() -> ExitCode {
                 }
             }
             println!("trace digest {:016x}", sum.digest);
+            for l in sum.events.table() {
+                println!("{l}");
+            }
             println!("{}", sum.last_line());
             if sum.violations.is_empty() {
                 ExitCode::SUCCESS

@@ -21,6 +21,8 @@ pub const EINVAL: i64 = 22;
 pub const ENOTEMPTY: i64 = 39;
 pub const ENODATA: i64 = 61;
 pub const EBUSY: i64 = 16;
+pub const EBADF: i64 = 9;
+pub const ENOSPC: i64 = 28;
 
 pub const KIND_FILE: u8 = 1;
 pub const KIND_DIR: u8 = 2;
@@ -74,6 +76,8 @@ pub struct Model {
     /// Open atomic-write sessions: inode -> its content when the session started (what
     /// the disk may show until commit).
     sessions: BTreeMap<u64, Arc<Vec<u8>>>,
+    /// Open handles (`open PATH`) by the path string they were opened with.
+    handles: BTreeMap<String, u32>,
 }
 
 /// What the per-file oracle needs of one model state: every regular file's names and
@@ -118,7 +122,7 @@ impl Model {
     pub fn new() -> Model {
         let mut inodes = BTreeMap::new();
         inodes.insert(1, Inode { body: Body::Dir(BTreeMap::new()), perm: 0o755, xattrs: BTreeMap::new() });
-        Model { inodes, next: 2, sessions: BTreeMap::new() }
+        Model { inodes, next: 2, sessions: BTreeMap::new(), handles: BTreeMap::new() }
     }
 
     fn resolve(&self, path: &str) -> Result<u64, i64> {
@@ -248,6 +252,30 @@ impl Model {
     pub fn apply(&mut self, op: &Op) -> Result<(), i64> {
         match op {
             Op::Repeat(..) => op.expand().iter().try_for_each(|o| self.apply(o)),
+            Op::Seq(v) => v.iter().try_for_each(|o| self.apply(o)),
+            // The explorer runs a fill as its writes (each applied on its own); as one
+            // operation it is a write of nothing.
+            Op::Fill { path, .. } => match &self.inodes[&self.resolve(path)?].body {
+                Body::File(..) => Ok(()),
+                Body::Dir(_) => Err(EISDIR),
+                Body::Symlink(_) => Err(EINVAL),
+            },
+            Op::Open(p) => {
+                self.resolve(p)?;
+                *self.handles.entry(p.clone()).or_default() += 1;
+                Ok(())
+            }
+            Op::Close(p) => match self.handles.get_mut(p) {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    Ok(())
+                }
+                Some(_) => {
+                    self.handles.remove(p);
+                    Ok(())
+                }
+                None => Err(EBADF),
+            },
             Op::Create(p) => self.add(p, Body::File(Arc::default(), HashCache::default()), 0o644),
             Op::Mkdir(p) => self.add(p, Body::Dir(BTreeMap::new()), 0o755),
             Op::Symlink(p, t) => self.add(p, Body::Symlink(t.clone()), 0o777),
@@ -397,6 +425,19 @@ impl Model {
         self.entries(ddir).insert(dname.to_string(), src);
         self.collect();
         Ok(())
+    }
+
+    /// The size of the regular file at `path` (for `fill`'s appends).
+    pub fn file_size(&self, path: &str) -> Option<u64> {
+        match &self.inodes[&self.resolve(path).ok()?].body {
+            Body::File(d, _) => Some(d.len() as u64),
+            _ => None,
+        }
+    }
+
+    /// Whether a handle opened with this path string is open.
+    pub fn has_handle(&self, path: &str) -> bool {
+        self.handles.contains_key(path)
     }
 
     /// Existing paths, for the workload generator: (files, directories).

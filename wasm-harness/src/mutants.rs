@@ -6,6 +6,7 @@
 
 use crate::explore::{explore, Explorer, Options, Source};
 use crate::guest::{build_guest, GuestModule};
+use crate::workload::CaseId;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -62,27 +63,58 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
         return check_eio(name, &ex);
     }
     let mut states = 0;
-    for src in [Source::Regression, Source::Ace, Source::Random] {
+    // The workload families written for the mutant's bug class first (issue 13), then the
+    // standard sources.
+    let targeted = targeted_cases(name);
+    if !targeted.is_empty() {
+        let s = crate::explore::explore_cases(&ex, &targeted, &mut |_| {});
+        states += s.states;
+        if let Some(v) = s.violations.first() {
+            return caught(name, v, states);
+        }
+    }
+    for src in [Source::Regression, Source::Ace, Source::Random, Source::Full] {
         let n = if src == Source::Regression { u64::MAX } else { cases_per_source };
         let s = explore(&ex, src, Some(n), None, true, &mut |_| {});
         states += s.states;
         if let Some(v) = s.violations.first() {
-            let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
-            return MutantResult {
-                name: name.into(),
-                caught: true,
-                note: format!(
-                    "{} at {} state {}: {}",
-                    v.kind,
-                    v.case,
-                    state,
-                    v.detail.chars().take(160).collect::<String>()
-                ),
-                states,
-            };
+            return caught(name, v, states);
         }
     }
     MutantResult { name: name.into(), caught: false, note: "no violation found".into(), states }
+}
+
+fn caught(name: &str, v: &crate::explore::Violation, states: u64) -> MutantResult {
+    let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+    MutantResult {
+        name: name.into(),
+        caught: true,
+        note: format!("{} at {} state {}: {}", v.kind, v.case, state, v.detail.chars().take(160).collect::<String>()),
+        states,
+    }
+}
+
+/// The `full:K` cases of the families that reach a mutant's bug class (issue 13), tried
+/// before the standard sources: K and K + 6 are the same family with other draws.
+pub fn targeted_cases(name: &str) -> Vec<CaseId> {
+    let fam = |f: &str| {
+        let i = crate::workload::FULL_FAMILIES.iter().position(|x| *x == f).expect("family") as u64;
+        (0..4).map(move |r| CaseId::Full(i + 6 * r))
+    };
+    match name {
+        // A checkpoint inside recovery: a new file's first xattr rolled forward on a nearly
+        // full device (recovery's xattr store wanted room), crashes during recovery.
+        "mutant-cp-in-recovery" => fam("xattr-full").chain(fam("fsync-full")).collect(),
+        // Truncate that frees before it reserves: truncates under ENOSPC.
+        "mutant-truncate-free-before-reserve" => fam("fill-churn").chain(fam("squeeze")).collect(),
+        // A commit that fails half way: node ids or room run out inside a commit.
+        "mutant-atomic-partial-commit" => fam("nid-churn").chain(fam("fill-churn")).collect(),
+        // A fixed orphan limit: more than 1,024 open unlinked files.
+        "mutant-orphan-limit" => fam("orphans").collect(),
+        // No room reserved for roll-forward: fsyncs on a full device, then crashes.
+        "mutant-no-recovery-reserve" => fam("fsync-full").chain(fam("xattr-full")).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A `mutant-eio-*` mutant breaks what a failed I/O must do, which crash states do not

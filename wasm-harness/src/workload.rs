@@ -16,6 +16,10 @@
 //! @discard ignore|zero          # discarded blocks keep old data | read as zeros (default)
 //! @recovery-eio N|each          # in every crash state, read N of the recovery mount fails |
 //!                               # every read of it fails in turn (see [`RecoveryEio`])
+//! @device BLOCKS SEGMENT_BLOCKS # run on its own freshly formatted device of this size;
+//!                               # BLOCKS `min` or `min+N`: the smallest mkfs accepts (+N)
+//! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
+//!                               # freed since the checkpoint must be reclaimed, not refused)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
 //! write /a/f OFFSET LEN PATTERN truncate /a/f SIZE  chmod /a/f 640 (octal)
 //! rename /a/f /b/g [noreplace|exchange]             link /a/f /b/h
@@ -24,7 +28,15 @@
 //! sync                          fsync /a/f          fdatasync /a/f    fsync /a (directory)
 //! atomic_start /a/f             atomic_commit /a/f  atomic_abort /a/f
 //! repeat 3000 link /a/f /a/l{i} # N times, {i} = 1..N in path/name/value arguments
+//! repeat 900 create /n/f{i} ; unlink /n/f{i}   # a body of several operations
+//! open /a/f                     close /a/f          # a handle (an unlinked open file is an orphan)
+//! fill /a/f CHUNK PATTERN [MAX] # append CHUNK bytes until a write fails (ENOSPC), at most MAX
 //! ```
+//!
+//! Failed operations: an operation the model expects to succeed may fail with a resource
+//! error the model cannot predict (ENOSPC, EMLINK, EFBIG; not under `@no-enospc`); it must
+//! then change nothing (failure atomicity): the model does not apply it, the live tree is
+//! compared with the model after failed operations (sampled), and crash states judge it.
 //!
 //! Written data is a deterministic function of `(PATTERN, file offset)` (see
 //! [`pattern_bytes`]), so a workload file stays small and every byte identifies its write.
@@ -65,6 +77,21 @@ pub enum Op {
     AtomicStart(String),
     AtomicCommit(String),
     AtomicAbort(String),
+    /// A handle on a file (`Filesystem::open`), closed by `Close` of the same path string
+    /// (the path need not exist by then: an unlinked open file is an orphan).
+    Open(String),
+    Close(String),
+    /// `fill PATH CHUNK PATTERN [MAX]`: appends `CHUNK` bytes at the end of the file, again
+    /// and again, until a write fails (ENOSPC) or `MAX` writes (0: 100,000) were made; each
+    /// write is an operation of its own in the run (pattern `PATTERN + n` for write n).
+    Fill {
+        path: String,
+        chunk: u32,
+        pattern: u32,
+        max: u32,
+    },
+    /// The body of a `repeat` with several operations (`a ; b`), run in order.
+    Seq(Vec<Op>),
     /// `repeat N OP`: the operation `N` times, with every `{i}` in its path, name and
     /// value arguments replaced by 1, 2, ..., N (e.g. thousands of links in one
     /// directory). Only namespace and data operations repeat, never a persistence point.
@@ -107,7 +134,11 @@ impl Op {
             | Op::AtomicStart(p)
             | Op::AtomicCommit(p)
             | Op::AtomicAbort(p)
+            | Op::Open(p)
+            | Op::Close(p)
+            | Op::Fill { path: p, .. }
             | Op::Write { path: p, .. } => vec![p],
+            Op::Seq(v) => v.iter().flat_map(|o| o.paths()).collect(),
             Op::Rename(a, b, _) | Op::Link(a, b) => vec![a, b],
             Op::Sync => vec![],
             // Conservatively the directories the repetitions touch (a template path
@@ -127,34 +158,41 @@ impl Op {
                 | Op::AtomicCommit(_)
                 | Op::AtomicAbort(_)
                 | Op::Repeat(..)
+                | Op::Fill { .. }
         )
     }
 
     /// The operations a `repeat` stands for (any other operation: itself).
     pub fn expand(&self) -> Vec<Op> {
         let Op::Repeat(n, op) = self else { return vec![self.clone()] };
-        (1..=*n)
-            .map(|i| {
-                let s = |x: &String| x.replace("{i}", &i.to_string());
-                match &**op {
-                    Op::Create(p) => Op::Create(s(p)),
-                    Op::Mkdir(p) => Op::Mkdir(s(p)),
-                    Op::Symlink(p, t) => Op::Symlink(s(p), s(t)),
-                    Op::Write { path, offset, len, pattern } => {
-                        Op::Write { path: s(path), offset: *offset, len: *len, pattern: *pattern }
-                    }
-                    Op::Truncate(p, n) => Op::Truncate(s(p), *n),
-                    Op::Chmod(p, m) => Op::Chmod(s(p), *m),
-                    Op::Rename(a, b, f) => Op::Rename(s(a), s(b), *f),
-                    Op::Link(a, b) => Op::Link(s(a), s(b)),
-                    Op::Unlink(p) => Op::Unlink(s(p)),
-                    Op::Rmdir(p) => Op::Rmdir(s(p)),
-                    Op::SetXattr(p, n, v) => Op::SetXattr(s(p), s(n), s(v)),
-                    Op::RemoveXattr(p, n) => Op::RemoveXattr(s(p), s(n)),
-                    other => other.clone(),
-                }
-            })
-            .collect()
+        (1..=*n).flat_map(|i| op.substitute(i)).collect()
+    }
+
+    /// The body of a repetition with `{i}` replaced by `i` (a `Seq` flattened).
+    fn substitute(&self, i: u32) -> Vec<Op> {
+        if let Op::Seq(v) = self {
+            return v.iter().flat_map(|o| o.substitute(i)).collect();
+        }
+        let s = |x: &String| x.replace("{i}", &i.to_string());
+        vec![match self {
+            Op::Create(p) => Op::Create(s(p)),
+            Op::Mkdir(p) => Op::Mkdir(s(p)),
+            Op::Symlink(p, t) => Op::Symlink(s(p), s(t)),
+            Op::Write { path, offset, len, pattern } => {
+                Op::Write { path: s(path), offset: *offset, len: *len, pattern: *pattern }
+            }
+            Op::Truncate(p, n) => Op::Truncate(s(p), *n),
+            Op::Chmod(p, m) => Op::Chmod(s(p), *m),
+            Op::Rename(a, b, f) => Op::Rename(s(a), s(b), *f),
+            Op::Link(a, b) => Op::Link(s(a), s(b)),
+            Op::Unlink(p) => Op::Unlink(s(p)),
+            Op::Rmdir(p) => Op::Rmdir(s(p)),
+            Op::SetXattr(p, n, v) => Op::SetXattr(s(p), s(n), s(v)),
+            Op::RemoveXattr(p, n) => Op::RemoveXattr(s(p), s(n)),
+            Op::Open(p) => Op::Open(s(p)),
+            Op::Close(p) => Op::Close(s(p)),
+            other => other.clone(),
+        }]
     }
 }
 
@@ -188,6 +226,18 @@ impl fmt::Display for Op {
             Op::AtomicCommit(p) => write!(f, "atomic_commit {p}"),
             Op::AtomicAbort(p) => write!(f, "atomic_abort {p}"),
             Op::Repeat(n, op) => write!(f, "repeat {n} {op}"),
+            Op::Open(p) => write!(f, "open {p}"),
+            Op::Close(p) => write!(f, "close {p}"),
+            Op::Fill { path, chunk, pattern, max } => write!(f, "fill {path} {chunk} {pattern} {max}"),
+            Op::Seq(v) => {
+                for (k, o) in v.iter().enumerate() {
+                    if k > 0 {
+                        write!(f, " ; ")?;
+                    }
+                    write!(f, "{o}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -215,6 +265,29 @@ pub struct Workload {
     pub discard_ignored: bool,
     /// Read errors injected into the recovery mount of every crash state (`@recovery-eio`).
     pub recovery_eio: Option<RecoveryEio>,
+    /// `@device BLOCKS SEGMENT_BLOCKS`: its own device geometry (default: the explorer's).
+    pub device: Option<DeviceSpec>,
+    /// `@no-enospc`: a resource error where the model expects success is a violation.
+    pub no_enospc: bool,
+}
+
+/// `@device`: the device a workload runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeviceSpec {
+    /// `blocks` counts from the smallest device mkfs accepts with this segment size.
+    pub above_min: bool,
+    pub blocks: u64,
+    pub segment_blocks: u32,
+}
+
+impl fmt::Display for DeviceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.above_min, self.blocks) {
+            (true, 0) => write!(f, "min {}", self.segment_blocks),
+            (true, n) => write!(f, "min+{n} {}", self.segment_blocks),
+            (false, n) => write!(f, "{n} {}", self.segment_blocks),
+        }
+    }
 }
 
 /// `@recovery-eio`: how the recovery mount of every crash state of a workload meets a
@@ -249,6 +322,12 @@ impl Workload {
             Some(RecoveryEio::Nth(n)) => s += &format!("@recovery-eio {n}\n"),
             Some(RecoveryEio::Each) => s += "@recovery-eio each\n",
         }
+        if let Some(d) = self.device {
+            s += &format!("@device {d}\n");
+        }
+        if self.no_enospc {
+            s += "@no-enospc\n";
+        }
         for op in &self.ops {
             s += &format!("{op}\n");
         }
@@ -263,6 +342,8 @@ impl Workload {
             completion: Completion::Random(3),
             discard_ignored: false,
             recovery_eio: None,
+            device: None,
+            no_enospc: false,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -304,6 +385,24 @@ impl Workload {
                         "each" => RecoveryEio::Each,
                         n => RecoveryEio::Nth(n.parse().map_err(|_| err("bad recovery-eio (N|each)"))?),
                     });
+                    continue;
+                }
+                "@device" => {
+                    let b = arg(1)?;
+                    let (above_min, blocks) = match b.strip_prefix("min") {
+                        Some("") => (true, 0),
+                        Some(r) => (true, num(r.strip_prefix('+').ok_or_else(|| err("min+N"))?)?),
+                        None => (false, num(&b)?),
+                    };
+                    let sb = num(&arg(2)?)?;
+                    if (!above_min && blocks == 0) || sb == 0 || sb > u32::MAX as u64 {
+                        return Err(err("bad device (BLOCKS|min|min+N SEGMENT_BLOCKS)"));
+                    }
+                    w.device = Some(DeviceSpec { above_min, blocks, segment_blocks: sb as u32 });
+                    continue;
+                }
+                "@no-enospc" => {
+                    w.no_enospc = true;
                     continue;
                 }
                 _ => parse_op(&t, &err)?,
@@ -359,15 +458,34 @@ fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
         "atomic_start" => Op::AtomicStart(arg(1)?),
         "atomic_commit" => Op::AtomicCommit(arg(1)?),
         "atomic_abort" => Op::AtomicAbort(arg(1)?),
+        "open" => Op::Open(arg(1)?),
+        "close" => Op::Close(arg(1)?),
+        "fill" => Op::Fill {
+            path: arg(1)?,
+            chunk: num(&arg(2)?)?.clamp(1, 1 << 24) as u32,
+            pattern: num(&arg(3)?)? as u32,
+            max: match t.get(4) {
+                Some(m) => num(m)? as u32,
+                None => 0,
+            },
+        },
         "repeat" => {
             let n = num(&arg(1)?)?;
             if t.len() < 3 || n == 0 || n > 100_000 {
                 return Err(err("repeat N OP (1 <= N <= 100000)"));
             }
-            let op = parse_op(&t[2..], err)?;
-            if !op.repeatable() {
-                return Err(err("only namespace and data operations repeat"));
+            let mut body = Vec::new();
+            for part in t[2..].split(|w| *w == ";") {
+                if part.is_empty() {
+                    return Err(err("empty operation in a repeat body"));
+                }
+                let op = parse_op(part, err)?;
+                if !op.repeatable() {
+                    return Err(err("only namespace and data operations repeat"));
+                }
+                body.push(op);
             }
+            let op = if body.len() == 1 { body.pop().unwrap() } else { Op::Seq(body) };
             Op::Repeat(n as u32, Box::new(op))
         }
         _ => return Err(err("unknown operation")),
@@ -379,6 +497,10 @@ fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
 pub enum CaseId {
     Random(u64),
     Ace(u64),
+    /// A workload of the families where resources run out ([`full_workload`]).
+    Full(u64),
+    /// ACE with sequences of up to three operations ([`ace3_workload`]).
+    Ace3(u64),
     File(PathBuf),
 }
 
@@ -387,6 +509,8 @@ impl fmt::Display for CaseId {
         match self {
             CaseId::Random(k) => write!(f, "random:{k}"),
             CaseId::Ace(k) => write!(f, "ace:{k}"),
+            CaseId::Full(k) => write!(f, "full:{k}"),
+            CaseId::Ace3(k) => write!(f, "ace3:{k}"),
             CaseId::File(p) => write!(f, "file:{}", p.display()),
         }
     }
@@ -395,11 +519,13 @@ impl fmt::Display for CaseId {
 impl std::str::FromStr for CaseId {
     type Err = String;
     fn from_str(s: &str) -> Result<CaseId, String> {
-        let (kind, rest) = s.split_once(':').ok_or("case is random:K, ace:K or file:PATH")?;
+        let (kind, rest) = s.split_once(':').ok_or("case is random:K, ace:K, full:K or file:PATH")?;
         let num = || rest.parse::<u64>().map_err(|_| format!("bad case index {rest}"));
         match kind {
             "random" => Ok(CaseId::Random(num()?)),
             "ace" => Ok(CaseId::Ace(num()?)),
+            "full" => Ok(CaseId::Full(num()?)),
+            "ace3" => Ok(CaseId::Ace3(num()?)),
             "file" => Ok(CaseId::File(PathBuf::from(rest))),
             _ => Err(format!("unknown case kind {kind}")),
         }
@@ -410,6 +536,10 @@ impl std::str::FromStr for CaseId {
 pub fn workload(case: &CaseId, seed: u64) -> Result<Workload, String> {
     match case {
         CaseId::Random(k) => Ok(random_workload(seed, *k)),
+        CaseId::Full(k) => Ok(full_workload(seed, *k)),
+        CaseId::Ace3(k) => {
+            ace3_workload(seed, *k).ok_or_else(|| format!("ace3 case {k} out of range ({})", ace3_count()))
+        }
         CaseId::Ace(k) => ace_workload(seed, *k).ok_or_else(|| format!("ace case {k} out of range ({})", ace_count())),
         CaseId::File(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -508,6 +638,271 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         // Half the random cases run on a device that ignores discards.
         discard_ignored: Rng::derive(&[seed, index, 2]).chance(1, 2),
         recovery_eio: None,
+        device: None,
+        no_enospc: false,
+    }
+}
+
+/// The families of [`full_workload`], in the order `full:K` cycles through them.
+pub const FULL_FAMILIES: [&str; 6] = ["fill-churn", "squeeze", "fsync-full", "xattr-full", "nid-churn", "orphans"];
+
+/// Workload `full:K` of `seed`: family `K % 6` of [`FULL_FAMILIES`], where resources run out
+/// (issue 13: bugs live where the device is full, ids and orphan slots run short):
+///
+/// - fill-churn: the smallest device mkfs accepts (or a little more), filled by appending
+///   until ENOSPC, then 24-40 operations that keep meeting ENOSPC: writes (overwrites, new
+///   blocks, far blocks needing a new direct node), creates, xattrs, truncates, renames,
+///   chmod of many files, atomic sessions (commit and abort), fsync, fdatasync, sync, and
+///   unlinks or truncates that free room now and then;
+/// - squeeze: the same, from a device filled then freed a little, with free space shrunk
+///   before every operation (a filler file grown by a block or two);
+/// - fsync-full: many small files made durable, the device filled, then write + fsync of
+///   file after file (the roll-forward of their chains must fit on the full device);
+/// - xattr-full: filled to a few free blocks; fsyncs of many files, then a new file with its
+///   first xattr, written and fsync'd (recovery must not need to write a checkpoint);
+/// - nid-churn (`@no-enospc`): create/unlink pairs beyond the node-id count before any
+///   checkpoint, then creates and an atomic session with a far block: freed ids must be
+///   reclaimed (a checkpoint), not refused;
+/// - orphans (`@no-enospc`): more than a thousand files opened, unlinked while open (orphans),
+///   checkpointed, partly closed, with operations and fsyncs in between.
+///
+/// Every crash state of these runs is recovered, and crashes during that recovery too.
+pub fn full_workload(seed: u64, k: u64) -> Workload {
+    let mut rng = Rng::derive(&[seed, 0xF011, k]);
+    let family = FULL_FAMILIES[(k % FULL_FAMILIES.len() as u64) as usize];
+    let mut ops = Vec::new();
+    let mut device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16 });
+    let mut no_enospc = false;
+    let w = |p: &str, offset: u64, len: u32, pattern: u32| Op::Write { path: p.into(), offset, len, pattern };
+    let files = |n: u64| (0..n).map(|i| format!("/d/f{i}")).collect::<Vec<_>>();
+    match family {
+        "fill-churn" | "squeeze" => {
+            ops.push(Op::Mkdir("/d".into()));
+            ops.push(Op::Mkdir("/m".into()));
+            for (i, f) in files(6).iter().enumerate() {
+                ops.push(Op::Create(f.clone()));
+                ops.push(w(f, 0, [100, 4096, 9000][i % 3], i as u32 + 1));
+            }
+            ops.push(Op::SetXattr("/d/f0".into(), "user.k".into(), "v0".into()));
+            ops.push(Op::Repeat(12, Box::new(Op::Create("/m/f{i}".into()))));
+            ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Sync);
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
+            if rng.chance(1, 2) {
+                ops.push(Op::Sync);
+            }
+            let squeeze = family == "squeeze";
+            if squeeze {
+                // Free some room, then take it back a block or two before every operation.
+                ops.push(Op::Truncate("/fill".into(), 4096 * (8 + rng.below(24))));
+                ops.push(Op::Create("/squeeze".into()));
+            }
+            let mut sq = 0u64;
+            let mut model = Model::new();
+            for op in &ops {
+                let _ = model.apply(op);
+            }
+            let n = 24 + rng.below(17);
+            for _ in 0..n {
+                if squeeze {
+                    let len = 4096 * (1 + rng.below(2) as u32);
+                    ops.push(w("/squeeze", sq, len, 300 + sq as u32 / 4096));
+                    let _ = model.apply(ops.last().unwrap());
+                    sq += len as u64;
+                }
+                for op in full_churn_op(&mut rng, &model) {
+                    let _ = model.apply(&op);
+                    ops.push(op);
+                }
+            }
+        }
+        "fsync-full" => {
+            // The smallest device holds about 45 blocks of user data: room for the files.
+            device = Some(DeviceSpec { above_min: true, blocks: 64 + 16 * rng.below(5), segment_blocks: 16 });
+            let n = 10 + rng.below(30);
+            ops.push(Op::Mkdir("/d".into()));
+            ops.push(Op::Repeat(
+                n as u32,
+                Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 4096, 7)])),
+            ));
+            ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Sync);
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
+            ops.push(Op::Truncate("/fill".into(), 4096 * rng.below(3)));
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 300, max: 64 });
+            ops.push(Op::Sync);
+            // Rounds of overwrite + fsync: each round invalidates the last one's blocks, so
+            // that the full device must be cleaned (inside fsync) to take the next.
+            for r in 0..1 + rng.below(3) as u32 {
+                for i in 1..=n {
+                    let f = format!("/d/f{i}");
+                    ops.push(w(&f, 4096 * rng.below(2), 4096, 1000 * (r + 1) + i as u32));
+                    ops.push(if rng.chance(1, 4) { Op::Fdatasync(f) } else { Op::Fsync(f) });
+                }
+            }
+            // An atomic commit that may not fit, and an abort after it.
+            ops.push(Op::AtomicStart("/d/f1".into()));
+            for b in 0..2 + rng.below(6) {
+                ops.push(w("/d/f1", 4096 * (b * 37 % 64), 4096, 5000 + b as u32));
+            }
+            ops.push(Op::AtomicCommit("/d/f1".into()));
+            ops.push(Op::AtomicAbort("/d/f1".into()));
+            ops.push(Op::Fsync("/d/f1".into()));
+        }
+        "xattr-full" => {
+            device = Some(DeviceSpec { above_min: true, blocks: 32 + 16 * rng.below(5), segment_blocks: 16 });
+            let n = 20 + rng.below(40);
+            ops.push(Op::Mkdir("/d".into()));
+            ops.push(Op::Repeat(
+                n as u32,
+                Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 100, 7)])),
+            ));
+            ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Sync);
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
+            let size = 4096 * 16 * rng.below(4);
+            ops.push(Op::Truncate("/fill".into(), size));
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 300, max: 4 + rng.below(12) as u32 });
+            ops.push(Op::Sync);
+            for i in 1..=n {
+                let f = format!("/d/f{i}");
+                ops.push(w(&f, 0, 200, 1000 + i as u32));
+                ops.push(Op::Fsync(f));
+            }
+            ops.push(Op::Create("/d/new".into()));
+            ops.push(Op::SetXattr("/d/new".into(), "user.first".into(), "x".repeat(1 + rng.below(64) as usize)));
+            ops.push(w("/d/new", 0, 5000, 9));
+            ops.push(Op::Fsync("/d/new".into()));
+        }
+        "nid-churn" => {
+            no_enospc = true;
+            let n = 1600 + rng.below(400) as u32;
+            ops.push(Op::Mkdir("/n".into()));
+            ops.push(Op::Create("/n/db".into()));
+            ops.push(w("/n/db", 0, 8192, 1));
+            ops.push(Op::Sync);
+            ops.push(Op::Repeat(
+                n,
+                Box::new(Op::Seq(vec![Op::Create("/n/c{i}".into()), Op::Unlink("/n/c{i}".into())])),
+            ));
+            for i in 0..4 {
+                ops.push(Op::Create(format!("/n/k{i}")));
+                ops.push(w(&format!("/n/k{i}"), 0, 100, 10 + i));
+            }
+            ops.push(Op::Fsync("/n/k0".into()));
+            ops.push(Op::AtomicStart("/n/db".into()));
+            ops.push(w("/n/db", 0, 4096, 20));
+            ops.push(w("/n/db", 914 * 4096, 4096, 21));
+            ops.push(Op::AtomicCommit("/n/db".into()));
+            ops.push(Op::Repeat(
+                n / 2,
+                Box::new(Op::Seq(vec![Op::Mkdir("/n/d{i}".into()), Op::Rmdir("/n/d{i}".into())])),
+            ));
+            ops.push(Op::Mkdir("/n/last".into()));
+            ops.push(Op::Fsync("/n/k1".into()));
+            ops.push(Op::Sync);
+        }
+        _ => {
+            // orphans
+            no_enospc = true;
+            let n = if rng.chance(1, 3) { 40 + rng.below(200) as u32 } else { 1030 + rng.below(150) as u32 };
+            // Room for that many inodes with plenty to spare (ENOSPC is a bug here): the
+            // default 8 MiB device for a few hundred, 16 MiB beyond the old 1,024 limit.
+            device = (n > 1000).then_some(DeviceSpec { above_min: false, blocks: 4096, segment_blocks: 16 });
+            ops.push(Op::Mkdir("/o".into()));
+            ops.push(Op::Create("/keep".into()));
+            ops.push(Op::Repeat(n, Box::new(Op::Seq(vec![Op::Create("/o/f{i}".into()), Op::Open("/o/f{i}".into())]))));
+            ops.push(Op::Write { path: "/o/f1".into(), offset: 0, len: 5000, pattern: 3 });
+            if rng.chance(1, 2) {
+                ops.push(Op::Sync);
+            }
+            ops.push(Op::Repeat(n, Box::new(Op::Unlink("/o/f{i}".into()))));
+            ops.push(w("/keep", 0, 100, 4));
+            ops.push(Op::Fsync("/keep".into()));
+            ops.push(Op::Sync);
+            ops.push(Op::Repeat(n / 2, Box::new(Op::Close("/o/f{i}".into()))));
+            ops.push(w("/keep", 0, 200, 5));
+            ops.push(Op::Fsync("/keep".into()));
+            ops.push(Op::Create("/o/new".into()));
+            ops.push(Op::Sync);
+            ops.push(Op::Repeat(n, Box::new(Op::Close("/o/f{i}".into()))));
+            ops.push(Op::Fsync("/o".into()));
+        }
+    }
+    Workload {
+        name: format!("full-{family}-{seed}-{k}"),
+        ops,
+        dev_seed: Rng::derive(&[seed, 0xF011, k, 1]).next_u64(),
+        completion: Completion::Random(3),
+        discard_ignored: rng.chance(1, 2),
+        recovery_eio: None,
+        device,
+        no_enospc,
+    }
+}
+
+/// One step of the fill-churn and squeeze families on a full device (an atomic session is
+/// several operations).
+fn full_churn_op(rng: &mut Rng, model: &Model) -> Vec<Op> {
+    let (files, _) = model.paths();
+    let user: Vec<String> = files.into_iter().filter(|f| f.starts_with("/d/") || f.starts_with("/e/")).collect();
+    let pick = |rng: &mut Rng| {
+        if user.is_empty() || rng.chance(1, 10) {
+            format!("/d/{}", rng.pick(&["f0", "f1", "g", "h"]))
+        } else {
+            rng.pick(&user).clone()
+        }
+    };
+    let far = |rng: &mut Rng| *rng.pick(&[0u64, 4096, 12288, 40960, 914 * 4096, 2000 * 4096]);
+    let pat = |rng: &mut Rng| 1 + rng.below(5000) as u32;
+    let w = |p: String, offset: u64, len: u32, pattern: u32| Op::Write { path: p, offset, len, pattern };
+    match rng.below(26) {
+        0..=4 => {
+            let p = pick(rng);
+            vec![w(p, far(rng), *rng.pick(&[100, 4096, 8192, 20000]), pat(rng))]
+        }
+        5 | 6 => vec![Op::Create(format!("/d/n{}", rng.below(50)))],
+        7 | 8 => vec![Op::SetXattr(
+            pick(rng),
+            format!("user.{}", rng.pick(&["a", "b", "c"])),
+            "v".repeat(1 + rng.below(200) as usize),
+        )],
+        9 => vec![Op::RemoveXattr(pick(rng), "user.a".into())],
+        10 | 11 => vec![Op::Truncate(pick(rng), *rng.pick(&[0, 1, 4095, 4097, 100_000, 914 * 4096 + 1]))],
+        12 => {
+            let dst = format!("/{}/{}", rng.pick(&["d", "e"]), rng.pick(&["r1", "r2", "f1"]));
+            let mut v = Vec::new();
+            if dst.starts_with("/e/") && model.paths().1.iter().all(|d| d != "/e") {
+                v.push(Op::Mkdir("/e".into()));
+            }
+            v.push(Op::Rename(pick(rng), dst, 0));
+            v
+        }
+        13 => vec![Op::Repeat(12, Box::new(Op::Chmod("/m/f{i}".into(), *rng.pick(&[0o600, 0o640]))))],
+        14..=16 => {
+            let p = pick(rng);
+            let mut v = vec![Op::AtomicStart(p.clone())];
+            for _ in 0..1 + rng.below(3) {
+                v.push(w(p.clone(), far(rng), 4096, pat(rng)));
+            }
+            v.push(if rng.chance(3, 4) { Op::AtomicCommit(p.clone()) } else { Op::AtomicAbort(p.clone()) });
+            if rng.chance(1, 2) {
+                // After a failed commit the session must still be abortable.
+                v.push(Op::AtomicAbort(p));
+            }
+            v
+        }
+        17 | 18 => vec![Op::Fsync(pick(rng))],
+        19 => vec![Op::Fdatasync(pick(rng))],
+        20 => vec![Op::Sync],
+        21 => vec![Op::Unlink(pick(rng))],
+        22 => vec![Op::Truncate("/fill".into(), 0)],
+        23 => vec![Op::Fill { path: "/fill".into(), chunk: 4096, pattern: pat(rng), max: 64 }],
+        24 => vec![Op::Link(pick(rng), format!("/d/l{}", rng.below(4)))],
+        _ => vec![Op::Fsync("/d".into())],
     }
 }
 
@@ -638,6 +1033,152 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         completion: Completion::Random(3),
         discard_ignored: false,
         recovery_eio: None,
+        device: None,
+        no_enospc: false,
+    })
+}
+
+/// The ACE3 setup: a directory tree with files that have data, made durable by a sync
+/// (so that later operations move, link and unlink names the checkpoint knows).
+pub fn ace3_setup() -> Vec<Op> {
+    let w = |p: &str, len, pat| Op::Write { path: p.into(), offset: 0, len, pattern: pat };
+    vec![
+        Op::Mkdir("/a".into()),
+        Op::Mkdir("/b".into()),
+        Op::Create("/a/x".into()),
+        Op::Create("/a/y".into()),
+        Op::Create("/b/z".into()),
+        w("/a/x", 5000, 1),
+        w("/a/y", 100, 2),
+        w("/b/z", 4096, 3),
+        Op::Sync,
+    ]
+}
+
+/// The ACE3 vocabulary: namespace operations (mkdir, rename of a parent directory, link,
+/// unlink, create) plus a data write and a sync, over the setup's names.
+pub fn ace3_vocabulary() -> Vec<Op> {
+    let s = |x: &str| x.to_string();
+    vec![
+        Op::Mkdir(s("/a/d")),
+        Op::Mkdir(s("/c")),
+        Op::Create(s("/a/n")),
+        Op::Create(s("/c/n")),
+        Op::Write { path: s("/a/x"), offset: 4096, len: 4096, pattern: 9 },
+        Op::Rename(s("/a"), s("/c"), 0),
+        Op::Rename(s("/a"), s("/b/a"), 0),
+        Op::Rename(s("/a/x"), s("/b/x"), 0),
+        Op::Rename(s("/b/z"), s("/a/d/z"), 0),
+        Op::Link(s("/a/x"), s("/b/l")),
+        Op::Unlink(s("/a/x")),
+        Op::Unlink(s("/b/z")),
+        Op::Rmdir(s("/a/d")),
+        Op::Create(s("/b/n")),
+        Op::Write { path: s("/b/z"), offset: 0, len: 100, pattern: 10 },
+        Op::Rename(s("/a/y"), s("/a/x"), 0),
+        Op::Rename(s("/b"), s("/c"), 0),
+        Op::Link(s("/b/z"), s("/a/l")),
+        Op::Mkdir(s("/c/d")),
+        Op::Sync,
+    ]
+}
+
+/// Whether two operations touch disjoint parts of the namespace (no path of one is a
+/// prefix of, or equal to, a path of the other) and neither is a persistence point: then
+/// their order does not matter, and ACE3 keeps one order only.
+fn independent(a: &Op, b: &Op) -> bool {
+    let under = |p: &str, q: &str| p == q || q.starts_with(&format!("{p}/")) || p.starts_with(&format!("{q}/"));
+    !matches!(a, Op::Sync) && !matches!(b, Op::Sync) && a.paths().iter().all(|p| b.paths().iter().all(|q| !under(p, q)))
+}
+
+/// The ACE3 cases: every sequence of one to three vocabulary operations that all succeed
+/// on the setup (a sequence with a failing operation equals a shorter one) and in which no
+/// two adjacent independent operations appear out of vocabulary order (the other order is
+/// kept), each followed by an fsync of one of the files or directories it touched, under
+/// its final name (at most three targets per sequence). Computed once.
+pub fn ace3_cases() -> &'static [(Vec<usize>, String)] {
+    static CASES: std::sync::OnceLock<Vec<(Vec<usize>, String)>> = std::sync::OnceLock::new();
+    CASES.get_or_init(|| {
+        let voc = ace3_vocabulary();
+        let n = voc.len();
+        let mut base = Model::new();
+        for op in ace3_setup() {
+            base.apply(&op).expect("ACE3 setup");
+        }
+        let mut out = Vec::new();
+        let mut seqs: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+        seqs.extend((0..n * n).map(|k| vec![k / n, k % n]));
+        seqs.extend((0..n * n * n).map(|k| vec![k / (n * n), (k / n) % n, k % n]));
+        for seq in seqs {
+            if seq.windows(2).any(|w| w[0] > w[1] && independent(&voc[w[0]], &voc[w[1]])) {
+                continue;
+            }
+            if seq.last().is_some_and(|&i| matches!(voc[i], Op::Sync)) {
+                continue; // a trailing sync makes the fsync after it moot
+            }
+            let mut m = base.clone();
+            if !seq.iter().all(|&i| m.apply(&voc[i]).is_ok()) {
+                continue;
+            }
+            // Targets: files at or under a touched path (final names), and the parent
+            // directory of an unlink; the last operation's first.
+            let (files, dirs) = m.paths();
+            let touched: Vec<String> = seq
+                .iter()
+                .rev()
+                .flat_map(|&i| {
+                    let op = &voc[i];
+                    let mut v: Vec<String> = op.paths().iter().map(|p| p.to_string()).collect();
+                    if let Op::Unlink(p) | Op::Rmdir(p) = op {
+                        v.push(p[..p.rfind('/').unwrap_or(0)].to_string());
+                    }
+                    v
+                })
+                .collect();
+            let mut targets: Vec<String> = Vec::new();
+            for t in &touched {
+                let t = if t.is_empty() { "/" } else { t.as_str() };
+                let mut hit: Vec<&String> =
+                    files.iter().filter(|f| *f == t || f.starts_with(&format!("{t}/"))).collect();
+                if hit.is_empty() && dirs.iter().any(|d| d == t) {
+                    hit = dirs.iter().filter(|d| *d == t).collect();
+                }
+                for h in hit {
+                    if !targets.contains(h) && targets.len() < 3 {
+                        targets.push(h.clone());
+                    }
+                }
+            }
+            for t in targets {
+                out.push((seq.clone(), t));
+            }
+        }
+        out
+    })
+}
+
+/// Number of ACE3 cases.
+pub fn ace3_count() -> u64 {
+    ace3_cases().len() as u64
+}
+
+/// ACE3 case `k`: the setup, a sequence of up to three vocabulary operations, and an fsync
+/// of a file or directory it touched ([`ace3_cases`]).
+pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
+    let (seq, target) = ace3_cases().get(k as usize)?;
+    let voc = ace3_vocabulary();
+    let mut ops = ace3_setup();
+    ops.extend(seq.iter().map(|&i| voc[i].clone()));
+    ops.push(Op::Fsync(target.clone()));
+    Some(Workload {
+        name: format!("ace3-{k}"),
+        ops,
+        dev_seed: Rng::derive(&[seed, 0xACE3, k]).next_u64(),
+        completion: Completion::Random(3),
+        discard_ignored: false,
+        recovery_eio: None,
+        device: None,
+        no_enospc: false,
     })
 }
 

@@ -64,6 +64,8 @@ fn guest_errors_are_reported_not_fatal() {
         completion: rollfs_sim::device::Completion::Random(2),
         discard_ignored: false,
         recovery_eio: None,
+        device: None,
+        no_enospc: false,
     };
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
@@ -138,4 +140,205 @@ fn mutants_are_caught() {
         .map(|r| r.name)
         .collect();
     assert!(missed.is_empty(), "mutants not caught: {missed:?}");
+}
+
+#[test]
+fn stat_names_match_the_guest() {
+    // The host's table of core counters (STAT_NAMES) must be the guest's, in order: a field
+    // added to rollfs_core::Stats fails the guest build until listed, and this test until
+    // the host lists it too.
+    let ex = explorer(small_opts(1));
+    let mut g = ex.module.instantiate(rollfs_sim::device::SimDevice::new(ex.base_image().clone(), 1)).unwrap();
+    let names = g.stat_names().unwrap();
+    assert_eq!(names, rollfs_sim::guest::STAT_NAMES.to_vec());
+    g.mount(false, 1).unwrap();
+    assert_eq!(g.stats().unwrap().len(), names.len());
+}
+
+#[test]
+fn smallest_device_is_the_smallest_mkfs_accepts() {
+    // `@device min 16` runs on the smallest device mkfs accepts: one block less is refused,
+    // and a workload runs (and fills it) on it with clean crash states.
+    let ex = explorer(small_opts(1));
+    let n = ex.smallest_device(16).unwrap();
+    eprintln!("smallest device with 16-block segments: {n} blocks");
+    assert!(n > 16 * 16 && n < 2048, "{n}");
+    let text = "@device min 16\ncreate /f\nsync\nfill /f 4096 1 0\ntruncate /f 4096\nsync\n";
+    let w = Workload::parse("min", text, 3).unwrap();
+    assert_eq!(ex.geometry_for(&w).unwrap(), (n, 16));
+    let run = ex.run(&w, None);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    assert_eq!(run.start.block_count(), n);
+    let fills = run.records.iter().filter(|r| r.label.starts_with("fill")).count();
+    assert!(run.records.iter().any(|r| r.label.starts_with("fill") && r.errno == Some(28)), "fill ends in ENOSPC");
+    eprintln!("{fills} fill records; user capacity about {} blocks", fills);
+    let bad = Workload::parse("below", &format!("@device {} 16\ncreate /f\n", n - 1), 3).unwrap();
+    assert!(ex.base_for(&bad).is_err(), "one block less must be refused by mkfs");
+    let r = ex.explore_workload(&CaseId::File("min".into()), &w);
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
+#[test]
+fn failed_operations_must_change_nothing() {
+    // Failure atomicity can fail: the guest runs an operation the model does not see (as if
+    // a failed operation had left a trace), and the live check after the next failed
+    // operation must report it; with the model in step it stays quiet.
+    let ex = explorer(small_opts(1));
+    let run = |sneak: bool| {
+        let w = Workload::parse("fa", "create /f\nunlink /nope\nsync\n", 3).unwrap();
+        let mut sneaked = false;
+        ex.run_sneaking(&w, &mut |g| {
+            if sneak && !sneaked {
+                sneaked = true;
+                g.op(&Op::Create("/sneaked".into()), 5).unwrap();
+            }
+        })
+    };
+    let clean = run(false);
+    assert!(clean.problems.is_empty(), "{:?}", clean.problems);
+    let broken = run(true);
+    assert!(
+        broken.problems.iter().any(|(k, d)| k == "failed-op-not-atomic" && d.contains("/sneaked")),
+        "{:?}",
+        broken.problems
+    );
+}
+
+#[test]
+fn resource_errors_are_outcomes_unless_no_enospc() {
+    // A full device: writes fail with ENOSPC, which the model takes as their outcome (and
+    // does not apply); under @no-enospc the same ENOSPC is a violation.
+    let ex = explorer(small_opts(1));
+    let text = "@device min 16\ncreate /f\nfill /f 65536 1 0\nwrite /f 0 100 9\nsync\n";
+    let w = Workload::parse("enospc", text, 3).unwrap();
+    let run = ex.run(&w, None);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    assert!(run.records.iter().any(|r| r.errno == Some(28)));
+    let strict = Workload { no_enospc: true, ..w };
+    let run = ex.run(&strict, None);
+    assert!(run.problems.iter().any(|(k, _)| k == "op-mismatch"), "{:?}", run.problems);
+}
+
+#[test]
+fn open_close_and_orphans() {
+    // open/close hold an unlinked file as an orphan until closed; crash states are clean.
+    let ex = explorer(small_opts(1));
+    let text = "mkdir /o\nrepeat 20 create /o/f{i} ; open /o/f{i}\nsync\nrepeat 20 unlink /o/f{i}\n\
+                sync\nrepeat 10 close /o/f{i}\ncreate /k\nfsync /k\nclose /nope\n";
+    let w = Workload::parse("orphans", text, 3).unwrap();
+    let run = ex.run(&w, None);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    assert!(run.records.iter().any(|r| r.label == "close /nope" && r.errno == Some(9)), "EBADF without a handle");
+    let r = ex.explore_workload(&CaseId::File("orphans".into()), &w);
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
+/// The rare-event counters the core increments somewhere (`NAME +=` or `NAME =` in
+/// core/src): a counter declared in Stats but not yet wired cannot be reached, and is
+/// reported instead of failing the test; once wired, the CI sample must reach it.
+fn wired_counters() -> Vec<&'static str> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/src");
+    let mut text = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "rs") {
+            text += &std::fs::read_to_string(e.path()).unwrap();
+        }
+    }
+    rollfs_sim::explore::RARE_EVENTS
+        .iter()
+        .copied()
+        .filter(|n| text.contains(&format!("{n} +=")) || text.contains(&format!("{n} =")))
+        .collect()
+}
+
+/// The full:K families the CI sample includes. The others fail on main's core today (open
+/// issue-13 bugs, /work/notes/sim-findings.md): fill-churn and squeeze (truncate under
+/// ENOSPC, F1), nid-churn (F2), orphans (F3, F4). Add each back when its fix lands; a
+/// counter only they reach (nid_shortage_checkpoints) then fails this test until then.
+const FULL_FAMILIES_IN_CI: [&str; 2] = ["fsync-full", "xattr-full"];
+
+#[test]
+fn ci_sample_reaches_every_rare_event() {
+    // The CI sample: every regression workload, full-device families and a spread of ACE3
+    // cases, with torn writes and EIO. No violations, and every rare event the core counts
+    // fired at least once (summed over workload runs and recovery mounts).
+    let ex = explorer(Options { torn: true, eio: true, ..small_opts(11) });
+    let fams = rollfs_sim::workload::FULL_FAMILIES;
+    let full: Vec<CaseId> = (0..2 * fams.len() as u64)
+        .filter(|k| FULL_FAMILIES_IN_CI.contains(&fams[(*k % fams.len() as u64) as usize]))
+        .map(CaseId::Full)
+        .collect();
+    let mut report = |v: &rollfs_sim::explore::Violation| {
+        eprintln!("VIOLATION {} in {} state {:?}: {}", v.kind, v.case, v.state.map(|s| s.to_string()), v.detail)
+    };
+    let mut events = rollfs_sim::explore::Events::default();
+    let mut violations = 0;
+    let a = explore(&ex, Source::Regression, Some(100), None, false, &mut report);
+    let b = rollfs_sim::explore::explore_cases(&ex, &full, &mut report);
+    for s in [&a, &b] {
+        eprintln!("{}", s.last_line());
+        events = events.plus(&s.events);
+        violations += s.violations.len();
+    }
+    for l in events.table() {
+        eprintln!("{l}");
+    }
+    assert_eq!(violations, 0);
+    let wired = wired_counters();
+    let unwired: Vec<&str> = rollfs_sim::explore::RARE_EVENTS.iter().copied().filter(|n| !wired.contains(n)).collect();
+    eprintln!("not yet counted by the core (cannot fire): {unwired:?}");
+    let missing: Vec<&str> = events.missing().into_iter().filter(|n| wired.contains(n)).collect();
+    assert!(missing.is_empty(), "rare events the CI sample never reached: {missing:?}");
+}
+
+/// The one violation class ACE3 finds on main's core today (issue 13 bug 6, findings F5):
+/// after the checkpoint a parent directory is renamed, a file below it fsync'd under its new
+/// path, and recovery puts the file back under the old one. While this is true the sample
+/// must reproduce it (and nothing else); when the core fix lands the test fails until this
+/// is set to false, so the exception cannot outlive the bug.
+const ANCESTOR_RENAME_FSYNC_OPEN: bool = true;
+
+/// A violation of the known class: fsync-lost for an fsync of a path below the new name of
+/// a renamed directory.
+fn ancestor_rename_fsync(v: &rollfs_sim::explore::Violation) -> bool {
+    let Some(Op::Fsync(t)) = v.workload.ops.iter().rev().find(|o| matches!(o, Op::Fsync(_))) else { return false };
+    v.kind == "fsync-lost"
+        && v.workload.ops.iter().any(|o| matches!(o, Op::Rename(_, to, _) if t.starts_with(&format!("{to}/"))))
+}
+
+#[test]
+fn ace3_sample_has_no_violations() {
+    // ACE with sequences of up to three operations (mkdir, rename of a parent, link, unlink,
+    // create, write, sync) before an fsync: an evenly spread sample (rollfs-sim explore
+    // --workload ace3 runs all of them).
+    let n = rollfs_sim::workload::ace3_count();
+    assert!(n > 1000, "{n} ACE3 cases");
+    let ex = explorer(small_opts(5));
+    let s = explore(&ex, Source::Ace3Sample, None, None, false, &mut |v| {
+        eprintln!("VIOLATION {} in {} state {:?}: {}", v.kind, v.case, v.state.map(|s| s.to_string()), v.detail)
+    });
+    eprintln!("{}", s.last_line());
+    assert_eq!(s.workloads, n.div_ceil(rollfs_sim::explore::ACE3_SAMPLE_STRIDE));
+    let (known, other): (Vec<_>, Vec<_>) =
+        s.violations.iter().partition(|v| ANCESTOR_RENAME_FSYNC_OPEN && ancestor_rename_fsync(v));
+    assert!(other.is_empty(), "{} violations", other.len());
+    if ANCESTOR_RENAME_FSYNC_OPEN {
+        eprintln!("known open class (ancestor rename + fsync, F5): {} violating states", known.len());
+        assert!(!known.is_empty(), "the ancestor-rename fsync class is fixed: set ANCESTOR_RENAME_FSYNC_OPEN = false");
+    }
+}
+
+#[test]
+fn rare_event_check_can_fail() {
+    // The CI assertion on rare events is not vacuous: a sample without the cleaning and
+    // full-device workloads (two ACE cases) never cleans a segment nor meets ENOSPC, and the
+    // table says so; the counters it does reach are summed over runs and recoveries.
+    let ex = explorer(small_opts(2));
+    let s = explore(&ex, Source::Ace, Some(2), None, false, &mut |_| {});
+    assert!(s.violations.is_empty());
+    let missing = s.events.missing();
+    assert!(missing.contains(&"gc_segments") && missing.contains(&"enospc_returned"), "{missing:?}");
+    assert!(s.events.table().iter().any(|l| l.starts_with("gc_segments") && l.ends_with("<- never")));
+    let i = rollfs_sim::guest::stat_index("checkpoints");
+    assert!(s.events.runs[i] > 0 && s.events.recoveries[i] > 0, "{:?}", s.events);
 }

@@ -314,6 +314,26 @@ pub extern "C" fn sim_rmdir(p: *const u8, plen: i32, now_sec: i64) -> i64 {
     })
 }
 
+/// Opens a handle on the file at the path (`Filesystem::open`); returns its inode number,
+/// which `sim_close` takes (an unlinked file stays alive, an orphan, until closed).
+#[no_mangle]
+pub extern "C" fn sim_open(p: *const u8, plen: i32) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        fs.open(ino)?;
+        Ok(ino as i64)
+    })
+}
+
+/// Closes a handle opened by `sim_open` (`Filesystem::release`).
+#[no_mangle]
+pub extern "C" fn sim_close(ino: i64, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        fs.release(ino as Ino, now(now_sec))?;
+        Ok(0)
+    })
+}
+
 /// `mode`: 0 any, 1 create (XATTR_CREATE), 2 replace (XATTR_REPLACE).
 #[no_mangle]
 pub extern "C" fn sim_setxattr(
@@ -389,29 +409,91 @@ pub extern "C" fn sim_abort_atomic_write(p: *const u8, plen: i32) -> i64 {
     })
 }
 
-/// The core's statistics as nine little-endian u64 in the out buffer, in the field order of
-/// `rollfs_core::Stats`.
+/// Every counter of `rollfs_core::Stats`, in field order (the names are the field names;
+/// `sim_stat_names` and `sim_stats` export them in this order, ABI.md).
+fn stat_list(s: &rollfs_core::Stats) -> [(&'static str, u64); 26] {
+    // Destructured so that a field added to Stats fails this build until it is listed.
+    let rollfs_core::Stats {
+        checkpoints,
+        data_blocks_written,
+        node_blocks_written,
+        meta_blocks_written,
+        flushes,
+        device_reads,
+        fsyncs,
+        fsync_checkpoint_fallbacks,
+        fdatasync_noops,
+        atomic_commits,
+        atomic_aborts,
+        recovered_batches,
+        recovered_nodes_walked,
+        dirty_bound_checkpoints,
+        discards,
+        gc_segments,
+        gc_blocks_moved,
+        ssr_blocks,
+        discard_errors,
+        op_checkpoints,
+        enospc_returned,
+        recovery_reserve_fallbacks,
+        fsync_gc_rounds,
+        recovery_full_device,
+        atomic_commit_failures,
+        nid_shortage_checkpoints,
+    } = *s;
+    [
+        ("checkpoints", checkpoints),
+        ("data_blocks_written", data_blocks_written),
+        ("node_blocks_written", node_blocks_written),
+        ("meta_blocks_written", meta_blocks_written),
+        ("flushes", flushes),
+        ("device_reads", device_reads),
+        ("fsyncs", fsyncs),
+        ("fsync_checkpoint_fallbacks", fsync_checkpoint_fallbacks),
+        ("fdatasync_noops", fdatasync_noops),
+        ("atomic_commits", atomic_commits),
+        ("atomic_aborts", atomic_aborts),
+        ("recovered_batches", recovered_batches),
+        ("recovered_nodes_walked", recovered_nodes_walked),
+        ("dirty_bound_checkpoints", dirty_bound_checkpoints),
+        ("discards", discards),
+        ("gc_segments", gc_segments),
+        ("gc_blocks_moved", gc_blocks_moved),
+        ("ssr_blocks", ssr_blocks),
+        ("discard_errors", discard_errors),
+        ("op_checkpoints", op_checkpoints),
+        ("enospc_returned", enospc_returned),
+        ("recovery_reserve_fallbacks", recovery_reserve_fallbacks),
+        ("fsync_gc_rounds", fsync_gc_rounds),
+        ("recovery_full_device", recovery_full_device),
+        ("atomic_commit_failures", atomic_commit_failures),
+        ("nid_shortage_checkpoints", nid_shortage_checkpoints),
+    ]
+}
+
+/// The core's statistics: every counter of `rollfs_core::Stats` as a little-endian u64 in
+/// the out buffer, in field order (names: `sim_stat_names`). Returns the count.
 #[no_mangle]
 pub extern "C" fn sim_stats() -> i64 {
     with_fs(|fs| {
-        let s = fs.stats();
-        let mut out = Vec::with_capacity(72);
-        for v in [
-            s.checkpoints,
-            s.data_blocks_written,
-            s.node_blocks_written,
-            s.meta_blocks_written,
-            s.flushes,
-            s.device_reads,
-            s.fsyncs,
-            s.fsync_checkpoint_fallbacks,
-            s.dirty_bound_checkpoints,
-        ] {
+        let list = stat_list(&fs.stats());
+        let mut out = Vec::with_capacity(8 * list.len());
+        for (_, v) in list {
             out.extend_from_slice(&v.to_le_bytes());
         }
         set_out(&out);
-        Ok(0)
+        Ok(list.len() as i64)
     })
+}
+
+/// The names of the counters `sim_stats` returns, one per line in the out buffer (works
+/// unmounted). Returns the count.
+#[no_mangle]
+pub extern "C" fn sim_stat_names() -> i64 {
+    let list = stat_list(&rollfs_core::Stats::default());
+    let names: Vec<&str> = list.iter().map(|(n, _)| *n).collect();
+    set_out(names.join("\n").as_bytes());
+    list.len() as i64
 }
 
 /// Runs fsck on the device (of the mounted filesystem if there is one, else the bare
@@ -624,7 +706,8 @@ const LOOKUP_ALL_MAX: usize = 256;
 fn check_placement(e: &rollfs_core::DirEntry, path: &[u8]) -> Result<(), DumpError> {
     use rollfs_core::dir;
     let idx = e.cookie.saturating_sub(dir::FIRST_COOKIE) / dir::SLOTS_PER_BLOCK as u64;
-    let bucket = dir::block_position(idx).map(|(level, b)| (level, b, dir::name_hash(&e.name) as u64 % dir::buckets(level)));
+    let bucket =
+        dir::block_position(idx).map(|(level, b)| (level, b, dir::name_hash(&e.name) as u64 % dir::buckets(level)));
     match bucket {
         Some((_, b, want)) if b == want => Ok(()),
         _ => Err(DumpError::Tree(format!(
