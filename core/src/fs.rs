@@ -179,6 +179,9 @@ pub struct MkfsOptions {
     pub time: Timestamp,
     /// Owner of the root directory.
     pub root_owner: Credentials,
+    /// Secret key of the directory name hash (random per filesystem, supplied by the
+    /// caller; all zero = the unkeyed hash of images made before it existed).
+    pub hash_seed: [u8; 16],
 }
 
 impl Default for MkfsOptions {
@@ -190,6 +193,7 @@ impl Default for MkfsOptions {
             uuid: [0; 16],
             time: Timestamp::default(),
             root_owner: Credentials::default(),
+            hash_seed: [0; 16],
         }
     }
 }
@@ -369,6 +373,7 @@ impl<D: BlockDevice> Filesystem<D> {
             label: opts.label.clone(),
             create_sec: opts.time.sec,
             create_nsec: opts.time.nsec,
+            hash_seed: opts.hash_seed,
         };
         let seed = volume_seed(&opts.uuid);
         let version = 1u64;

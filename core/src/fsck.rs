@@ -364,7 +364,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                         continue;
                     }
                 };
-                if let Err(r) = db.check_placement() {
+                if let Err(r) = db.check_placement_keyed(&self.fs.superblock().hash_seed) {
                     self.problem(format!("block {addr}: dentry block {idx} of directory {d}: {r}"));
                 }
                 for e in db.entries() {

@@ -36,6 +36,9 @@ impl<D: BlockDevice> DirBlocks for DirIo<'_, D> {
     fn addr_of(&mut self, idx: u64) -> u64 {
         self.fs.get_addr(self.ino, idx).map(|a| a as u64).unwrap_or(0)
     }
+    fn hash_key(&self) -> dir::HashKey {
+        self.fs.superblock().hash_seed
+    }
 }
 
 /// Checks a name given by a caller for a new entry.

@@ -646,7 +646,8 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                             kind,
                         });
                     }
-                    let misplaced = dir::name_hash(&name) != e.hash || e.hash as u64 % dir::buckets(level) != bucket;
+                    let misplaced = dir::name_hash_keyed(&self.fs.superblock().hash_seed, &name) != e.hash
+                        || e.hash as u64 % dir::buckets(level) != bucket;
                     if misplaced {
                         self.dentry_fixes.push(DentryFix::Reinsert { dir: d, loc, addr, name, ino: e.ino, kind });
                     }

@@ -44,7 +44,10 @@ pub const SB_OFF_LABEL: usize = 96;
 pub const SB_LABEL_MAX: usize = 32;
 pub const SB_OFF_CREATE_SEC: usize = 128;
 pub const SB_OFF_CREATE_NSEC: usize = 136;
-pub const SB_USED_BYTES: usize = 140;
+/// Key of the directory name hash (`dir::name_hash_keyed`); all zero on images made
+/// before it existed, which keep the unkeyed hash.
+pub const SB_OFF_HASH_SEED: usize = 140;
+pub const SB_USED_BYTES: usize = 156;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Superblock {
@@ -59,6 +62,8 @@ pub struct Superblock {
     pub label: Vec<u8>,
     pub create_sec: i64,
     pub create_nsec: u32,
+    /// Secret key of the directory name hash, drawn at random by mkfs (zero: unkeyed).
+    pub hash_seed: [u8; 16],
 }
 
 impl Superblock {
@@ -90,6 +95,7 @@ impl Superblock {
         b[SB_OFF_LABEL..SB_OFF_LABEL + n].copy_from_slice(&self.label[..n]);
         put_i64(&mut b[..], SB_OFF_CREATE_SEC, self.create_sec);
         put_u32(&mut b[..], SB_OFF_CREATE_NSEC, self.create_nsec);
+        b[SB_OFF_HASH_SEED..SB_OFF_HASH_SEED + 16].copy_from_slice(&self.hash_seed);
         seal(&mut b);
         b
     }
@@ -152,6 +158,11 @@ impl Superblock {
             label: label_bytes[..label_len].to_vec(),
             create_sec: get_i64(b, SB_OFF_CREATE_SEC),
             create_nsec: get_u32(b, SB_OFF_CREATE_NSEC),
+            hash_seed: {
+                let mut s = [0u8; 16];
+                s.copy_from_slice(&b[SB_OFF_HASH_SEED..SB_OFF_HASH_SEED + 16]);
+                s
+            },
         })
     }
 }

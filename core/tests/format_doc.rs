@@ -181,6 +181,7 @@ fn specs() -> Vec<Spec> {
                 ("label", SB_OFF_LABEL, SB_LABEL_MAX),
                 ("create_sec", SB_OFF_CREATE_SEC, 8),
                 ("create_nsec", SB_OFF_CREATE_NSEC, 4),
+                ("hash_seed", SB_OFF_HASH_SEED, 16),
                 ("reserved", SB_USED_BYTES, CRC_OFFSET - SB_USED_BYTES),
                 ("crc", CRC_OFFSET, 4),
             ],
@@ -554,6 +555,7 @@ fn superblock_encoder_matches_the_doc() {
         label: b"a label of exactly thirty-two by".to_vec(),
         create_sec: -2,
         create_nsec: 0x0A0B_0C0D,
+        hash_seed: core::array::from_fn(|i| 0x40 + i as u8),
     };
     let b = sb.encode();
     let g = &geometry;
@@ -591,6 +593,8 @@ fn superblock_encoder_matches_the_doc() {
     assert_eq!(&b[o..o + s], &uuid);
     let (o, s) = d.at(h, "label");
     assert_eq!(&b[o..o + s], b"a label of exactly thirty-two by");
+    let (o, s) = d.at(h, "hash_seed");
+    assert_eq!(&b[o..o + s], &sb.hash_seed);
     let (o, s) = d.at(h, "reserved");
     assert!(b[o..o + s].iter().all(|&x| x == 0));
     assert_eq!(BLOCK_SIZE, 1 << BLOCK_SIZE_LOG2);
@@ -976,6 +980,10 @@ fn dentry_encoder_matches_the_doc() {
     for (s, v) in [("\"\"", b"" as &[u8]), ("\"a\"", b"a"), ("\"hello.txt\"", b"hello.txt")] {
         let line = format!("`{s}` → 0x{:08X}", dir::name_hash(v));
         assert!(doc.contains(&line), "FORMAT.md lacks the hash vector {line}");
+        let key: dir::HashKey = core::array::from_fn(|i| i as u8);
+        let line = format!("`{s}` → 0x{:08X} (keyed)", dir::name_hash_keyed(&key, v));
+        assert!(doc.contains(&line), "FORMAT.md lacks the keyed hash vector {line}");
+        assert_eq!(dir::name_hash_keyed(&dir::NO_HASH_KEY, v), dir::name_hash(v), "a zero seed is unkeyed");
     }
     assert_eq!(dir::cookie_of(dir::EntryLoc { block_idx: 2, slot: 5 }), 3 + 2 * 202 + 5);
     assert!(doc.contains("is `3 + 202 b + s`"));
@@ -1228,6 +1236,7 @@ const COVERED: &[&str] = &[
     "SB_OFF_LABEL",
     "SB_OFF_CREATE_SEC",
     "SB_OFF_CREATE_NSEC",
+    "SB_OFF_HASH_SEED",
     // checkpoint.rs
     "CP_OFF_MAGIC",
     "CP_OFF_PACK",

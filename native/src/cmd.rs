@@ -34,6 +34,22 @@ fn random_uuid() -> [u8; 16] {
     u
 }
 
+/// The directory hash key of a new filesystem: 16 bytes from the kernel's random source
+/// (getrandom(2)); never all zero (that means "unkeyed"). Secret: it is not printed, and
+/// the image that holds it is created 0600.
+fn random_hash_seed(path: &Path) -> Result<[u8; 16]> {
+    let mut k = [0u8; 16];
+    // SAFETY: getrandom writes at most k.len() bytes into k.
+    let n = unsafe { libc::getrandom(k.as_mut_ptr() as *mut libc::c_void, k.len(), 0) };
+    if n != k.len() as isize {
+        return Err(CliError::io(path, "draw the directory hash key", std::io::Error::last_os_error()));
+    }
+    if k == [0; 16] {
+        k[0] = 1;
+    }
+    Ok(k)
+}
+
 pub fn format_uuid(u: &[u8; 16]) -> String {
     let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
     format!(
@@ -70,6 +86,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
         opts.label = l.as_bytes().to_vec();
     }
     opts.uuid = random_uuid();
+    opts.hash_seed = random_hash_seed(path)?;
     opts.time = crate::now();
     // SAFETY: getuid/getgid cannot fail.
     opts.root_owner = rollfs_core::Credentials { uid: unsafe { libc::getuid() }, gid: unsafe { libc::getgid() } };

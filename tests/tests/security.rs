@@ -501,6 +501,21 @@ fn colliding_names(victim: &[u8], n: usize, len: usize) -> Vec<String> {
     out
 }
 
+/// Zeroes the hash seed of both superblock copies: an image as made before the seed.
+fn make_unkeyed(image: &Path) {
+    use rollfs_core::superblock::Superblock;
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(image).unwrap();
+    for addr in [0u64, 1] {
+        let mut b = rollfs_core::zero_block();
+        f.read_exact_at(&mut b[..], addr * 4096).unwrap();
+        let mut sb = Superblock::decode(addr, &b).unwrap();
+        assert_ne!(sb.hash_seed, [0; 16], "mkfs draws a hash seed");
+        sb.hash_seed = [0; 16];
+        f.write_all_at(&sb.encode()[..], addr * 4096).unwrap();
+    }
+}
+
 /// B links as many names as it likes into a shared sticky directory; then root creates
 /// `victim.lock`. `Ok(links made)` if root's create works, `Err(links)` if not.
 fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
@@ -530,26 +545,37 @@ fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
     }
 }
 
-/// A directory bucket full in all 64 levels: ENOSPC for names of that bucket only, a
-/// line in the mount log naming the directory, and the directory still works after a
-/// remount. (Names computed offline to share `victim.lock`'s bucket: the unkeyed hash.)
+/// Directory hashes are keyed per filesystem: names computed offline to share the bucket
+/// of `victim.lock` in every level spread out, so another user's create still works. An
+/// image without a key (made before it existed) still mounts and works; there a full
+/// bucket gives ENOSPC for names of that bucket only, and the mount log says which
+/// directory is full.
 #[test]
-fn a_full_directory_bucket_is_a_bounded_logged_enospc() {
+fn a_keyed_directory_hash_defeats_precomputed_collisions_and_unkeyed_images_still_work() {
     // One bucket in all 64 levels is 32 x 2 + 32 x 4 = 192 blocks of 202 slots: 6 names
     // of 255 bytes (32 slots each) and one of 80 bytes (10 slots) fill a block.
     let mut names = colliding_names(b"victim.lock", 1152, 255);
     names.extend(colliding_names(b"victim.lock", 192, 80));
     let all = names.len();
+
     let img = Image::new("256M", &[]);
     let m = shared_mount(&img, &[]);
-    let made = collision_attack(&m, &names).expect_err("the victim's bucket is full in all 64 levels");
+    assert_eq!(collision_attack(&m, &names), Ok(all), "with the filesystem's key every link and the victim fit");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+
+    let old = Image::new("256M", &[]);
+    make_unkeyed(&old.path);
+    old.assert_fsck_clean();
+    let m = shared_mount(&old, &[]);
+    let made = collision_attack(&m, &names).expect_err("unkeyed: the victim's bucket is full in all 64 levels");
     assert_eq!(made, all, "the bucket holds them all, with no slot left");
     std::fs::write(m.path("pub/other-name"), b"fits").expect("names of other buckets still fit");
     let log = m.log_text();
     assert!(log.contains("cannot add") && log.contains("directory full"), "the mount log explains:\n{log}");
     assert!(m.unmount().success());
-    img.assert_fsck_clean();
-    let m = img.mount();
+    old.assert_fsck_clean();
+    let m = old.mount();
     assert_eq!(std::fs::read(m.path("pub/other-name")).unwrap(), b"fits");
     assert_eq!(std::fs::read_dir(m.path("pub")).unwrap().count(), all + 1, "the names and other-name");
     assert!(m.unmount().success());
