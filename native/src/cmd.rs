@@ -201,6 +201,11 @@ pub struct MountOpts {
     pub threads: usize,
     pub writers: usize,
     pub dirty_bytes_max: Option<u64>,
+    /// Root reserve (`-o reserve=PCT%|SIZE`, default 5 %): space only root, `resuid` and
+    /// `resgid` may fill, so that a user filling the filesystem leaves room to repair it.
+    pub reserve: Reserve,
+    pub resuid: Option<u32>,
+    pub resgid: Option<u32>,
     pub fuse: Vec<fuser::MountOption>,
     /// Discard (TRIM) segments freed by checkpoints (`-o nodiscard` turns it off).
     pub discard: bool,
@@ -212,6 +217,23 @@ pub struct MountOpts {
     pub force: bool,
 }
 
+/// How much space the root reserve holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserve {
+    /// Percent of the device (0..=50).
+    Percent(u32),
+    Bytes(u64),
+}
+
+fn parse_reserve(v: &str) -> Result<Reserve> {
+    let bad = || CliError::BadOption(format!("-o reserve={v}: expected a percentage from 0% to 50% or a size"));
+    match v.strip_suffix('%') {
+        Some(p) => p.parse::<u32>().ok().filter(|&p| p <= 50).map(Reserve::Percent).ok_or_else(bad),
+        None if v == "0" => Ok(Reserve::Bytes(0)),
+        None => size::parse_size(v).map(Reserve::Bytes).map_err(|_| bad()),
+    }
+}
+
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
     use fuser::MountOption as M;
     let mut o = MountOpts {
@@ -221,6 +243,9 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         threads: 8,
         writers: 4,
         dirty_bytes_max: None,
+        reserve: Reserve::Percent(5),
+        resuid: None,
+        resgid: None,
         fuse: Vec::new(),
         discard: true,
         gc_idle_secs: 5,
@@ -258,6 +283,13 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("force", None) => o.force = true,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
+            ("reserve", Some(v)) => o.reserve = parse_reserve(v)?,
+            ("resuid", Some(v)) => {
+                o.resuid = Some(v.parse().map_err(|_| CliError::BadOption(format!("-o resuid={v}: expected a uid")))?)
+            }
+            ("resgid", Some(v)) => {
+                o.resgid = Some(v.parse().map_err(|_| CliError::BadOption(format!("-o resgid={v}: expected a gid")))?)
+            }
             ("dirty_max", Some(v)) => {
                 o.dirty_bytes_max = Some(size::parse_size(v).map_err(|e| CliError::BadOption(format!("-o dirty_max: {e}")))?)
             }
@@ -277,7 +309,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             (k, _) if k.starts_with("x-") || k.starts_with("comment=") => {}
             _ => {
                 return Err(CliError::BadOption(format!(
-                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
+                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE, resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
                 )))
             }
         }
@@ -396,6 +428,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     }
     let dopts = DeviceOptions { write: !o.read_only, direct: o.direct, lock: true, writers: o.writers };
     let mut fdev = FileDevice::open(path, dopts)?;
+    let fdev_blocks = fdev.block_count();
     crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
     probe::check_superblock(&mut fdev, path)?;
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
@@ -410,11 +443,16 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         None => Box::new(fdev),
     };
     let mut mopts = MountOptions { read_only: o.read_only, discard: o.discard, ssr: o.ssr, ..Default::default() };
+    mopts.root_reserve_blocks = match o.reserve {
+        Reserve::Percent(p) => fdev_blocks * p as u64 / 100,
+        Reserve::Bytes(b) => b.div_ceil(rollfs_core::BLOCK_SIZE as u64),
+    };
     if let Some(d) = o.dirty_bytes_max {
         mopts.dirty_bytes_max = d;
     }
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
     let mut driver = RollFuse::new(fs, flusher);
+    driver.set_reserve_users(o.resuid, o.resgid);
     if o.gc_idle_secs > 0 && !o.read_only {
         use std::time::Duration;
         let idle = Duration::from_secs(o.gc_idle_secs);
@@ -709,6 +747,19 @@ mod option_tests {
         assert!(!parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard);
         assert!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard);
         assert!(parse_mount_options(&["nosuchoption".to_string()]).is_err());
+    }
+
+    #[test]
+    fn root_reserve_is_five_percent_by_default_and_can_be_sized() {
+        let o = parse_mount_options(&[]).unwrap();
+        assert_eq!((o.reserve, o.resuid, o.resgid), (Reserve::Percent(5), None, None));
+        let o = parse_mount_options(&["reserve=16M,resuid=1000,resgid=50".to_string()]).unwrap();
+        assert_eq!((o.reserve, o.resuid, o.resgid), (Reserve::Bytes(16 << 20), Some(1000), Some(50)));
+        assert_eq!(parse_mount_options(&["reserve=0".to_string()]).unwrap().reserve, Reserve::Bytes(0));
+        assert_eq!(parse_mount_options(&["reserve=10%".to_string()]).unwrap().reserve, Reserve::Percent(10));
+        for bad in ["reserve=51%", "reserve=lots", "resuid=root", "resgid=-1"] {
+            assert!(parse_mount_options(&[bad.to_string()]).is_err(), "{bad}");
+        }
     }
 
     #[test]

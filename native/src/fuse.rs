@@ -185,10 +185,27 @@ pub struct RollFuse {
     handles: Mutex<HashMap<u64, HandleInfo>>,
     /// The user who mounted the filesystem (may read the statistics).
     mounter_uid: u32,
+    /// Besides root, who may fill the root reserve (`-o resuid`, `-o resgid`).
+    reserve_users: (Option<u32>, Option<u32>),
     /// Directories whose being full was logged (once each).
     full_dirs_logged: Mutex<std::collections::HashSet<u32>>,
     /// Set once the session exists; used to drop cached pages after an atomic abort.
     notifier: Arc<OnceLock<fuser::Notifier>>,
+}
+
+thread_local! {
+    /// Whether the request this thread serves may fill the root reserve; read by every core
+    /// call ([`RollFuse::call`]). True outside requests (unmount, background cleaning).
+    static MAY_USE_RESERVE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Marks this thread's request as (un)privileged for the root reserve until dropped.
+struct CallerGuard;
+
+impl Drop for CallerGuard {
+    fn drop(&mut self) {
+        MAY_USE_RESERVE.with(|c| c.set(true));
+    }
 }
 
 /// What the driver remembers of an open file handle.
@@ -356,8 +373,24 @@ impl RollFuse {
             // SAFETY: geteuid cannot fail.
             mounter_uid: unsafe { libc::geteuid() },
             full_dirs_logged: Mutex::new(std::collections::HashSet::new()),
+            reserve_users: (None, None),
             notifier: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Besides root, the user and group who may fill the root reserve.
+    pub fn set_reserve_users(&mut self, resuid: Option<u32>, resgid: Option<u32>) {
+        self.reserve_users = (resuid, resgid);
+    }
+
+    /// For the rest of this request (until the guard drops): whether its caller may fill
+    /// the root reserve — uid 0, `resuid` or `resgid` (by primary group: FUSE passes no
+    /// supplementary groups; no capability is consulted, to keep writes free of /proc reads).
+    fn caller(&self, req: &Request) -> CallerGuard {
+        let (resuid, resgid) = self.reserve_users;
+        let ok = req.uid() == 0 || Some(req.uid()) == resuid || Some(req.gid()) == resgid;
+        MAY_USE_RESERVE.with(|c| c.set(ok));
+        CallerGuard
     }
 
     /// Where to put the session's notifier once the session exists.
@@ -578,7 +611,12 @@ impl RollFuse {
             Err(_) => return Err(Errno::EIO),
         };
         let Some(fs) = guard.as_mut() else { return Err(Errno::EIO) };
-        match catch_unwind(AssertUnwindSafe(|| f(fs))) {
+        fs.set_privileged(MAY_USE_RESERVE.with(|c| c.get()));
+        let r = catch_unwind(AssertUnwindSafe(|| f(fs)));
+        if let Some(fs) = guard.as_mut() {
+            fs.set_privileged(true);
+        }
+        match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
                 if matches!(e, rollfs_core::Error::Io { .. } | rollfs_core::Error::Corrupt { .. }) {
@@ -718,7 +756,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn setattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         mode: Option<u32>,
         uid: Option<u32>,
@@ -734,6 +772,7 @@ impl fuser::Filesystem for RollFuse {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
+        let _caller = self.caller(req);
         let fh = _fh.map(|h| h.0);
         let set = SetAttr {
             mode: mode.map(|m| m & 0o7777),
@@ -767,6 +806,7 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn mknod(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, rdev: u32, reply: ReplyEntry) {
+        let _caller = self.caller(req);
         let mode = (mode & FileType::S_IFMT) | (mode & 0o7777 & !umask);
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now()))
@@ -775,6 +815,7 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, reply: ReplyEntry) {
+        let _caller = self.caller(req);
         let perm = mode & 0o7777 & !umask;
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now()))
@@ -797,6 +838,7 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn symlink(&self, req: &Request, parent: INodeNo, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
+        let _caller = self.caller(req);
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, link_name.as_bytes(), |fs| {
                 fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now())
@@ -807,7 +849,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn rename(
         &self,
-        _req: &Request,
+        req: &Request,
         parent: INodeNo,
         name: &OsStr,
         newparent: INodeNo,
@@ -815,6 +857,7 @@ impl fuser::Filesystem for RollFuse {
         flags: fuser::RenameFlags,
         reply: ReplyEmpty,
     ) {
+        let _caller = self.caller(req);
         let Some(flags) = RenameFlags::from_bits(flags.bits()) else {
             // RENAME_WHITEOUT is for overlay filesystems; not supported.
             return reply.error(Errno::EINVAL);
@@ -832,7 +875,8 @@ impl fuser::Filesystem for RollFuse {
         }
     }
 
-    fn link(&self, _req: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
+    fn link(&self, req: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
+        let _caller = self.caller(req);
         let r = ino32(ino).and_then(|i| {
             ino32(newparent).and_then(|np| {
                 self.call_adding(np, newname.as_bytes(), |fs| fs.link(i, np, newname.as_bytes(), crate::now()))
@@ -882,7 +926,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn write(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -892,6 +936,7 @@ impl fuser::Filesystem for RollFuse {
         _lock_owner: Option<fuser::LockOwner>,
         reply: ReplyWrite,
     ) {
+        let _caller = self.caller(req);
         // Through another handle than an atomic-write session's: EBUSY (the session's
         // abort would discard it after it was acknowledged).
         let r = ino32(ino).and_then(|i| {
@@ -1038,6 +1083,7 @@ impl fuser::Filesystem for RollFuse {
         _position: u32,
         reply: ReplyEmpty,
     ) {
+        let _caller = self.caller(req);
         let mode = match flags {
             0 => XattrSetMode::Any,
             libc::XATTR_CREATE => XattrSetMode::Create,
@@ -1122,6 +1168,7 @@ impl fuser::Filesystem for RollFuse {
         flags: i32,
         reply: ReplyCreate,
     ) {
+        let _caller = self.caller(req);
         let perm = mode & 0o7777 & !umask;
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| {
@@ -1145,7 +1192,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn fallocate(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -1153,6 +1200,7 @@ impl fuser::Filesystem for RollFuse {
         mode: i32,
         reply: ReplyEmpty,
     ) {
+        let _caller = self.caller(req);
         // Mode 0 extends the size (space is allocated when written: a log-structured
         // filesystem cannot reserve blocks in place). KEEP_SIZE alone is then a no-op.
         // Hole punching, zero-range and collapse are not supported.
@@ -1189,6 +1237,7 @@ impl fuser::Filesystem for RollFuse {
         out_size: u32,
         reply: ReplyIoctl,
     ) {
+        let _caller = self.caller(req);
         use ioc::*;
         let Ok(i) = ino32(ino) else { return reply.error(Errno::ENOENT) };
         let done = |r: Result<(), Errno>, reply: ReplyIoctl| match r {

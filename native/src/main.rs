@@ -51,7 +51,8 @@ enum Cmd {
         #[arg(short = 'f', long)]
         foreground: bool,
         /// Mount options, comma-separated: ro, rw, allow_other, direct (O_DIRECT),
-        /// [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, force (as --force).
+        /// [no]discard, threads=N, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE (root reserve, default 5%),
+        /// resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, force (as --force).
         #[arg(short = 'o', value_name = "OPTIONS")]
         options: Vec<String>,
         /// Record every device write, wait, flush and discard to LOG (see `replay`).

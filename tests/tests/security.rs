@@ -5,6 +5,7 @@
 
 use rollfs_tests::*;
 use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -658,4 +659,37 @@ fn is_alive(pid: libc::pid_t) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
         .unwrap_or(false)
+}
+
+/// The root reserve (`-o reserve`, default 5 %): a user filling the filesystem gets ENOSPC
+/// while root — and `resuid` — can still write (to repair, to log, to clean up).
+#[test]
+fn a_user_filling_the_filesystem_leaves_the_root_reserve() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[&format!("reserve=16M,resuid={A}")]);
+    pub_dir(&m);
+    let mut b = User::new(B);
+    let big = path(&m, "pub/big");
+    b.ok(&format!("create {big} 600"));
+    b.ok(&format!("open f {big} w"));
+    assert_eq!(b.run(&format!("fill f 0 {} 9", 256 << 20)), "err 28", "B runs out of space");
+    b.run("fsync f");
+    b.ok("close f");
+    // SAFETY: statvfs on a valid path into a zeroed struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let c = std::ffi::CString::new(m.mnt.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    assert!(st.f_bfree > st.f_bavail, "the reserve is free but not available: {} {}", st.f_bfree, st.f_bavail);
+    std::fs::write(m.path("pub/root-can"), vec![1u8; 4 << 20]).expect("root writes into the reserve");
+    File::open(m.path("pub/root-can")).unwrap().sync_all().unwrap();
+    let mut a = User::new(A);
+    let p = path(&m, "pub/a-can");
+    a.ok(&format!("create {p} 600"));
+    a.ok(&format!("open f {p} w"));
+    assert_eq!(a.ok(&format!("fill f 0 {} 3", 1 << 20)), (1 << 20).to_string(), "resuid writes into the reserve");
+    a.ok("fsync f");
+    a.ok("close f");
+    drop((a, b));
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
 }
