@@ -88,7 +88,15 @@ impl<D: BlockDevice> Filesystem<D> {
             self.ensure_space(n + 2, now)?;
         } else {
             let nodes = self.nodes_missing(ino, &idxs)?;
-            self.ensure_space(n + nodes + 2, now)?;
+            // Only blocks that fill holes add to what is in use; overwrites need room to be
+            // written, as for a plain write (a full filesystem still commits them).
+            let mut holes = 0;
+            for &idx in &idxs {
+                if !self.data.contains_key(&(ino, idx)) && self.get_addr(ino, idx)? == crate::layout::NULL_ADDR {
+                    holes += 1;
+                }
+            }
+            self.ensure_space_for(n + nodes + 2, holes + nodes, now)?;
             self.ensure_nids(nodes, now)?;
             for &idx in &idxs {
                 self.map_for_write(ino, idx)?;

@@ -165,6 +165,35 @@ impl Checkpoint {
         Ok(out)
     }
 
+    /// Commits this checkpoint into pack `pack`: the one commit sequence of the format,
+    /// used by mkfs, mount, sync, unmount and repair. The payload blocks are written, then
+    /// the device waits for every submitted write (the payload and everything the
+    /// checkpoint references: nodes, data, NAT/SIT/SSA blocks written before) and flushes,
+    /// and only then is the header written with FUA and waited for: the header is the
+    /// commit record, and a crash at any point before it leaves the previous checkpoint.
+    /// Returns the blocks written and the flushes issued.
+    pub fn commit<D: BlockDevice>(&self, dev: &mut D, geo: &Geometry, pack: usize) -> Result<(u64, u64)> {
+        let blocks = self.encode(geo, pack)?;
+        // Paired assertion: the pack about to be committed reads back as this checkpoint.
+        debug_assert!(
+            Checkpoint::decode_blocks(geo, pack, &blocks).ok().flatten().as_ref() == Some(self),
+            "checkpoint pack does not decode to what was encoded"
+        );
+        let base = geo.cp_pack_addr(pack);
+        for (i, b) in blocks.iter().enumerate().skip(1) {
+            dev.write(base + i as u64, b, crate::device::WriteFlags::empty())?;
+        }
+        let mut flushes = 0;
+        if !cfg!(feature = "mutant-cp-no-flush") {
+            dev.wait_writes()?;
+            dev.flush()?;
+            flushes += 1;
+        }
+        dev.write(base, &blocks[0], crate::device::WriteFlags::FUA)?;
+        dev.wait_writes()?;
+        Ok((blocks.len() as u64, flushes))
+    }
+
     /// Reads and validates pack `pack`. `Ok(None)` when the pack is not a valid checkpoint
     /// (never written, torn, or incomplete); `Err` only for I/O errors and for a header
     /// that verifies but describes an impossible state.
@@ -189,7 +218,29 @@ impl Checkpoint {
             dev.read(base + 1 + i as u64, &mut b)?;
             p[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE].copy_from_slice(&b[..]);
         }
-        if check_crc && crc(&p) != get_u32(&h[..], CP_OFF_PAYLOAD_CRC) {
+        Checkpoint::decode(geo, pack, &h, &p)
+    }
+
+    /// Decodes an encoded pack held in memory ([`Checkpoint::encode`]'s blocks): what
+    /// [`Checkpoint::read_pack`] would make of it. The write path checks every pack it is
+    /// about to commit with it (debug builds: the explorer's guest, the fuzzers).
+    pub fn decode_blocks(geo: &Geometry, pack: usize, blocks: &[Box<Block>]) -> Result<Option<Checkpoint>> {
+        let (h, rest) = blocks.split_first().ok_or(Error::Invalid("checkpoint: no header block"))?;
+        if get_u32(&h[..], CP_OFF_MAGIC) != CP_MAGIC || !crc_ok(h) || get_u32(&h[..], CP_OFF_PACK) != pack as u32 {
+            return Ok(None);
+        }
+        let p: Vec<u8> = rest.iter().flat_map(|b| b.iter().copied()).collect();
+        Checkpoint::decode(geo, pack, h, &p)
+    }
+
+    /// Decodes a pack from its verified header and its payload stream.
+    fn decode(geo: &Geometry, pack: usize, h: &Block, p: &[u8]) -> Result<Option<Checkpoint>> {
+        let base = geo.cp_pack_addr(pack);
+        let check_crc = !cfg!(feature = "mutant-cp-no-crc");
+        if get_u32(&h[..], CP_OFF_PAYLOAD_BLOCKS) as usize * BLOCK_SIZE != p.len() {
+            return Err(Error::corrupt(base, "checkpoint: payload size out of range"));
+        }
+        if check_crc && crc(p) != get_u32(&h[..], CP_OFF_PAYLOAD_CRC) {
             return Ok(None);
         }
         let nat_n = get_u32(&h[..], CP_OFF_NAT_JOURNAL_COUNT);
@@ -208,13 +259,13 @@ impl Checkpoint {
             return Err(Error::corrupt(base, "checkpoint: payload shorter than its contents"));
         }
         let mut pos = 0;
-        let nat_slots = get_bitmap(&p, &mut pos, geo.nat_blocks);
-        let sit_slots = get_bitmap(&p, &mut pos, geo.sit_blocks);
-        let ssa_slots = get_bitmap(&p, &mut pos, geo.main_segments);
+        let nat_slots = get_bitmap(p, &mut pos, geo.nat_blocks);
+        let sit_slots = get_bitmap(p, &mut pos, geo.sit_blocks);
+        let ssa_slots = get_bitmap(p, &mut pos, geo.main_segments);
         let mut nat_journal = Vec::with_capacity(nat_n as usize);
         for _ in 0..nat_n {
-            let nid = get_u32(&p, pos);
-            let e = NatEntry { ino: get_u32(&p, pos + 4), addr: get_u32(&p, pos + 8) };
+            let nid = get_u32(p, pos);
+            let e = NatEntry { ino: get_u32(p, pos + 4), addr: get_u32(p, pos + 8) };
             if nid >= geo.nid_count || (e.addr != NULL_ADDR && !geo.in_main(e.addr)) {
                 return Err(Error::corrupt(base, "checkpoint: NAT journal entry out of range"));
             }
@@ -223,7 +274,7 @@ impl Checkpoint {
         }
         let mut sit_journal = Vec::with_capacity(sit_n as usize);
         for _ in 0..sit_n {
-            let segno = get_u32(&p, pos);
+            let segno = get_u32(p, pos);
             if segno >= geo.main_segments {
                 return Err(Error::corrupt(base, "checkpoint: SIT journal segment out of range"));
             }
@@ -233,7 +284,7 @@ impl Checkpoint {
         }
         let mut orphans = Vec::with_capacity(orphan_n as usize);
         for _ in 0..orphan_n {
-            let ino = get_u32(&p, pos);
+            let ino = get_u32(p, pos);
             if ino == NULL_NID || ino >= geo.nid_count {
                 return Err(Error::corrupt(base, "checkpoint: orphan inode out of range"));
             }

@@ -170,6 +170,12 @@ pub fn max_block_index(depth: u32) -> u64 {
 
 /// First block index of the bucket that names with hash `hash` use in level `level`
 /// (`level < MAX_DEPTH`).
+/// One past the highest block index an insert into a directory of depth `depth` can write
+/// (inserts land at the first level with room, at most level `depth`).
+pub fn insert_blocks_end(depth: u32) -> u64 {
+    LEVEL_START[(depth as usize + 1).min(MAX_DEPTH as usize)]
+}
+
 pub fn bucket_start(level: u32, hash: u32) -> u64 {
     let level = level.min(MAX_DEPTH - 1);
     let bucket = hash as u64 % buckets(level);
@@ -217,6 +223,73 @@ pub fn name_hash(name: &[u8]) -> u32 {
     h
 }
 
+/// Key of the directory name hash: the superblock's `hash_seed`, drawn at random by mkfs.
+/// All zero (images made before the seed existed): the unkeyed [`name_hash`].
+pub type HashKey = [u8; 16];
+
+/// The unkeyed hash's key.
+pub const NO_HASH_KEY: HashKey = [0; 16];
+
+/// The hash a directory of a filesystem with hash key `key` places `name` by: SipHash-2-4
+/// keyed with `key` (k0 = bytes 0..8, k1 = bytes 8..16, little-endian), folded to 32 bits
+/// (`low ^ high`); [`name_hash`] when `key` is all zero.
+///
+/// Why keyed: with a public hash anyone can compute, offline, thousands of names that all
+/// fall in the bucket of a name someone else will need (`pub/victim.lock`) and fill that
+/// bucket in every level of a shared directory, so that the victim's create fails. With a
+/// secret per-filesystem key (SipHash is a PRF) that takes filling the directory instead.
+pub fn name_hash_keyed(key: &HashKey, name: &[u8]) -> u32 {
+    if *key == NO_HASH_KEY {
+        return name_hash(name);
+    }
+    let h = siphash24(key, name);
+    (h ^ (h >> 32)) as u32
+}
+
+/// SipHash-2-4 (Aumasson and Bernstein, 2012).
+pub fn siphash24(key: &HashKey, m: &[u8]) -> u64 {
+    let k0 = u64::from_le_bytes([key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7]]);
+    let k1 = u64::from_le_bytes([key[8], key[9], key[10], key[11], key[12], key[13], key[14], key[15]]);
+    let mut v = [
+        k0 ^ 0x736f_6d65_7073_6575,
+        k1 ^ 0x646f_7261_6e64_6f6d,
+        k0 ^ 0x6c79_6765_6e65_7261,
+        k1 ^ 0x7465_6462_7974_6573,
+    ];
+    fn round(v: &mut [u64; 4]) {
+        v[0] = v[0].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(13) ^ v[0];
+        v[0] = v[0].rotate_left(32);
+        v[2] = v[2].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(16) ^ v[2];
+        v[0] = v[0].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(21) ^ v[0];
+        v[2] = v[2].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(17) ^ v[2];
+        v[2] = v[2].rotate_left(32);
+    }
+    let compress = |v: &mut [u64; 4], w: u64| {
+        v[3] ^= w;
+        round(v);
+        round(v);
+        v[0] ^= w;
+    };
+    let mut chunks = m.chunks_exact(8);
+    for c in &mut chunks {
+        compress(&mut v, u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+    }
+    let mut last = [0u8; 8];
+    let rest = chunks.remainder();
+    last[..rest.len()].copy_from_slice(rest);
+    last[7] = m.len() as u8;
+    compress(&mut v, u64::from_le_bytes(last));
+    v[2] ^= 0xff;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
 /// Slots a name of `len` bytes occupies.
 fn slots_for(len: usize) -> usize {
     len.div_ceil(SLOT_NAME_LEN)
@@ -259,6 +332,10 @@ pub trait DirBlocks {
     fn addr_of(&mut self, idx: u64) -> u64 {
         let _ = idx;
         0
+    }
+    /// The filesystem's name hash key ([`name_hash_keyed`]); unkeyed by default.
+    fn hash_key(&self) -> HashKey {
+        NO_HASH_KEY
     }
 }
 
@@ -622,14 +699,19 @@ impl DentryBlock {
     /// Checks what structural validation leaves out because it costs a hash per entry:
     /// every stored hash is the hash of its name, and the name belongs to the bucket this
     /// block is part of (a misplaced entry would be listed by readdir but never found by
-    /// lookup). For fsck.
+    /// lookup). For fsck, on an unkeyed filesystem; see [`DentryBlock::check_placement_keyed`].
     pub fn check_placement(&self) -> core::result::Result<(), &'static str> {
+        self.check_placement_keyed(&NO_HASH_KEY)
+    }
+
+    /// [`DentryBlock::check_placement`] for a filesystem with hash key `key`.
+    pub fn check_placement_keyed(&self, key: &HashKey) -> core::result::Result<(), &'static str> {
         let (level, bucket) = match block_position(self.idx) {
             Some(p) => p,
             None => return Err("dentry block: index beyond the deepest level"),
         };
         for e in self.entries() {
-            if name_hash(e.name) != e.hash {
+            if name_hash_keyed(key, e.name) != e.hash {
                 return Err("dentry block: stored hash is not the hash of the name");
             }
             if e.hash as u64 % buckets(level) != bucket {
@@ -682,7 +764,8 @@ fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
 pub fn lookup(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
     check_name(name)?;
     check_depth(depth)?;
-    lookup_hashed(d, depth, name, name_hash(name))
+    let hash = name_hash_keyed(&d.hash_key(), name);
+    lookup_hashed(d, depth, name, hash)
 }
 
 fn lookup_hashed(
@@ -721,10 +804,12 @@ fn locate(d: &mut dyn DirBlocks, depth: u32, name: &[u8], hash: u32) -> Result<O
 /// Adds `name → ino` (the caller has checked that the name is absent). Uses the first
 /// level, from 0, whose bucket for the name has a run of free slots long enough; when
 /// none of the `*depth` levels has, the next level is used and `*depth` grows (the caller
-/// stores it in the inode). `Error::NoSpace` when all [`MAX_DEPTH`] levels are full.
+/// stores it in the inode). `Error::DirectoryFull` when the name's bucket is full in all
+/// [`MAX_DEPTH`] levels: at most `MAX_DEPTH × BLOCKS_PER_BUCKET_HIGH` blocks are read.
 pub fn insert(d: &mut dyn DirBlocks, depth: &mut u32, name: &[u8], ino: Ino, kind: FileType) -> Result<EntryLoc> {
     check_name(name)?;
-    insert_hashed(d, depth, name, name_hash(name), ino, kind)
+    let hash = name_hash_keyed(&d.hash_key(), name);
+    insert_hashed(d, depth, name, hash, ino, kind)
 }
 
 fn insert_hashed(
@@ -765,7 +850,7 @@ fn insert_hashed(
             }
         }
     }
-    Err(Error::NoSpace)
+    Err(Error::DirectoryFull)
 }
 
 /// Removes `name`; returns what it pointed to, or `None` if absent. An emptied block stays
@@ -773,7 +858,7 @@ fn insert_hashed(
 pub fn remove(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(Ino, FileType)>> {
     check_name(name)?;
     check_depth(depth)?;
-    let hash = name_hash(name);
+    let hash = name_hash_keyed(&d.hash_key(), name);
     let (mut b, loc) = match locate(d, depth, name, hash)? {
         Some(found) => found,
         None => return Ok(None),
@@ -884,6 +969,7 @@ mod tests {
         blocks: BTreeMap<u64, Box<Block>>,
         reads: u64,
         writes: u64,
+        key: HashKey,
     }
 
     impl DirBlocks for Mem {
@@ -899,6 +985,64 @@ mod tests {
         fn addr_of(&mut self, idx: u64) -> u64 {
             1000 + idx
         }
+        fn hash_key(&self) -> HashKey {
+            self.key
+        }
+    }
+
+    #[test]
+    fn siphash24_matches_the_reference_vectors_and_core() {
+        let key: HashKey = core::array::from_fn(|i| i as u8);
+        let msg: Vec<u8> = (0u8..64).collect();
+        // The paper's appendix and the reference implementation's vectors.
+        assert_eq!(siphash24(&key, &[]), 0x726f_db47_dd0e_0e31);
+        assert_eq!(siphash24(&key, &msg[..15]), 0xa129_ca61_49be_45e5);
+        #[allow(deprecated)]
+        for len in 0..64 {
+            use core::hash::Hasher;
+            let mut h = core::hash::SipHasher::new_with_keys(
+                u64::from_le_bytes(key[..8].try_into().unwrap()),
+                u64::from_le_bytes(key[8..].try_into().unwrap()),
+            );
+            h.write(&msg[..len]);
+            assert_eq!(siphash24(&key, &msg[..len]), h.finish(), "length {len}");
+        }
+    }
+
+    /// A keyed directory finds every name, fsck's placement check needs the key, and names
+    /// that collide in every level under the unkeyed hash spread out under a key.
+    #[test]
+    fn keyed_directories_place_by_the_key() {
+        let key: HashKey = *b"0123456789abcdef";
+        let mut d = Mem { key, ..Default::default() };
+        let mut depth = 0;
+        // 3000 names sharing the unkeyed hash's low 12 bits: one bucket in every level.
+        let target = name_hash(b"victim.lock") & 0xfff;
+        let colliding: Vec<Vec<u8>> =
+            (0u32..).map(name).filter(|n| name_hash(n) & 0xfff == target).take(3000).collect();
+        for (i, n) in colliding.iter().enumerate() {
+            insert(&mut d, &mut depth, n, 10 + i as u32, FileType::Regular).unwrap();
+        }
+        for (i, n) in colliding.iter().enumerate() {
+            assert_eq!(lookup(&mut d, depth, n).unwrap().map(|(_, ino, _)| ino), Some(10 + i as u32));
+        }
+        let mut unkeyed_ok = true;
+        for (idx, b) in &d.blocks {
+            let db = decode_block(*idx, b, 0).unwrap();
+            db.check_placement_keyed(&key).unwrap();
+            unkeyed_ok &= db.check_placement().is_ok();
+        }
+        assert!(!unkeyed_ok, "without the key, fsck would see misplaced entries");
+        // The same names without a key pile into one bucket per level.
+        let mut u = Mem::default();
+        let mut udepth = 0;
+        for (i, n) in colliding.iter().enumerate() {
+            insert(&mut u, &mut udepth, n, 10 + i as u32, FileType::Regular).unwrap();
+        }
+        std::eprintln!("3000 colliding names: {udepth} levels unkeyed, {depth} keyed");
+        assert!(udepth >= 2 * depth, "unkeyed: {udepth} levels, keyed: {depth}");
+        assert_eq!(remove(&mut d, depth, &colliding[7]).unwrap(), Some((17, FileType::Regular)));
+        assert_eq!(lookup(&mut d, depth, &colliding[7]).unwrap(), None);
     }
 
     fn name(i: u32) -> Vec<u8> {
@@ -940,6 +1084,7 @@ mod tests {
         assert_eq!(bucket_start(3, 13), 14 + 5 * 2);
         assert_eq!(bucket_start(40, 0xFFFF_FFFF), max_block_index(40) + 4095 * 4);
         // Hash test vectors.
+        assert_eq!(name_hash_keyed(&NO_HASH_KEY, b"hello.txt"), name_hash(b"hello.txt"), "zero key: unkeyed");
         assert_eq!(name_hash(b""), 0xAB3E_7C0B);
         assert_eq!(name_hash(b"a"), 0x1A80_B1B3);
         assert_eq!(name_hash(b"hello.txt"), 0x7814_CDEB);
@@ -1119,7 +1264,10 @@ mod tests {
             assert_eq!(bucket, h as u64 % buckets(level));
         }
         assert_eq!(depth, MAX_DEPTH);
-        assert_eq!(insert_hashed(&mut d, &mut depth, &long(per_chain), h, 1, FileType::Regular), Err(Error::NoSpace));
+        assert_eq!(
+            insert_hashed(&mut d, &mut depth, &long(per_chain), h, 1, FileType::Regular),
+            Err(Error::DirectoryFull)
+        );
         assert_eq!(depth, MAX_DEPTH);
         for i in (0..per_chain).step_by(37) {
             let (_, ino, _) = lookup_hashed(&mut d, depth, &long(i), h).unwrap().unwrap();

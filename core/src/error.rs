@@ -25,6 +25,11 @@ pub enum Error {
     Invalid(&'static str),
     #[error("no space left on device")]
     NoSpace,
+    /// A directory cannot take the name: the name's hash bucket is full in all 64 levels
+    /// of the directory's hash table (docs/FORMAT.md, "Hash table"). ENOSPC, as in ext4
+    /// and f2fs; the mount logs which directory.
+    #[error("directory full: no room for the name in its hash bucket at any of the 64 levels")]
+    DirectoryFull,
     #[error("operation not permitted")]
     NotPermitted,
     #[error("too many links")]
@@ -58,6 +63,7 @@ impl Error {
             Error::Invalid(_) => 22,      // EINVAL
             Error::FileTooBig => 27,      // EFBIG
             Error::NoSpace => 28,         // ENOSPC
+            Error::DirectoryFull => 28,   // ENOSPC
             Error::ReadOnly => 30,        // EROFS
             Error::TooManyLinks => 31,    // EMLINK
             Error::Range => 34,           // ERANGE

@@ -77,8 +77,16 @@ impl<D: BlockDevice> Filesystem<D> {
         let last = (end - 1) / BLOCK_SIZE as u64;
         let total = last - first + 1;
         let cap = self.user_capacity();
-        let nids_short = (self.nat.available() as u64) < total / crate::layout::ADDRS_PER_BLOCK as u64 + 3;
-        if self.free_blocks_for_user() < total + total / 512 + 4 || self.used_blocks() + total > cap || nids_short {
+        // A contiguous range needs at most a direct node per 1016 blocks (two partial ones
+        // at the ends) and their indirect nodes; only when ids are that short is the exact
+        // count taken (what phase 1 below would create).
+        let nid_bound = total / ADDRS_PER_BLOCK as u64 + 6;
+        if (self.nat.available() as u64) < nid_bound {
+            let idxs: alloc::vec::Vec<u64> = (first..=last).collect();
+            let nodes = self.nodes_missing(ino, &idxs)?;
+            self.ensure_nids(nodes, now)?;
+        }
+        if self.free_blocks_for_user() < total + total / 512 + 4 || self.used_blocks() + total > cap {
             // Short of room: count what this write adds (holes it fills) so that a full
             // filesystem still accepts overwrites.
             let mut new_blocks = 0;
@@ -89,6 +97,23 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             self.ensure_space_for(total, new_blocks, now)?;
         }
+        self.write_fill(ino, offset, data, now)
+    }
+
+    /// The changes of a write whose room and node ids are reserved: reads the partial first
+    /// and last blocks, maps every block's tree nodes, then fills the write-back cache.
+    pub(crate) fn write_fill(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<()> {
+        self.touch(now);
+        if data.is_empty() {
+            return Ok(());
+        }
+        let end = offset.checked_add(data.len() as u64).ok_or(Error::FileTooBig)?;
+        if end > MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        let first = offset / BLOCK_SIZE as u64;
+        let last = (end - 1) / BLOCK_SIZE as u64;
+        let total = last - first + 1;
         // Phase 1, which may fail and changes nothing a reader sees: the partial first and
         // last blocks are read, and the tree nodes of every block are mapped (created empty
         // where missing: the same holes). Phase 2 then only fills the cache, so a failed

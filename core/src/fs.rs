@@ -208,6 +208,10 @@ pub struct MountOptions {
     /// Slack space recycling: when free segments run low, data fills the holes of used
     /// segments instead of waiting for cleaning (see `segment`). Off: cleaning only.
     pub ssr: bool,
+    /// Blocks of the user capacity only privileged callers may fill (ext4's reserved
+    /// blocks, f2fs's `reserve_root`): a user filling the filesystem leaves root room to
+    /// repair it. Who is privileged is the driver's to say ([`Filesystem::set_privileged`]).
+    pub root_reserve_blocks: u64,
 }
 
 impl Default for MountOptions {
@@ -218,6 +222,7 @@ impl Default for MountOptions {
             read_only: false,
             discard: true,
             ssr: true,
+            root_reserve_blocks: 0,
         }
     }
 }
@@ -327,11 +332,15 @@ pub struct Filesystem<D: BlockDevice> {
     /// roll-forward would rewrite (each once, however often it was fsync'd); the recovery
     /// reserve is computed from their number.
     pub(crate) chain_nids: BTreeSet<Nid>,
+    /// Inodes whose names the chain restores (dentry-marked batches since the checkpoint).
+    pub(crate) chain_dentries: BTreeSet<Ino>,
     /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
     /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
     pub(crate) recovering: bool,
     /// Set while an fsync or atomic commit is being served (for the rare-event counters).
     pub(crate) in_fsync: bool,
+    /// Whether the current caller may use the root reserve (see `set_privileged`).
+    pub(crate) privileged: bool,
 }
 
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
@@ -431,14 +440,7 @@ impl<D: BlockDevice> Filesystem<D> {
             sit_journal: Vec::new(),
             orphans: Vec::new(),
         };
-        let blocks = cp.encode(&geo, 0)?;
-        for (i, b) in blocks.iter().enumerate().skip(1) {
-            dev.write(geo.cp_pack_addr(0) + i as u64, b, WriteFlags::empty())?;
-        }
-        dev.wait_writes()?;
-        dev.flush()?;
-        dev.write(geo.cp_pack_addr(0), &blocks[0], WriteFlags::FUA)?;
-        dev.wait_writes()?;
+        cp.commit(&mut dev, &geo, 0)?;
         let sbb = sb.encode();
         for a in SUPERBLOCK_ADDRS {
             dev.write(a, &sbb, WriteFlags::empty())?;
@@ -546,8 +548,10 @@ impl<D: BlockDevice> Filesystem<D> {
             gc_cold: BTreeSet::new(),
             renamed_dirs: BTreeSet::new(),
             chain_nids: BTreeSet::new(),
+            chain_dentries: BTreeSet::new(),
             recovering: false,
             in_fsync: false,
+            privileged: true,
         }
     }
 
@@ -566,6 +570,14 @@ impl<D: BlockDevice> Filesystem<D> {
             self.checkpoint(true, now)?;
         }
         Ok(self.dev)
+    }
+
+    /// Says whether the caller of the following calls may fill the root reserve
+    /// (`MountOptions::root_reserve_blocks`). A driver serving several users sets it before
+    /// each request; the default is privileged (the core's own callers, tests, the
+    /// simulator).
+    pub fn set_privileged(&mut self, privileged: bool) {
+        self.privileged = privileged;
     }
 
     /// Gives the device back without writing anything (what a power loss leaves).
@@ -638,8 +650,13 @@ impl<D: BlockDevice> Filesystem<D> {
     /// as the size.
     pub(crate) fn user_capacity(&self) -> u64 {
         let g = &self.geo;
-        (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
-            * g.segment_blocks as u64
+        let all = (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
+            * g.segment_blocks as u64;
+        if self.privileged {
+            all
+        } else {
+            all.saturating_sub(self.opts.root_reserve_blocks)
+        }
     }
 
     /// Valid blocks in the main area plus what the dirty cache will add (counted as if
@@ -663,11 +680,6 @@ impl<D: BlockDevice> Filesystem<D> {
             // Roll-forward neither cleans nor checkpoints: the fsyncs it replays reserved
             // its room when they were acknowledged (see `fsync::recovery_room_ok`).
             return Ok(());
-        }
-        // Node ids first: a node id shortage is settled by a checkpoint too. (The mutant
-        // commits atomic writes without making sure of them: its commit fails half-way.)
-        if !cfg!(feature = "mutant-atomic-partial-commit") {
-            self.ensure_nids(blocks / ADDRS_PER_BLOCK as u64 + 3, now)?;
         }
         // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
@@ -720,7 +732,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// (create/unlink churn must never exhaust ids). ENOSPC, changing nothing, when the
     /// ids are really in use.
     pub(crate) fn ensure_nids(&mut self, count: u64, now: Timestamp) -> Result<()> {
-        if self.nat.available() as u64 >= count {
+        if count == 0 || self.nat.available() as u64 >= count {
             return Ok(());
         }
         if self.nat.freed_count() > 0 && !self.recovering {
@@ -912,6 +924,14 @@ impl<D: BlockDevice> Filesystem<D> {
         let entry = self.nodes.get_mut(&nid).expect("dirty node is cached");
         node::set_footer_flags(&mut entry.block, flags);
         node::seal_for_write(&mut entry.block, version, next, seed);
+        // Paired assertion: the node verifies as recovery and the node cache will read it.
+        debug_assert!(
+            node::validate(&entry.block, addr as u64, nid, seed).is_ok()
+                && node::footer_cp_version(&entry.block) == version
+                && node::footer_next_blkaddr(&entry.block) == next
+                && node::footer_flags(&entry.block) == flags,
+            "node {nid} does not verify as written"
+        );
         self.dev.write(addr as u64, &entry.block, WriteFlags::empty())?;
         entry.dirty = false;
         self.dirty_nodes.remove(&nid);
@@ -1001,21 +1021,9 @@ impl<D: BlockDevice> Filesystem<D> {
             sit_journal,
             orphans: self.orphans.iter().copied().collect(),
         };
-        let blocks = cp.encode(&g, pack)?;
-        let base = g.cp_pack_addr(pack);
-        for (i, b) in blocks.iter().enumerate().skip(1) {
-            self.dev.write(base + i as u64, b, WriteFlags::empty())?;
-            self.stats.meta_blocks_written += 1;
-        }
-        // Everything the new checkpoint references must be durable before its header.
-        if !cfg!(feature = "mutant-cp-no-flush") {
-            self.dev.wait_writes()?;
-            self.dev.flush()?;
-            self.stats.flushes += 1;
-        }
-        self.dev.write(base, &blocks[0], WriteFlags::FUA)?;
-        self.dev.wait_writes()?;
-        self.stats.meta_blocks_written += 1;
+        let (written, flushes) = cp.commit(&mut self.dev, &g, pack)?;
+        self.stats.meta_blocks_written += written;
+        self.stats.flushes += flushes;
         // Committed.
         self.nat.slots = cp.nat_slots.clone();
         self.sit.slots = cp.sit_slots.clone();
@@ -1043,6 +1051,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.size_changed.clear();
         self.renamed_dirs.clear();
         self.chain_nids.clear();
+        self.chain_dentries.clear();
         Ok(())
     }
 
@@ -1074,13 +1083,16 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn statfs(&mut self) -> Result<StatFs> {
+        let privileged = core::mem::replace(&mut self.privileged, true);
         let cap = self.user_capacity();
+        self.privileged = privileged;
         let free = cap.saturating_sub(self.used_blocks());
         Ok(StatFs {
             block_size: BLOCK_SIZE as u32,
             blocks: cap,
             blocks_free: free,
-            blocks_avail: free,
+            // What unprivileged users may still fill (statfs's f_bavail).
+            blocks_avail: free.saturating_sub(self.opts.root_reserve_blocks),
             files: (self.nat.nid_count() - 1) as u64,
             files_free: self.nat.available() as u64,
             name_max: NAME_MAX as u32,

@@ -46,6 +46,11 @@ pub struct FsckReport {
     pub data_blocks: u64,
     pub node_blocks: u64,
     pub checkpoint_version: u64,
+    /// The fsync chain after the checkpoint, which the next read-write mount rolls forward
+    /// (the counts above are the checkpoint's): node blocks in it and complete fsync
+    /// batches (the inodes mount will recover, counted once each).
+    pub pending_chain_nodes: u64,
+    pub pending_inodes: u64,
 }
 
 impl FsckReport {
@@ -581,6 +586,14 @@ pub fn check_with_progress<D: BlockDevice>(dev: &mut D, progress: Progress<'_>) 
         inodes: BTreeSet::new(),
     };
     c.run();
+    match c.fs.pending_recovery() {
+        Ok((nodes, inodes)) => {
+            c.report.pending_chain_nodes = nodes;
+            c.report.pending_inodes = inodes;
+        }
+        Err(e @ Error::Io { .. }) => return Err(e),
+        Err(e) => c.report.problems.push(format!("fsync chain: {e}")),
+    }
     let (done, total) = (c.report.inodes, c.fs.cp.valid_inodes as u64);
     (c.progress)(done, total);
     Ok(c.report)

@@ -30,7 +30,6 @@
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
 use crate::fs::{FileType, Filesystem, Timestamp};
-use crate::layout::ADDRS_PER_BLOCK;
 use crate::node::{self, inode, NodeType};
 use crate::segment::Log;
 use crate::{Ino, Nid};
@@ -121,14 +120,15 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
-    /// Free segments a roll-forward of a chain over `nodes` distinct nodes needs at mount:
-    /// room to rewrite every recovered node twice over (its tree path, dentry blocks,
-    /// xattrs, the directories it links into), and a segment for each of the two other node
-    /// logs, whose open segments may be full. Recovery needs no fresh segment otherwise:
-    /// it writes past the chain (`SegmentManager::pin_and_advance`).
-    fn recovery_segments(&self, nodes: u64) -> u64 {
+    /// Free segments a roll-forward needs at mount for a chain over `nodes` distinct nodes,
+    /// `dentries` of them dentry-marked inodes: recovery rewrites each node and may recreate
+    /// an indirect node above each direct node (2 blocks a node); each restored name dirties
+    /// its directory's inode and a dentry block, and may grow the directory's tree (5 blocks
+    /// a name); then a segment for each of the four logs it writes (hot data for dentries,
+    /// hot, warm and cold node), whose open segment may be full.
+    fn recovery_segments(&self, nodes: u64, dentries: u64) -> u64 {
         let seg = self.geo.segment_blocks as u64;
-        (2 * nodes + 16).div_ceil(seg) + 2
+        (2 * nodes + 5 * dentries + 16).div_ceil(seg) + 4
     }
 
     /// Whether appending `ino`'s batch to the chain keeps room for the chain's roll-forward:
@@ -139,19 +139,47 @@ impl<D: BlockDevice> Filesystem<D> {
         if cfg!(feature = "mutant-no-recovery-reserve") {
             return true;
         }
-        let seg = self.geo.segment_blocks as u64;
         let data = self.data.range((ino, 0)..=(ino, u64::MAX)).count() as u64;
-        // The batch's nodes: the inode, its xattr node and the direct nodes over its data
-        // (at most every dirty node; counted without scanning them, fsync's fast path).
-        let nodes = (self.dirty_nodes.len() as u64 + 1).min(2 * (data / ADDRS_PER_BLOCK as u64 + 3));
+        // The batch's nodes: its dirty nodes (inode, xattr node, direct nodes) and the
+        // direct node over each dirty data block (overwrites dirty theirs at write-back).
+        // First an upper bound without scanning (fsync's fast path): every dirty node.
+        let dnodes = self.data_dnodes(ino);
+        let dentry = self.new_since_cp.contains(&ino) && !self.chain_dentries.contains(&ino);
+        let bound = self.dirty_nodes.len() as u64 + 1 + dnodes;
+        if self.room_for_batch(data, bound, dentry) {
+            return true;
+        }
+        let exact = self.dirty_nodes_of(ino).len() as u64 + 1 + dnodes;
+        exact < bound && self.room_for_batch(data, exact, dentry)
+    }
+
+    /// Distinct direct nodes over `ino`'s dirty data blocks (beyond the inode's own array).
+    fn data_dnodes(&self, ino: Ino) -> u64 {
+        let mut last = None;
+        let mut n = 0;
+        for (&(_, idx), _) in self.data.range((ino, 0)..=(ino, u64::MAX)) {
+            if let Ok(node::BlockPath::Node { dnode, .. }) = node::block_path(idx) {
+                if last != Some(dnode) {
+                    n += 1;
+                    last = Some(dnode);
+                }
+            }
+        }
+        n
+    }
+
+    fn room_for_batch(&self, data: u64, nodes: u64, dentry: bool) -> bool {
+        let seg = self.geo.segment_blocks as u64;
         let opened = |log: Log, blocks: u64| {
             let room = seg.saturating_sub(self.seg.logs[log as usize].blkoff as u64);
             blocks.saturating_sub(room).div_ceil(seg)
         };
         // Data may also go to the cold data log (blocks cleaning moved): count it as warm.
         let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes) + 1;
+        let chain = self.chain_nids.len() as u64 + nodes;
+        let dentries = self.chain_dentries.len() as u64 + dentry as u64;
         let free = self.seg.free_segments() as u64;
-        free >= batch_segments + self.recovery_segments(self.chain_nids.len() as u64 + nodes)
+        free >= batch_segments + self.recovery_segments(chain, dentries)
     }
 
     /// After a checkpoint that an fsync needed for room: if even an empty chain's recovery
@@ -159,7 +187,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// effort: the fsync is already durable, and a failure here shows in the next operation
     /// (a failed write turns the filesystem read-only).
     fn make_room_for_chains(&mut self, now: Timestamp) {
-        let want = self.recovery_segments(4) + 1;
+        let want = self.recovery_segments(4, 1) + 1;
         if self.read_only || (self.seg.free_segments() as u64) >= want {
             return;
         }
@@ -191,13 +219,24 @@ impl<D: BlockDevice> Filesystem<D> {
     /// True when a directory on the path from `ino` up to the root (through each inode's
     /// recorded parent) was renamed since the last checkpoint. Bounded by the node ids.
     fn below_renamed_dir(&mut self, ino: Ino) -> Result<bool> {
-        let mut cur = inode::pino(self.inode_ref(ino)?);
+        let b = self.inode_ref(ino)?;
+        if inode::links(b) > 1 {
+            // The inode records one parent (its last link's); its other names may be
+            // below a renamed directory: checkpoint (hard links are rare).
+            return Ok(true);
+        }
+        let mut cur = inode::pino(b);
         for _ in 0..self.nat.nid_count() {
             if self.renamed_dirs.contains(&cur) {
                 return Ok(true);
             }
             if cur == crate::layout::ROOT_INO {
                 return Ok(false);
+            }
+            // A recorded parent that is no longer a live directory (the link it was
+            // recorded for is gone): the path is unknown, so checkpoint.
+            if self.check_ino(cur).is_err() || self.inode_kind(cur)? != FileType::Directory {
+                return Ok(true);
             }
             cur = inode::pino(self.inode_ref(cur)?);
         }
@@ -266,6 +305,9 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             self.write_node_to(nid, flags, Log::WarmNode)?;
             self.chain_nids.insert(nid);
+            if flags & node::FLAG_DENTRY != 0 {
+                self.chain_dentries.insert(ino);
+            }
         }
         self.size_changed.remove(&ino);
         Ok(())

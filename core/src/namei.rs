@@ -77,6 +77,13 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(found)
     }
 
+    /// Node ids an insert into `dir` may take: the tree nodes of a new dentry block beyond
+    /// the inode's own address array (none for directories whose every level fits there).
+    pub(crate) fn dir_insert_nids(&mut self, dir: Ino) -> Result<u64> {
+        let depth = self.dir_depth(dir)?;
+        Ok(if dir::insert_blocks_end(depth) <= ADDRS_PER_INODE as u64 { 0 } else { 3 })
+    }
+
     pub(crate) fn dir_insert(&mut self, dir: Ino, name: &[u8], ino: Ino, kind: FileType) -> Result<()> {
         let mut depth = self.dir_depth(dir)?;
         let before = depth;
@@ -195,14 +202,29 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.dir_lookup(parent, name)?.is_some() {
             return Err(Error::Exists);
         }
+        // A setgid directory gives new entries its group, and new subdirectories its
+        // setgid bit (the kernel has already dropped S_ISGID from a file's mode when the
+        // caller is not in that group).
+        let (mode, gid) = {
+            let p = self.inode_ref(parent)?;
+            if inode::mode(p) as u32 & 0o2000 != 0 {
+                let m = if kind == FileType::Directory { mode | 0o2000 } else { mode };
+                (m, inode::gid(p))
+            } else {
+                (mode, cred.gid)
+            }
+        };
         self.touch(now);
         self.ensure_space(4, now)?;
+        // The inode's id and the ids the directory insert may take, before anything changes.
+        let nids = 1 + self.dir_insert_nids(parent)?;
+        self.ensure_nids(nids, now)?;
         let ino = self.nat.alloc(|nid| nid)?;
         let mut b = zero_block();
         node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
         inode::set_mode(&mut b, ((mode & FileType::S_IFMT) | (mode & 0o7777)) as u16);
         inode::set_uid(&mut b, cred.uid);
-        inode::set_gid(&mut b, cred.gid);
+        inode::set_gid(&mut b, gid);
         inode::set_links(&mut b, if kind == FileType::Directory { 2 } else { 1 });
         for (s, n) in [
             (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
@@ -281,10 +303,13 @@ impl<D: BlockDevice> Filesystem<D> {
         // its dentry, the target block, the margins of both), so that the write cannot fail
         // for room and leave a symlink without a target.
         self.check_writable()?;
-        self.ensure_space(6, now)?;
-        self.ensure_nids(4, now)?;
+        self.ensure_space(8, now)?;
+        let nids = 1 + self.dir_insert_nids(parent)?;
+        self.ensure_nids(nids, now)?;
         let ino = self.new_inode(parent, name, FileType::Symlink.mode_bits() | 0o777, 0, cred, now)?;
-        if let Err(e) = self.write_inner(ino, 0, target, now) {
+        // The target lies in the inode's own address array: no node, and the room was
+        // reserved above, so no checkpoint can fall between the name and its target.
+        if let Err(e) = self.write_fill(ino, 0, target, now) {
             // Only an I/O error gets here: the filesystem is shutting down.
             return self.fail(e);
         }
@@ -396,6 +421,8 @@ impl<D: BlockDevice> Filesystem<D> {
         self.touch(now);
         self.ensure_space(2, now)?;
         self.reserve_nodes(&[ino, new_parent], 0, now)?;
+        let nids = self.dir_insert_nids(new_parent)?;
+        self.ensure_nids(nids, now)?;
         self.dir_insert(new_parent, new_name, ino, kind)?;
         self.add_links(ino, 1, now)?;
         self.needs_cp.insert(ino);
@@ -460,6 +487,8 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if dst.is_none() {
             self.ensure_space(2, now)?;
+            let nids = self.dir_insert_nids(new_parent)?;
+            self.ensure_nids(nids, now)?;
         }
         self.reserve_nodes(&[parent, new_parent, src, dst_ino], 2, now)?;
         if flags.contains(RenameFlags::EXCHANGE) {
@@ -642,6 +671,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let x = inode::xattr_nid(self.inode_ref(ino)?);
         if x == NULL_NID {
             self.ensure_space_for(2, 1, now)?;
+            self.ensure_nids(1, now)?;
         } else {
             self.reserve_nodes(&[ino, x], 0, now)?;
         }

@@ -271,6 +271,17 @@ impl Nat {
             put_u32(&mut b[..], off + 4, e.addr);
         }
         meta_seal(&mut b, NAT_MAGIC, index, cp_version);
+        // Paired assertion: the block passes the checks `Nat::load` makes and holds the entries.
+        debug_assert!(
+            meta_check(&b, 0, NAT_MAGIC, index, cp_version, "").is_ok()
+                && (0..NAT_ENTRIES_PER_BLOCK).all(|j| {
+                    let nid = index * NAT_ENTRIES_PER_BLOCK + j;
+                    let off = entry_offset(nid);
+                    let e = self.entries[nid as usize];
+                    get_u32(&b[..], off) == e.ino && get_u32(&b[..], off + 4) == e.addr
+                }),
+            "NAT block {index} does not read back as encoded"
+        );
         b
     }
 

@@ -89,6 +89,21 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(chain)
     }
 
+    /// What the next mount would roll forward, without applying it (fsck reports it): the
+    /// chain's node blocks, and the inodes with a complete-looking (fsync-marked) batch.
+    pub(crate) fn pending_recovery(&mut self) -> Result<(u64, u64)> {
+        let chain = self.walk_chain()?;
+        let marked: BTreeSet<Ino> = chain
+            .iter()
+            .filter(|n| {
+                node::footer_flags(&n.block) & node::FLAG_FSYNC != 0
+                    && node::footer_type(&n.block) == Some(NodeType::Inode)
+            })
+            .map(|n| node::footer_ino(&n.block))
+            .collect();
+        Ok((chain.len() as u64, marked.len() as u64))
+    }
+
     /// Rolls the chain forward into memory. The caller writes the checkpoint.
     pub(crate) fn roll_forward(&mut self, now: Timestamp) -> Result<RecoveryReport> {
         let mut report = RecoveryReport::default();

@@ -274,6 +274,19 @@ impl Sit {
             self.entries[segno as usize].encode(&mut b[off..off + SIT_ENTRY_SIZE]);
         }
         meta_seal(&mut b, SIT_MAGIC, index, cp_version);
+        // Paired assertion: the block passes the checks loading makes and holds the entries.
+        debug_assert!(
+            meta_check(&b, 0, SIT_MAGIC, index, cp_version, "").is_ok()
+                && (0..SIT_ENTRIES_PER_BLOCK)
+                    .map(|j| index * SIT_ENTRIES_PER_BLOCK + j)
+                    .take_while(|&segno| (segno as usize) < self.entries.len())
+                    .all(|segno| {
+                        let off = (segno % SIT_ENTRIES_PER_BLOCK) as usize * SIT_ENTRY_SIZE;
+                        SegEntry::decode(&b[off..off + SIT_ENTRY_SIZE], SEGMENT_BLOCKS_MAX, 0).ok()
+                            == Some(self.entries[segno as usize])
+                    }),
+            "SIT block {index} does not read back as encoded"
+        );
         b
     }
 

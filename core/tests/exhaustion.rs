@@ -497,3 +497,31 @@ fn create_unlink_churn_never_runs_out_of_node_ids() {
     let dev = fs.unmount(t(3)).unwrap();
     assert!(fsck::check(&mut dev.crash_durable_only()).unwrap().is_clean());
 }
+
+// ---- root reserve -------------------------------------------------------------------------
+
+#[test]
+fn an_unprivileged_user_filling_the_device_leaves_the_root_reserve() {
+    let reserve = 200u64;
+    let opts = MountOptions { root_reserve_blocks: reserve, ..big_cache() };
+    let mut fs = Filesystem::mount(CrashDevice::new(mkfs(BLOCKS)), &opts, t(0)).unwrap();
+    let st = fs.statfs().unwrap();
+    assert_eq!(st.blocks_avail, st.blocks_free - reserve);
+    fs.set_privileged(false);
+    let f = fs.create(1, b"user", 0o644, C, t(1)).unwrap().ino;
+    let mut off = 0u64;
+    loop {
+        match fs.write(f, off, &pattern(1, 16 * B), t(1)) {
+            Ok(_) => off += 16 * B as u64,
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let st = fs.statfs().unwrap();
+    assert!(st.blocks_free >= reserve && st.blocks_avail < 20, "{st:?}");
+    // Root still has the reserve.
+    fs.set_privileged(true);
+    let g = fs.create(1, b"root", 0o644, C, t(2)).unwrap().ino;
+    fs.write(g, 0, &pattern(2, (reserve as usize - 40) * B), t(2)).unwrap();
+    fs.sync(t(3)).unwrap();
+}

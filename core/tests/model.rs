@@ -238,6 +238,9 @@ fn run(ops: &[Op]) -> Result<(), String> {
                         Op::Mkdir(..) => (Kind::Dir(BTreeMap::new()), 0o755, 2),
                         _ => (Kind::Symlink(b"target/path".to_vec()), 0o777, 1),
                     };
+                    // A setgid directory passes its bit on to new subdirectories.
+                    let setgid = m.inodes[&d].perm & 0o2000;
+                    let perm = if matches!(kind, Kind::Dir(_)) { perm | setgid } else { perm };
                     if matches!(kind, Kind::Dir(_)) {
                         m.inodes.get_mut(&d).unwrap().nlink += 1;
                     }

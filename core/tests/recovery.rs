@@ -53,6 +53,11 @@ fn crash_after_fsync_returned_restores_the_file() {
     fs.fsync(f, false, t(3)).unwrap();
     assert_eq!(fs.stats().checkpoints, cps, "fsync must not checkpoint");
     let img = fs.into_device().crash(|_| true);
+    // fsck says what the next mount will recover (its counts are the checkpoint's).
+    let r = fsck::check(&mut img.clone()).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.pending_inodes, 1, "{r:?}");
+    assert!(r.pending_chain_nodes >= 2, "{r:?}");
     let mut fs = recover(img);
     let c = content(&mut fs, 1, b"f").unwrap();
     assert_eq!(c.len(), 5012);

@@ -83,9 +83,13 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 detail: "no such file or device (give --size to create an image file)".into(),
             });
         };
+        // Private (the image holds every file's data) and never through a planted link.
+        use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| CliError::io(path, "create the image", e))?;
         // Sparse: set_len allocates nothing.
@@ -94,6 +98,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let result = (|| {
         let mut dev = FileDevice::open(path, DeviceOptions::default())?;
         if existed {
+            crate::secure::check_target(dev.file(), path, "format", a.force)?;
             if let Some(what) = probe::existing_filesystem(&mut dev) {
                 if !a.force {
                     return Err(CliError::HasFilesystem { path: path.to_owned(), what });
@@ -166,6 +171,8 @@ pub struct MountArgs {
     pub mountpoint: PathBuf,
     /// Internal: this process is the background daemon; report readiness on stdout.
     pub daemon_child: bool,
+    /// Mount a target that another user owns or can write (see [`crate::secure`]).
+    pub force: bool,
 }
 
 /// Parsed `-o` options.
@@ -184,6 +191,8 @@ pub struct MountOpts {
     pub gc_idle_secs: u64,
     /// Slack space recycling when free segments run low (`-o nossr` turns it off).
     pub ssr: bool,
+    /// `-o force`: as `mount --force` (for fstab and mount(8), which pass only options).
+    pub force: bool,
 }
 
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
@@ -199,6 +208,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         discard: true,
         gc_idle_secs: 5,
         ssr: true,
+        force: false,
     };
     let num = |k: &str, v: &str| -> Result<usize> {
         v.parse::<usize>()
@@ -228,6 +238,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("nogc", None) => o.gc_idle_secs = 0,
             ("ssr", None) => o.ssr = true,
             ("nossr", None) => o.ssr = false,
+            ("force", None) => o.force = true,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("dirty_max", Some(v)) => {
@@ -249,7 +260,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             (k, _) if k.starts_with("x-") || k.starts_with("comment=") => {}
             _ => {
                 return Err(CliError::BadOption(format!(
-                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync)"
+                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
                 )))
             }
         }
@@ -291,6 +302,9 @@ fn spawn_daemon(a: &MountArgs) -> Result<i32> {
     cmd.arg("mount").arg("--foreground").arg("--daemon-child");
     for o in &a.options {
         cmd.arg("-o").arg(o);
+    }
+    if a.force {
+        cmd.arg("--force");
     }
     if let Some(l) = &a.record_writes {
         cmd.arg("--record-writes").arg(std::path::absolute(l).unwrap_or(l.clone()));
@@ -365,6 +379,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     }
     let dopts = DeviceOptions { write: !o.read_only, direct: o.direct, lock: true, writers: o.writers };
     let mut fdev = FileDevice::open(path, dopts)?;
+    crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
     probe::check_superblock(&mut fdev, path)?;
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
     // so it keeps fsync's flush inside the core.
@@ -483,6 +498,8 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
             "data_blocks": r.data_blocks,
             "node_blocks": r.node_blocks,
             "checkpoint_version": r.checkpoint_version,
+            "pending_chain_nodes": r.pending_chain_nodes,
+            "pending_inodes": r.pending_inodes,
         });
         println!("{v}");
         return;
@@ -500,6 +517,15 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
         r.node_blocks,
         r.checkpoint_version
     );
+    if r.pending_chain_nodes > 0 {
+        // The counts above are the checkpoint's: say what the next mount adds to them.
+        println!(
+            "{}: fsync chain of {} node blocks after the checkpoint: the next read-write mount recovers {} fsync'd inodes",
+            target.display(),
+            r.pending_chain_nodes,
+            r.pending_inodes
+        );
+    }
 }
 
 /// A progress bar on stderr when stderr is a terminal (and the output is not JSON):

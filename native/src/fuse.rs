@@ -16,10 +16,18 @@
 //!   [`FlushHandle`], shared by every fsync that submitted before the flush began
 //!   ([`GroupCommit`]). With a write recording, the flush must go through the recorder,
 //!   so fsync then stays under the lock.
-//! - Atomic writes (f2fs ioctls) map to the core's sessions. A session belongs to the
-//!   file handle that started it and is aborted when that handle is released, as f2fs
-//!   does; an abort also drops the kernel's cached pages of the file, which still hold
-//!   the discarded writes.
+//! - Atomic writes (f2fs ioctls) map to the core's sessions. START needs a handle open
+//!   for writing (EBADF) and the file's owner or CAP_FOWNER (EPERM), as f2fs does. A
+//!   session belongs to the file handle that started it: only that handle may COMMIT or
+//!   ABORT it (EPERM), a write, fsync or size change through any other handle is refused
+//!   with EBUSY while it lasts (never acknowledged and then discarded by an abort), and
+//!   it is aborted when that handle — and no other — is released. An abort also drops the
+//!   kernel's cached pages of the file, which still hold the discarded writes.
+//! - Namespaces of extended attributes (see [`xattr_policy`]): `user.*` and `security.*`
+//!   as the kernel checks them, `trusted.*` only for CAP_SYS_ADMIN (hidden from others'
+//!   listxattr), `system.*` (ACLs) and names outside these namespaces not supported.
+//! - The statistics ioctl answers the user who mounted the filesystem or CAP_SYS_ADMIN.
+//!   DESIGN.md's "Security" section has the whole table of who may do what.
 //! - On unmount (`destroy`) the core writes its clean checkpoint; the result is kept in
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
@@ -173,8 +181,86 @@ pub struct RollFuse {
     next_fh: AtomicU64,
     /// Inode → the file handle that started its atomic write.
     atomic_owner: Mutex<HashMap<u32, u64>>,
+    /// Open file handles: whether each was opened for writing.
+    handles: Mutex<HashMap<u64, HandleInfo>>,
+    /// The user who mounted the filesystem (may read the statistics).
+    mounter_uid: u32,
+    /// Directories whose being full was logged (once each).
+    full_dirs_logged: Mutex<std::collections::HashSet<u32>>,
     /// Set once the session exists; used to drop cached pages after an atomic abort.
     notifier: Arc<OnceLock<fuser::Notifier>>,
+}
+
+/// What the driver remembers of an open file handle.
+#[derive(Debug, Clone, Copy)]
+struct HandleInfo {
+    write: bool,
+}
+
+/// Linux capability numbers (include/uapi/linux/capability.h).
+pub mod cap {
+    pub const CAP_FOWNER: u32 = 3;
+    pub const CAP_SYS_ADMIN: u32 = 21;
+}
+
+/// Whether the process behind a request holds capability `cap`. FUSE passes no
+/// capabilities, so they are read from `/proc/PID/status` (`CapEff`) of the requesting
+/// thread while its request is in flight (the thread is blocked in the system call, so
+/// its id cannot have been reused). When that cannot be read (the caller is in another
+/// pid namespace: pid 0), only uid 0 counts as privileged.
+fn privileged(req: &Request, cap: u32) -> bool {
+    let pid = req.pid();
+    if pid != 0 {
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            if let Some(v) = s.lines().find_map(|l| l.strip_prefix("CapEff:")) {
+                return u64::from_str_radix(v.trim(), 16).is_ok_and(|c| c & (1u64 << cap) != 0);
+            }
+        }
+    }
+    req.uid() == 0
+}
+
+/// The namespaces of extended attribute names and what rollfs does with each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XattrNs {
+    /// `user.*`: the kernel checks read/write permission on the file (and that it is a
+    /// regular file or directory; the owner only on sticky directories).
+    User,
+    /// `security.*`: the kernel's capability module allows setting and removing only with
+    /// CAP_SYS_ADMIN; anyone may read (LSM labels).
+    Security,
+    /// `trusted.*`: CAP_SYS_ADMIN only, for reading, writing and listing.
+    Trusted,
+    /// `system.*` (POSIX ACLs and other names the kernel interprets) and names outside the
+    /// four namespaces: not supported (EOPNOTSUPP). rollfs does not implement ACLs, so an
+    /// ACL stored as an attribute would look set and never be enforced.
+    Unsupported,
+}
+
+/// The namespace of an attribute name.
+pub fn xattr_policy(name: &[u8]) -> XattrNs {
+    if name.starts_with(b"user.") {
+        XattrNs::User
+    } else if name.starts_with(b"security.") {
+        XattrNs::Security
+    } else if name.starts_with(b"trusted.") {
+        XattrNs::Trusted
+    } else {
+        XattrNs::Unsupported
+    }
+}
+
+/// Checks a get (`write` false) or set/remove (`write` true) of attribute `name` by the
+/// caller of `req`, beyond what the kernel checked. Errors as Linux gives them: EPERM for
+/// writing a trusted name, ENODATA for reading one, EOPNOTSUPP for unsupported names.
+fn check_xattr_access(req: &Request, name: &[u8], write: bool) -> Result<(), Errno> {
+    match xattr_policy(name) {
+        XattrNs::User | XattrNs::Security => Ok(()),
+        XattrNs::Trusted if privileged(req, cap::CAP_SYS_ADMIN) => Ok(()),
+        XattrNs::Trusted if write => Err(Errno::EPERM),
+        XattrNs::Trusted => Err(Errno::ENODATA),
+        XattrNs::Unsupported => Err(Errno::EOPNOTSUPP),
+    }
 }
 
 fn ts_to_system(t: Timestamp) -> SystemTime {
@@ -266,6 +352,10 @@ impl RollFuse {
             group: GroupCommit::default(),
             next_fh: AtomicU64::new(1),
             atomic_owner: Mutex::new(HashMap::new()),
+            handles: Mutex::new(HashMap::new()),
+            // SAFETY: geteuid cannot fail.
+            mounter_uid: unsafe { libc::geteuid() },
+            full_dirs_logged: Mutex::new(std::collections::HashSet::new()),
             notifier: Arc::new(OnceLock::new()),
         }
     }
@@ -339,17 +429,23 @@ impl RollFuse {
         self.background = Some(BackgroundGc { stop, handle: Some(handle) });
     }
 
-    fn new_fh(&self) -> FileHandle {
-        FileHandle(self.next_fh.fetch_add(1, Ordering::Relaxed))
+    /// A new file handle, opened for writing or not.
+    fn new_handle(&self, write: bool) -> FileHandle {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, HandleInfo { write });
+        FileHandle(fh)
     }
 
     /// fsync through group commit when possible.
-    fn do_fsync(&self, ino: u32, datasync: bool) -> Result<(), Errno> {
+    /// `fh` is the handle the fsync came through: refused (EBUSY) while another handle
+    /// holds an atomic-write session on the file (see [`RollFuse::unless_foreign_session`]).
+    fn do_fsync(&self, ino: u32, fh: Option<u64>, datasync: bool) -> Result<(), Errno> {
         self.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
         let Some(flusher) = &self.flusher else {
-            return self.call(|fs| fs.fsync(ino, datasync, crate::now()));
+            return self.unless_foreign_session(ino, fh, || self.call(|fs| fs.fsync(ino, datasync, crate::now())));
         };
-        let ticket = self.call(|fs| fs.fsync_submit(ino, datasync, crate::now()))?;
+        let ticket =
+            self.unless_foreign_session(ino, fh, || self.call(|fs| fs.fsync_submit(ino, datasync, crate::now())))?;
         if !ticket.flush_needed {
             return Ok(());
         }
@@ -367,6 +463,78 @@ impl RollFuse {
         }
     }
 
+    /// Runs `f` unless another handle than `fh` holds an atomic-write session on `ino`
+    /// (EBUSY then). The session table stays locked while `f` runs, so no session can
+    /// start in between and take in a write that was checked against no session. Lock
+    /// order: the session table, then the core.
+    fn unless_foreign_session<T>(
+        &self,
+        ino: u32,
+        fh: Option<u64>,
+        f: impl FnOnce() -> Result<T, Errno>,
+    ) -> Result<T, Errno> {
+        let owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
+        match owners.get(&ino) {
+            Some(&owner) if Some(owner) != fh => Err(Errno::EBUSY),
+            _ => f(),
+        }
+    }
+
+    /// F2FS_IOC_START_ATOMIC_WRITE through handle `fh`.
+    fn start_atomic(&self, req: &Request, ino: u32, fh: u64) -> Result<(), Errno> {
+        let attr = self.call(|fs| fs.getattr(ino))?;
+        if attr.kind != FileType::Regular {
+            return Err(Errno::EINVAL);
+        }
+        let writable = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).is_some_and(|h| h.write);
+        if !writable {
+            return Err(Errno::EBADF);
+        }
+        if req.uid() != attr.uid && !privileged(req, cap::CAP_FOWNER) {
+            return Err(Errno::EPERM);
+        }
+        let mut owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
+        match owners.get(&ino) {
+            Some(&owner) if owner == fh => return Ok(()),
+            Some(_) => return Err(Errno::EBUSY),
+            None => {}
+        }
+        self.call(|fs| fs.start_atomic_write(ino))?;
+        owners.insert(ino, fh);
+        Ok(())
+    }
+
+    /// F2FS_IOC_COMMIT_ATOMIC_WRITE through handle `fh`: only the session's handle.
+    fn commit_atomic(&self, ino: u32, fh: u64) -> Result<(), Errno> {
+        let mut owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
+        match owners.get(&ino) {
+            Some(&owner) if owner == fh => {}
+            Some(_) => return Err(Errno::EPERM),
+            None => return Err(Errno::EINVAL),
+        }
+        // Every write(2) issued before this ioctl has already reached the core (no
+        // writeback cache), so the commit covers all of them.
+        self.call(|fs| fs.commit_atomic_write(ino, crate::now()))?;
+        owners.remove(&ino);
+        Ok(())
+    }
+
+    /// F2FS_IOC_ABORT_VOLATILE_WRITE through handle `fh`: only the session's handle;
+    /// without a session there is nothing to abort (success, as in f2fs).
+    fn abort_atomic(&self, ino: u32, fh: u64) -> Result<(), Errno> {
+        let mut owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
+        match owners.get(&ino) {
+            Some(&owner) if owner == fh => {}
+            Some(_) => return Err(Errno::EPERM),
+            None => return Ok(()),
+        }
+        owners.remove(&ino);
+        let r = self.call(|fs| fs.abort_atomic_write(ino));
+        drop(owners);
+        self.invalidate_pages(ino);
+        r
+    }
+
     /// Drops the kernel's cached pages of `ino` (they may hold aborted atomic writes).
     fn invalidate_pages(&self, ino: u32) {
         if let Some(n) = self.notifier.get() {
@@ -381,6 +549,25 @@ impl RollFuse {
 
     /// Runs one core call under the lock, mapping errors to errno and panics to EIO.
     fn call<T>(&self, f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>) -> Result<T, Errno> {
+        self.call_ctx(None, f)
+    }
+
+    /// [`RollFuse::call`] for an operation that adds `name` to directory `dir`: a full
+    /// directory is logged (once per directory) with its inode and the name.
+    fn call_adding<T>(
+        &self,
+        dir: u32,
+        name: &[u8],
+        f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>,
+    ) -> Result<T, Errno> {
+        self.call_ctx(Some((dir, name)), f)
+    }
+
+    fn call_ctx<T>(
+        &self,
+        adding: Option<(u32, &[u8])>,
+        f: impl FnOnce(&mut Filesystem<Dev>) -> rollfs_core::Result<T>,
+    ) -> Result<T, Errno> {
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         self.last_request_ms.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
         if self.failed.load(Ordering::Relaxed) {
@@ -396,6 +583,15 @@ impl RollFuse {
             Ok(Err(e)) => {
                 if matches!(e, rollfs_core::Error::Io { .. } | rollfs_core::Error::Corrupt { .. }) {
                     eprintln!("rollfs: {e}");
+                }
+                if e == rollfs_core::Error::DirectoryFull {
+                    let dir = adding.map(|(d, _)| d).unwrap_or(0);
+                    if self.full_dirs_logged.lock().unwrap_or_else(|e| e.into_inner()).insert(dir) {
+                        let name = adding.map(|(_, n)| String::from_utf8_lossy(n).into_owned()).unwrap_or_default();
+                        eprintln!(
+                            "rollfs: directory inode {dir}: cannot add {name:?}: {e}; creating names that hash                              to that bucket fails with ENOSPC (logged once per directory)"
+                        );
+                    }
                 }
                 Err(errno(&e))
             }
@@ -538,6 +734,7 @@ impl fuser::Filesystem for RollFuse {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
+        let fh = _fh.map(|h| h.0);
         let set = SetAttr {
             mode: mode.map(|m| m & 0o7777),
             uid,
@@ -547,7 +744,16 @@ impl fuser::Filesystem for RollFuse {
             mtime: mtime.map(time_or_now),
             ctime: ctime.map(system_to_ts),
         };
-        match ino32(ino).and_then(|i| self.call(|fs| fs.setattr(i, &set, crate::now()))) {
+        // A size change (O_TRUNC, truncate, ftruncate) through another handle than the one
+        // holding an atomic-write session: EBUSY, like a write.
+        let r = ino32(ino).and_then(|i| {
+            if set.size.is_some() {
+                self.unless_foreign_session(i, fh, || self.call(|fs| fs.setattr(i, &set, crate::now())))
+            } else {
+                self.call(|fs| fs.setattr(i, &set, crate::now()))
+            }
+        });
+        match r {
             Ok(a) => reply.attr(&self.ttl, &file_attr(&a)),
             Err(e) => reply.error(e),
         }
@@ -562,14 +768,17 @@ impl fuser::Filesystem for RollFuse {
 
     fn mknod(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, rdev: u32, reply: ReplyEntry) {
         let mode = (mode & FileType::S_IFMT) | (mode & 0o7777 & !umask);
-        let r = ino32(parent)
-            .and_then(|p| self.call(|fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now())));
+        let r = ino32(parent).and_then(|p| {
+            self.call_adding(p, name.as_bytes(), |fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now()))
+        });
         self.reply_entry(r, reply)
     }
 
     fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, reply: ReplyEntry) {
         let perm = mode & 0o7777 & !umask;
-        let r = ino32(parent).and_then(|p| self.call(|fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now())));
+        let r = ino32(parent).and_then(|p| {
+            self.call_adding(p, name.as_bytes(), |fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now()))
+        });
         self.reply_entry(r, reply)
     }
 
@@ -589,7 +798,9 @@ impl fuser::Filesystem for RollFuse {
 
     fn symlink(&self, req: &Request, parent: INodeNo, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
         let r = ino32(parent).and_then(|p| {
-            self.call(|fs| fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now()))
+            self.call_adding(p, link_name.as_bytes(), |fs| {
+                fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now())
+            })
         });
         self.reply_entry(r, reply)
     }
@@ -610,7 +821,9 @@ impl fuser::Filesystem for RollFuse {
         };
         let r = ino32(parent).and_then(|p| {
             ino32(newparent).and_then(|np| {
-                self.call(|fs| fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now()))
+                self.call_adding(np, newname.as_bytes(), |fs| {
+                    fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now())
+                })
             })
         });
         match r {
@@ -621,14 +834,17 @@ impl fuser::Filesystem for RollFuse {
 
     fn link(&self, _req: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
         let r = ino32(ino).and_then(|i| {
-            ino32(newparent).and_then(|np| self.call(|fs| fs.link(i, np, newname.as_bytes(), crate::now())))
+            ino32(newparent).and_then(|np| {
+                self.call_adding(np, newname.as_bytes(), |fs| fs.link(i, np, newname.as_bytes(), crate::now()))
+            })
         });
         self.reply_entry(r, reply)
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, _flags: fuser::OpenFlags, reply: ReplyOpen) {
+    fn open(&self, _req: &Request, ino: INodeNo, flags: fuser::OpenFlags, reply: ReplyOpen) {
+        let write = flags.acc_mode() != fuser::OpenAccMode::O_RDONLY;
         match ino32(ino).and_then(|i| self.call(|fs| fs.open(i))) {
-            Ok(()) => reply.opened(self.new_fh(), FopenFlags::empty()),
+            Ok(()) => reply.opened(self.new_handle(write), FopenFlags::empty()),
             Err(e) => reply.error(e),
         }
     }
@@ -668,7 +884,7 @@ impl fuser::Filesystem for RollFuse {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         data: &[u8],
         _write_flags: fuser::WriteFlags,
@@ -676,18 +892,22 @@ impl fuser::Filesystem for RollFuse {
         _lock_owner: Option<fuser::LockOwner>,
         reply: ReplyWrite,
     ) {
+        // Through another handle than an atomic-write session's: EBUSY (the session's
+        // abort would discard it after it was acknowledged).
         let r = ino32(ino).and_then(|i| {
-            self.call(|fs| {
-                let now = crate::now();
-                let mut done = 0;
-                while done < data.len() {
-                    let n = fs.write(i, offset + done as u64, &data[done..], now)?;
-                    if n == 0 {
-                        break;
+            self.unless_foreign_session(i, Some(fh.0), || {
+                self.call(|fs| {
+                    let now = crate::now();
+                    let mut done = 0;
+                    while done < data.len() {
+                        let n = fs.write(i, offset + done as u64, &data[done..], now)?;
+                        if n == 0 {
+                            break;
+                        }
+                        done += n;
                     }
-                    done += n;
-                }
-                Ok(done)
+                    Ok(done)
+                })
             })
         });
         match r {
@@ -714,6 +934,7 @@ impl fuser::Filesystem for RollFuse {
         // An atomic write whose handle goes away without a commit is aborted (as f2fs
         // does): nobody is left to commit it.
         let Ok(i) = ino32(ino) else { return reply.error(Errno::ENOENT) };
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh.0);
         let owned = {
             let mut owners = self.atomic_owner.lock().unwrap();
             if owners.get(&i) == Some(&fh.0) {
@@ -734,15 +955,15 @@ impl fuser::Filesystem for RollFuse {
         }
     }
 
-    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
-        match ino32(ino).and_then(|i| self.do_fsync(i, datasync)) {
+    fn fsync(&self, _req: &Request, ino: INodeNo, fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
+        match ino32(ino).and_then(|i| self.do_fsync(i, Some(fh.0), datasync)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
     }
 
     fn fsyncdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
-        match ino32(ino).and_then(|i| self.do_fsync(i, datasync)) {
+        match ino32(ino).and_then(|i| self.do_fsync(i, None, datasync)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
@@ -809,7 +1030,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn setxattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         name: &OsStr,
         value: &[u8],
@@ -823,13 +1044,19 @@ impl fuser::Filesystem for RollFuse {
             libc::XATTR_REPLACE => XattrSetMode::Replace,
             _ => return reply.error(Errno::EINVAL),
         };
+        if let Err(e) = check_xattr_access(req, name.as_bytes(), true) {
+            return reply.error(e);
+        }
         match ino32(ino).and_then(|i| self.call(|fs| fs.setxattr(i, name.as_bytes(), value, mode, crate::now()))) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
     }
 
-    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+    fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        if let Err(e) = check_xattr_access(req, name.as_bytes(), false) {
+            return reply.error(e);
+        }
         match ino32(ino).and_then(|i| self.call(|fs| fs.getxattr(i, name.as_bytes()))) {
             Ok(v) if size == 0 => reply.size(v.len() as u32),
             Ok(v) if v.len() > size as usize => reply.error(Errno::ERANGE),
@@ -838,11 +1065,23 @@ impl fuser::Filesystem for RollFuse {
         }
     }
 
-    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+    fn listxattr(&self, req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         match ino32(ino).and_then(|i| self.call(|fs| fs.listxattr(i))) {
             Ok(names) => {
+                // Only the names the caller could read: trusted.* for CAP_SYS_ADMIN, and no
+                // unsupported names (which an older rollfs may have stored).
+                let mut trusted: Option<bool> = None;
                 let mut buf = Vec::new();
                 for n in names {
+                    match xattr_policy(&n) {
+                        XattrNs::User | XattrNs::Security => {}
+                        XattrNs::Trusted => {
+                            if !*trusted.get_or_insert_with(|| privileged(req, cap::CAP_SYS_ADMIN)) {
+                                continue;
+                            }
+                        }
+                        XattrNs::Unsupported => continue,
+                    }
                     buf.extend_from_slice(&n);
                     buf.push(0);
                 }
@@ -858,7 +1097,10 @@ impl fuser::Filesystem for RollFuse {
         }
     }
 
-    fn removexattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+    fn removexattr(&self, req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        if let Err(e) = check_xattr_access(req, name.as_bytes(), true) {
+            return reply.error(e);
+        }
         match ino32(ino).and_then(|i| self.call(|fs| fs.removexattr(i, name.as_bytes(), crate::now()))) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
@@ -877,23 +1119,24 @@ impl fuser::Filesystem for RollFuse {
         name: &OsStr,
         mode: u32,
         umask: u32,
-        _flags: i32,
+        flags: i32,
         reply: ReplyCreate,
     ) {
         let perm = mode & 0o7777 & !umask;
         let r = ino32(parent).and_then(|p| {
-            self.call(|fs| {
+            self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.create(p, name.as_bytes(), perm, cred(req), crate::now())?;
                 fs.open(a.ino)?;
                 Ok(a)
             })
         });
+        let write = flags & libc::O_ACCMODE != libc::O_RDONLY;
         match r {
             Ok(a) => reply.created(
                 &self.ttl,
                 &file_attr(&a),
                 Generation(a.generation as u64),
-                self.new_fh(),
+                self.new_handle(write),
                 FopenFlags::empty(),
             ),
             Err(e) => reply.error(e),
@@ -904,7 +1147,7 @@ impl fuser::Filesystem for RollFuse {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         length: u64,
         mode: i32,
@@ -918,13 +1161,15 @@ impl fuser::Filesystem for RollFuse {
         }
         let Some(end) = offset.checked_add(length) else { return reply.error(Errno::EFBIG) };
         let r = ino32(ino).and_then(|i| {
-            self.call(|fs| {
-                let a = fs.getattr(i)?;
-                if mode == 0 && end > a.size {
-                    let set = SetAttr { size: Some(end), ..Default::default() };
-                    fs.setattr(i, &set, crate::now())?;
-                }
-                Ok(())
+            self.unless_foreign_session(i, Some(fh.0), || {
+                self.call(|fs| {
+                    let a = fs.getattr(i)?;
+                    if mode == 0 && end > a.size {
+                        let set = SetAttr { size: Some(end), ..Default::default() };
+                        fs.setattr(i, &set, crate::now())?;
+                    }
+                    Ok(())
+                })
             })
         });
         match r {
@@ -935,7 +1180,7 @@ impl fuser::Filesystem for RollFuse {
 
     fn ioctl(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         _flags: IoctlFlags,
@@ -957,28 +1202,19 @@ impl fuser::Filesystem for RollFuse {
             }
             F2FS_IOC_START_ATOMIC_WRITE => {
                 self.stats.atomic_starts.fetch_add(1, Ordering::Relaxed);
-                let r = self.call(|fs| fs.start_atomic_write(i));
-                if r.is_ok() {
-                    self.atomic_owner.lock().unwrap().insert(i, fh.0);
-                }
-                done(r, reply)
+                done(self.start_atomic(req, i, fh.0), reply)
             }
             F2FS_IOC_COMMIT_ATOMIC_WRITE => {
-                // Every write(2) issued before this ioctl has already reached the core (no
-                // writeback cache), so the commit covers all of them.
                 self.stats.atomic_commits.fetch_add(1, Ordering::Relaxed);
-                let r = self.call(|fs| fs.commit_atomic_write(i, crate::now()));
-                if r.is_ok() {
-                    self.atomic_owner.lock().unwrap().remove(&i);
-                }
-                done(r, reply)
+                done(self.commit_atomic(i, fh.0), reply)
             }
             F2FS_IOC_ABORT_VOLATILE_WRITE => {
                 self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
-                let r = self.call(|fs| fs.abort_atomic_write(i));
-                self.atomic_owner.lock().unwrap().remove(&i);
-                self.invalidate_pages(i);
-                done(r, reply)
+                done(self.abort_atomic(i, fh.0), reply)
+            }
+            // Filesystem-wide figures: for the user who mounted it, or CAP_SYS_ADMIN.
+            ROLLFS_IOC_GET_STATS if req.uid() != self.mounter_uid && !privileged(req, cap::CAP_SYS_ADMIN) => {
+                reply.error(Errno::EPERM)
             }
             ROLLFS_IOC_GET_STATS => {
                 let mut buf = self.stats_json().into_bytes();
@@ -1008,6 +1244,16 @@ mod tests {
         assert_eq!(ioc::F2FS_IOC_ABORT_VOLATILE_WRITE, io(0xf5, 5));
         assert_eq!(ioc::F2FS_IOC_GET_FEATURES, ior(0xf5, 12, 4));
         assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 1, 1024));
+    }
+
+    #[test]
+    fn xattr_namespaces() {
+        assert_eq!(xattr_policy(b"user.x"), XattrNs::User);
+        assert_eq!(xattr_policy(b"security.selinux"), XattrNs::Security);
+        assert_eq!(xattr_policy(b"trusted.overlay.opaque"), XattrNs::Trusted);
+        for n in [&b"system.posix_acl_access"[..], b"system.x", b"usermode", b"trusted", b"x"] {
+            assert_eq!(xattr_policy(n), XattrNs::Unsupported, "{}", String::from_utf8_lossy(n));
+        }
     }
 
     #[test]

@@ -366,7 +366,9 @@ pub fn svg(ins: &Inspection) -> String {
 pub fn run(target: &Path, json: bool, svg_out: Option<&Path>) -> Result<i32> {
     let ins = inspect(target)?;
     if let Some(p) = svg_out {
-        std::fs::write(p, svg(&ins)).map_err(|e| crate::error::CliError::io(p, "write the SVG", e))?;
+        let mut f = crate::secure::create_private(p, "write the SVG")?;
+        std::io::Write::write_all(&mut f, svg(&ins).as_bytes())
+            .map_err(|e| crate::error::CliError::io(p, "write the SVG", e))?;
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&ins).unwrap_or_default());

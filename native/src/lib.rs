@@ -12,6 +12,7 @@
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
 //! | [`inspect`] | the `inspect` report: text, JSON and the SVG heatmap |
+//! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
 
 pub mod cmd;
 pub mod device;
@@ -20,6 +21,7 @@ pub mod fuse;
 pub mod inspect;
 pub mod probe;
 pub mod record;
+pub mod secure;
 pub mod size;
 
 /// The current time as the core wants it (the core reads no clock).

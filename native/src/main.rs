@@ -36,7 +36,8 @@ enum Cmd {
         /// Volume label (at most 32 bytes).
         #[arg(long, short = 'L')]
         label: Option<String>,
-        /// Overwrite an existing filesystem.
+        /// Overwrite an existing filesystem; format a target that another user owns or
+        /// can write.
         #[arg(long, short = 'f')]
         force: bool,
         /// Print nothing on success.
@@ -50,7 +51,7 @@ enum Cmd {
         #[arg(short = 'f', long)]
         foreground: bool,
         /// Mount options, comma-separated: ro, rw, allow_other, direct (O_DIRECT),
-        /// [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime.
+        /// [no]discard, threads=N, writers=N, dirty_max=SIZE, [no]dev, [no]suid, [no]exec, [no]atime, force (as --force).
         #[arg(short = 'o', value_name = "OPTIONS")]
         options: Vec<String>,
         /// Record every device write, wait, flush and discard to LOG (see `replay`).
@@ -58,6 +59,10 @@ enum Cmd {
         record_writes: Option<PathBuf>,
         #[arg(long, hide = true)]
         daemon_child: bool,
+        /// Mount a target that another user owns or can write (they could change the
+        /// filesystem under the mount).
+        #[arg(long)]
+        force: bool,
         target: PathBuf,
         mountpoint: PathBuf,
     },
@@ -151,8 +156,16 @@ fn main() {
         Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, target } => {
             report(cmd::mkfs(&MkfsArgs { size, segment_size, overprovision, label, force, target, quiet }))
         }
-        Cmd::Mount { foreground, options, record_writes, daemon_child, target, mountpoint } => {
-            report(cmd::mount(&MountArgs { foreground, options, record_writes, target, mountpoint, daemon_child }))
+        Cmd::Mount { foreground, options, record_writes, daemon_child, force, target, mountpoint } => {
+            report(cmd::mount(&MountArgs {
+                foreground,
+                options,
+                record_writes,
+                target,
+                mountpoint,
+                daemon_child,
+                force,
+            }))
         }
         Cmd::Fsck { repair, json, target } => cmd::fsck(&target, repair, json),
         Cmd::Inspect { json, svg, target } => report(rollfs::inspect::run(&target, json, svg.as_deref())),

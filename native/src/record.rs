@@ -70,7 +70,7 @@ impl<D: BlockDevice> RecordingDevice<D> {
     /// Starts a log at `log_path` with a snapshot of the device's current contents.
     /// `data_file`, when given, is the image file behind `inner`; its holes are skipped.
     pub fn create(mut inner: D, log_path: &Path, data_file: Option<&File>) -> Result<Self> {
-        let f = File::create(log_path).map_err(|e| CliError::io(log_path, "create the write log", e))?;
+        let f = crate::secure::create_private(log_path, "create the write log")?;
         let mut log = BufWriter::with_capacity(1 << 20, f);
         let count = inner.block_count();
         let mut hdr = Vec::with_capacity(HEADER_LEN);
@@ -403,7 +403,7 @@ pub fn replay(log_path: &Path, out: &Path, opts: &ReplayOptions) -> Result<Repla
     let mut summary = summarize(&log);
     let (cut, keep) = plan(&log, opts, &mut summary).map_err(CliError::BadOption)?;
     let out_err = |e| CliError::io(out, "write the replayed image", e);
-    let f = File::create(out).map_err(out_err)?;
+    let f = crate::secure::create_private(out, "write the replayed image")?;
     f.set_len(log.block_count * BLOCK_SIZE as u64).map_err(out_err)?;
     let mut buf = [0u8; BLOCK_SIZE];
     let zero = [0u8; BLOCK_SIZE];

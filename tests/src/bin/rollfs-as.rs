@@ -1,0 +1,192 @@
+//! `rollfs-as`: a scripted file-system client the security tests run as another user
+//! (`Command::uid/gid`), so the requests reach the mount with that user's credentials and
+//! without root's capabilities. It reads one command a line from stdin and answers one line
+//! on stdout: `ok [VALUE]` or `err ERRNO` (the number). Descriptors live in named slots
+//! across commands, so a test can interleave two users' operations on one file.
+//!
+//! Commands (TEXT has no spaces; MODE is octal):
+//! - `open SLOT PATH r|w|rw|rwt` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC
+//! - `close SLOT`, `fsync SLOT`, `ftruncate SLOT LEN`
+//! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`,
+//!   `features SLOT` (F2FS_IOC_GET_FEATURES, `ok HEX`)
+//! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`, `fill SLOT OFF LEN BYTE`
+//! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
+//! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
+//!   `symlink TARGET NEW`, `chown PATH UID GID`, `mknod PATH` (the character device 1:3)
+//! - `stat PATH` — `ok UID GID MODE`
+//! - `getxattr PATH NAME`, `setxattr PATH NAME TEXT`, `removexattr PATH NAME`,
+//!   `listxattr PATH` — `ok NAME,NAME,...`
+//! - `id` — `ok UID GID`
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io::{BufRead, Write};
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(-1)
+}
+
+fn cpath(s: &str) -> CString {
+    CString::new(s).expect("no NUL in paths")
+}
+
+fn check(r: libc::c_long) -> Result<String, i32> {
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(String::new())
+    }
+}
+
+fn octal(s: &str) -> u32 {
+    u32::from_str_radix(s, 8).expect("octal mode")
+}
+
+fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> {
+    let slot = |slots: &HashMap<String, i32>, name: &str| *slots.get(name).expect("unknown slot");
+    // SAFETY (all calls below): plain system calls on valid C strings, descriptors and
+    // buffers that outlive the calls.
+    unsafe {
+        match words {
+            ["id"] => Ok(format!("{} {}", libc::geteuid(), libc::getegid())),
+            ["open", name, path, how] => {
+                let flags = match *how {
+                    "r" => libc::O_RDONLY,
+                    "w" => libc::O_WRONLY,
+                    "rw" => libc::O_RDWR,
+                    "rwt" => libc::O_RDWR | libc::O_TRUNC,
+                    _ => panic!("open mode {how}"),
+                };
+                let fd = libc::open(cpath(path).as_ptr(), flags | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(errno());
+                }
+                slots.insert(name.to_string(), fd);
+                Ok(String::new())
+            }
+            ["close", name] => {
+                let fd = slots.remove(*name).expect("unknown slot");
+                check(libc::close(fd) as _)
+            }
+            ["fsync", name] => check(libc::fsync(slot(slots, name)) as _),
+            ["ftruncate", name, len] => check(libc::ftruncate(slot(slots, name), len.parse().unwrap()) as _),
+            ["ioctl", name, cmd] => {
+                let cmd = u32::from_str_radix(cmd.trim_start_matches("0x"), 16).expect("hex ioctl");
+                check(libc::ioctl(slot(slots, name), cmd as _) as _)
+            }
+            ["features", name] => {
+                let mut v: u32 = 0;
+                check(libc::ioctl(slot(slots, name), 0x8004_f50cu32 as _, &mut v as *mut u32) as _)
+                    .map(|_| format!("{v:x}"))
+            }
+            ["stats", name] => {
+                let mut buf = vec![0u8; 1024];
+                check(libc::ioctl(slot(slots, name), 0x8400_5201u32 as _, buf.as_mut_ptr()) as _)
+            }
+            ["pwrite", name, off, text] => {
+                let r = libc::pwrite(slot(slots, name), text.as_ptr() as *const _, text.len(), off.parse().unwrap());
+                check(r as _).map(|_| r.to_string())
+            }
+            ["fill", name, off, len, byte] => {
+                // LEN bytes of BYTE (decimal) from OFF, in writes of up to 1 MiB; stops at the
+                // first error (`err ERRNO`) and reports the bytes written on success.
+                let fd = slot(slots, name);
+                let (mut off, len): (i64, usize) = (off.parse().unwrap(), len.parse().unwrap());
+                let buf = vec![byte.parse::<u8>().unwrap(); len.min(1 << 20)];
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(buf.len());
+                    let r = libc::pwrite(fd, buf.as_ptr() as *const _, n, off);
+                    if r <= 0 {
+                        return Err(errno());
+                    }
+                    done += r as usize;
+                    off += r as i64;
+                }
+                Ok(done.to_string())
+            }
+            ["pread", name, off, len] => {
+                let mut buf = vec![0u8; len.parse().unwrap()];
+                let r = libc::pread(slot(slots, name), buf.as_mut_ptr() as *mut _, buf.len(), off.parse().unwrap());
+                check(r as _).map(|_| String::from_utf8_lossy(&buf[..r as usize]).into_owned())
+            }
+            ["read", path] => std::fs::read(path)
+                .map(|v| String::from_utf8_lossy(&v).into_owned())
+                .map_err(|e| e.raw_os_error().unwrap_or(-1)),
+            ["write", path, text] => {
+                std::fs::write(path, text).map(|_| String::new()).map_err(|e| e.raw_os_error().unwrap_or(-1))
+            }
+            ["create", path, mode] => {
+                let fd = libc::open(cpath(path).as_ptr(), libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY, octal(mode));
+                if fd < 0 {
+                    return Err(errno());
+                }
+                libc::close(fd);
+                Ok(String::new())
+            }
+            ["mkdir", path, mode] => check(libc::mkdir(cpath(path).as_ptr(), octal(mode)) as _),
+            ["chown", path, uid, gid] => {
+                check(libc::chown(cpath(path).as_ptr(), uid.parse().unwrap(), gid.parse().unwrap()) as _)
+            }
+            ["mknod", path] => {
+                check(libc::mknod(cpath(path).as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) as _)
+            }
+            ["chmod", path, mode] => check(libc::chmod(cpath(path).as_ptr(), octal(mode)) as _),
+            ["truncate", path, len] => check(libc::truncate(cpath(path).as_ptr(), len.parse().unwrap()) as _),
+            ["link", old, new] => check(libc::link(cpath(old).as_ptr(), cpath(new).as_ptr()) as _),
+            ["symlink", target, new] => check(libc::symlink(cpath(target).as_ptr(), cpath(new).as_ptr()) as _),
+            ["stat", path] => {
+                let mut st: libc::stat = std::mem::zeroed();
+                check(libc::stat(cpath(path).as_ptr(), &mut st) as _)
+                    .map(|_| format!("{} {} {:o}", st.st_uid, st.st_gid, st.st_mode & 0o7777))
+            }
+            ["getxattr", path, name] => {
+                let mut buf = vec![0u8; 65536];
+                let r =
+                    libc::getxattr(cpath(path).as_ptr(), cpath(name).as_ptr(), buf.as_mut_ptr() as *mut _, buf.len());
+                check(r as _).map(|_| String::from_utf8_lossy(&buf[..r as usize]).into_owned())
+            }
+            ["setxattr", path, name, text] => check(libc::setxattr(
+                cpath(path).as_ptr(),
+                cpath(name).as_ptr(),
+                text.as_ptr() as *const _,
+                text.len(),
+                0,
+            ) as _),
+            ["removexattr", path, name] => check(libc::removexattr(cpath(path).as_ptr(), cpath(name).as_ptr()) as _),
+            ["listxattr", path] => {
+                let mut buf = vec![0u8; 65536];
+                let r = libc::listxattr(cpath(path).as_ptr(), buf.as_mut_ptr() as *mut _, buf.len());
+                check(r as _).map(|_| {
+                    buf[..r as usize]
+                        .split(|&b| b == 0)
+                        .filter(|n| !n.is_empty())
+                        .map(|n| String::from_utf8_lossy(n).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+            }
+            _ => panic!("rollfs-as: unknown command {words:?}"),
+        }
+    }
+}
+
+fn main() {
+    let mut slots = HashMap::new();
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = line.expect("read a command");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        let answer = match run(&mut slots, &words) {
+            Ok(v) if v.is_empty() => "ok".to_string(),
+            Ok(v) => format!("ok {v}"),
+            Err(e) => format!("err {e}"),
+        };
+        writeln!(out, "{answer}").expect("answer");
+        out.flush().expect("answer");
+    }
+}

@@ -1,0 +1,635 @@
+//! Security: what an unprivileged user may do on a mount that other users share
+//! (`-o allow_other`), through real mounts. The suite runs as root; the users are
+//! `rollfs-as` helper processes run as uid/gid A (1000) and B (65534), without root's
+//! capabilities. Each refusal of DESIGN.md's "Security" table has a test here.
+
+use rollfs_tests::*;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+const START: &str = "f501";
+const COMMIT: &str = "f502";
+const ABORT: &str = "f505";
+
+const A: u32 = 1000;
+const B: u32 = 65534;
+
+const EPERM: &str = "err 1";
+const EBADF: &str = "err 9";
+const EACCES: &str = "err 13";
+const EBUSY: &str = "err 16";
+const EINVAL: &str = "err 22";
+const ENODATA: &str = "err 61";
+const EOPNOTSUPP: &str = "err 95";
+
+/// A `rollfs-as` process running as `uid:gid` (no supplementary groups).
+struct User {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    uid: u32,
+}
+
+impl User {
+    fn new(uid: u32) -> User {
+        assert!(is_root(), "the security tests run as root, to act as two other users");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rollfs-as"))
+            .uid(uid)
+            .gid(uid)
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start rollfs-as");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut u = User { child, stdin, stdout, uid };
+        assert_eq!(u.run("id"), format!("ok {uid} {uid}"), "the helper runs as the other user");
+        u
+    }
+
+    /// Runs one command; returns `ok [VALUE]` or `err ERRNO`.
+    #[track_caller]
+    fn run(&mut self, cmd: &str) -> String {
+        writeln!(self.stdin, "{cmd}").expect("send to rollfs-as");
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("answer from rollfs-as");
+        assert!(!line.is_empty(), "rollfs-as (uid {}) died on {cmd:?}", self.uid);
+        line.trim_end().to_string()
+    }
+
+    /// Runs a command that must succeed; returns its value.
+    #[track_caller]
+    fn ok(&mut self, cmd: &str) -> String {
+        let r = self.run(cmd);
+        assert!(r == "ok" || r.starts_with("ok "), "uid {}: {cmd:?} failed: {r}", self.uid);
+        r.strip_prefix("ok").unwrap().trim_start().to_string()
+    }
+}
+
+impl Drop for User {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A shared mount: root mounts with `-o allow_other` (plus `extra`) and lets other users
+/// reach the mount point.
+fn shared_mount(img: &Image, extra: &[&str]) -> Mount {
+    let opts = std::iter::once("allow_other").chain(extra.iter().copied()).collect::<Vec<_>>().join(",");
+    let m = Mount::new(&img.path, &[OsStr::new("-o"), OsStr::new(&opts)]);
+    std::fs::set_permissions(m.mnt.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    m
+}
+
+fn path(m: &Mount, rel: &str) -> String {
+    m.path(rel).to_str().unwrap().to_string()
+}
+
+/// A file of user A with `text`, made durable, mode `mode`.
+fn a_file(m: &Mount, a: &mut User, rel: &str, text: &str, mode: u32) -> String {
+    let p = path(m, rel);
+    a.ok(&format!("write {p} {text}"));
+    a.ok(&format!("chmod {p} {mode:o}"));
+    a.ok(&format!("open sync {p} r"));
+    a.ok("fsync sync");
+    a.ok("close sync");
+    p
+}
+
+/// A world-writable sticky directory `pub` owned by root, as /tmp is.
+fn pub_dir(m: &Mount) -> String {
+    let d = m.path("pub");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    d.to_str().unwrap().to_string()
+}
+
+/// The issue's scenario: B, with read permission only, cannot start an atomic write on
+/// A's file, so A's acknowledged writes survive B closing its descriptor and a remount.
+#[test]
+fn another_user_cannot_start_an_atomic_write_and_roll_back_the_owners_data() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let f = a_file(&m, &mut a, "pub/a.db", "A1", 0o644);
+
+    b.ok(&format!("open ro {f} r"));
+    assert_eq!(b.run(&format!("ioctl ro {START}")), EBADF, "START on a read-only descriptor");
+    assert_eq!(b.run(&format!("open rw {f} rw")), EACCES, "B cannot open A's 0644 file for writing");
+    a.ok(&format!("open w {f} rw"));
+    assert_eq!(a.ok("pwrite w 0 A2"), "2");
+    a.ok("fsync w");
+    assert_eq!(b.run(&format!("ioctl ro {COMMIT}")), EINVAL, "no session to commit");
+    assert_eq!(b.run(&format!("ioctl ro {ABORT}")), "ok", "nothing to abort");
+    b.ok("close ro");
+    assert_eq!(a.ok(&format!("read {f}")), "A2", "A's fsync'd data after B closed its descriptor");
+    a.ok("close w");
+    // O_TRUNC by the owner works (it failed with EINVAL while B's session was open).
+    a.ok(&format!("open t {f} rwt"));
+    a.ok("pwrite t 0 A3");
+    a.ok("fsync t");
+    a.ok("close t");
+
+    // A writable file is not enough either: START needs the owner (or CAP_FOWNER).
+    let g = a_file(&m, &mut a, "pub/shared", "S1", 0o666);
+    b.ok(&format!("open rw {g} rw"));
+    assert_eq!(b.run(&format!("ioctl rw {START}")), EPERM, "START by a writer who is not the owner");
+    b.ok("close rw");
+    // The owner may, and root (CAP_FOWNER) may.
+    a.ok(&format!("open rw {g} rw"));
+    assert_eq!(a.run(&format!("ioctl rw {START}")), "ok");
+    a.ok(&format!("ioctl rw {ABORT}"));
+    a.ok("close rw");
+    drop((a, b));
+    let root = std::fs::OpenOptions::new().read(true).write(true).open(&g).unwrap();
+    assert_eq!(ioctl(&root, 0xf501), 0, "root may start an atomic write on another user's file");
+    assert_eq!(ioctl(&root, 0xf505), 0);
+    drop(root);
+
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(std::fs::read(m.path("pub/a.db")).unwrap(), b"A3", "A's data after a remount");
+    assert_eq!(std::fs::read(m.path("pub/shared")).unwrap(), b"S1");
+    assert!(m.unmount().success());
+}
+
+fn ioctl(f: &std::fs::File, cmd: u32) -> i32 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an _IO ioctl without argument.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), cmd as _) };
+    if r < 0 {
+        std::io::Error::last_os_error().raw_os_error().unwrap_or(-1)
+    } else {
+        0
+    }
+}
+
+/// A session belongs to the handle that started it: other handles (of the owner too, or
+/// of another user) can neither commit, abort nor end it, and their writes, fsyncs and
+/// truncations are refused instead of being acknowledged and then discarded.
+#[test]
+fn an_atomic_session_belongs_to_the_handle_that_started_it() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let f = a_file(&m, &mut a, "pub/db", "old-old-old", 0o666);
+
+    a.ok(&format!("open s {f} rw"));
+    a.ok(&format!("open o {f} rw"));
+    b.ok(&format!("open br {f} r"));
+    b.ok(&format!("open bw {f} rw"));
+    a.ok(&format!("ioctl s {START}"));
+    assert_eq!(a.ok("pwrite s 0 new"), "3");
+
+    // The owner's other handle.
+    assert_eq!(a.run("pwrite o 4 xxx"), EBUSY, "write through another handle during a session");
+    assert_eq!(a.run("fsync o"), EBUSY, "fsync through another handle during a session");
+    assert_eq!(a.run("ftruncate o 0"), EBUSY, "ftruncate through another handle");
+    assert_eq!(a.run(&format!("truncate {f} 0")), EBUSY, "truncate by path");
+    assert_eq!(a.run(&format!("open t {f} rwt")), EBUSY, "O_TRUNC");
+    assert_eq!(a.run(&format!("ioctl o {START}")), EBUSY, "a second session");
+    assert_eq!(a.run(&format!("ioctl o {COMMIT}")), EPERM, "commit from another handle");
+    assert_eq!(a.run(&format!("ioctl o {ABORT}")), EPERM, "abort from another handle");
+    // Another user's handles.
+    assert_eq!(b.run(&format!("ioctl br {COMMIT}")), EPERM);
+    assert_eq!(b.run(&format!("ioctl br {ABORT}")), EPERM);
+    assert_eq!(b.run(&format!("ioctl bw {COMMIT}")), EPERM);
+    assert_eq!(b.run("pwrite bw 0 BBB"), EBUSY);
+    assert_eq!(b.run("fsync bw"), EBUSY);
+    // Closing other handles ends nothing.
+    a.ok("close o");
+    b.ok("close br");
+    b.ok("close bw");
+    assert_eq!(a.ok("pwrite s 3 -NEW"), "4");
+    a.ok(&format!("ioctl s {COMMIT}"));
+    assert_eq!(a.ok(&format!("read {f}")), "new-NEW-old", "the whole transaction, nothing of the refused writes");
+    // After the commit other handles write again.
+    a.ok(&format!("open o {f} rw"));
+    a.ok("pwrite o 8 OLD");
+    a.ok("fsync o");
+    a.ok("close o");
+    a.ok("close s");
+    drop((a, b));
+
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(std::fs::read(m.path("pub/db")).unwrap(), b"new-NEW-OLD");
+    assert!(m.unmount().success());
+}
+
+/// Extended attribute namespaces: system.* (ACLs: not implemented) and unknown
+/// namespaces refused, trusted.* only for CAP_SYS_ADMIN and hidden from others' lists,
+/// security.* writable only with CAP_SYS_ADMIN (the kernel), user.* by permission.
+#[test]
+fn xattr_namespaces_for_an_unprivileged_user() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let f = a_file(&m, &mut a, "pub/a", "x", 0o666);
+    let own = a_file(&m, &mut b, "pub/b", "x", 0o644);
+
+    // system.*: on another user's file and on one's own; ACL names too.
+    for (who, p) in [(&mut b, &f), (&mut a, &f)] {
+        assert_eq!(who.run(&format!("setxattr {p} system.rollfs junk")), EOPNOTSUPP);
+        assert_eq!(who.run(&format!("getxattr {p} system.rollfs")), EOPNOTSUPP);
+        assert_eq!(who.run(&format!("removexattr {p} system.rollfs")), EOPNOTSUPP);
+    }
+    assert_eq!(b.run(&format!("setxattr {own} nonamespace x")), EOPNOTSUPP);
+    let acl = std::ffi::CString::new(own.clone()).unwrap();
+    // A valid ACL (version 2; USER_OBJ rw, GROUP_OBJ r, OTHER r): not supported either.
+    let mut v = vec![2u8, 0, 0, 0];
+    for (tag, perm) in [(0x01u16, 6u16), (0x04, 4), (0x20, 4)] {
+        v.extend_from_slice(&tag.to_le_bytes());
+        v.extend_from_slice(&perm.to_le_bytes());
+        v.extend_from_slice(&u32::MAX.to_le_bytes());
+    }
+    // SAFETY: valid strings and buffer.
+    let r = unsafe {
+        libc::setxattr(acl.as_ptr(), c"system.posix_acl_access".as_ptr(), v.as_ptr() as *const _, v.len(), 0)
+    };
+    assert_eq!((r, std::io::Error::last_os_error().raw_os_error()), (-1, Some(libc::EOPNOTSUPP)));
+
+    // trusted.*: root sets one on A's file; B (and A) neither see, read nor write it.
+    let c = std::ffi::CString::new(f.clone()).unwrap();
+    // SAFETY: valid strings and buffer.
+    assert_eq!(unsafe { libc::setxattr(c.as_ptr(), c"trusted.t".as_ptr(), b"1".as_ptr() as *const _, 1, 0) }, 0);
+    b.ok(&format!("setxattr {f} user.u visible"));
+    assert_eq!(b.ok(&format!("listxattr {f}")), "user.u", "trusted names hidden from an unprivileged list");
+    assert_eq!(a.ok(&format!("listxattr {f}")), "user.u");
+    let mut root_list = vec![0u8; 256];
+    // SAFETY: valid string and buffer.
+    let n = unsafe { libc::listxattr(c.as_ptr(), root_list.as_mut_ptr() as *mut _, root_list.len()) };
+    assert!(n > 0);
+    assert_eq!(&root_list[..n as usize], b"trusted.t\0user.u\0", "root sees trusted names");
+    assert_eq!(b.run(&format!("getxattr {f} trusted.t")), ENODATA);
+    assert_eq!(b.run(&format!("setxattr {f} trusted.t 2")), EPERM);
+    assert_eq!(b.run(&format!("setxattr {own} trusted.mine 2")), EPERM);
+    assert_eq!(b.run(&format!("removexattr {f} trusted.t")), EPERM);
+    // security.*: readable, writable only with CAP_SYS_ADMIN.
+    assert_eq!(b.run(&format!("setxattr {own} security.x 1")), EPERM);
+    // user.*: by the file's permissions (A's 0666 file: B may; B's 0644 file: A may not).
+    assert_eq!(a.run(&format!("setxattr {own} user.x 1")), EACCES);
+    assert_eq!(b.ok(&format!("getxattr {f} user.u")), "visible");
+    drop((a, b));
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
+
+/// The statistics ioctl: filesystem-wide figures, for the user who mounted it or
+/// CAP_SYS_ADMIN; the feature query is for everyone.
+#[test]
+fn stats_ioctl_only_for_the_mounting_user_or_root() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let mut b = User::new(B);
+    let own = a_file(&m, &mut b, "pub/b", "x", 0o644);
+    b.ok(&format!("open f {own} rw"));
+    assert_eq!(b.run("stats f"), EPERM, "stats on one's own file, not the mounting user");
+    assert_eq!(b.ok("features f"), "4", "the feature query is for everyone");
+    assert_eq!(b.run("ioctl f 5201"), "err 25", "unknown ioctls: ENOTTY");
+    b.ok("close f");
+    assert!(mount_stats(Path::new(&own)).contains("\"driver\""), "root reads the statistics");
+    drop(b);
+    assert!(m.unmount().success());
+}
+
+/// Setgid directories: new entries take the directory's group, new subdirectories keep
+/// the bit (as in ext4).
+#[test]
+fn setgid_directories_are_honoured() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    let d = m.path("team");
+    std::fs::create_dir(&d).unwrap();
+    std::os::unix::fs::chown(&d, Some(0), Some(4242)).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o2777)).unwrap();
+    let mut b = User::new(B);
+    let d = d.to_str().unwrap();
+    b.ok(&format!("create {d}/f 644"));
+    assert_eq!(b.ok(&format!("stat {d}/f")), "65534 4242 644", "a file takes the directory's group");
+    b.ok(&format!("mkdir {d}/sub 755"));
+    assert_eq!(b.ok(&format!("stat {d}/sub")), "65534 4242 2755", "a subdirectory keeps the setgid bit");
+    b.ok(&format!("create {d}/sub/g 600"));
+    assert_eq!(b.ok(&format!("stat {d}/sub/g")), "65534 4242 600");
+    drop(b);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    let md = std::fs::metadata(m.path("team/sub")).unwrap();
+    assert_eq!((md.gid(), md.mode() & 0o7777), (4242, 0o2755), "after a remount");
+    assert!(m.unmount().success());
+}
+
+/// suid/sgid bits are cleared when another user writes or truncates the file, and on
+/// chown. With `default_permissions` and without FUSE's handle_killpriv the kernel sends
+/// the mode change itself; this test holds rollfs to it (the setattr carries mode).
+#[test]
+fn suid_and_sgid_are_cleared_by_a_write_or_truncate_of_another_user_and_by_chown() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let mode = |a: &mut User, p: &str| a.ok(&format!("stat {p}")).rsplit(' ').next().unwrap().to_string();
+    let f = a_file(&m, &mut a, "pub/prog", "binary", 0o6777);
+    assert_eq!(mode(&mut a, &f), "6777");
+    b.ok(&format!("open w {f} w"));
+    b.ok("pwrite w 0 evil");
+    b.ok("close w");
+    assert_eq!(mode(&mut a, &f), "777", "a write by another user clears suid and sgid");
+    a.ok(&format!("chmod {f} 6777"));
+    b.ok(&format!("truncate {f} 1"));
+    assert_eq!(mode(&mut a, &f), "777", "a truncate by another user clears them");
+    a.ok(&format!("chmod {f} 6777"));
+    std::os::unix::fs::chown(&f, Some(B), None).unwrap();
+    assert_eq!(mode(&mut a, &f), "777", "chown clears them");
+    drop((a, b));
+    assert!(m.unmount().success());
+}
+
+/// A sticky, world-writable directory (like /tmp) where user B can plant names.
+fn shared_tmp() -> tempfile::TempDir {
+    let d = tempfile::Builder::new().prefix("rollfs-sec-").tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    d
+}
+
+fn mode_of(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p).unwrap().mode() & 0o7777
+}
+
+/// mkfs creates the image 0600, and refuses (without --force) a target that another user
+/// owns or that others can write: whoever can write the image controls the filesystem.
+#[test]
+fn mkfs_makes_a_private_image_and_refuses_a_target_another_user_controls() {
+    let img = Image::new("64M", &[]);
+    assert_eq!(mode_of(&img.path), 0o600, "a new image is private: it holds every file's data");
+
+    let d = shared_tmp();
+    let planted = d.path().join("fs.img");
+    let mut b = User::new(B);
+    let p = planted.to_str().unwrap();
+    b.ok(&format!("create {p} 666"));
+    b.ok(&format!("truncate {p} 67108864"));
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), planted.as_os_str()]);
+    assert_fails(&o, 1, "refusing to format");
+    assert!(stderr(&o).contains("belongs to uid 65534"), "{}", stderr(&o));
+    assert!(std::fs::read(&planted).unwrap().iter().all(|&x| x == 0), "nothing written on refusal");
+    // Root's own file that every user can write: refused too.
+    let open = d.path().join("open.img");
+    std::fs::File::create(&open).unwrap().set_len(64 << 20).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_fails(&rollfs([OsStr::new("mkfs"), OsStr::new("-q"), open.as_os_str()]), 1, "writable by every user");
+    // A symlink planted where mkfs would create a new image is not followed.
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, b"root's data").unwrap();
+    let link = d.path().join("new.img");
+    b.ok(&format!("symlink {} {}", victim.display(), link.display()));
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), OsStr::new("--size"), OsStr::new("64M"), link.as_os_str()]);
+    assert!(!o.status.success(), "mkfs through a planted symlink: {}", stdout(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's data");
+    // --force formats anyway, with a warning.
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), OsStr::new("--force"), open.as_os_str()]);
+    assert!(o.status.success() && stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+/// mount refuses (without --force) an image that another user owns or can write.
+#[test]
+fn mount_refuses_an_image_another_user_controls() {
+    let img = Image::new("64M", &[]);
+    std::os::unix::fs::chown(&img.path, Some(B), Some(B)).unwrap();
+    let e = Mount::try_new(&img.path, &[]).err().expect("mount of another user's image");
+    assert!(e.contains("refusing to mount") && e.contains("uid 65534"), "{e}");
+    std::os::unix::fs::chown(&img.path, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o620)).unwrap();
+    let e = Mount::try_new(&img.path, &[]).err().expect("mount of a group-writable image");
+    assert!(e.contains("refusing to mount") && e.contains("its group"), "{e}");
+    let m = Mount::new(&img.path, &[OsStr::new("--force")]);
+    assert!(m.unmount().success(), "--force mounts it");
+    let m = Mount::new(&img.path, &[OsStr::new("-o"), OsStr::new("force")]);
+    assert!(m.unmount().success(), "so does -o force (for fstab)");
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let m = img.mount();
+    assert!(m.unmount().success());
+    // A readable image mounts, with a warning: anyone who reads it reads every file.
+    std::fs::set_permissions(&img.path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let m = img.mount();
+    assert!(m.log_text().contains("readable by every user"), "{}", m.log_text());
+    assert!(m.unmount().success());
+}
+
+/// The write log, `replay --out` and `inspect --svg` are created 0600 and never written
+/// through a symlink or into another user's file planted at their path.
+#[test]
+fn output_files_are_private_and_planted_names_are_refused() {
+    let img = Image::new("64M", &[]);
+    let d = shared_tmp();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, b"root's data").unwrap();
+    let mut b = User::new(B);
+    let plant_link = |b: &mut User, name: &str| {
+        let l = d.path().join(name);
+        b.ok(&format!("symlink {} {}", victim.display(), l.display()));
+        l
+    };
+
+    // --record-writes
+    let l = plant_link(&mut b, "log");
+    let e = Mount::try_new(&img.path, &[OsStr::new("--record-writes"), l.as_os_str()]).err().expect("refused");
+    assert!(e.contains("symbolic link"), "{e}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's data");
+    let log = d.path().join("real.log");
+    let m = Mount::new(&img.path, &[OsStr::new("--record-writes"), log.as_os_str()]);
+    std::fs::write(m.path("f"), b"x").unwrap();
+    assert!(m.unmount().success());
+    assert_eq!(mode_of(&log), 0o600, "the write log holds the image's data: private");
+
+    // replay --out: a symlink, and a file of another user.
+    let l = plant_link(&mut b, "out.img");
+    let o = rollfs([OsStr::new("replay"), log.as_os_str(), OsStr::new("--out"), l.as_os_str()]);
+    assert_fails(&o, 1, "symbolic link");
+    let theirs = d.path().join("theirs.img");
+    b.ok(&format!("create {} 666", theirs.display()));
+    let o = rollfs([OsStr::new("replay"), log.as_os_str(), OsStr::new("--out"), theirs.as_os_str()]);
+    assert_fails(&o, 1, "another user");
+    let out = d.path().join("replayed.img");
+    let o = rollfs([OsStr::new("replay"), log.as_os_str(), OsStr::new("--out"), out.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode_of(&out), 0o600);
+
+    // inspect --svg
+    let l = plant_link(&mut b, "pic.svg");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), l.as_os_str(), img.path.as_os_str()]);
+    assert_fails(&o, 1, "symbolic link");
+    let svg = d.path().join("ok.svg");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), svg.as_os_str(), img.path.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode_of(&svg), 0o600);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's data", "the planted links never wrote the victim");
+}
+
+/// `n` names of `len` bytes whose unkeyed hash has the low 12 bits of `victim`'s: they
+/// fall in `victim`'s bucket in every level of a directory with the unkeyed hash (what
+/// anyone could compute before the per-filesystem key).
+fn colliding_names(victim: &[u8], n: usize, len: usize) -> Vec<String> {
+    use rollfs_core::dir::name_hash;
+    let want = name_hash(victim) & 0xfff;
+    let mut out = Vec::with_capacity(n);
+    let mut name = vec![b'c'; len];
+    for i in 0u64.. {
+        let digits = format!("{i:020}");
+        name[len - 20..].copy_from_slice(digits.as_bytes());
+        if name_hash(&name) & 0xfff == want {
+            out.push(String::from_utf8(name.clone()).unwrap());
+            if out.len() == n {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// B links as many names as it likes into a shared sticky directory; then root creates
+/// `victim.lock`. `Ok(links made)` if root's create works, `Err(links)` if not.
+fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
+    let d = pub_dir(m);
+    // The link target lives in another directory, so `pub` holds only the attack's names.
+    let src = m.path("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let x = format!("{}/x", src.display());
+    let mut b = User::new(B);
+    b.ok(&format!("create {x} 644"));
+    let mut made = 0;
+    for n in names {
+        match b.run(&format!("link {x} {d}/{n}")).as_str() {
+            "ok" => made += 1,
+            "err 28" => {}
+            other => panic!("link: {other}"),
+        }
+    }
+    drop(b);
+    match std::fs::File::create(m.path("pub/victim.lock")) {
+        Ok(_) => Ok(made),
+        Err(e) => {
+            assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "victim.lock");
+            Err(made)
+        }
+    }
+}
+
+/// A directory bucket full in all 64 levels: ENOSPC for names of that bucket only, a
+/// line in the mount log naming the directory, and the directory still works after a
+/// remount. (Names computed offline to share `victim.lock`'s bucket: the unkeyed hash.)
+#[test]
+fn a_full_directory_bucket_is_a_bounded_logged_enospc() {
+    // One bucket in all 64 levels is 32 x 2 + 32 x 4 = 192 blocks of 202 slots: 6 names
+    // of 255 bytes (32 slots each) and one of 80 bytes (10 slots) fill a block.
+    let mut names = colliding_names(b"victim.lock", 1152, 255);
+    names.extend(colliding_names(b"victim.lock", 192, 80));
+    let all = names.len();
+    let img = Image::new("256M", &[]);
+    let m = shared_mount(&img, &[]);
+    let made = collision_attack(&m, &names).expect_err("the victim's bucket is full in all 64 levels");
+    assert_eq!(made, all, "the bucket holds them all, with no slot left");
+    std::fs::write(m.path("pub/other-name"), b"fits").expect("names of other buckets still fit");
+    let log = m.log_text();
+    assert!(log.contains("cannot add") && log.contains("directory full"), "the mount log explains:\n{log}");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(std::fs::read(m.path("pub/other-name")).unwrap(), b"fits");
+    assert_eq!(std::fs::read_dir(m.path("pub")).unwrap().count(), all + 1, "the names and other-name");
+    assert!(m.unmount().success());
+}
+
+/// What the kernel checks before a request reaches rollfs (`default_permissions`, always
+/// on), held here so that a change of mount options cannot silently drop it: attribute
+/// changes of another user's file, chown, device nodes; and without `allow_other` no
+/// other user reaches the mount at all.
+#[test]
+fn the_kernel_checks_attribute_changes_and_only_allow_other_admits_other_users() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let f = a_file(&m, &mut a, "pub/a", "data", 0o644);
+    let own = a_file(&m, &mut b, "pub/b", "data", 0o644);
+    assert_eq!(b.run(&format!("chmod {f} 666")), EPERM, "chmod of another user's file");
+    assert_eq!(b.run(&format!("chown {f} {B} {B}")), EPERM, "chown of another user's file");
+    assert_eq!(b.run(&format!("chown {own} {A} {A}")), EPERM, "giving one's file away");
+    assert_eq!(b.run(&format!("truncate {f} 0")), EACCES, "truncate without write permission");
+    assert_eq!(b.run(&format!("open w {f} w")), EACCES);
+    assert_eq!(b.run(&format!("mknod {}", path(&m, "pub/null"))), EPERM, "device nodes need CAP_MKNOD");
+    assert_eq!(a.ok(&format!("read {f}")), "data");
+    drop((a, b));
+    assert!(m.unmount().success());
+
+    // Without allow_other: only the mounting user (root here).
+    let m = img.mount();
+    std::fs::set_permissions(m.mnt.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut b = User::new(B);
+    assert_eq!(b.run(&format!("stat {}", path(&m, "pub/b"))), EACCES, "other users do not reach the mount");
+    drop(b);
+    assert!(m.unmount().success());
+}
+
+/// Atomic staging is bounded over all sessions: user B staging 28 files of 60 MiB each
+/// gets ENOSPC (or ENOMEM) once the bound is reached, and the daemon — here under a
+/// 512 MiB data limit, so that unbounded staging would make its allocations fail and
+/// abort it — keeps serving everyone; the mount still unmounts cleanly.
+#[test]
+fn atomic_staging_by_one_user_cannot_exhaust_the_daemons_memory() {
+    const FILES: usize = 28;
+    const EACH: usize = 60 << 20;
+    let img = Image::new("4G", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let pid = m.pid().expect("daemon pid") as libc::pid_t;
+    let limit = libc::rlimit { rlim_cur: 512 << 20, rlim_max: 512 << 20 };
+    // SAFETY: sets a resource limit of our child.
+    assert_eq!(unsafe { libc::prlimit(pid, libc::RLIMIT_DATA, &limit, std::ptr::null_mut()) }, 0);
+    let mut b = User::new(B);
+    let mut refused = 0;
+    for i in 0..FILES {
+        let p = path(&m, &format!("pub/big{i}"));
+        b.ok(&format!("create {p} 600"));
+        b.ok(&format!("open f{i} {p} rw"));
+        b.ok(&format!("ioctl f{i} {START}"));
+        let r = b.run(&format!("fill f{i} 0 {EACH} 7"));
+        if r != format!("ok {EACH}") {
+            assert!(r == "err 28" || r == "err 12", "staging file {i}: {r}");
+            refused += 1;
+        }
+        assert!(is_alive(pid), "the daemon died staging file {i}:\n{}", m.log_text());
+    }
+    assert!(refused > 0, "28 x 60 MiB of staged atomic writes were all accepted: staging is unbounded");
+    // Everyone else is still served, and the sessions end cleanly.
+    std::fs::write(m.path("root-file"), b"still here").unwrap();
+    assert_eq!(std::fs::read(m.path("root-file")).unwrap(), b"still here");
+    for i in 0..FILES {
+        b.ok(&format!("close f{i}"));
+    }
+    drop(b);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
+
+fn is_alive(pid: libc::pid_t) -> bool {
+    // A zombie (exited, not yet reaped) counts as dead.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
