@@ -1205,11 +1205,12 @@ impl Explorer {
     pub fn explore_workload(&self, case: &CaseId, w: &Workload) -> CaseResult {
         let mut res = CaseResult::default();
         let run = self.run(w, None);
-        self.case_of_run(case, &run, self.opts.max_points, &mut res);
+        let limit = w.max_points.map_or(self.opts.max_points, |n| n.min(self.opts.max_points));
+        self.case_of_run(case, &run, limit, &mut res);
         if self.opts.eio {
             if let Some(eio) = self.eio_choice(w, &run.counts) {
                 let erun = self.run(w, Some(eio));
-                self.case_of_run(case, &erun, self.opts.max_points / 4 + 2, &mut res);
+                self.case_of_run(case, &erun, limit / 4 + 2, &mut res);
             }
         }
         res
@@ -1506,6 +1507,7 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             recovery_eio: None,
             device: None,
             no_enospc: false,
+            max_points: None,
         },
         state: None,
         kind: "workload".into(),

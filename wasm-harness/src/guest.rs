@@ -340,6 +340,10 @@ impl Guest {
                 }
                 Ok(max as i64)
             }
+            Op::Shrink(p, n) => {
+                let size = self.size_of(p)?;
+                self.op(&Op::Truncate(p.clone(), size.saturating_sub(*n)), now)
+            }
             Op::Open(p) => {
                 let a = self.args(&[p.as_bytes()])?.0;
                 let ino = self.call("sim_open", (a[0].0, a[0].1))?;

@@ -260,6 +260,10 @@ impl Model {
                 Body::Dir(_) => Err(EISDIR),
                 Body::Symlink(_) => Err(EINVAL),
             },
+            Op::Shrink(p, n) => {
+                let size = self.file_size(p).ok_or(EINVAL)?;
+                self.apply(&Op::Truncate(p.clone(), size.saturating_sub(*n)))
+            }
             Op::Open(p) => {
                 self.resolve(p)?;
                 *self.handles.entry(p.clone()).or_default() += 1;

@@ -18,6 +18,7 @@
 //!                               # every read of it fails in turn (see [`RecoveryEio`])
 //! @device BLOCKS SEGMENT_BLOCKS # run on its own freshly formatted device of this size;
 //!                               # BLOCKS `min` or `min+N`: the smallest mkfs accepts (+N)
+//! @max-points N                 # at most N crash points per run (expensive states)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
@@ -31,6 +32,7 @@
 //! repeat 900 create /n/f{i} ; unlink /n/f{i}   # a body of several operations
 //! open /a/f                     close /a/f          # a handle (an unlinked open file is an orphan)
 //! fill /a/f CHUNK PATTERN [MAX] # append CHUNK bytes until a write fails (ENOSPC), at most MAX
+//! shrink /a/f BYTES             # truncate to the file's size less BYTES
 //! ```
 //!
 //! Failed operations: an operation the model expects to succeed may fail with a resource
@@ -92,6 +94,9 @@ pub enum Op {
     },
     /// The body of a `repeat` with several operations (`a ; b`), run in order.
     Seq(Vec<Op>),
+    /// `shrink PATH BYTES`: truncate the file to its size less `BYTES` (at least 0): frees
+    /// an exact amount after a `fill` whose length only the run knows.
+    Shrink(String, u64),
     /// `repeat N OP`: the operation `N` times, with every `{i}` in its path, name and
     /// value arguments replaced by 1, 2, ..., N (e.g. thousands of links in one
     /// directory). Only namespace and data operations repeat, never a persistence point.
@@ -137,6 +142,7 @@ impl Op {
             | Op::Open(p)
             | Op::Close(p)
             | Op::Fill { path: p, .. }
+            | Op::Shrink(p, _)
             | Op::Write { path: p, .. } => vec![p],
             Op::Seq(v) => v.iter().flat_map(|o| o.paths()).collect(),
             Op::Rename(a, b, _) | Op::Link(a, b) => vec![a, b],
@@ -227,6 +233,7 @@ impl fmt::Display for Op {
             Op::AtomicAbort(p) => write!(f, "atomic_abort {p}"),
             Op::Repeat(n, op) => write!(f, "repeat {n} {op}"),
             Op::Open(p) => write!(f, "open {p}"),
+            Op::Shrink(p, n) => write!(f, "shrink {p} {n}"),
             Op::Close(p) => write!(f, "close {p}"),
             Op::Fill { path, chunk, pattern, max } => write!(f, "fill {path} {chunk} {pattern} {max}"),
             Op::Seq(v) => {
@@ -269,6 +276,9 @@ pub struct Workload {
     pub device: Option<DeviceSpec>,
     /// `@no-enospc`: a resource error where the model expects success is a violation.
     pub no_enospc: bool,
+    /// `@max-points N`: at most N crash points per run of this workload (its crash states
+    /// are expensive: e.g. a thousand orphans to evict in every recovery).
+    pub max_points: Option<usize>,
 }
 
 /// `@device`: the device a workload runs on.
@@ -328,6 +338,9 @@ impl Workload {
         if self.no_enospc {
             s += "@no-enospc\n";
         }
+        if let Some(n) = self.max_points {
+            s += &format!("@max-points {n}\n");
+        }
         for op in &self.ops {
             s += &format!("{op}\n");
         }
@@ -344,6 +357,7 @@ impl Workload {
             recovery_eio: None,
             device: None,
             no_enospc: false,
+            max_points: None,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -405,6 +419,10 @@ impl Workload {
                     w.no_enospc = true;
                     continue;
                 }
+                "@max-points" => {
+                    w.max_points = Some(num(&arg(1)?)?.max(2) as usize);
+                    continue;
+                }
                 _ => parse_op(&t, &err)?,
             };
             w.ops.push(op);
@@ -459,6 +477,7 @@ fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
         "atomic_commit" => Op::AtomicCommit(arg(1)?),
         "atomic_abort" => Op::AtomicAbort(arg(1)?),
         "open" => Op::Open(arg(1)?),
+        "shrink" => Op::Shrink(arg(1)?, num(&arg(2)?)?),
         "close" => Op::Close(arg(1)?),
         "fill" => Op::Fill {
             path: arg(1)?,
@@ -640,13 +659,15 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         recovery_eio: None,
         device: None,
         no_enospc: false,
+        max_points: None,
     }
 }
 
 /// The families of [`full_workload`], in the order `full:K` cycles through them.
-pub const FULL_FAMILIES: [&str; 6] = ["fill-churn", "squeeze", "fsync-full", "xattr-full", "nid-churn", "orphans"];
+pub const FULL_FAMILIES: [&str; 7] =
+    ["fill-churn", "squeeze", "fsync-full", "xattr-full", "nid-churn", "orphans", "fragmented"];
 
-/// Workload `full:K` of `seed`: family `K % 6` of [`FULL_FAMILIES`], where resources run out
+/// Workload `full:K` of `seed`: family `K % 7` of [`FULL_FAMILIES`], where resources run out
 /// (issue 13: bugs live where the device is full, ids and orphan slots run short):
 ///
 /// - fill-churn: the smallest device mkfs accepts (or a little more), filled by appending
@@ -664,7 +685,10 @@ pub const FULL_FAMILIES: [&str; 6] = ["fill-churn", "squeeze", "fsync-full", "xa
 ///   checkpoint, then creates and an atomic session with a far block: freed ids must be
 ///   reclaimed (a checkpoint), not refused;
 /// - orphans (`@no-enospc`): more than a thousand files opened, unlinked while open (orphans),
-///   checkpointed, partly closed, with operations and fsyncs in between.
+///   checkpointed, partly closed, with operations and fsyncs in between;
+/// - fragmented: the device filled with one-block files, every other one unlinked and
+///   checkpointed (every segment half valid, none free), then new files written and
+///   fsync'd: room comes only from cleaning, inside fsync.
 ///
 /// Every crash state of these runs is recovered, and crashes during that recovery too.
 pub fn full_workload(seed: u64, k: u64) -> Workload {
@@ -673,6 +697,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
     let mut ops = Vec::new();
     let mut device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16 });
     let mut no_enospc = false;
+    let mut max_points = None;
     let w = |p: &str, offset: u64, len: u32, pattern: u32| Op::Write { path: p.into(), offset, len, pattern };
     let files = |n: u64| (0..n).map(|i| format!("/d/f{i}")).collect::<Vec<_>>();
     match family {
@@ -730,8 +755,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             ops.push(Op::Sync);
             ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
             ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
-            ops.push(Op::Truncate("/fill".into(), 4096 * rng.below(3)));
-            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 300, max: 64 });
+            ops.push(Op::Shrink("/fill".into(), 4096 * rng.below(6)));
             ops.push(Op::Sync);
             // Rounds of overwrite + fsync: each round invalidates the last one's blocks, so
             // that the full device must be cleaned (inside fsync) to take the next.
@@ -752,8 +776,13 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             ops.push(Op::Fsync("/d/f1".into()));
         }
         "xattr-full" => {
-            device = Some(DeviceSpec { above_min: true, blocks: 32 + 16 * rng.below(5), segment_blocks: 16 });
-            let n = 20 + rng.below(40);
+            // Half the cases: a long fsync chain (hundreds of inline files, one node each)
+            // on a device whose free segments are the cleaning reserve: its roll-forward
+            // needs more room than is left unless fsync kept a reserve for it.
+            let long = rng.chance(1, 2);
+            let extra = if long { 512 + 16 * rng.below(16) } else { 32 + 16 * rng.below(5) };
+            device = Some(DeviceSpec { above_min: true, blocks: extra, segment_blocks: 16 });
+            let n = if long { 150 + rng.below(200) } else { 20 + rng.below(40) };
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(
                 n as u32,
@@ -763,9 +792,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             ops.push(Op::Sync);
             ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
             ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
-            let size = 4096 * 16 * rng.below(4);
-            ops.push(Op::Truncate("/fill".into(), size));
-            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 300, max: 4 + rng.below(12) as u32 });
+            // A few free blocks (the issue's scenario: about 13) after the sync.
+            ops.push(Op::Shrink("/fill".into(), 4096 * (6 + rng.below(16))));
             ops.push(Op::Sync);
             for i in 1..=n {
                 let f = format!("/d/f{i}");
@@ -805,6 +833,26 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             ops.push(Op::Fsync("/n/k1".into()));
             ops.push(Op::Sync);
         }
+        "fragmented" => {
+            device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16 });
+            let n = 200u32;
+            ops.push(Op::Mkdir("/d".into()));
+            ops.push(Op::Repeat(n, Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 4096, 7)]))));
+            ops.push(Op::Sync);
+            let step = 2 + rng.below(2) as usize;
+            for i in (1..=n as usize).step_by(step) {
+                ops.push(Op::Unlink(format!("/d/f{i}")));
+            }
+            ops.push(Op::Sync);
+            for i in 0..8 + rng.below(24) as u32 {
+                let f = format!("/d/g{}", i % 12);
+                if i < 12 {
+                    ops.push(Op::Create(f.clone()));
+                }
+                ops.push(w(&f, 0, 4096 * (1 + rng.below(3) as u32), 100 + i));
+                ops.push(if rng.chance(1, 3) { Op::Fdatasync(f) } else { Op::Fsync(f) });
+            }
+        }
         _ => {
             // orphans
             no_enospc = true;
@@ -812,6 +860,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             // Room for that many inodes with plenty to spare (ENOSPC is a bug here): the
             // default 8 MiB device for a few hundred, 16 MiB beyond the old 1,024 limit.
             device = (n > 1000).then_some(DeviceSpec { above_min: false, blocks: 4096, segment_blocks: 16 });
+            // Every recovery evicts the orphans (about a crash state a second): few points.
+            max_points = (n > 1000).then_some(8);
             ops.push(Op::Mkdir("/o".into()));
             ops.push(Op::Create("/keep".into()));
             ops.push(Op::Repeat(n, Box::new(Op::Seq(vec![Op::Create("/o/f{i}".into()), Op::Open("/o/f{i}".into())]))));
@@ -841,6 +891,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
         recovery_eio: None,
         device,
         no_enospc,
+        max_points,
     }
 }
 
@@ -1035,6 +1086,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         recovery_eio: None,
         device: None,
         no_enospc: false,
+        max_points: None,
     })
 }
 
@@ -1179,6 +1231,7 @@ pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
         recovery_eio: None,
         device: None,
         no_enospc: false,
+        max_points: None,
     })
 }
 
