@@ -66,15 +66,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     pub(crate) fn write_inner(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<()> {
         self.touch(now);
-        if data.is_empty() {
-            return Ok(());
-        }
-        let end = offset.checked_add(data.len() as u64).ok_or(Error::FileTooBig)?;
-        if end > MAX_FILE_SIZE {
-            return Err(Error::FileTooBig);
-        }
-        let first = offset / BLOCK_SIZE as u64;
-        let last = (end - 1) / BLOCK_SIZE as u64;
+        let Some((_, first, last)) = block_range(offset, data.len())? else { return Ok(()) };
         let total = last - first + 1;
         let cap = self.user_capacity();
         // A contiguous range needs at most a direct node per 1016 blocks (two partial ones
@@ -104,15 +96,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// and last blocks, maps every block's tree nodes, then fills the write-back cache.
     pub(crate) fn write_fill(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<()> {
         self.touch(now);
-        if data.is_empty() {
-            return Ok(());
-        }
-        let end = offset.checked_add(data.len() as u64).ok_or(Error::FileTooBig)?;
-        if end > MAX_FILE_SIZE {
-            return Err(Error::FileTooBig);
-        }
-        let first = offset / BLOCK_SIZE as u64;
-        let last = (end - 1) / BLOCK_SIZE as u64;
+        let Some((end, first, last)) = block_range(offset, data.len())? else { return Ok(()) };
         let total = last - first + 1;
         // Phase 1, which may fail and changes nothing a reader sees: the partial first and
         // last blocks are read, and the tree nodes of every block are mapped (created empty
@@ -204,4 +188,17 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         Ok(())
     }
+}
+
+/// The end offset and the first and last file blocks of a write of `len` bytes at `offset`;
+/// `None` for an empty write. EFBIG past the largest file.
+fn block_range(offset: u64, len: usize) -> Result<Option<(u64, u64, u64)>> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let end = offset.checked_add(len as u64).ok_or(Error::FileTooBig)?;
+    if end > MAX_FILE_SIZE {
+        return Err(Error::FileTooBig);
+    }
+    Ok(Some((end, offset / BLOCK_SIZE as u64, (end - 1) / BLOCK_SIZE as u64)))
 }

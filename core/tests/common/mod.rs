@@ -5,6 +5,8 @@
 //! in-flight writes. (The simulator in wasm-harness/ explores this model exhaustively.)
 #![allow(dead_code)]
 
+pub mod limits;
+
 use rollfs_core::device::{BlockDevice, IoError, MemDevice, WriteFlags};
 use rollfs_core::Block;
 use std::collections::BTreeMap;

@@ -1,0 +1,68 @@
+//! Helpers of the tests that drive the core to its limits (exhaustion.rs, review.rs): a
+//! small device (16 MiB, 64 KiB segments), mount options that never checkpoint for memory,
+//! deterministic contents, path lookup, and a filler that leaves a chosen number of blocks.
+#![allow(dead_code)]
+
+use super::CrashDevice;
+use rollfs_core::*;
+
+pub const C: Credentials = Credentials { uid: 0, gid: 0 };
+pub const BLOCKS: u64 = 4096;
+pub const B: usize = BLOCK_SIZE;
+
+pub fn t(s: i64) -> Timestamp {
+    Timestamp::new(1_700_000_000 + s, 0)
+}
+
+pub fn mkfs(blocks: u64) -> MemDevice {
+    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], ..Default::default() };
+    Filesystem::format(MemDevice::new(blocks), &opts).unwrap()
+}
+
+/// Mount options that never checkpoint on their own for memory (tests decide when).
+pub fn big_cache() -> MountOptions {
+    MountOptions { dirty_bytes_max: 1 << 40, clean_cache_bytes_max: 1 << 40, ..MountOptions::default() }
+}
+
+pub fn mount(img: MemDevice) -> Filesystem<CrashDevice> {
+    Filesystem::mount(CrashDevice::new(img), &big_cache(), t(0)).unwrap()
+}
+
+pub fn pattern(seed: u32, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (seed.wrapping_mul(31).wrapping_add(i as u32 / 7) % 251) as u8 + 1).collect()
+}
+
+pub fn read_all<D: BlockDevice>(fs: &mut Filesystem<D>, ino: Ino) -> Vec<u8> {
+    let size = fs.getattr(ino).unwrap().size as usize;
+    let mut buf = vec![0u8; size];
+    let n = fs.read(ino, 0, &mut buf).unwrap();
+    assert_eq!(n, size);
+    buf
+}
+
+pub fn lookup_path<D: BlockDevice>(fs: &mut Filesystem<D>, path: &str) -> Option<Ino> {
+    let mut ino = 1;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        ino = fs.lookup(ino, part.as_bytes()).ok()?.ino;
+    }
+    Some(ino)
+}
+
+/// Grows a filler file under `dir` until at most `leave` blocks are free.
+pub fn fill<D: BlockDevice>(fs: &mut Filesystem<D>, dir: Ino, name: &str, leave: u64, now: Timestamp) -> Ino {
+    let f = fs.create(dir, name.as_bytes(), 0o644, C, now).unwrap().ino;
+    let mut off = 0u64;
+    for _ in 0..100_000 {
+        let free = fs.statfs().unwrap().blocks_free;
+        if free <= leave {
+            break;
+        }
+        let n = (free - leave).min(16) as usize;
+        match fs.write(f, off, &vec![0xF1; n * B], now) {
+            Ok(_) => off += (n * B) as u64,
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("fill: {e}"),
+        }
+    }
+    f
+}
