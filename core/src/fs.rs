@@ -341,7 +341,8 @@ pub struct Filesystem<D: BlockDevice> {
     /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
     /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
     pub(crate) recovering: bool,
-    /// Set while an fsync or atomic commit is being served (for the rare-event counters).
+    /// Set while an atomic commit makes room (cleaning then counts in `fsync_gc_rounds`;
+    /// an fsync's own cleaning is counted where it runs, `make_room_for_chains`).
     pub(crate) in_fsync: bool,
     /// Whether the current caller may use the root reserve (see `set_privileged`).
     pub(crate) privileged: bool,

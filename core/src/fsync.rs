@@ -228,22 +228,13 @@ impl<D: BlockDevice> Filesystem<D> {
             // below a renamed directory: checkpoint (hard links are rare).
             return Ok(true);
         }
-        let mut cur = inode::pino(b);
-        for _ in 0..self.nat.nid_count() {
-            if self.renamed_dirs.contains(&cur) {
-                return Ok(true);
-            }
-            if cur == crate::layout::ROOT_INO {
-                return Ok(false);
-            }
-            // A recorded parent that is no longer a live directory (the link it was
-            // recorded for is gone): the path is unknown, so checkpoint.
-            if self.check_ino(cur).is_err() || self.inode_kind(cur)? != FileType::Directory {
-                return Ok(true);
-            }
-            cur = inode::pino(self.inode_ref(cur)?);
-        }
-        Err(Error::corrupt(self.nat_addr(ino), "directory parent chain does not reach the root"))
+        let pino = inode::pino(b);
+        let renamed = core::mem::take(&mut self.renamed_dirs);
+        let walk = self.walk_up(pino, |d| renamed.contains(&d));
+        self.renamed_dirs = renamed;
+        // A recorded parent that is no longer a live directory (the link it was recorded
+        // for is gone): the path is unknown, so checkpoint too.
+        Ok(!matches!(walk?, crate::namei::Walk::Root))
     }
 
     /// Dirty nodes belonging to `ino` (its inode, direct nodes, xattr node), in nid order.

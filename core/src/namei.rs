@@ -41,6 +41,14 @@ impl<D: BlockDevice> DirBlocks for DirIo<'_, D> {
     }
 }
 
+/// Where [`Filesystem::walk_up`] stopped.
+pub(crate) enum Walk {
+    Hit,
+    Root,
+    /// A recorded parent that is no longer a live directory.
+    Lost,
+}
+
 /// Checks a name given by a caller for a new entry.
 pub(crate) fn check_name(name: &[u8]) -> Result<()> {
     if name.is_empty() || name.contains(&b'/') || name.contains(&0) {
@@ -439,13 +447,27 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// True when `dir` is `ancestor` or lies below it (walks parent links, bounded).
     fn is_within(&mut self, dir: Ino, ancestor: Ino) -> Result<bool> {
+        match self.walk_up(dir, |d| d == ancestor)? {
+            Walk::Hit => Ok(true),
+            Walk::Root => Ok(false),
+            Walk::Lost => Err(Error::corrupt(self.nat_addr(dir), "directory parent chain leaves the tree")),
+        }
+    }
+
+    /// Walks from directory `dir` up through recorded parents until `hit` accepts one
+    /// (`dir` included), the root is reached, or an inode on the way is not a live
+    /// directory. Bounded by the node ids.
+    pub(crate) fn walk_up(&mut self, dir: Ino, hit: impl Fn(Ino) -> bool) -> Result<Walk> {
         let mut cur = dir;
         for _ in 0..self.nat.nid_count() {
-            if cur == ancestor {
-                return Ok(true);
+            if hit(cur) {
+                return Ok(Walk::Hit);
             }
             if cur == ROOT_INO {
-                return Ok(false);
+                return Ok(Walk::Root);
+            }
+            if self.check_ino(cur).is_err() || self.inode_kind(cur)? != FileType::Directory {
+                return Ok(Walk::Lost);
             }
             cur = inode::pino(self.inode_ref(cur)?);
         }

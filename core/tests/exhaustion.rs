@@ -13,43 +13,6 @@ use common::limits::*;
 use common::CrashDevice;
 use rollfs_core::*;
 
-/// Mounts every image a power cut at each write of the recovery mount of `img` can leave
-/// (with none and with all of the unflushed writes), and requires each to mount
-/// read-write, pass fsck, and pass `check`. Returns the number of cut points.
-fn every_cut_of_mount_recovers(img: &MemDevice, check: &dyn Fn(&mut Filesystem<MemDevice>)) -> u64 {
-    // The whole mount first: how many writes it makes.
-    let mut dev = CrashDevice::new(img.clone());
-    {
-        let fs = Filesystem::mount(&mut dev, &big_cache(), t(1000)).expect("recovery mount of the crash image");
-        assert!(!fs.is_read_only());
-        drop(fs);
-    }
-    let writes = dev.writes;
-    for cut in 0..=writes {
-        let mut dev = CrashDevice::new(img.clone());
-        dev.power_cut_at = Some(cut);
-        let r = Filesystem::mount(&mut dev, &big_cache(), t(1000)).map(|_| ());
-        assert!(cut == writes || r.is_err(), "mount did not stop at the power cut {cut} of {writes}");
-        for (variant, mut after) in [("durable only", dev.crash_durable_only()), ("all submitted", dev.crash(|_| true))]
-        {
-            let rep = fsck::check(&mut after).unwrap();
-            assert!(
-                rep.is_clean(),
-                "cut at write {cut}/{writes} ({variant}) of the recovery mount: {:?}",
-                rep.problems
-            );
-            let mut fs = Filesystem::mount(after, &big_cache(), t(2000))
-                .unwrap_or_else(|e| panic!("cut at write {cut}/{writes} ({variant}): mount failed: {e}"));
-            assert!(!fs.is_read_only(), "cut at write {cut}/{writes} ({variant}): mounted read-only");
-            check(&mut fs);
-            let mut dev = fs.unmount(t(2001)).unwrap();
-            let rep = fsck::check(&mut dev).unwrap();
-            assert!(rep.is_clean(), "cut at {cut}/{writes} ({variant}), after remount: {:?}", rep.problems);
-        }
-    }
-    writes
-}
-
 // ---- 1 and 2: recovery on a nearly full device ----------------------------------------
 
 /// Fills to `leave` free blocks, syncs, overwrites and fsyncs `n` existing files, then a new
@@ -135,7 +98,7 @@ fn recovery_with_a_first_xattr_on_a_nearly_full_device_never_checkpoints_before_
         assert_eq!(s.checkpoints, u64::from(s.recovered_nodes_walked > 0));
         recovered += s.recovered_batches;
         drop(fs);
-        let cuts = every_cut_of_mount_recovers(&img, &|fs| check_contents(fs, &expect));
+        let cuts = every_cut_of_mount_recovers(&img, &big_cache(), &|fs| check_contents(fs, &expect));
         eprintln!("n={n} leave={leave}: {} batches recovered, {cuts} cut points", s.recovered_batches);
     }
     assert!(recovered > 0, "no case exercised roll-forward on a nearly full device");

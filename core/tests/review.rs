@@ -186,41 +186,6 @@ fn fsync_of_a_hard_linked_file_below_a_renamed_directory_keeps_the_path_of_the_f
 
 // ---- recovery: crash during the recovery of a chain with SSR, cleaning and overwrites ----
 
-fn every_cut_of_mount_recovers(
-    img: &MemDevice,
-    opts: &MountOptions,
-    check: &dyn Fn(&mut Filesystem<MemDevice>),
-) -> u64 {
-    let mut dev = CrashDevice::new(img.clone());
-    {
-        let fs = Filesystem::mount(&mut dev, opts, t(1000)).expect("recovery mount of the crash image");
-        assert!(!fs.is_read_only());
-    }
-    let writes = dev.writes;
-    for cut in 0..=writes {
-        let mut dev = CrashDevice::new(img.clone());
-        dev.power_cut_at = Some(cut);
-        let _ = Filesystem::mount(&mut dev, opts, t(1000)).map(|_| ());
-        for (variant, mut after) in [("durable only", dev.crash_durable_only()), ("all submitted", dev.crash(|_| true))]
-        {
-            let rep = fsck::check(&mut after).unwrap();
-            assert!(
-                rep.is_clean(),
-                "cut at write {cut}/{writes} ({variant}) of the recovery mount: {:?}",
-                rep.problems
-            );
-            let mut fs = Filesystem::mount(after, opts, t(2000))
-                .unwrap_or_else(|e| panic!("cut at write {cut}/{writes} ({variant}): mount failed: {e}"));
-            assert!(!fs.is_read_only(), "cut at write {cut}/{writes} ({variant}): mounted read-only");
-            check(&mut fs);
-            let mut dev = fs.unmount(t(2001)).unwrap();
-            let rep = fsck::check(&mut dev).unwrap();
-            assert!(rep.is_clean(), "cut at {cut}/{writes} ({variant}), after remount: {:?}", rep.problems);
-        }
-    }
-    writes
-}
-
 /// Random overwrites, truncations and fsyncs on a nearly full device with SSR and cleaning
 /// in play, no checkpoint after the last sync; then a power cut at every write of the
 /// recovery mount. `pin_and_advance` must keep every block the next recovery needs.

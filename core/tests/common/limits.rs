@@ -66,3 +66,44 @@ pub fn fill<D: BlockDevice>(fs: &mut Filesystem<D>, dir: Ino, name: &str, leave:
     }
     f
 }
+
+/// Mounts every image a power cut at each write of the recovery mount of `img` can leave
+/// (with none and with all of the unflushed writes), and requires each to mount
+/// read-write, pass fsck, and pass `check`. Returns the number of cut points.
+pub fn every_cut_of_mount_recovers(
+    img: &MemDevice,
+    opts: &MountOptions,
+    check: &dyn Fn(&mut Filesystem<MemDevice>),
+) -> u64 {
+    // The whole mount first: how many writes it makes.
+    let mut dev = CrashDevice::new(img.clone());
+    {
+        let fs = Filesystem::mount(&mut dev, opts, t(1000)).expect("recovery mount of the crash image");
+        assert!(!fs.is_read_only());
+        drop(fs);
+    }
+    let writes = dev.writes;
+    for cut in 0..=writes {
+        let mut dev = CrashDevice::new(img.clone());
+        dev.power_cut_at = Some(cut);
+        let r = Filesystem::mount(&mut dev, opts, t(1000)).map(|_| ());
+        assert!(cut == writes || r.is_err(), "mount did not stop at the power cut {cut} of {writes}");
+        for (variant, mut after) in [("durable only", dev.crash_durable_only()), ("all submitted", dev.crash(|_| true))]
+        {
+            let rep = fsck::check(&mut after).unwrap();
+            assert!(
+                rep.is_clean(),
+                "cut at write {cut}/{writes} ({variant}) of the recovery mount: {:?}",
+                rep.problems
+            );
+            let mut fs = Filesystem::mount(after, opts, t(2000))
+                .unwrap_or_else(|e| panic!("cut at write {cut}/{writes} ({variant}): mount failed: {e}"));
+            assert!(!fs.is_read_only(), "cut at write {cut}/{writes} ({variant}): mounted read-only");
+            check(&mut fs);
+            let mut dev = fs.unmount(t(2001)).unwrap();
+            let rep = fsck::check(&mut dev).unwrap();
+            assert!(rep.is_clean(), "cut at {cut}/{writes} ({variant}), after remount: {:?}", rep.problems);
+        }
+    }
+    writes
+}
