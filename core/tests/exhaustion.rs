@@ -132,6 +132,56 @@ fn nearly_full_device_with_an_fsync_chain_mounts_read_write() {
     }
 }
 
+/// Cleaning inside fsync: a device of one-block files with every third unlinked and
+/// checkpointed (segments two-thirds valid), the rest filled; then overwrite + fsync of
+/// every kept file without a sync. The chain uses up free segments until its recovery
+/// reserve runs short: fsync falls back to a checkpoint, and when that leaves fewer free
+/// segments than an empty chain's roll-forward needs, cleans (`fsync_gc_rounds`). Every
+/// fsync survives a crash after the last one, and a cut at any write of the recovery
+/// mount recovers.
+#[test]
+fn fsync_cleans_when_its_fallback_checkpoint_leaves_too_few_free_segments() {
+    let mut rounds = 0;
+    for &(blocks, n, leave) in &[(3072u64, 900usize, 0u64), (4096, 1100, 20)] {
+        let mut fs = mount(mkfs(blocks));
+        let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+        let mut files = Vec::new();
+        for i in 0..n {
+            let name = format!("f{i}");
+            let f = fs.create(d, name.as_bytes(), 0o644, C, t(2)).unwrap().ino;
+            fs.write(f, 0, &pattern(i as u32, B), t(2)).unwrap();
+            files.push((name, f));
+        }
+        fs.sync(t(3)).unwrap();
+        for (name, _) in files.iter().step_by(3) {
+            fs.unlink(d, name.as_bytes(), t(4)).unwrap();
+        }
+        fs.sync(t(5)).unwrap();
+        fill(&mut fs, 1, "filler", leave, t(6));
+        fs.sync(t(7)).unwrap();
+        let mut expect = Vec::new();
+        for (k, (name, f)) in files.iter().enumerate().filter(|(k, _)| k % 3 != 0) {
+            let data = pattern(5000 + k as u32, B);
+            fs.write(*f, 0, &data, t(8)).unwrap();
+            fs.fsync(*f, k % 4 == 1, t(8)).unwrap();
+            expect.push((format!("/d/{name}"), data));
+        }
+        assert!(!fs.is_read_only());
+        let s = fs.stats();
+        eprintln!(
+            "blocks={blocks} n={n} leave={leave}: {} fallbacks, {} cleaning rounds in fsync",
+            s.recovery_reserve_fallbacks, s.fsync_gc_rounds
+        );
+        rounds += s.fsync_gc_rounds;
+        let img = fs.into_device().crash(|_| true);
+        let check = |fs: &mut Filesystem<MemDevice>| check_contents(fs, &expect);
+        let mut fs = Filesystem::mount(img.clone(), &big_cache(), t(1000)).unwrap();
+        check(&mut fs);
+        every_cut_of_mount_recovers(&img, &big_cache(), &check);
+    }
+    assert!(rounds > 0, "no case cleaned inside fsync: the scenario no longer reaches it");
+}
+
 // ---- 3: atomic commit that fails ------------------------------------------------------
 
 /// Creates and unlinks files until node ids run out, without a checkpoint between.

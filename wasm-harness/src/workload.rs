@@ -686,9 +686,9 @@ pub const FULL_FAMILIES: [&str; 7] =
 ///   reclaimed (a checkpoint), not refused;
 /// - orphans (`@no-enospc`): more than a thousand files opened, unlinked while open (orphans),
 ///   checkpointed, partly closed, with operations and fsyncs in between;
-/// - fragmented: the device filled with one-block files, every other one unlinked and
-///   checkpointed (every segment half valid, none free), then new files written and
-///   fsync'd: room comes only from cleaning, inside fsync.
+/// - fragmented: hundreds of one-block files, every third unlinked and checkpointed, the
+///   device filled, then overwrite + fsync of every kept file: the chain's recovery
+///   reserve runs short, fsync falls back to a checkpoint and cleans inside fsync.
 ///
 /// Every crash state of these runs is recovered, and crashes during that recovery too.
 pub fn full_workload(seed: u64, k: u64) -> Workload {
@@ -834,24 +834,34 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             ops.push(Op::Sync);
         }
         "fragmented" => {
-            device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16 });
-            let n = 200u32;
+            // Hundreds of one-block files, every third unlinked and checkpointed (segments
+            // two-thirds valid, few free), the rest of the device filled: then overwrite +
+            // fsync of every kept file without a sync. The fsync chain eats free segments
+            // until its roll-forward reserve runs short; fsync falls back to a checkpoint
+            // and, with fewer free segments left than an empty chain's recovery needs,
+            // cleans inside fsync (`fsync_gc_rounds`). Sizes chosen where a core probe saw
+            // that happen for every combination (3,072-4,096 blocks, 700-1,100 files).
+            device = Some(DeviceSpec { above_min: false, blocks: 3072 + 1024 * rng.below(2), segment_blocks: 16 });
+            let n = 700 + rng.below(400) as u32;
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(n, Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 4096, 7)]))));
             ops.push(Op::Sync);
-            let step = 2 + rng.below(2) as usize;
-            for i in (1..=n as usize).step_by(step) {
+            for i in (1..=n).step_by(3) {
                 ops.push(Op::Unlink(format!("/d/f{i}")));
             }
             ops.push(Op::Sync);
-            for i in 0..8 + rng.below(24) as u32 {
-                let f = format!("/d/g{}", i % 12);
-                if i < 12 {
-                    ops.push(Op::Create(f.clone()));
-                }
-                ops.push(w(&f, 0, 4096 * (1 + rng.below(3) as u32), 100 + i));
-                ops.push(if rng.chance(1, 3) { Op::Fdatasync(f) } else { Op::Fsync(f) });
+            ops.push(Op::Create("/fill".into()));
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
+            ops.push(Op::Shrink("/fill".into(), 4096 * rng.below(21)));
+            ops.push(Op::Sync);
+            for i in (1..=n).filter(|i| (i - 1) % 3 != 0) {
+                let f = format!("/d/f{i}");
+                ops.push(w(&f, 0, 4096, 100 + i));
+                ops.push(if rng.chance(1, 4) { Op::Fdatasync(f) } else { Op::Fsync(f) });
             }
+            // Every state of the chain is alike; a spread of them is enough.
+            max_points = Some(24);
         }
         _ => {
             // orphans
