@@ -44,6 +44,11 @@ pub enum Error {
     NotSupported(&'static str),
     #[error("read-only filesystem")]
     ReadOnly,
+    /// A write or flush failed earlier: the in-memory state may no longer match anything
+    /// durable, so the filesystem stopped writing (f2fs's and redb's shutdown). EIO, not
+    /// EROFS: the mount was not asked to be read-only; unmount and mount again.
+    #[error("input/output error: the filesystem shut down after a failed write (mount again)")]
+    ShutDown,
     #[error("I/O error at block {block} during {op}")]
     Io { block: u64, op: &'static str },
     #[error("corruption at block {block}: {reason}")]
@@ -57,6 +62,7 @@ impl Error {
             Error::NotPermitted => 1,     // EPERM
             Error::NotFound => 2,         // ENOENT
             Error::Io { .. } => 5,        // EIO
+            Error::ShutDown => 5,         // EIO
             Error::Exists => 17,          // EEXIST
             Error::NotDir => 20,          // ENOTDIR
             Error::IsDir => 21,           // EISDIR

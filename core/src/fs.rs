@@ -303,6 +303,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// Unlinked inodes kept alive by open handles.
     pub(crate) orphans: BTreeSet<Ino>,
     pub(crate) read_only: bool,
+    /// Set with `read_only` after a failed write or flush: later changes fail with
+    /// `Error::ShutDown` (EIO) rather than EROFS. Reads go on from the caches.
+    pub(crate) shut_down: bool,
     pub(crate) opts: MountOptions,
     pub(crate) stats: Stats,
     pub(crate) next_generation: u32,
@@ -542,6 +545,7 @@ impl<D: BlockDevice> Filesystem<D> {
             open_counts: BTreeMap::new(),
             orphans: BTreeSet::new(),
             read_only: opts.read_only || unknown_ro,
+            shut_down: false,
             opts: *opts,
             stats: Stats::default(),
             now_sec: now.sec.max(0) as u64,
@@ -602,6 +606,10 @@ impl<D: BlockDevice> Filesystem<D> {
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
+    /// Whether a failed write or flush shut the filesystem down (it is then read-only too).
+    pub fn is_shut_down(&self) -> bool {
+        self.shut_down
+    }
     pub fn superblock(&self) -> &Superblock {
         &self.sb
     }
@@ -631,7 +639,9 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
-        if self.read_only {
+        if self.shut_down {
+            Err(Error::ShutDown)
+        } else if self.read_only {
             Err(Error::ReadOnly)
         } else {
             Ok(())
@@ -826,11 +836,18 @@ impl<D: BlockDevice> Filesystem<D> {
 
     // ---- write-back and checkpoint -------------------------------------------------
 
-    /// Latches read-only mode after a failed write: the in-memory state may no longer
-    /// match anything durable, so guessing further could only make things worse.
+    /// Shuts the filesystem down after a failed write (read-only; later changes EIO): the
+    /// in-memory state may no longer match anything durable, so guessing further could
+    /// only make things worse.
     pub(crate) fn fail<T>(&mut self, e: Error) -> Result<T> {
-        self.read_only = !cfg!(feature = "mutant-eio-no-read-only");
+        self.latch_shutdown();
         Err(e)
+    }
+
+    fn latch_shutdown(&mut self) {
+        let latch = !cfg!(feature = "mutant-eio-no-read-only");
+        self.read_only = latch;
+        self.shut_down = latch;
     }
 
     /// Writes every dirty data block to its log and points its node at it.

@@ -74,9 +74,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// A driver that issued the wait and flush itself reports a failure with this: the
-    /// filesystem turns read-only, as for any failed write.
+    /// filesystem shuts down, as for any failed write.
     pub fn flush_failed(&mut self) {
         self.read_only = true;
+        self.shut_down = true;
     }
 
     /// First half of fsync: submits the batch (or writes a checkpoint). The caller then

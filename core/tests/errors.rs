@@ -151,7 +151,7 @@ fn bit_flips_anywhere_never_panic() {
 }
 
 #[test]
-fn failed_write_turns_read_only_and_loses_nothing_acknowledged() {
+fn failed_write_shuts_down_and_loses_nothing_acknowledged() {
     let dev = image();
     let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
     let f = fs.create(1, b"synced", 0o644, C, T).unwrap().ino;
@@ -162,8 +162,11 @@ fn failed_write_turns_read_only_and_loses_nothing_acknowledged() {
     fs.device_mut().fail_writes_from = Some(writes + 1);
     assert!(matches!(fs.sync(T), Err(Error::Io { .. })));
     assert!(fs.is_read_only());
-    assert_eq!(fs.create(1, b"x", 0o644, C, T), Err(Error::ReadOnly));
-    assert_eq!(fs.write(f, 0, b"y", T), Err(Error::ReadOnly));
+    assert!(fs.is_shut_down());
+    // Shut down, not mounted read-only: EIO, as f2fs reports after its shutdown.
+    assert_eq!(fs.create(1, b"x", 0o644, C, T), Err(Error::ShutDown));
+    assert_eq!(fs.write(f, 0, b"y", T), Err(Error::ShutDown));
+    assert_eq!(Error::ShutDown.errno(), 5);
     let mut dev = fs.into_device();
     dev.fail_writes_from = None;
     let r = fsck::check(&mut dev).unwrap();

@@ -21,6 +21,38 @@ pub struct MkfsArgs {
     pub force: bool,
     pub target: PathBuf,
     pub quiet: bool,
+    /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
+    pub sparse: bool,
+}
+
+/// Writes zeros over the whole of a new image file and syncs it, so that the host has
+/// allocated (and written: ext4 and XFS keep `fallocate`d extents "unwritten" and convert
+/// them inside the first fdatasync that covers them) every block before the first mount.
+/// Otherwise each first write to a block makes the host allocate inside one of rollfs's
+/// fsyncs, which then waits for the host's own metadata journal. Progress on stderr for
+/// large images when it is a terminal.
+fn write_out(f: &std::fs::File, path: &std::path::Path, size_bytes: u64, quiet: bool) -> Result<()> {
+    use std::io::IsTerminal;
+    use std::os::unix::fs::FileExt;
+    const CHUNK: u64 = 1 << 20;
+    let zeros = vec![0u8; CHUNK as usize];
+    let show = !quiet && size_bytes >= 1 << 30 && std::io::stderr().is_terminal();
+    let mut last_pct = u64::MAX;
+    let mut off = 0u64;
+    while off < size_bytes {
+        let n = CHUNK.min(size_bytes - off) as usize;
+        f.write_all_at(&zeros[..n], off).map_err(|e| CliError::io(path, "write out the image", e))?;
+        off += n as u64;
+        let pct = off * 100 / size_bytes;
+        if show && pct != last_pct {
+            eprint!("\rrollfs: writing the image: {pct:3}%");
+            last_pct = pct;
+        }
+    }
+    if show {
+        eprintln!();
+    }
+    f.sync_all().map_err(|e| CliError::io(path, "write out the image", e))
 }
 
 fn random_uuid() -> [u8; 16] {
@@ -109,8 +141,14 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
             .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| CliError::io(path, "create the image", e))?;
-        // Sparse: set_len allocates nothing.
         f.set_len(sz).map_err(|e| CliError::io(path, "size the image", e))?;
+        if !a.sparse {
+            if let Err(e) = write_out(&f, path, sz, a.quiet) {
+                drop(f);
+                let _ = std::fs::remove_file(path);
+                return Err(e);
+            }
+        }
     }
     let result = (|| {
         let mut dev = FileDevice::open(path, DeviceOptions::default())?;
@@ -207,8 +245,9 @@ pub struct MountOpts {
     pub resuid: Option<u32>,
     pub resgid: Option<u32>,
     pub fuse: Vec<fuser::MountOption>,
-    /// Discard (TRIM) segments freed by checkpoints (`-o nodiscard` turns it off).
-    pub discard: bool,
+    /// Discard (TRIM) segments freed by checkpoints: `-o discard` / `-o nodiscard`; unset,
+    /// see [`discard_default`].
+    pub discard: Option<bool>,
     /// Background cleaning after this many idle seconds (`-o gc_idle=N`; 0 = off).
     pub gc_idle_secs: u64,
     /// Slack space recycling when free segments run low (`-o nossr` turns it off).
@@ -234,6 +273,18 @@ fn parse_reserve(v: &str) -> Result<Reserve> {
     }
 }
 
+/// Whether to discard freed segments when the mount options do not say: on a block device
+/// yes (TRIM helps flash); on an image file only when it is sparse, where a discard punches
+/// a hole and gives the space back to the host. A written-out image (mkfs's default) keeps
+/// its blocks allocated, so that the host never allocates inside one of rollfs's fsyncs.
+pub fn discard_default(kind: DeviceKind, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match kind {
+        DeviceKind::BlockDevice => true,
+        DeviceKind::ImageFile => meta.blocks() * 512 < meta.len(),
+    }
+}
+
 pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
     use fuser::MountOption as M;
     let mut o = MountOpts {
@@ -247,7 +298,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         resuid: None,
         resgid: None,
         fuse: Vec::new(),
-        discard: true,
+        discard: None,
         gc_idle_secs: 5,
         ssr: true,
         force: false,
@@ -268,8 +319,8 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("rw", None) => o.read_only = false,
             ("allow_other", None) => o.allow_other = true,
             ("direct", None) | ("o_direct", None) => o.direct = true,
-            ("discard", None) => o.discard = true,
-            ("nodiscard", None) => o.discard = false,
+            ("discard", None) => o.discard = Some(true),
+            ("nodiscard", None) => o.discard = Some(false),
             ("gc_idle", Some(v)) => {
                 o.gc_idle_secs = v
                     .parse::<u64>()
@@ -429,6 +480,8 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let dopts = DeviceOptions { write: !o.read_only, direct: o.direct, lock: true, writers: o.writers };
     let mut fdev = FileDevice::open(path, dopts)?;
     let fdev_blocks = fdev.block_count();
+    let fdev_kind = fdev.kind();
+    let fdev_meta = fdev.file().metadata().map_err(|e| CliError::io(path, "open", e))?;
     crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
     probe::check_superblock(&mut fdev, path)?;
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
@@ -442,7 +495,8 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         }
         None => Box::new(fdev),
     };
-    let mut mopts = MountOptions { read_only: o.read_only, discard: o.discard, ssr: o.ssr, ..Default::default() };
+    let discard = o.discard.unwrap_or_else(|| discard_default(fdev_kind, &fdev_meta));
+    let mut mopts = MountOptions { read_only: o.read_only, discard, ssr: o.ssr, ..Default::default() };
     mopts.root_reserve_blocks = match o.reserve {
         Reserve::Percent(p) => fdev_blocks * p as u64 / 100,
         Reserve::Bytes(b) => b.div_ceil(rollfs_core::BLOCK_SIZE as u64),
@@ -742,10 +796,18 @@ mod option_tests {
     use super::*;
 
     #[test]
-    fn discard_is_on_by_default_and_nodiscard_turns_it_off() {
-        assert!(parse_mount_options(&[]).unwrap().discard);
-        assert!(!parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard);
-        assert!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard);
+    fn discard_follows_the_options_and_otherwise_the_target() {
+        assert_eq!(parse_mount_options(&[]).unwrap().discard, None);
+        assert_eq!(parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard, Some(false));
+        assert_eq!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard, Some(true));
+        let d = tempfile::tempdir().unwrap();
+        let sparse = d.path().join("sparse.img");
+        std::fs::File::create(&sparse).unwrap().set_len(64 << 20).unwrap();
+        let full = d.path().join("full.img");
+        std::fs::write(&full, vec![1u8; 1 << 20]).unwrap();
+        let meta = |p: &std::path::Path| std::fs::File::open(p).unwrap().metadata().unwrap();
+        assert!(discard_default(DeviceKind::ImageFile, &meta(&sparse)), "a sparse image is kept sparse");
+        assert!(!discard_default(DeviceKind::ImageFile, &meta(&full)), "a written-out image keeps its blocks");
         assert!(parse_mount_options(&["nosuchoption".to_string()]).is_err());
     }
 

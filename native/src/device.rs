@@ -9,7 +9,8 @@
 //! - Writes to the same block go to the same writer (chosen by address), whose queue is
 //!   FIFO, so a newer write of a block can never be overtaken by an older one.
 //! - Reads see the most recently submitted data: in-flight blocks are kept in a map until
-//!   their `pwrite` has returned, and a read looks there first.
+//!   their `pwrite` has returned successfully (a failed one stays there for good), and a
+//!   read looks there first.
 //! - `flush` is `fdatasync`; a FUA write is `pwritev2(RWF_DSYNC)` (falling back to
 //!   `pwrite` + `fdatasync`); `PREFLUSH` flushes before the write is queued.
 //! - The first write or flush error is latched: every later write, wait and flush fails
@@ -323,7 +324,10 @@ fn writer_loop(file: &File, shared: &Shared, rx: mpsc::Receiver<Job>) {
         if !ok && st.error.is_none() {
             st.error = Some(IoError { block: job.addr, op: "write" });
         }
-        if st.inflight.get(&job.addr).is_some_and(|(seq, _)| *seq == job.seq) {
+        // A failed write keeps its block in the map: the core has dropped it from its
+        // cache, and reads must go on seeing what was written, not the block's old content
+        // (the filesystem shuts down when it next waits or flushes).
+        if ok && st.inflight.get(&job.addr).is_some_and(|(seq, _)| *seq == job.seq) {
             st.inflight.remove(&job.addr);
         }
         st.outstanding -= 1;
@@ -584,6 +588,20 @@ mod tests {
         assert_eq!(dev.write(4, &block(1), WriteFlags::empty()), Err(e));
         assert_eq!(dev.flush(), Err(e));
         assert_eq!(dev.wait_writes(), Err(e));
+    }
+
+    #[test]
+    fn a_block_whose_write_failed_stays_readable_as_written() {
+        // /dev/full: reads return zeros, writes fail. The core drops a block from its cache
+        // once submitted, so the device must go on returning what was written.
+        let f = OpenOptions::new().read(true).write(true).open("/dev/full").unwrap();
+        let mut dev =
+            FileDevice::from_file(f, Path::new("/dev/full"), DeviceKind::ImageFile, 16, DeviceOptions::default());
+        dev.write(5, &block(0xAB), WriteFlags::empty()).unwrap();
+        assert!(dev.wait_writes().is_err(), "the write to /dev/full must fail");
+        let mut buf = block(0);
+        dev.read(5, &mut buf).unwrap();
+        assert_eq!(buf, block(0xAB), "after the failed write the block read back its old content");
     }
 
     #[test]

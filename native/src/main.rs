@@ -23,8 +23,8 @@ struct Cli {
 enum Cmd {
     /// Create a rollfs filesystem on an image file or block device.
     Mkfs {
-        /// Size of the image (e.g. 1G, 512M). Creates a sparse image file if TARGET does
-        /// not exist; resizes an existing image file.
+        /// Size of the image (e.g. 1G, 512M). Creates the image file if TARGET does not
+        /// exist (written out in full unless --sparse); resizes an existing image file.
         #[arg(long, value_parser = parse_size)]
         size: Option<u64>,
         /// Segment size, a power of two from 64K to 2M (default 2M).
@@ -43,6 +43,10 @@ enum Cmd {
         /// Print nothing on success.
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Create the image file sparse (no space taken until written) instead of writing
+        /// it out in full: smaller, but the host then allocates inside rollfs's fsyncs.
+        #[arg(long)]
+        sparse: bool,
         target: PathBuf,
     },
     /// Mount TARGET at MOUNTPOINT through FUSE (in the background unless --foreground).
@@ -154,8 +158,8 @@ fn main() {
     }
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, target } => {
-            report(cmd::mkfs(&MkfsArgs { size, segment_size, overprovision, label, force, target, quiet }))
+        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, sparse, target } => {
+            report(cmd::mkfs(&MkfsArgs { size, segment_size, overprovision, label, force, target, quiet, sparse }))
         }
         Cmd::Mount { foreground, options, record_writes, daemon_child, force, target, mountpoint } => {
             report(cmd::mount(&MountArgs {

@@ -125,12 +125,24 @@ pub struct Image {
 }
 
 impl Image {
-    /// `rollfs mkfs --size SIZE` plus extra mkfs arguments.
+    /// `rollfs mkfs --size SIZE` plus extra mkfs arguments. Images up to 128 MiB are made
+    /// as users get them (written out in full); larger ones sparse (`--sparse`), to keep the
+    /// suite's disk writes and space small.
     #[track_caller]
     pub fn new(size: &str, extra: &[&str]) -> Image {
         let dir = tempfile::Builder::new().prefix("rollfs-test-").tempdir().expect("tempdir");
         let path = dir.path().join("fs.img");
         let mut args: Vec<&OsStr> = vec![OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new(size), OsStr::new("-q")];
+        let (digits, unit) = size.split_at(size.len() - 1);
+        let shift = match unit {
+            "K" => 10,
+            "M" => 20,
+            "G" => 30,
+            _ => panic!("Image::new: size {size:?}: give K, M or G"),
+        };
+        if digits.parse::<u64>().expect("image size") << shift > 128 << 20 {
+            args.push(OsStr::new("--sparse"));
+        }
         args.extend(extra.iter().map(OsStr::new));
         args.push(path.as_os_str());
         let o = rollfs(&args);

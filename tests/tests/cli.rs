@@ -168,15 +168,32 @@ fn mkfs_refuses_to_overwrite_rollfs_without_force_and_fsck_is_clean() {
 }
 
 #[test]
-fn mkfs_creates_a_sparse_image() {
+fn mkfs_sparse_creates_a_sparse_image() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("big.img");
-    let o = rollfs([OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new("8G"), p.as_os_str()]);
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("--sparse"), OsStr::new("--size"), OsStr::new("8G"), p.as_os_str()]);
     assert!(o.status.success(), "{}", stderr(&o));
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(&p).unwrap();
     assert_eq!(m.len(), 8 << 30);
     assert!(m.blocks() * 512 < 256 << 20, "image is not sparse: {} bytes allocated", m.blocks() * 512);
+}
+
+/// By default a new image is written out in full, so that the host never allocates
+/// inside an fsync of the mounted filesystem (issue 14); and the mount then does not
+/// discard (a discard would punch holes back into it).
+#[test]
+fn mkfs_writes_a_new_image_out_in_full() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("full.img");
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("--size"), OsStr::new("64M"), p.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(&p).unwrap();
+    assert_eq!(m.len(), 64 << 20);
+    assert!(m.blocks() * 512 >= 64 << 20, "image not written out: {} bytes allocated", m.blocks() * 512);
+    let meta = std::fs::File::open(&p).unwrap().metadata().unwrap();
+    assert!(!rollfs::cmd::discard_default(rollfs::device::DeviceKind::ImageFile, &meta));
 }
 
 #[test]

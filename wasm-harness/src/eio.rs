@@ -6,8 +6,8 @@
 //! - the operation that issued it must return EIO (`eio-swallowed` if it succeeded,
 //!   `eio-wrong-error` for another error). The one exception is a read of the first mount,
 //!   which may succeed from a redundant copy (the superblock has two);
-//! - after a failed write or flush the filesystem must be read-only: a `sync` must fail
-//!   and creating a file must fail with EROFS (`eio-not-read-only`);
+//! - after a failed write or flush the filesystem must have shut down: a `sync` and
+//!   creating a file must fail with EIO (`eio-not-read-only`);
 //! - the run must not trap and the guest must agree with the model up to the failure (the
 //!   usual `trap` / `op-mismatch` problems);
 //! - the device is then mounted again, healthy, twice: as the error left it with every
@@ -30,7 +30,8 @@ use std::time::Instant;
 /// ABI code of a call on a filesystem that is no longer mounted (after a failed unmount).
 const E_NOT_MOUNTED: i64 = crate::guest::E_NOT_MOUNTED;
 const EIO: i64 = 5;
-const EROFS: i64 = 30;
+/// What every change returns once a failed write has shut the filesystem down.
+const EIO: i64 = 5;
 
 /// Parses `read:N`, `write:N` or `flush:N`.
 pub fn parse_point(s: &str) -> Result<Eio, String> {
@@ -129,13 +130,13 @@ impl Explorer {
             if !(fired && write_like) {
                 return;
             }
-            // Read-only after a failed write: nothing may change any more.
+            // Shut down after a failed write: nothing may change any more.
             let now = 1_800_000_000;
             let sync = g.sync(now);
             let create = g.op(&Op::Create("/eio-probe".into()), now);
             probes.push(format!("after the error: sync -> {sync:?}, create -> {create:?}"));
             let ro = |r: &crate::guest::GuestResult<i64>| {
-                matches!(r.as_ref().err().and_then(|e| e.errno()), Some(EROFS) | Some(E_NOT_MOUNTED))
+                matches!(r.as_ref().err().and_then(|e| e.errno()), Some(EIO) | Some(E_NOT_MOUNTED))
             };
             if !ro(&sync.clone().map(|_| 0)) || !ro(&create) {
                 run.problems.push((

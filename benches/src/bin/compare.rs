@@ -1338,7 +1338,7 @@ fn render(
     let _ = writeln!(
         md,
         "\n## Recovery: mount time\n\n\
-         rollfs images are made with `rollfs mkfs` (sparse image file) and then written through the core on the native \
+         rollfs images are made with `rollfs mkfs` (image file written out in full) and then written through the core on the native \
          file device (`rollfs::device::FileDevice`): 16 files made durable by a checkpoint, then N × (4 KiB overwrite + fsync) \
          and a power loss (the filesystem is dropped without unmount); \"clean\" is a clean unmount. Each measurement mounts a \
          fresh copy of the image with the page cache dropped. *core* = `Filesystem::mount` on the file device (roll-forward \
