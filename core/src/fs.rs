@@ -19,6 +19,7 @@ use crate::node::{self, inode, NodeType};
 use crate::segment::{Log, SegmentManager};
 use crate::sit::Sit;
 use crate::ssa::{Ssa, Summary};
+pub use crate::stats::Stats;
 use crate::superblock::{read_superblock, Superblock};
 use crate::{zero_block, Block, Ino, Nid};
 use alloc::boxed::Box;
@@ -229,50 +230,6 @@ impl Default for MountOptions {
             root_reserve_blocks: 0,
         }
     }
-}
-
-/// Counters of what the filesystem did, for benchmarks and tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    pub checkpoints: u64,
-    pub data_blocks_written: u64,
-    pub node_blocks_written: u64,
-    pub meta_blocks_written: u64,
-    pub flushes: u64,
-    pub device_reads: u64,
-    pub fsyncs: u64,
-    pub fsync_checkpoint_fallbacks: u64,
-    pub fdatasync_noops: u64,
-    pub atomic_commits: u64,
-    pub atomic_aborts: u64,
-    pub recovered_batches: u64,
-    pub recovered_nodes_walked: u64,
-    pub dirty_bound_checkpoints: u64,
-    pub discards: u64,
-    pub gc_segments: u64,
-    pub gc_blocks_moved: u64,
-    /// Data blocks written into holes of used segments (slack space recycling).
-    pub ssr_blocks: u64,
-    pub discard_errors: u64,
-    // ---- rare events: what a checker of a full device must see happen (issue: the crash
-    // explorer counts each and its CI sample must reach every one) ----
-    /// Checkpoints written from inside an operation that is not sync/fsync/unmount: to make
-    /// room (ensure_space), to free node ids, or at the dirty-memory bound.
-    pub op_checkpoints: u64,
-    /// Operations refused with ENOSPC for lack of blocks or node ids (nothing changed).
-    pub enospc_returned: u64,
-    /// fsyncs served by a checkpoint because the roll-forward of the fsync chain would no
-    /// longer have had the room it was promised (the recovery reserve).
-    pub recovery_reserve_fallbacks: u64,
-    /// Cleaning rounds run while serving an fsync or an atomic commit.
-    pub fsync_gc_rounds: u64,
-    /// Roll-forward recoveries that applied batches on a nearly full device (free segments
-    /// fewer than twice the cleaning reserve plus the logs when recovery started).
-    pub recovery_full_device: u64,
-    /// Atomic commits that returned an error (the session stays open and abortable).
-    pub atomic_commit_failures: u64,
-    /// Checkpoints written because node ids ran short while freed ids awaited a checkpoint.
-    pub nid_shortage_checkpoints: u64,
 }
 
 /// A cached node block.

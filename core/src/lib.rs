@@ -56,6 +56,7 @@ pub mod repair;
 pub mod segment;
 pub mod sit;
 pub mod ssa;
+pub mod stats;
 pub mod superblock;
 pub mod xattr;
 

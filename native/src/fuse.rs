@@ -63,9 +63,14 @@ pub mod ioc {
     /// `_IOR(0xf5, 12, u32)`
     pub const F2FS_IOC_GET_FEATURES: u32 = 0x8004_f50c;
     pub const F2FS_FEATURE_ATOMIC_WRITE: u32 = 0x0004;
-    /// rollfs's own: `_IOR('R', 1, [u8; 1024])`, the statistics as NUL-padded JSON.
-    pub const ROLLFS_IOC_GET_STATS: u32 = 0x8400_5201;
-    pub const ROLLFS_STATS_LEN: usize = 1024;
+    /// rollfs's own: `_IOR('R', 2, [u8; 16383])`, the statistics as NUL-padded JSON (the
+    /// largest size an ioctl number can carry; the JSON is a few KiB at most).
+    pub const ROLLFS_IOC_GET_STATS: u32 = 0xBFFF_5202;
+    pub const ROLLFS_STATS_LEN: usize = 16383;
+    /// The first version, `_IOR('R', 1, [u8; 1024])`: the same JSON when it fits, EOVERFLOW
+    /// when it does not (never cut into invalid JSON).
+    pub const ROLLFS_IOC_GET_STATS_1K: u32 = 0x8400_5201;
+    pub const ROLLFS_STATS_1K_LEN: usize = 1024;
 }
 
 /// GET_FEATURES reports the atomic-write bit only when this is true, so SQLite never
@@ -86,6 +91,36 @@ pub struct DriverStats {
     pub group_fsyncs: AtomicU64,
     /// Rounds of background (idle-time) cleaning.
     pub bg_gc_rounds: AtomicU64,
+}
+
+impl DriverStats {
+    /// Every counter as (name, value). Destructured, so that a counter added to the struct
+    /// fails the build until it is listed here.
+    pub fn counters(&self) -> [(&'static str, u64); 9] {
+        let DriverStats {
+            requests,
+            fsyncs,
+            atomic_starts,
+            atomic_commits,
+            atomic_aborts,
+            panics,
+            group_flushes,
+            group_fsyncs,
+            bg_gc_rounds,
+        } = self;
+        let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        [
+            ("requests", l(requests)),
+            ("fsyncs", l(fsyncs)),
+            ("atomic_starts", l(atomic_starts)),
+            ("atomic_commits", l(atomic_commits)),
+            ("atomic_aborts", l(atomic_aborts)),
+            ("panics", l(panics)),
+            ("group_flushes", l(group_flushes)),
+            ("group_fsyncs", l(group_fsyncs)),
+            ("bg_gc_rounds", l(bg_gc_rounds)),
+        ]
+    }
 }
 
 /// Shares device flushes between concurrent fsyncs. An fsync takes a ticket after its
@@ -654,43 +689,16 @@ impl RollFuse {
         }
     }
 
-    fn stats_json(&self) -> String {
+    /// The stats ioctl's JSON: `{"driver": {...}, "core": {...}}`, every counter of
+    /// [`DriverStats`] and of the core's `Stats` (from their one list each).
+    pub(crate) fn stats_json(&self) -> String {
         let core = self.call(|fs| Ok(fs.stats())).ok();
-        let s = &self.stats;
-        let mut v = serde_json::json!({
-            "driver": {
-                "requests": s.requests.load(Ordering::Relaxed),
-                "fsyncs": s.fsyncs.load(Ordering::Relaxed),
-                "atomic_starts": s.atomic_starts.load(Ordering::Relaxed),
-                "atomic_commits": s.atomic_commits.load(Ordering::Relaxed),
-                "atomic_aborts": s.atomic_aborts.load(Ordering::Relaxed),
-                "panics": s.panics.load(Ordering::Relaxed),
-                "group_flushes": s.group_flushes.load(Ordering::Relaxed),
-                "group_fsyncs": s.group_fsyncs.load(Ordering::Relaxed),
-                "bg_gc_rounds": s.bg_gc_rounds.load(Ordering::Relaxed),
-            }
-        });
+        let obj = |pairs: &mut dyn Iterator<Item = (&'static str, u64)>| {
+            serde_json::Value::Object(pairs.map(|(k, v)| (k.to_string(), v.into())).collect())
+        };
+        let mut v = serde_json::json!({ "driver": obj(&mut self.stats.counters().into_iter()) });
         if let Some(c) = core {
-            v["core"] = serde_json::json!({
-                "checkpoints": c.checkpoints,
-                "data_blocks_written": c.data_blocks_written,
-                "node_blocks_written": c.node_blocks_written,
-                "meta_blocks_written": c.meta_blocks_written,
-                "flushes": c.flushes,
-                "device_reads": c.device_reads,
-                "fsyncs": c.fsyncs,
-                "fsync_checkpoint_fallbacks": c.fsync_checkpoint_fallbacks,
-                "fdatasync_noops": c.fdatasync_noops,
-                "atomic_commits": c.atomic_commits,
-                "atomic_aborts": c.atomic_aborts,
-                "recovered_batches": c.recovered_batches,
-                "recovered_nodes_walked": c.recovered_nodes_walked,
-                "dirty_bound_checkpoints": c.dirty_bound_checkpoints,
-                "discards": c.discards,
-                "discard_errors": c.discard_errors,
-                "gc_segments": c.gc_segments,
-                "gc_blocks_moved": c.gc_blocks_moved,
-            });
+            v["core"] = obj(&mut c.counters().into_iter());
         }
         v.to_string()
     }
@@ -1262,13 +1270,19 @@ impl fuser::Filesystem for RollFuse {
                 done(self.abort_atomic(i, fh.0), reply)
             }
             // Filesystem-wide figures: for the user who mounted it, or CAP_SYS_ADMIN.
-            ROLLFS_IOC_GET_STATS if req.uid() != self.mounter_uid && !privileged(req, cap::CAP_SYS_ADMIN) => {
+            ROLLFS_IOC_GET_STATS | ROLLFS_IOC_GET_STATS_1K
+                if req.uid() != self.mounter_uid && !privileged(req, cap::CAP_SYS_ADMIN) =>
+            {
                 reply.error(Errno::EPERM)
             }
-            ROLLFS_IOC_GET_STATS => {
+            ROLLFS_IOC_GET_STATS | ROLLFS_IOC_GET_STATS_1K => {
+                let len = if cmd == ROLLFS_IOC_GET_STATS { ROLLFS_STATS_LEN } else { ROLLFS_STATS_1K_LEN };
                 let mut buf = self.stats_json().into_bytes();
-                buf.resize(ROLLFS_STATS_LEN, 0);
-                buf.truncate((out_size as usize).min(ROLLFS_STATS_LEN));
+                // Room for the terminating NUL, or an error: cut JSON would not parse.
+                if buf.len() >= len.min(out_size as usize) {
+                    return reply.error(Errno::EOVERFLOW);
+                }
+                buf.resize(len.min(out_size as usize), 0);
                 reply.ioctl(0, &buf)
             }
             _ => reply.error(Errno::ENOTTY),
@@ -1292,7 +1306,8 @@ mod tests {
         assert_eq!(ioc::F2FS_IOC_COMMIT_ATOMIC_WRITE, io(0xf5, 2));
         assert_eq!(ioc::F2FS_IOC_ABORT_VOLATILE_WRITE, io(0xf5, 5));
         assert_eq!(ioc::F2FS_IOC_GET_FEATURES, ior(0xf5, 12, 4));
-        assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 1, 1024));
+        assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 2, 16383));
+        assert_eq!(ioc::ROLLFS_IOC_GET_STATS_1K, ior(b'R' as u32, 1, 1024));
     }
 
     #[test]

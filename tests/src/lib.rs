@@ -362,14 +362,26 @@ pub fn command_as_nobody(bin: &Path) -> Command {
     c
 }
 
+/// `_IOR('R', 2, [u8; 16383])`: rollfs's stats ioctl (README, "Statistics").
+pub const ROLLFS_IOC_GET_STATS: u32 = 0xBFFF_5202;
+/// The first version, `_IOR('R', 1, [u8; 1024])`.
+pub const ROLLFS_IOC_GET_STATS_1K: u32 = 0x8400_5201;
+
 /// Reads the mounted filesystem's statistics (rollfs's own ioctl) as JSON text.
 pub fn mount_stats(any_file_in_mount: &Path) -> String {
+    stats_ioctl(any_file_in_mount, ROLLFS_IOC_GET_STATS, 16383).expect("stats ioctl failed")
+}
+
+/// Issues a stats ioctl `cmd` with an out buffer of `len` bytes (the size `cmd` encodes).
+pub fn stats_ioctl(any_file_in_mount: &Path, cmd: u32, len: usize) -> std::io::Result<String> {
     use std::os::fd::AsRawFd;
     let f = std::fs::File::open(any_file_in_mount).expect("open for stats");
-    let mut buf = vec![0u8; 1024];
-    // SAFETY: the ioctl writes at most 1024 bytes (its encoded size) into buf.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), 0x8400_5201u32 as _, buf.as_mut_ptr()) };
-    assert!(r >= 0, "stats ioctl failed: {}", std::io::Error::last_os_error());
+    let mut buf = vec![0u8; len];
+    // SAFETY: the ioctl writes at most `len` bytes (its encoded size) into buf.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), cmd as _, buf.as_mut_ptr()) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }

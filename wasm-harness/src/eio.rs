@@ -30,8 +30,6 @@ use std::time::Instant;
 /// ABI code of a call on a filesystem that is no longer mounted (after a failed unmount).
 const E_NOT_MOUNTED: i64 = crate::guest::E_NOT_MOUNTED;
 const EIO: i64 = 5;
-/// What every change returns once a failed write has shut the filesystem down.
-const EIO: i64 = 5;
 
 /// Parses `read:N`, `write:N` or `flush:N`.
 pub fn parse_point(s: &str) -> Result<Eio, String> {

@@ -80,8 +80,8 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                     .map(|_| format!("{v:x}"))
             }
             ["stats", name] => {
-                let mut buf = vec![0u8; 1024];
-                check(libc::ioctl(slot(slots, name), 0x8400_5201u32 as _, buf.as_mut_ptr()) as _)
+                let mut buf = vec![0u8; 16383];
+                check(libc::ioctl(slot(slots, name), 0xBFFF_5202u32 as _, buf.as_mut_ptr()) as _)
             }
             ["pwrite", name, off, text] => {
                 let r = libc::pwrite(slot(slots, name), text.as_ptr() as *const _, text.len(), off.parse().unwrap());

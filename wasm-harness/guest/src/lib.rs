@@ -409,74 +409,12 @@ pub extern "C" fn sim_abort_atomic_write(p: *const u8, plen: i32) -> i64 {
     })
 }
 
-/// Every counter of `rollfs_core::Stats`, in field order (the names are the field names;
-/// `sim_stat_names` and `sim_stats` export them in this order, ABI.md).
-fn stat_list(s: &rollfs_core::Stats) -> [(&'static str, u64); 26] {
-    // Destructured so that a field added to Stats fails this build until it is listed.
-    let rollfs_core::Stats {
-        checkpoints,
-        data_blocks_written,
-        node_blocks_written,
-        meta_blocks_written,
-        flushes,
-        device_reads,
-        fsyncs,
-        fsync_checkpoint_fallbacks,
-        fdatasync_noops,
-        atomic_commits,
-        atomic_aborts,
-        recovered_batches,
-        recovered_nodes_walked,
-        dirty_bound_checkpoints,
-        discards,
-        gc_segments,
-        gc_blocks_moved,
-        ssr_blocks,
-        discard_errors,
-        op_checkpoints,
-        enospc_returned,
-        recovery_reserve_fallbacks,
-        fsync_gc_rounds,
-        recovery_full_device,
-        atomic_commit_failures,
-        nid_shortage_checkpoints,
-    } = *s;
-    [
-        ("checkpoints", checkpoints),
-        ("data_blocks_written", data_blocks_written),
-        ("node_blocks_written", node_blocks_written),
-        ("meta_blocks_written", meta_blocks_written),
-        ("flushes", flushes),
-        ("device_reads", device_reads),
-        ("fsyncs", fsyncs),
-        ("fsync_checkpoint_fallbacks", fsync_checkpoint_fallbacks),
-        ("fdatasync_noops", fdatasync_noops),
-        ("atomic_commits", atomic_commits),
-        ("atomic_aborts", atomic_aborts),
-        ("recovered_batches", recovered_batches),
-        ("recovered_nodes_walked", recovered_nodes_walked),
-        ("dirty_bound_checkpoints", dirty_bound_checkpoints),
-        ("discards", discards),
-        ("gc_segments", gc_segments),
-        ("gc_blocks_moved", gc_blocks_moved),
-        ("ssr_blocks", ssr_blocks),
-        ("discard_errors", discard_errors),
-        ("op_checkpoints", op_checkpoints),
-        ("enospc_returned", enospc_returned),
-        ("recovery_reserve_fallbacks", recovery_reserve_fallbacks),
-        ("fsync_gc_rounds", fsync_gc_rounds),
-        ("recovery_full_device", recovery_full_device),
-        ("atomic_commit_failures", atomic_commit_failures),
-        ("nid_shortage_checkpoints", nid_shortage_checkpoints),
-    ]
-}
-
 /// The core's statistics: every counter of `rollfs_core::Stats` as a little-endian u64 in
 /// the out buffer, in field order (names: `sim_stat_names`). Returns the count.
 #[no_mangle]
 pub extern "C" fn sim_stats() -> i64 {
     with_fs(|fs| {
-        let list = stat_list(&fs.stats());
+        let list = fs.stats().counters();
         let mut out = Vec::with_capacity(8 * list.len());
         for (_, v) in list {
             out.extend_from_slice(&v.to_le_bytes());
@@ -490,10 +428,9 @@ pub extern "C" fn sim_stats() -> i64 {
 /// unmounted). Returns the count.
 #[no_mangle]
 pub extern "C" fn sim_stat_names() -> i64 {
-    let list = stat_list(&rollfs_core::Stats::default());
-    let names: Vec<&str> = list.iter().map(|(n, _)| *n).collect();
+    let names = rollfs_core::Stats::NAMES;
     set_out(names.join("\n").as_bytes());
-    list.len() as i64
+    names.len() as i64
 }
 
 /// Runs fsck on the device (of the mounted filesystem if there is one, else the bare

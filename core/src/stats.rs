@@ -1,0 +1,85 @@
+//! The filesystem's counters ([`Stats`]): one list, from which the struct, its field names
+//! and the name/value pairs every consumer prints (the FUSE driver's stats ioctl, the
+//! crash explorer's guest) are all generated, so that no consumer can miss a counter.
+
+/// Declares `Stats` with its fields (each `pub u64`, doc comments kept) and
+/// [`Stats::NAMES`] / [`Stats::counters`] in field order.
+macro_rules! stats {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// Counters of what the filesystem did, for benchmarks, tests and the stats ioctl.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Stats {
+            $($(#[$doc])* pub $name: u64,)*
+        }
+
+        /// How many counters [`Stats`] has.
+        pub const STAT_COUNT: usize = [$(stringify!($name),)*].len();
+
+        impl Stats {
+            /// Every counter's name, in field order.
+            pub const NAMES: [&'static str; STAT_COUNT] = [$(stringify!($name),)*];
+
+            /// Every counter as (name, value), in field order.
+            pub fn counters(&self) -> [(&'static str, u64); STAT_COUNT] {
+                [$((stringify!($name), self.$name),)*]
+            }
+        }
+    };
+}
+
+stats! {
+    checkpoints,
+    data_blocks_written,
+    node_blocks_written,
+    meta_blocks_written,
+    flushes,
+    device_reads,
+    fsyncs,
+    fsync_checkpoint_fallbacks,
+    fdatasync_noops,
+    atomic_commits,
+    atomic_aborts,
+    recovered_batches,
+    recovered_nodes_walked,
+    dirty_bound_checkpoints,
+    discards,
+    gc_segments,
+    gc_blocks_moved,
+    /// Data blocks written into holes of used segments (slack space recycling).
+    ssr_blocks,
+    discard_errors,
+    // ---- rare events: what a checker of a full device must see happen (issue: the crash
+    // explorer counts each and its CI sample must reach every one) ----
+    /// Checkpoints written from inside an operation that is not sync/fsync/unmount: to make
+    /// room (ensure_space), to free node ids, or at the dirty-memory bound.
+    op_checkpoints,
+    /// Operations refused with ENOSPC for lack of blocks or node ids (nothing changed).
+    enospc_returned,
+    /// fsyncs served by a checkpoint because the roll-forward of the fsync chain would no
+    /// longer have had the room it was promised (the recovery reserve).
+    recovery_reserve_fallbacks,
+    /// Cleaning rounds run while serving an fsync or an atomic commit.
+    fsync_gc_rounds,
+    /// Roll-forward recoveries that applied batches on a nearly full device (free segments
+    /// fewer than twice the cleaning reserve plus the logs when recovery started).
+    recovery_full_device,
+    /// Atomic commits that returned an error (the session stays open and abortable).
+    atomic_commit_failures,
+    /// Checkpoints written because node ids ran short while freed ids awaited a checkpoint.
+    nid_shortage_checkpoints,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stats;
+
+    #[test]
+    fn names_and_counters_follow_the_fields() {
+        let s = Stats { checkpoints: 3, nid_shortage_checkpoints: 7, ..Stats::default() };
+        let c = s.counters();
+        assert_eq!(c.len(), Stats::NAMES.len());
+        assert_eq!(c[0], ("checkpoints", 3));
+        assert_eq!(*c.last().unwrap(), ("nid_shortage_checkpoints", 7));
+        assert!(c.iter().zip(Stats::NAMES).all(|((n, _), m)| n == &m));
+    }
+}
