@@ -250,6 +250,8 @@ pub struct MountOpts {
     pub discard: Option<bool>,
     /// Background cleaning after this many idle seconds (`-o gc_idle=N`; 0 = off).
     pub gc_idle_secs: u64,
+    /// `-o dirsync`: directory changes are durable when they return.
+    pub dirsync: bool,
     /// Slack space recycling when free segments run low (`-o nossr` turns it off).
     pub ssr: bool,
     /// `-o force`: as `mount --force` (for fstab and mount(8), which pass only options).
@@ -300,6 +302,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         fuse: Vec::new(),
         discard: None,
         gc_idle_secs: 5,
+        dirsync: false,
         ssr: true,
         force: false,
     };
@@ -352,7 +355,10 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("noexec", None) => o.fuse.push(M::NoExec),
             ("atime", None) => o.fuse.push(M::Atime),
             ("noatime", None) => o.fuse.push(M::NoAtime),
-            ("dirsync", None) => o.fuse.push(M::DirSync),
+            ("dirsync", None) => {
+                o.dirsync = true;
+                o.fuse.push(M::DirSync)
+            }
             // Always on: the kernel checks permissions against the modes the core stores.
             ("default_permissions", None) => {}
             // fstab and mount(8) bookkeeping options that mean nothing to the filesystem.
@@ -507,6 +513,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
     let mut driver = RollFuse::new(fs, flusher);
     driver.set_reserve_users(o.resuid, o.resgid);
+    driver.set_dirsync(o.dirsync);
     if o.gc_idle_secs > 0 && !o.read_only {
         use std::time::Duration;
         let idle = Duration::from_secs(o.gc_idle_secs);
@@ -518,7 +525,9 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
 
     let mut fuse_opts = vec![
         fuser::MountOption::FSName(std::path::absolute(path).unwrap_or(path.to_owned()).display().to_string()),
-        fuser::MountOption::Subtype("rollfs".into()),
+        // As a kernel option, not fuser's `Subtype`: fuser's own mount(2) (as root) drops
+        // that one, and /proc/mounts would say `fuse`; fusermount3 knows it too.
+        fuser::MountOption::CUSTOM("subtype=rollfs".into()),
         fuser::MountOption::DefaultPermissions,
         if o.read_only { fuser::MountOption::RO } else { fuser::MountOption::RW },
     ];

@@ -222,6 +222,8 @@ pub struct RollFuse {
     mounter_uid: u32,
     /// Besides root, who may fill the root reserve (`-o resuid`, `-o resgid`).
     reserve_users: (Option<u32>, Option<u32>),
+    /// `-o dirsync`: every change to a directory is durable before it is acknowledged.
+    dirsync: bool,
     /// Directories whose being full was logged (once each).
     full_dirs_logged: Mutex<std::collections::HashSet<u32>>,
     /// Set once the session exists; used to drop cached pages after an atomic abort.
@@ -409,6 +411,7 @@ impl RollFuse {
             mounter_uid: unsafe { libc::geteuid() },
             full_dirs_logged: Mutex::new(std::collections::HashSet::new()),
             reserve_users: (None, None),
+            dirsync: false,
             notifier: Arc::new(OnceLock::new()),
         }
     }
@@ -416,6 +419,21 @@ impl RollFuse {
     /// Besides root, the user and group who may fill the root reserve.
     pub fn set_reserve_users(&mut self, resuid: Option<u32>, resgid: Option<u32>) {
         self.reserve_users = (resuid, resgid);
+    }
+
+    /// `-o dirsync`: the kernel leaves MS_DIRSYNC to the filesystem (FUSE does nothing with
+    /// it), so the driver makes each directory change durable before replying.
+    pub fn set_dirsync(&mut self, on: bool) {
+        self.dirsync = on;
+    }
+
+    /// Under `-o dirsync`, after a directory change in `dir`: an fsync of the directory
+    /// (a checkpoint in rollfs, which also covers the other directory of a rename).
+    fn dir_synced(&self, fs: &mut Filesystem<Dev>, dir: u32) -> rollfs_core::Result<()> {
+        if self.dirsync {
+            fs.fsync(dir, false, crate::now())?;
+        }
+        Ok(())
     }
 
     /// For the rest of this request (until the guard drops): whether its caller may fill
@@ -817,7 +835,10 @@ impl fuser::Filesystem for RollFuse {
         let _caller = self.caller(req);
         let mode = (mode & FileType::S_IFMT) | (mode & 0o7777 & !umask);
         let r = ino32(parent).and_then(|p| {
-            self.call_adding(p, name.as_bytes(), |fs| fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now()))
+            self.call_adding(p, name.as_bytes(), |fs| {
+                let a = fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now())?;
+                self.dir_synced(fs, p).map(|_| a)
+            })
         });
         self.reply_entry(r, reply)
     }
@@ -826,20 +847,33 @@ impl fuser::Filesystem for RollFuse {
         let _caller = self.caller(req);
         let perm = mode & 0o7777 & !umask;
         let r = ino32(parent).and_then(|p| {
-            self.call_adding(p, name.as_bytes(), |fs| fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now()))
+            self.call_adding(p, name.as_bytes(), |fs| {
+                let a = fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now())?;
+                self.dir_synced(fs, p).map(|_| a)
+            })
         });
         self.reply_entry(r, reply)
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match ino32(parent).and_then(|p| self.call(|fs| fs.unlink(p, name.as_bytes(), crate::now()))) {
+        match ino32(parent).and_then(|p| {
+            self.call(|fs| {
+                fs.unlink(p, name.as_bytes(), crate::now())?;
+                self.dir_synced(fs, p)
+            })
+        }) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match ino32(parent).and_then(|p| self.call(|fs| fs.rmdir(p, name.as_bytes(), crate::now()))) {
+        match ino32(parent).and_then(|p| {
+            self.call(|fs| {
+                fs.rmdir(p, name.as_bytes(), crate::now())?;
+                self.dir_synced(fs, p)
+            })
+        }) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
@@ -849,7 +883,8 @@ impl fuser::Filesystem for RollFuse {
         let _caller = self.caller(req);
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, link_name.as_bytes(), |fs| {
-                fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now())
+                let a = fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now())?;
+                self.dir_synced(fs, p).map(|_| a)
             })
         });
         self.reply_entry(r, reply)
@@ -873,7 +908,8 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             ino32(newparent).and_then(|np| {
                 self.call_adding(np, newname.as_bytes(), |fs| {
-                    fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now())
+                    fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now())?;
+                    self.dir_synced(fs, np)
                 })
             })
         });
@@ -887,7 +923,10 @@ impl fuser::Filesystem for RollFuse {
         let _caller = self.caller(req);
         let r = ino32(ino).and_then(|i| {
             ino32(newparent).and_then(|np| {
-                self.call_adding(np, newname.as_bytes(), |fs| fs.link(i, np, newname.as_bytes(), crate::now()))
+                self.call_adding(np, newname.as_bytes(), |fs| {
+                    let a = fs.link(i, np, newname.as_bytes(), crate::now())?;
+                    self.dir_synced(fs, np).map(|_| a)
+                })
             })
         });
         self.reply_entry(r, reply)
@@ -1182,7 +1221,7 @@ impl fuser::Filesystem for RollFuse {
             self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.create(p, name.as_bytes(), perm, cred(req), crate::now())?;
                 fs.open(a.ino)?;
-                Ok(a)
+                self.dir_synced(fs, p).map(|_| a)
             })
         });
         let write = flags & libc::O_ACCMODE != libc::O_RDONLY;
