@@ -570,3 +570,18 @@ fn stats_ioctl_lists_every_core_counter_as_valid_json() {
     }
     finish(m, &img);
 }
+
+/// /proc/mounts names the filesystem type `fuse.rollfs` (df -t, findmnt and fstab tools
+/// go by it) and the image as the source.
+#[test]
+fn proc_mounts_lists_type_fuse_rollfs() {
+    let img = Image::new("64M", &[]);
+    let m = img.mount();
+    let mounts = fs::read_to_string("/proc/mounts").unwrap();
+    let mnt = m.mnt.display().to_string();
+    let line = mounts.lines().find(|l| l.split(' ').nth(1) == Some(mnt.as_str())).expect("mount listed");
+    let f: Vec<&str> = line.split(' ').collect();
+    assert_eq!(f[2], "fuse.rollfs", "{line}");
+    assert!(f[0].ends_with("fs.img"), "{line}");
+    finish(m, &img);
+}
