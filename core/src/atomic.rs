@@ -9,7 +9,7 @@
 //! after a crash the file shows all of the transaction or none of it; and because commit
 //! waits for every write before the flush, a commit that returned is never lost — unlike
 //! f2fs, which skips that wait for atomic commits and accepts losing the last transaction
-//! (seed 003). The cost of the wait is measured in the simulator (see DESIGN.md).
+//! (scenario "broken dnode chain", docs/INVARIANTS.md). The cost of the wait is measured in the simulator (see DESIGN.md).
 //! A commit also makes durable the names removed from the file's directory since the last
 //! checkpoint (by checkpointing, once): otherwise a crash could resurrect an unlinked
 //! rollback journal next to a database whose later transactions were atomic, and SQLite

@@ -1,6 +1,6 @@
 //! The block-device interface the core is handed, and an in-memory device for tests.
 //!
-//! The trait expresses what real devices do (and what the crash model of the brief
+//! The trait expresses what real devices do (and what the crash model of docs/INVARIANTS.md
 //! describes): a write is *submitted* and completes later, possibly out of order with
 //! other writes; [`BlockDevice::wait_writes`] waits for every submitted write to complete
 //! (the writeback wait); [`BlockDevice::flush`] makes durable every write that had

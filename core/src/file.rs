@@ -3,7 +3,7 @@
 //! Writes go to dirty blocks in memory (no device I/O) until write-back; reads see dirty
 //! blocks first. Holes read as zeros. Invariant: bytes of the last block beyond the file
 //! size are always zero, so extending a file (by truncate or a write past the end) can
-//! never expose old bytes — brief invariant 6.
+//! never expose old bytes — invariant 6 of docs/INVARIANTS.md.
 
 use crate::error::{Error, Result};
 use crate::fs::{FileType, Filesystem, Timestamp};

@@ -13,8 +13,8 @@
 //! submitted writes to complete (`wait_writes`) before it flushes: then the flush makes
 //! the whole chain up to the fsync mark durable. Without the wait, the marked inode can be
 //! durable while an earlier chain node is not: the chain breaks and an fsync that returned
-//! success loses its data (seed 003). Data blocks are never trusted without the batch CRC,
-//! so a node that reached the disk without its data is never applied (invariant 6).
+//! success loses its data (scenario "broken dnode chain", docs/INVARIANTS.md). Data blocks are never trusted without the batch CRC,
+//! so a node that reached the disk without its data is never applied (invariant 6, docs/INVARIANTS.md).
 //!
 //! Falls back to a checkpoint (counted in [`crate::Stats::fsync_checkpoint_fallbacks`])
 //! where roll-forward cannot express the change: directories; inodes renamed, hard-linked

@@ -135,7 +135,7 @@ fn node_written_without_its_data_is_not_applied() {
 
 #[test]
 fn out_of_order_completion_is_safe_because_fsync_waits_before_the_flush() {
-    // Regression 4 (seed 003): the device completes the fsync's writes in reverse order;
+    // Regression 4 (scenario "broken dnode chain", docs/INVARIANTS.md): the device completes the fsync's writes in reverse order;
     // power fails right after fsync returns, keeping only what was flushed.
     let mut fs = fresh();
     fs.device_mut().reverse_completion = true;

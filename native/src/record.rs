@@ -14,7 +14,7 @@
 //! FUA write is durable once known complete. Every other write submitted before the cut
 //! may or may not have reached the media: without `--drop-unflushed` all of them are kept
 //! (the most-persisted state); with it, each is independently kept or dropped by a PRNG
-//! seeded with SEED. This is deliberately the crash model of the brief: a flush covers
+//! seeded with SEED. This is deliberately the crash model of docs/INVARIANTS.md: a flush covers
 //! only writes that had completed, so an fsync that forgets to wait for its chain is
 //! caught by replay.
 

@@ -1,4 +1,4 @@
-//! The simulated flash device and the crash model of the brief.
+//! The simulated flash device and the crash model of docs/INVARIANTS.md.
 //!
 //! This module owns three things:
 //! - [`Image`]: an immutable device image, a dense shared base plus small overlays of
@@ -276,7 +276,7 @@ pub enum Completion {
     /// in a shuffled order.
     Random(u64),
     /// Nothing completes before `wait_writes`, which completes in reverse submission order
-    /// (the adversarial order of the brief's broken dnode chain).
+    /// (the adversarial order of the "broken dnode chain" scenario, docs/INVARIANTS.md).
     Reverse,
     /// Writes complete at once, in order (an ideal device).
     Immediate,

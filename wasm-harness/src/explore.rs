@@ -12,7 +12,7 @@
 //! the last operation that had started I/O by `c` (see [`allowed_states`]); mount must
 //! succeed (or fail with EIO when an EIO was injected), fsck must find the image clean,
 //! and a crash during that recovery must recover to an allowed state again.
-//! Per-file rules (fsync, fdatasync, atomic writes: invariants 2-5 of the brief) belong
+//! Per-file rules (fsync, fdatasync, atomic writes: invariants 2-5 of docs/INVARIANTS.md) belong
 //! in [`Explorer::judge`] next to the whole-tree rule, using the same [`Run`] records.
 
 use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
@@ -319,7 +319,7 @@ pub fn window(records: &[OpRecord], c: usize) -> (usize, usize) {
     (lo, hi.max(lo))
 }
 
-/// The per-file rules (invariants 2-6 of the brief) for a crash at trace point `c` that
+/// The per-file rules (invariants 2-6 of docs/INVARIANTS.md) for a crash at trace point `c` that
 /// recovered to `tree`. `exact`: the tree equals an allowed whole-tree state (then only
 /// the fsync-class guarantees are checked). Returns the violated rule and its detail.
 pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option<(String, String)> {

@@ -1,4 +1,4 @@
-# Seed 000 (btrfs, fstests generic/041 and the log_dir_items soft lockup): a file with
+# Scenario "thousands of links" (docs/INVARIANTS.md; btrfs fstests generic/041 and the log_dir_items soft lockup): a file with
 # 3,000 hard links in one directory, made durable by sync; then one link is removed, a
 # new name added and the removed name re-added (generic/041's steps), the file written,
 # and fsync'd. fsync must finish in bounded time and memory (rollfs falls back to a

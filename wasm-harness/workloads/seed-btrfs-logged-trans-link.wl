@@ -1,4 +1,4 @@
-# Seed 000 (btrfs logged_trans race, link variant): a new hard link, then a buffered
+# Scenario "fsync after rename or link" (docs/INVARIANTS.md; btrfs logged_trans race, link variant): a new hard link, then a buffered
 # write, fsync another file, then fsync the linked file: after a crash it has the new data.
 @seed 12
 mkdir /a

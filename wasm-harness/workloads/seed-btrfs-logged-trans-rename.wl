@@ -1,4 +1,4 @@
-# Seed 000 (btrfs logged_trans race): rename a file, then a buffered write to it, fsync
+# Scenario "fsync after rename or link" (docs/INVARIANTS.md; btrfs logged_trans race): rename a file, then a buffered write to it, fsync
 # another file, then fsync the renamed file: after a crash the renamed file has the new
 # data (under its new name, or its old one if the rename is not yet durable).
 @seed 11

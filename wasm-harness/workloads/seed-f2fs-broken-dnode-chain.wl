@@ -1,4 +1,4 @@
-# Seed 003 (f2fs v5 patch discussion): the broken dnode chain. The device completes the
+# Scenario "broken dnode chain" (docs/INVARIANTS.md; f2fs discussion of the wait before the fsync flush). The device completes the
 # fsync's writes in reverse order and only at a wait; a power loss right after fsync
 # returns keeps only what was flushed or written with FUA (crash variant 0). Recovery needs
 # every earlier node of the chain: the fsync'd data must survive. mutant-fsync-no-wait

@@ -1,5 +1,5 @@
 # fsync, fdatasync, directory fsync and atomic-write sessions between checkpoints
-# (invariants 2-5): a committed session shows all new data, an aborted one all old data.
+# (invariants 2-5, docs/INVARIANTS.md): a committed session shows all new data, an aborted one all old data.
 @seed 21
 mkdir /a
 create /a/f

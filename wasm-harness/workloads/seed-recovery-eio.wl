@@ -1,4 +1,4 @@
-# Seed 000 (btrfs: "an I/O error during log replay is an error returned, never a crash"):
+# Scenario "I/O error during log replay" (docs/INVARIANTS.md; btrfs: an error returned, never a crash):
 # fsyncs after a sync leave a dnode chain for recovery to read; in every crash state whose
 # recovery rolls something forward, every read of the recovery mount (superblock,
 # checkpoint, tables, then the chain walk and what applying it reads) fails in turn. Mount
