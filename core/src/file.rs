@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::fs::{FileType, Filesystem, Timestamp};
 use crate::layout::*;
 use crate::node::{inode, MAX_FILE_SIZE};
-use crate::{zero_block, BlockDevice, Ino};
+use crate::{zero_block, Block, BlockDevice, Ino};
 
 impl<D: BlockDevice> Filesystem<D> {
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
@@ -184,6 +184,88 @@ impl<D: BlockDevice> Filesystem<D> {
         self.size_changed.insert(ino);
         let ib = self.inode_mut(ino)?;
         inode::set_size(ib, size);
+        inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        Ok(())
+    }
+
+    /// `fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)`: bytes `offset..offset+len`
+    /// read as zeros afterwards and whole blocks in the range are freed; the size never
+    /// changes. Failure atomic: the partial blocks at the ends are read and their room
+    /// reserved before anything is freed. An fsync of the file afterwards falls back to a
+    /// checkpoint (the node chain carries no hole punches; a crash before that leaves the
+    /// file as it was).
+    pub fn punch_hole(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
+        self.zero_blocks_range(ino, offset, len, now)?;
+        self.after_change(now)
+    }
+
+    /// `fallocate(FALLOC_FL_ZERO_RANGE)`: as [`Filesystem::punch_hole`] (rollfs keeps
+    /// zeroed blocks as holes), then, unless `keep_size`, the size grows to cover the
+    /// range.
+    pub fn zero_range(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
+        let end = offset.checked_add(len).ok_or(Error::FileTooBig)?;
+        if end > MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        self.zero_blocks_range(ino, offset, len, now)?;
+        if !keep_size && end > inode::size(self.inode_ref(ino)?) {
+            self.set_size(ino, end, now)?;
+        }
+        self.after_change(now)
+    }
+
+    fn zero_blocks_range(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
+        self.check_writable()?;
+        match self.inode_kind(ino)? {
+            FileType::Regular => {}
+            FileType::Directory => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid("fallocate of a special file")),
+        }
+        if self.atomic.contains_key(&ino) {
+            return Err(Error::Invalid("hole punch during an atomic write"));
+        }
+        let end = offset.checked_add(len).ok_or(Error::FileTooBig)?;
+        if end > MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        self.touch(now);
+        // Nothing past the end of the file to zero: it reads as zeros already.
+        let end = end.min(inode::size(self.inode_ref(ino)?));
+        if offset >= end {
+            return Ok(());
+        }
+        let bs = BLOCK_SIZE as u64;
+        let (first_whole, end_whole) = (offset.div_ceil(bs), end / bs);
+        // The partial blocks at the two ends keep their other bytes: zero the range in a
+        // copy now, write them back after the whole blocks are freed.
+        let mut edges: alloc::vec::Vec<(u64, alloc::boxed::Box<Block>)> = alloc::vec::Vec::new();
+        for idx in [offset / bs, (end - 1) / bs] {
+            if edges.iter().any(|(i, _)| *i == idx) || (idx >= first_whole && idx < end_whole) {
+                continue;
+            }
+            if let Some(mut b) = self.read_block_opt(ino, idx)? {
+                let lo = offset.max(idx * bs) - idx * bs;
+                let hi = end.min((idx + 1) * bs) - idx * bs;
+                if b[lo as usize..hi as usize].iter().any(|&x| x != 0) {
+                    b[lo as usize..hi as usize].fill(0);
+                    edges.push((idx, b));
+                }
+            }
+        }
+        self.reserve_nodes(&[ino], edges.len() as u64, now)?;
+        // From here on the change must complete: a failure (an I/O error reading a node)
+        // leaves it half done, so the filesystem stops writing.
+        if let Err(e) = self.free_block_range(ino, first_whole, end_whole) {
+            return self.fail(e);
+        }
+        for (idx, b) in edges {
+            if let Err(e) = self.put_dirty_block(ino, idx, b) {
+                return self.fail(e);
+            }
+        }
+        self.needs_cp.insert(ino);
+        let ib = self.inode_mut(ino)?;
         inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         Ok(())

@@ -297,14 +297,23 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn truncate_blocks(&mut self, ino: Ino, from: u64) -> Result<()> {
         let h = self.trunc_hint.entry(ino).or_insert(u64::MAX);
         *h = (*h).min(from);
+        self.free_block_range(ino, from, u64::MAX)
+    }
+
+    /// Frees the data blocks of `ino` at file indexes `from..to` (holes afterwards), and
+    /// the nodes whose whole span lies in the range. Bounded by the nodes that exist.
+    pub(crate) fn free_block_range(&mut self, ino: Ino, from: u64, to: u64) -> Result<()> {
+        if from >= to {
+            return Ok(());
+        }
         // The write-back cache first.
-        let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+        let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..(ino, to)).map(|(k, _)| *k).collect();
         for k in doomed {
             self.data.remove(&k);
         }
         let mut freed = 0u64;
         let ib = self.inode_block(ino)?;
-        for ofs in (from.min(A) as u32)..ADDRS_PER_INODE {
+        for ofs in (from.min(A) as u32)..(to.min(A) as u32) {
             let a = inode::addr(&ib, ofs);
             if a != NULL_ADDR {
                 self.drop_addr(a, &mut freed)?;
@@ -313,10 +322,10 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         for (slot, &(base, span, depth)) in SLOT_BASE.iter().enumerate() {
             let nid = inode::nid(&ib, slot);
-            if nid == NULL_NID || base + span <= from {
+            if nid == NULL_NID || base + span <= from || base >= to {
                 continue;
             }
-            if self.truncate_subtree(ino, nid, depth, base, from, &mut freed)? {
+            if self.free_subtree_range(ino, nid, depth, base, from, to, &mut freed)? {
                 inode::set_nid(self.inode_mut(ino)?, slot, NULL_NID);
             }
         }
@@ -326,14 +335,17 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    /// Returns true when the node itself was freed.
-    fn truncate_subtree(
+    /// Frees the blocks at `from..to` under node `nid` (spanning file blocks from `base`);
+    /// returns true when the node itself was freed (its whole span was in the range).
+    #[allow(clippy::too_many_arguments)]
+    fn free_subtree_range(
         &mut self,
         ino: Ino,
         nid: Nid,
         depth: usize,
         base: u64,
         from: u64,
+        to: u64,
         freed: &mut u64,
     ) -> Result<bool> {
         let ty = if depth == 0 { NodeType::Direct } else { NodeType::Indirect };
@@ -346,25 +358,26 @@ impl<D: BlockDevice> Filesystem<D> {
             1 => P,
             _ => P * P,
         };
+        let whole = from <= base && base.saturating_add(child_span * P) <= to;
         for (i, &v) in slots.iter().enumerate() {
             if v == NULL_ADDR {
                 continue;
             }
             let cbase = base + i as u64 * child_span;
-            if cbase + child_span <= from {
+            if cbase + child_span <= from || cbase >= to {
                 continue;
             }
             let clear = if depth == 0 {
                 self.drop_addr(v, freed)?;
                 true
             } else {
-                self.truncate_subtree(ino, v, depth - 1, cbase, from, freed)?
+                self.free_subtree_range(ino, v, depth - 1, cbase, from, to, freed)?
             };
-            if clear && from > base {
+            if clear && !whole {
                 node::set_slot(self.node_mut(nid)?, i as u32, NULL_ADDR);
             }
         }
-        if from <= base {
+        if whole {
             self.free_node(nid)?;
             return Ok(true);
         }

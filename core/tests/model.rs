@@ -15,6 +15,8 @@ enum Op {
     Mkdir(u8, u8),
     Write(u8, u16, u16, u8),
     Truncate(u8, u16),
+    /// fallocate: mode 0 punch hole, 1 zero range keeping the size, 2 zero range.
+    Punch(u8, u16, u16, u8),
     Unlink(u8, u8),
     Rmdir(u8, u8),
     Rename(u8, u8, u8, u8, u8),
@@ -35,6 +37,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<u8>(), any::<u8>()).prop_map(|(d, n)| Op::Mkdir(d, n)),
         5 => (any::<u8>(), any::<u16>(), any::<u16>(), any::<u8>()).prop_map(|(f, o, l, s)| Op::Write(f, o, l, s)),
         2 => (any::<u8>(), any::<u16>()).prop_map(|(f, s)| Op::Truncate(f, s)),
+        2 => (any::<u8>(), any::<u16>(), any::<u16>(), 0u8..3).prop_map(|(f, o, l, m)| Op::Punch(f, o, l, m)),
         2 => (any::<u8>(), any::<u8>()).prop_map(|(d, n)| Op::Unlink(d, n)),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(d, n)| Op::Rmdir(d, n)),
         3 => (any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>(), 0u8..3).prop_map(|(a, b, c, d, f)| Op::Rename(a, b, c, d, f)),
@@ -274,6 +277,25 @@ fn run(ops: &[Op]) -> Result<(), String> {
                     v.resize(size as usize, 0);
                 }
             }
+            Op::Punch(f, off, len, mode) => {
+                let Some(f) = pick(&m.files(), f) else { continue };
+                let (off, len) = (off as u64 % 30_000, len as u64 % 20_000);
+                let got = match mode {
+                    0 => fs.punch_hole(f, off, len, now),
+                    _ => fs.zero_range(f, off, len, mode == 1, now),
+                };
+                same(got, Ok(()), "punch/zero range")?;
+                if let Kind::File(v) = &mut m.inodes.get_mut(&f).unwrap().kind {
+                    let end = (off + len) as usize;
+                    if mode == 2 && v.len() < end {
+                        v.resize(end, 0);
+                    }
+                    let end = end.min(v.len());
+                    if (off as usize) < end {
+                        v[off as usize..end].fill(0);
+                    }
+                }
+            }
             Op::Unlink(d, n) | Op::Rmdir(d, n) => {
                 let d = pick(&m.dirs(), d).unwrap();
                 let name = NAMES[n as usize % NAMES.len()];
@@ -420,7 +442,7 @@ fn run(ops: &[Op]) -> Result<(), String> {
         }
         // What the op changed is no longer durable...
         match *op {
-            Op::Write(..) | Op::Truncate(..) | Op::Atomic(..) => {
+            Op::Write(..) | Op::Truncate(..) | Op::Punch(..) | Op::Atomic(..) => {
                 for mi in m.inodes.values_mut() {
                     if let Kind::File(c) = &mi.kind {
                         if mi.durable.as_ref().is_some_and(|d| d != c) {

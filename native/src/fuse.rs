@@ -1249,21 +1249,35 @@ impl fuser::Filesystem for RollFuse {
     ) {
         let _caller = self.caller(req);
         // Mode 0 extends the size (space is allocated when written: a log-structured
-        // filesystem cannot reserve blocks in place). KEEP_SIZE alone is then a no-op.
-        // Hole punching, zero-range and collapse are not supported.
-        if mode & !libc::FALLOC_FL_KEEP_SIZE != 0 {
-            return reply.error(Errno::EOPNOTSUPP);
-        }
+        // filesystem cannot reserve blocks in place; see DESIGN.md, "fallocate"), KEEP_SIZE
+        // alone is then a no-op. PUNCH_HOLE (with KEEP_SIZE, as Linux requires) and
+        // ZERO_RANGE free the whole blocks of the range and zero the partial ones; the
+        // kernel drops its cached pages of the range itself. COLLAPSE_RANGE, INSERT_RANGE
+        // and UNSHARE_RANGE are not supported.
+        const KEEP: i32 = libc::FALLOC_FL_KEEP_SIZE;
+        const PUNCH: i32 = libc::FALLOC_FL_PUNCH_HOLE;
+        const ZERO: i32 = libc::FALLOC_FL_ZERO_RANGE;
+        let op = match mode {
+            0 | KEEP => 0,
+            m if m == PUNCH | KEEP => 1,
+            ZERO => 2,
+            m if m == ZERO | KEEP => 3,
+            _ => return reply.error(Errno::EOPNOTSUPP),
+        };
         let Some(end) = offset.checked_add(length) else { return reply.error(Errno::EFBIG) };
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
-                self.call(|fs| {
-                    let a = fs.getattr(i)?;
-                    if mode == 0 && end > a.size {
-                        let set = SetAttr { size: Some(end), ..Default::default() };
-                        fs.setattr(i, &set, crate::now())?;
+                self.call(|fs| match op {
+                    1 => fs.punch_hole(i, offset, length, crate::now()),
+                    2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
+                    _ => {
+                        let a = fs.getattr(i)?;
+                        if mode == 0 && end > a.size {
+                            let set = SetAttr { size: Some(end), ..Default::default() };
+                            fs.setattr(i, &set, crate::now())?;
+                        }
+                        Ok(())
                     }
-                    Ok(())
                 })
             })
         });

@@ -495,18 +495,49 @@ fn fifo_and_device_nodes() {
 }
 
 #[test]
-fn fallocate_extends_and_refuses_punch_hole() {
+fn fallocate_extends_punches_holes_and_zeroes_ranges() {
     use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
     let img = Image::new("128M", &[]);
     let m = img.mount();
-    let f = File::create(m.path("f")).unwrap();
-    assert_eq!(unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, 1 << 20) }, 0, "errno {}", errno());
+    let f = File::options().read(true).write(true).create(true).truncate(true).open(m.path("f")).unwrap();
+    let fa = |mode: i32, off: i64, len: i64| {
+        let r = unsafe { libc::fallocate(f.as_raw_fd(), mode, off, len) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    };
+    assert_eq!(fa(0, 0, 1 << 20), Ok(()));
     assert_eq!(f.metadata().unwrap().len(), 1 << 20);
-    assert_eq!(unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, 2 << 20) }, 0);
+    assert_eq!(fa(libc::FALLOC_FL_KEEP_SIZE, 0, 2 << 20), Ok(()));
     assert_eq!(f.metadata().unwrap().len(), 1 << 20);
-    let r = unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, 4096) };
-    assert_eq!((r, errno()), (-1, libc::EOPNOTSUPP));
+    // Punch and zero-range over written data (the page cache must not hide the holes).
+    let data: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8 + 1).collect();
+    f.write_all_at(&data, 0).unwrap();
+    f.sync_all().unwrap();
+    let mut want = data.clone();
+    assert_eq!(fa(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 5000, 20_000), Ok(()));
+    want[5000..25_000].fill(0);
+    assert_eq!(fa(libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE, 100_000, 3), Ok(()));
+    want[100_000..100_003].fill(0);
+    assert_eq!(f.metadata().unwrap().len(), 1 << 20);
+    assert_eq!(fa(libc::FALLOC_FL_ZERO_RANGE, (1 << 20) - 10, 4096), Ok(()));
+    want.truncate((1 << 20) - 10);
+    want.resize((1 << 20) - 10 + 4096, 0);
+    assert_eq!(f.metadata().unwrap().len(), want.len() as u64);
+    let mut got = vec![0u8; want.len()];
+    f.read_exact_at(&mut got, 0).unwrap();
+    assert!(got == want, "contents after punch/zero-range");
+    // Linux requires KEEP_SIZE with PUNCH_HOLE; collapse/insert are not supported.
+    assert_eq!(fa(libc::FALLOC_FL_PUNCH_HOLE, 0, 4096), Err(libc::EOPNOTSUPP));
+    assert_eq!(fa(libc::FALLOC_FL_COLLAPSE_RANGE, 0, 4096), Err(libc::EOPNOTSUPP));
+    f.sync_all().unwrap();
     drop(f);
+    let _ = m.unmount();
+    let m = img.mount();
+    assert!(fs::read(m.path("f")).unwrap() == want, "contents after remount");
     finish(m, &img);
 }
 
