@@ -54,6 +54,21 @@ pub fn ratios_line(
     )
 }
 
+/// Whether the disk, not rollfs, limits the fsync rate: the raw 4 KiB pwrite+fdatasync
+/// loop on the disk (`raw_ops`) is slower than rollfs's own fsync loop on an image in RAM
+/// (`rollfs_ram_ops`, where a flush costs nothing: rollfs's CPU-bound rate). Then every
+/// fsync ratio measures the disk. The suffix of the `ratios:` line.
+pub fn disk_verdict(raw_ops: Option<f64>, rollfs_ram_ops: Option<f64>) -> String {
+    let bound = match (raw_ops, rollfs_ram_ops) {
+        (Some(r), Some(c)) if r < c => {
+            " DISK-BOUND (the raw device is slower than rollfs on a RAM disk: fsync ratios measure the disk)"
+        }
+        (Some(_), Some(_)) => "",
+        _ => " (disk-bound unknown)",
+    };
+    format!("raw-fdatasync={}/s rollfs-ram-fsync={}/s{bound}", fmt_num(raw_ops), fmt_num(rollfs_ram_ops))
+}
+
 /// A percentile (0..=100) of the values by nearest rank; `None` when empty.
 pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     if values.is_empty() {
@@ -82,6 +97,13 @@ mod tests {
         assert_eq!(fmt_ratio(ratio(Some(3.0), Some(2.0))), "1.50");
         assert_eq!(fmt_ratio(ratio(Some(3.0), Some(0.0))), "n/a");
         assert_eq!(fmt_ratio(ratio(None, Some(2.0))), "n/a");
+        assert_eq!(
+            ratios_line(Some(2.0), Some(1.234), None, Some(0.5)),
+            "ratios: sqlite-atomic/ext4-delete=2.00 sqlite-atomic/ext4-wal=1.23 fsync4k/ext4=n/a fsync4k/raw-fdatasync=0.50"
+        );
+        assert!(disk_verdict(Some(300.0), Some(6000.0)).contains("DISK-BOUND"));
+        assert!(!disk_verdict(Some(9000.0), Some(6000.0)).contains("DISK-BOUND"));
+        assert!(disk_verdict(None, Some(6000.0)).contains("unknown"));
         assert_eq!(
             ratios_line(Some(2.0), Some(1.234), None, Some(0.5)),
             "ratios: sqlite-atomic/ext4-delete=2.00 sqlite-atomic/ext4-wal=1.23 fsync4k/ext4=n/a fsync4k/raw-fdatasync=0.50"

@@ -23,7 +23,7 @@ use rollfs::device::{DeviceOptions, FileDevice};
 use rollfs_benches::chart::ratio_chart;
 use rollfs_benches::corework::{self, FsyncScenario, Rng};
 use rollfs_benches::fio;
-use rollfs_benches::stats::{fmt_num, fmt_ratio, median, percentile, ratio, ratios_line};
+use rollfs_benches::stats::{disk_verdict, fmt_num, fmt_ratio, median, percentile, ratio, ratios_line};
 use rollfs_core::{Filesystem, MountOptions};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -283,7 +283,25 @@ impl Rollfs {
     }
 }
 
-/// `ROLLFS_IOC_GET_STATS` (native/src/fuse.rs): `_IOR('R', 1, [u8; 1024])`, NUL-padded JSON.
+/// The 4 KiB write+fsync loop on rollfs over an image in /dev/shm, `rounds` times.
+fn rollfs_ram_fsync(bin: &Path, cfg: &Config, rounds: usize) -> Res<Vec<f64>> {
+    let img = PathBuf::from("/dev/shm/rollfs-compare-ram.img");
+    let _ = fs::remove_file(&img);
+    let size = cfg.image_size.min(256 << 20).to_string();
+    run(bin.to_str().unwrap(), &["mkfs", "-q", "--size", &size, img.to_str().unwrap()])?;
+    let r = (|| {
+        let g = Rollfs::mount(bin, &img, &cfg.work.join("rollfs-ram-mnt"), &cfg.work.join("rollfs-ram-mount.log"))?;
+        let mut v = Vec::new();
+        for _ in 0..rounds {
+            v.push(fsync_loop(&g.mnt, cfg.phase_secs * 2.0, false)?.0);
+        }
+        Ok(v)
+    })();
+    let _ = fs::remove_file(&img);
+    r
+}
+
+/// `ROLLFS_IOC_GET_STATS` (native/src/fuse.rs): `_IOR('R', 2, [u8; 16383])`, NUL-padded JSON.
 fn read_stats_ioctl(f: &File) -> Option<serde_json::Value> {
     let mut buf = vec![0u8; rollfs::fuse::ioc::ROLLFS_STATS_LEN];
     // SAFETY: the ioctl writes at most ROLLFS_STATS_LEN bytes into buf.
@@ -1050,6 +1068,21 @@ fn run_all(cfg: &Config) -> Res<String> {
             rep.samples.add("fsync4k", "raw-fdatasync-seq", ops);
             rep.fio_p99.add("fsync4k", "raw-fdatasync-seq", p99);
         }
+        // rollfs's CPU-bound fsync rate: the same loop on an image in RAM (/dev/shm), where
+        // a flush costs nothing. Against the raw loop it tells whether this disk limits
+        // the fsync figures (the report and the last line say so).
+        if root {
+            if let Some(bin) = &bin {
+                match rollfs_ram_fsync(bin, &cfg, cfg.rounds) {
+                    Ok(v) => {
+                        for ops in v {
+                            rep.samples.add("fsync4k", "rollfs-ram", ops);
+                        }
+                    }
+                    Err(e) => rep.notes.push(format!("rollfs on a RAM disk: {e}")),
+                }
+            }
+        }
         if let (Some(a), Some(b)) = (&fsync_before, &fsync_after) {
             let g = |sec: &str, k: &str| -> Option<f64> {
                 Some(stat_u64(&Some(b.clone()), sec, k)? as f64 - stat_u64(&Some(a.clone()), sec, k)? as f64)
@@ -1282,6 +1315,13 @@ fn render(
     );
     let _ = writeln!(
         md,
+        "rollfs's CPU-bound rate, the same loop on an image in RAM (/dev/shm): **{}** ops/s. \
+         Device verdict: {}.\n",
+        fmt_num(s.med("fsync4k", "rollfs-ram")),
+        disk_verdict(raw, s.med("fsync4k", "rollfs-ram"))
+    );
+    let _ = writeln!(
+        md,
         "p99 latency (µs): rollfs {}, ext4 {}, bindfs {}.\n",
         fmt_num(rep.fio_p99.med("fsync4k", "rollfs")),
         fmt_num(rep.fio_p99.med("fsync4k", "ext4")),
@@ -1390,7 +1430,10 @@ fn render(
             let _ = writeln!(md, "- {n}");
         }
     }
-    let line = ratios_line(r1, r2, r3, r4);
+    let raw_ops = s.med("fsync4k", "raw-fdatasync");
+    let ram_ops = s.med("fsync4k", "rollfs-ram");
+    let verdict = disk_verdict(raw_ops, ram_ops);
+    let line = format!("{} {verdict}", ratios_line(r1, r2, r3, r4));
     let _ = writeln!(md, "\n```\n{line}\n```");
 
     // Chart.
