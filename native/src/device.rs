@@ -34,6 +34,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 const BLOCK: u64 = BLOCK_SIZE as u64;
+/// Writes in flight at most (submitted, not yet completed): a submission past it waits for
+/// the writer threads. Bounds the daemon's memory (each in-flight write holds a copy of its
+/// block) whatever the core submits at once — a checkpoint of a full dirty cache, cleaning.
+pub const MAX_INFLIGHT_WRITES: usize = 2048;
 /// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`.
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 /// `BLKDISCARD` = `_IO(0x12, 119)`.
@@ -331,7 +335,8 @@ fn writer_loop(file: &File, shared: &Shared, rx: mpsc::Receiver<Job>) {
             st.inflight.remove(&job.addr);
         }
         st.outstanding -= 1;
-        if st.outstanding == 0 {
+        // Waiters: wait_writes (for 0) and submissions held back at MAX_INFLIGHT_WRITES.
+        if st.outstanding == 0 || st.outstanding + 1 == MAX_INFLIGHT_WRITES {
             shared.done.notify_all();
         }
     }
@@ -410,6 +415,10 @@ impl BlockDevice for FileDevice {
         let data: Arc<AlignedBlock> = Arc::from(AlignedBlock::boxed_from(data));
         {
             let mut st = self.shared.state.lock().unwrap();
+            // Bounded: the writers complete the queued writes, or fail them (latched).
+            while st.outstanding >= MAX_INFLIGHT_WRITES {
+                st = self.shared.done.wait(st).unwrap();
+            }
             st.inflight.insert(addr, (self.seq, data.clone()));
             st.outstanding += 1;
         }
@@ -519,6 +528,23 @@ mod tests {
         let bytes = std::fs::read(&p).unwrap();
         for a in 0..64usize {
             assert!(bytes[a * BLOCK_SIZE..(a + 1) * BLOCK_SIZE].iter().all(|&b| b == 49u8.wrapping_add(a as u8)));
+        }
+    }
+
+    #[test]
+    fn submissions_beyond_the_in_flight_bound_wait_and_all_land() {
+        let n = 3 * MAX_INFLIGHT_WRITES as u64;
+        let (_d, p) = image(n);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        for a in 0..n {
+            dev.write(a, &block(a as u8), WriteFlags::empty()).unwrap();
+            assert!(dev.shared.state.lock().unwrap().outstanding <= MAX_INFLIGHT_WRITES);
+        }
+        dev.wait_writes().unwrap();
+        let mut buf = block(0);
+        for a in (0..n).step_by(97) {
+            dev.read(a, &mut buf).unwrap();
+            assert_eq!(buf, block(a as u8));
         }
     }
 
