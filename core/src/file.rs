@@ -208,8 +208,15 @@ impl<D: BlockDevice> Filesystem<D> {
         if end > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
         }
+        let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
+        if grows {
+            // The size change dirties the inode: its room first, so that the whole call
+            // is refused (ENOSPC) or done, and the next checkpoint finds its room.
+            self.check_writable()?;
+            self.reserve_nodes(&[ino], 0, now)?;
+        }
         self.zero_blocks_range(ino, offset, len, now)?;
-        if !keep_size && end > inode::size(self.inode_ref(ino)?) {
+        if grows {
             self.set_size(ino, end, now)?;
         }
         self.after_change(now)

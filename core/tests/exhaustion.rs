@@ -545,3 +545,40 @@ fn punch_hole_on_a_full_device_works_and_frees_its_blocks() {
     let mut dev = fs.unmount(t(6)).unwrap();
     assert!(fsck::check(&mut dev).unwrap().is_clean());
 }
+
+/// Review finding: ZERO_RANGE that only grows files (the range past their end) on a full
+/// device must reserve the inodes it dirties, like any size change: each call is either
+/// refused with ENOSPC or done, and the next checkpoint never fails (it used to, shutting
+/// the filesystem down after 1,200 such calls on empty files).
+#[test]
+fn zero_range_growing_files_on_a_full_device_keeps_the_checkpoint_room() {
+    let mut fs = mount(mkfs(BLOCKS));
+    let d = fs.mkdir(1, b"many", 0o755, C, t(1)).unwrap().ino;
+    let mut files = Vec::new();
+    for i in 0..1200 {
+        match fs.create(d, format!("e{i}").as_bytes(), 0o644, C, t(1)) {
+            Ok(a) => files.push(a.ino),
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("create: {e}"),
+        }
+    }
+    fill(&mut fs, 1, "filler", 0, t(2));
+    fs.sync(t(3)).unwrap();
+    let mut refused = 0;
+    for (i, &f) in files.iter().enumerate() {
+        match fs.zero_range(f, 0, 10, false, t(10)) {
+            Ok(()) => assert_eq!(fs.getattr(f).unwrap().size, 10),
+            Err(Error::NoSpace) => {
+                refused += 1;
+                assert_eq!(fs.getattr(f).unwrap().size, 0, "a refused zero_range changed the size");
+            }
+            Err(e) => panic!("zero_range {i}: {e}"),
+        }
+        assert!(!fs.is_read_only(), "zero_range {i} turned the filesystem read-only");
+    }
+    eprintln!("{} files, {refused} refused", files.len());
+    fs.sync(t(21)).unwrap_or_else(|e| panic!("sync after zero_range grew {} files: {e}", files.len()));
+    assert!(!fs.is_read_only());
+    let mut dev = fs.unmount(t(22)).unwrap();
+    assert!(fsck::check(&mut dev).unwrap().is_clean());
+}
