@@ -183,6 +183,8 @@ pub struct MkfsOptions {
     /// Secret key of the directory name hash (random per filesystem, supplied by the
     /// caller; all zero = the unkeyed hash of images made before it existed).
     pub hash_seed: [u8; 16],
+    /// Root reserve recorded in the superblock, in percent (None: the mount decides).
+    pub root_reserve_pct: Option<u32>,
 }
 
 impl Default for MkfsOptions {
@@ -195,6 +197,7 @@ impl Default for MkfsOptions {
             time: Timestamp::default(),
             root_owner: Credentials::default(),
             hash_seed: [0; 16],
+            root_reserve_pct: None,
         }
     }
 }
@@ -321,6 +324,9 @@ impl<D: BlockDevice> Filesystem<D> {
         if opts.label.len() > crate::superblock::SB_LABEL_MAX {
             return Err(Error::Invalid("label longer than 32 bytes"));
         }
+        if opts.root_reserve_pct.is_some_and(|p| p > crate::superblock::ROOT_RESERVE_PCT_MAX) {
+            return Err(Error::Invalid("root reserve above 50 %"));
+        }
         let geo = Geometry::compute(dev.block_count(), opts.segment_blocks, opts.overprovision_pct)?;
         let sb = Superblock {
             version_major: crate::superblock::FORMAT_VERSION_MAJOR,
@@ -335,6 +341,7 @@ impl<D: BlockDevice> Filesystem<D> {
             create_sec: opts.time.sec,
             create_nsec: opts.time.nsec,
             hash_seed: opts.hash_seed,
+            root_reserve_pct: opts.root_reserve_pct,
         };
         let seed = volume_seed(&opts.uuid);
         let version = 1u64;

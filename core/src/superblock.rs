@@ -47,7 +47,12 @@ pub const SB_OFF_CREATE_NSEC: usize = 136;
 /// Key of the directory name hash (`dir::name_hash_keyed`); all zero on images made
 /// before it existed, which keep the unkeyed hash.
 pub const SB_OFF_HASH_SEED: usize = 140;
-pub const SB_USED_BYTES: usize = 156;
+/// Root reserve chosen at mkfs: 0 = not chosen (the mount's default applies), else the
+/// percentage of the device plus one (1..=51).
+pub const SB_OFF_ROOT_RESERVE: usize = 156;
+pub const SB_USED_BYTES: usize = 160;
+/// Largest root reserve mkfs accepts, in percent of the device.
+pub const ROOT_RESERVE_PCT_MAX: u32 = 50;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Superblock {
@@ -64,6 +69,8 @@ pub struct Superblock {
     pub create_nsec: u32,
     /// Secret key of the directory name hash, drawn at random by mkfs (zero: unkeyed).
     pub hash_seed: [u8; 16],
+    /// Root reserve chosen at mkfs, in percent of the device (None: the mount's default).
+    pub root_reserve_pct: Option<u32>,
 }
 
 impl Superblock {
@@ -96,6 +103,8 @@ impl Superblock {
         put_i64(&mut b[..], SB_OFF_CREATE_SEC, self.create_sec);
         put_u32(&mut b[..], SB_OFF_CREATE_NSEC, self.create_nsec);
         b[SB_OFF_HASH_SEED..SB_OFF_HASH_SEED + 16].copy_from_slice(&self.hash_seed);
+        debug_assert!(self.root_reserve_pct.is_none_or(|p| p <= ROOT_RESERVE_PCT_MAX));
+        put_u32(&mut b[..], SB_OFF_ROOT_RESERVE, self.root_reserve_pct.map_or(0, |p| p + 1));
         seal(&mut b);
         b
     }
@@ -146,6 +155,11 @@ impl Superblock {
         uuid.copy_from_slice(&b[SB_OFF_UUID..SB_OFF_UUID + 16]);
         let label_bytes = &b[SB_OFF_LABEL..SB_OFF_LABEL + SB_LABEL_MAX];
         let label_len = label_bytes.iter().position(|&c| c == 0).unwrap_or(SB_LABEL_MAX);
+        let root_reserve_pct = match get_u32(b, SB_OFF_ROOT_RESERVE) {
+            0 => None,
+            v if v - 1 <= ROOT_RESERVE_PCT_MAX => Some(v - 1),
+            _ => return bad("superblock: root reserve above 50 %"),
+        };
         Ok(Superblock {
             version_major,
             version_minor: get_u16(b, SB_OFF_VERSION_MINOR),
@@ -163,6 +177,7 @@ impl Superblock {
                 s.copy_from_slice(&b[SB_OFF_HASH_SEED..SB_OFF_HASH_SEED + 16]);
                 s
             },
+            root_reserve_pct,
         })
     }
 }

@@ -182,6 +182,7 @@ fn specs() -> Vec<Spec> {
                 ("create_sec", SB_OFF_CREATE_SEC, 8),
                 ("create_nsec", SB_OFF_CREATE_NSEC, 4),
                 ("hash_seed", SB_OFF_HASH_SEED, 16),
+                ("root_reserve", SB_OFF_ROOT_RESERVE, 4),
                 ("reserved", SB_USED_BYTES, CRC_OFFSET - SB_USED_BYTES),
                 ("crc", CRC_OFFSET, 4),
             ],
@@ -556,6 +557,7 @@ fn superblock_encoder_matches_the_doc() {
         create_sec: -2,
         create_nsec: 0x0A0B_0C0D,
         hash_seed: core::array::from_fn(|i| 0x40 + i as u8),
+        root_reserve_pct: Some(7),
     };
     let b = sb.encode();
     let g = &geometry;
@@ -586,6 +588,7 @@ fn superblock_encoder_matches_the_doc() {
             ("root_ino", 0xF1F2_F3F4),
             ("create_sec", u64::MAX - 1),
             ("create_nsec", 0x0A0B_0C0D),
+            ("root_reserve", 8),
             ("crc", codec::crc(&b[..CRC_OFFSET]) as u64),
         ],
     );
@@ -1237,6 +1240,7 @@ const COVERED: &[&str] = &[
     "SB_OFF_CREATE_SEC",
     "SB_OFF_CREATE_NSEC",
     "SB_OFF_HASH_SEED",
+    "SB_OFF_ROOT_RESERVE",
     // checkpoint.rs
     "CP_OFF_MAGIC",
     "CP_OFF_PACK",

@@ -21,6 +21,8 @@ pub struct MkfsArgs {
     pub force: bool,
     pub target: PathBuf,
     pub quiet: bool,
+    /// `--reserve PCT`: the root reserve recorded in the superblock (the mount's default).
+    pub reserve_pct: Option<u32>,
     /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
     pub sparse: bool,
 }
@@ -117,6 +119,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
         }
         opts.label = l.as_bytes().to_vec();
     }
+    opts.root_reserve_pct = a.reserve_pct;
     opts.uuid = random_uuid();
     opts.hash_seed = random_hash_seed(path)?;
     opts.time = crate::now();
@@ -239,9 +242,9 @@ pub struct MountOpts {
     pub threads: usize,
     pub writers: usize,
     pub dirty_bytes_max: Option<u64>,
-    /// Root reserve (`-o reserve=PCT%|SIZE`, default 5 %): space only root, `resuid` and
+    /// Root reserve (`-o reserve=PCT%|SIZE`; unset: what mkfs recorded, else 5 %): space only root, `resuid` and
     /// `resgid` may fill, so that a user filling the filesystem leaves room to repair it.
-    pub reserve: Reserve,
+    pub reserve: Option<Reserve>,
     pub resuid: Option<u32>,
     pub resgid: Option<u32>,
     pub fuse: Vec<fuser::MountOption>,
@@ -265,6 +268,9 @@ pub enum Reserve {
     Percent(u32),
     Bytes(u64),
 }
+
+/// The root reserve when neither the mount options nor mkfs chose one, in percent.
+pub const DEFAULT_RESERVE_PCT: u32 = 5;
 
 fn parse_reserve(v: &str) -> Result<Reserve> {
     let bad = || CliError::BadOption(format!("-o reserve={v}: expected a percentage from 0% to 50% or a size"));
@@ -296,7 +302,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         threads: 8,
         writers: 4,
         dirty_bytes_max: None,
-        reserve: Reserve::Percent(5),
+        reserve: None,
         resuid: None,
         resgid: None,
         fuse: Vec::new(),
@@ -337,7 +343,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("force", None) => o.force = true,
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("writers", Some(v)) => o.writers = num(k, v)?,
-            ("reserve", Some(v)) => o.reserve = parse_reserve(v)?,
+            ("reserve", Some(v)) => o.reserve = Some(parse_reserve(v)?),
             ("resuid", Some(v)) => {
                 o.resuid = Some(v.parse().map_err(|_| CliError::BadOption(format!("-o resuid={v}: expected a uid")))?)
             }
@@ -489,7 +495,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let fdev_kind = fdev.kind();
     let fdev_meta = fdev.file().metadata().map_err(|e| CliError::io(path, "open", e))?;
     crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
-    probe::check_superblock(&mut fdev, path)?;
+    let sb = probe::check_superblock(&mut fdev, path)?;
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
     // so it keeps fsync's flush inside the core.
     let flusher = a.record_writes.is_none().then(|| fdev.flush_handle());
@@ -503,7 +509,9 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     };
     let discard = o.discard.unwrap_or_else(|| discard_default(fdev_kind, &fdev_meta));
     let mut mopts = MountOptions { read_only: o.read_only, discard, ssr: o.ssr, ..Default::default() };
-    mopts.root_reserve_blocks = match o.reserve {
+    // The mount option, else what mkfs recorded (`mkfs --reserve`), else 5 % (as ext4).
+    let reserve = o.reserve.unwrap_or(Reserve::Percent(sb.root_reserve_pct.unwrap_or(DEFAULT_RESERVE_PCT)));
+    mopts.root_reserve_blocks = match reserve {
         Reserve::Percent(p) => fdev_blocks * p as u64 / 100,
         Reserve::Bytes(b) => b.div_ceil(rollfs_core::BLOCK_SIZE as u64),
     };
@@ -823,9 +831,9 @@ mod option_tests {
     #[test]
     fn root_reserve_is_five_percent_by_default_and_can_be_sized() {
         let o = parse_mount_options(&[]).unwrap();
-        assert_eq!((o.reserve, o.resuid, o.resgid), (Reserve::Percent(5), None, None));
+        assert_eq!((o.reserve, o.resuid, o.resgid), (None, None, None));
         let o = parse_mount_options(&["reserve=16M,resuid=1000,resgid=50".to_string()]).unwrap();
-        assert_eq!((o.reserve, o.resuid, o.resgid), (Reserve::Bytes(16 << 20), Some(1000), Some(50)));
+        assert_eq!((o.reserve, o.resuid, o.resgid), (Some(Reserve::Bytes(16 << 20)), Some(1000), Some(50)));
         assert_eq!(parse_mount_options(&["reserve=0".to_string()]).unwrap().reserve, Reserve::Bytes(0));
         assert_eq!(parse_mount_options(&["reserve=10%".to_string()]).unwrap().reserve, Reserve::Percent(10));
         for bad in ["reserve=51%", "reserve=lots", "resuid=root", "resgid=-1"] {

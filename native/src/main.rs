@@ -43,6 +43,11 @@ enum Cmd {
         /// Print nothing on success.
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Root reserve in percent of the device (0-50), recorded in the superblock: space
+        /// only root (and the mount's resuid/resgid) may fill. Mounts use it unless
+        /// `-o reserve=` says otherwise; without it they keep 5 %.
+        #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(0..=50))]
+        reserve: Option<u32>,
         /// Create the image file sparse (no space taken until written) instead of writing
         /// it out in full: smaller, but the host then allocates inside rollfs's fsyncs.
         #[arg(long)]
@@ -158,8 +163,18 @@ fn main() {
     }
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, sparse, target } => {
-            report(cmd::mkfs(&MkfsArgs { size, segment_size, overprovision, label, force, target, quiet, sparse }))
+        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, reserve, sparse, target } => {
+            report(cmd::mkfs(&MkfsArgs {
+                size,
+                segment_size,
+                overprovision,
+                label,
+                force,
+                target,
+                quiet,
+                reserve_pct: reserve,
+                sparse,
+            }))
         }
         Cmd::Mount { foreground, options, record_writes, daemon_child, force, target, mountpoint } => {
             report(cmd::mount(&MountArgs {

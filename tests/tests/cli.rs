@@ -229,3 +229,39 @@ fn fsck_json_on_a_clean_image() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("\"clean\":true"), "{}", stdout(&o));
 }
+
+/// `mkfs --reserve PCT` records the root reserve in the superblock; a mount uses it unless
+/// `-o reserve=` says otherwise, and without either keeps 5 %. statfs shows the reserve as
+/// free but not available.
+#[test]
+fn mkfs_reserve_is_the_mounts_default_root_reserve() {
+    let img_blocks = |img: &Image| std::fs::metadata(&img.path).unwrap().len() / 4096;
+    let reserved_pct = |img: &Image, opts: &[&str]| -> f64 {
+        let extra: Vec<&OsStr> = opts.iter().map(OsStr::new).collect();
+        let m = Mount::new(&img.path, &extra);
+        let c = std::ffi::CString::new(m.mnt.as_os_str().as_encoded_bytes()).unwrap();
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        assert!(m.unmount().success());
+        (st.f_bfree - st.f_bavail) as f64 * 100.0 / img_blocks(img) as f64
+    };
+    let with = Image::new("128M", &["--reserve", "20"]);
+    let pct = reserved_pct(&with, &[]);
+    assert!((19.0..=21.0).contains(&pct), "mkfs --reserve 20: {pct:.1} % reserved");
+    let pct = reserved_pct(&with, &["-o", "reserve=0"]);
+    assert!(pct < 0.5, "-o reserve=0 overrides mkfs: {pct:.1} % reserved");
+    let without = Image::new("128M", &[]);
+    let pct = reserved_pct(&without, &[]);
+    assert!((4.0..=6.0).contains(&pct), "default: {pct:.1} % reserved");
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("x.img");
+    let o = rollfs([
+        OsStr::new("mkfs"),
+        OsStr::new("--reserve"),
+        OsStr::new("60"),
+        OsStr::new("--size"),
+        OsStr::new("64M"),
+        p.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--reserve 60 must be refused: {}", stderr(&o));
+}
