@@ -829,13 +829,13 @@ mod option_tests {
     }
 
     #[test]
-    fn root_reserve_is_five_percent_by_default_and_can_be_sized() {
+    fn root_reserve_is_unset_by_default_and_can_be_sized() {
         let o = parse_mount_options(&[]).unwrap();
         assert_eq!((o.reserve, o.resuid, o.resgid), (None, None, None));
         let o = parse_mount_options(&["reserve=16M,resuid=1000,resgid=50".to_string()]).unwrap();
         assert_eq!((o.reserve, o.resuid, o.resgid), (Some(Reserve::Bytes(16 << 20)), Some(1000), Some(50)));
-        assert_eq!(parse_mount_options(&["reserve=0".to_string()]).unwrap().reserve, Reserve::Bytes(0));
-        assert_eq!(parse_mount_options(&["reserve=10%".to_string()]).unwrap().reserve, Reserve::Percent(10));
+        assert_eq!(parse_mount_options(&["reserve=0".to_string()]).unwrap().reserve, Some(Reserve::Bytes(0)));
+        assert_eq!(parse_mount_options(&["reserve=10%".to_string()]).unwrap().reserve, Some(Reserve::Percent(10)));
         for bad in ["reserve=51%", "reserve=lots", "resuid=root", "resgid=-1"] {
             assert!(parse_mount_options(&[bad.to_string()]).is_err(), "{bad}");
         }
