@@ -1073,7 +1073,7 @@ fn run_all(cfg: &Config) -> Res<String> {
         // the fsync figures (the report and the last line say so).
         if root {
             if let Some(bin) = &bin {
-                match rollfs_ram_fsync(bin, &cfg, cfg.rounds) {
+                match rollfs_ram_fsync(bin, cfg, cfg.rounds) {
                     Ok(v) => {
                         for ops in v {
                             rep.samples.add("fsync4k", "rollfs-ram", ops);
