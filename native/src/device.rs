@@ -2,15 +2,23 @@
 //! device.
 //!
 //! What it does, and why:
-//! - Writes are *submitted*: the caller's buffer is copied and queued to one of a few
-//!   writer threads, so several writes are in flight at once and complete in any order,
-//!   as on real hardware. The core must therefore wait (`wait_writes`) before the flush
-//!   that makes a chain durable — exactly the ordering the crash model is about.
-//! - Writes to the same block go to the same writer (chosen by address), whose queue is
-//!   FIFO, so a newer write of a block can never be overtaken by an older one.
-//! - Reads see the most recently submitted data: in-flight blocks are kept in a map until
-//!   their `pwrite` has returned successfully (a failed one stays there for good), and a
-//!   read looks there first.
+//! - Writes are *submitted*: the caller's buffer is copied into a pending queue and
+//!   nothing reaches the host yet. A *drain* hands the queue to the host — sorted by
+//!   address, adjacent blocks merged into one `pwritev` (sequential log appends become
+//!   large writes), big drains split over `writers` threads — and completes every write
+//!   in it. Drains run when the core waits (`wait_writes`), in the group-commit flusher
+//!   before its flush (outside the filesystem's lock), before a discard or a PREFLUSH, and
+//!   when the queue reaches `DRAIN_AT_WRITES` (bounding memory). So an fsync's few writes
+//!   go out from the thread that waits for them, with no hand-off to another thread, and
+//!   writes complete in any order within a drain, as on real hardware. The core must
+//!   therefore wait (`wait_writes`) before the flush that makes a chain durable — exactly
+//!   the ordering the crash model is about.
+//! - Drains are serialized and each takes the whole queue in submission order, keeping
+//!   only the newest write of a block, so a newer write of a block can never be overtaken
+//!   by an older one.
+//! - Reads see the most recently submitted data: submitted blocks are kept in a map until
+//!   their write has returned successfully (a failed one stays there for good), and a read
+//!   looks there first.
 //! - `flush` is `fdatasync`; a FUA write is `pwritev2(RWF_DSYNC)` (falling back to
 //!   `pwrite` + `fdatasync`); `PREFLUSH` flushes before the write is queued.
 //! - The first write or flush error is latched: every later write, wait and flush fails
@@ -29,15 +37,17 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 
 const BLOCK: u64 = BLOCK_SIZE as u64;
-/// Writes in flight at most (submitted, not yet completed): a submission past it waits for
-/// the writer threads. Bounds the daemon's memory (each in-flight write holds a copy of its
-/// block) whatever the core submits at once — a checkpoint of a full dirty cache, cleaning.
-pub const MAX_INFLIGHT_WRITES: usize = 2048;
+/// Pending writes that make a submission drain the queue itself: bounds the daemon's memory
+/// (each pending write holds a copy of its block) whatever the core submits at once — a
+/// checkpoint of a full dirty cache, cleaning — and makes long appends 1 MiB writes.
+pub const DRAIN_AT_WRITES: usize = 256;
+/// Blocks in one `pwritev` at most (IOV_MAX is 1024).
+const RUN_BLOCKS_MAX: usize = 256;
+/// A drain of at least this many blocks is split over the `writers` threads.
+const PARALLEL_DRAIN_BLOCKS: usize = 512;
 /// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`.
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 /// `BLKDISCARD` = `_IO(0x12, 119)`.
@@ -70,7 +80,7 @@ pub struct DeviceOptions {
     pub direct: bool,
     /// Exclusive (read-write) or shared (read-only) lock; fail if someone else holds it.
     pub lock: bool,
-    /// Writer threads, i.e. how many writes can be in flight at once.
+    /// Threads a large drain is split over, i.e. how many writes can be in flight at once.
     pub writers: usize,
 }
 
@@ -99,16 +109,21 @@ struct Job {
 
 #[derive(Default)]
 struct State {
-    /// Block address → (submission sequence, data) of the newest in-flight write.
+    /// Block address → (submission sequence, data) of the newest write not yet completed.
     inflight: HashMap<u64, (u64, Arc<AlignedBlock>)>,
-    outstanding: usize,
+    /// Submitted writes not yet handed to the host, in submission order.
+    pending: Vec<Job>,
     /// The first write/flush error; latched forever.
     error: Option<IoError>,
 }
 
 struct Shared {
+    file: Arc<File>,
     state: Mutex<State>,
-    done: Condvar,
+    /// Held for a whole drain: drains run one at a time, each over a prefix of the
+    /// submission order, so writes of one block reach the host in submission order.
+    drain: Mutex<()>,
+    writers: usize,
 }
 
 pub struct FileDevice {
@@ -118,8 +133,6 @@ pub struct FileDevice {
     block_count: u64,
     writable: bool,
     shared: Arc<Shared>,
-    queues: Vec<mpsc::Sender<Job>>,
-    workers: Vec<JoinHandle<()>>,
     seq: u64,
     counters: DeviceCounters,
 }
@@ -219,20 +232,12 @@ impl FileDevice {
     /// Wraps an already open file (tests use `/dev/full` to provoke write errors).
     pub fn from_file(file: File, path: &Path, kind: DeviceKind, block_count: u64, opts: DeviceOptions) -> FileDevice {
         let file = Arc::new(file);
-        let shared = Arc::new(Shared { state: Mutex::new(State::default()), done: Condvar::new() });
-        let mut queues = Vec::new();
-        let mut workers = Vec::new();
-        for i in 0..opts.writers.max(1) {
-            let (tx, rx) = mpsc::channel::<Job>();
-            let file = file.clone();
-            let shared = shared.clone();
-            let h = std::thread::Builder::new()
-                .name(format!("rollfs-writer-{i}"))
-                .spawn(move || writer_loop(&file, &shared, rx))
-                .expect("spawn writer thread");
-            queues.push(tx);
-            workers.push(h);
-        }
+        let shared = Arc::new(Shared {
+            file: file.clone(),
+            state: Mutex::new(State::default()),
+            drain: Mutex::new(()),
+            writers: opts.writers.max(1),
+        });
         FileDevice {
             path: path.to_owned(),
             file,
@@ -240,8 +245,6 @@ impl FileDevice {
             block_count,
             writable: opts.write,
             shared,
-            queues,
-            workers,
             seq: 0,
             counters: DeviceCounters::default(),
         }
@@ -264,7 +267,7 @@ impl FileDevice {
     /// A handle that waits for in-flight writes and flushes without `&mut` access to the
     /// device, so a driver can flush outside the filesystem's lock (group commit).
     pub fn flush_handle(&self) -> FlushHandle {
-        FlushHandle { file: self.file.clone(), shared: self.shared.clone(), writable: self.writable }
+        FlushHandle { shared: self.shared.clone(), writable: self.writable }
     }
 
     fn latched(&self) -> Option<IoError> {
@@ -293,26 +296,17 @@ impl FileDevice {
 /// its batch before it began.
 #[derive(Clone)]
 pub struct FlushHandle {
-    file: Arc<File>,
     shared: Arc<Shared>,
     writable: bool,
 }
 
 impl FlushHandle {
     pub fn wait_and_flush(&self) -> Result<(), IoError> {
-        {
-            let mut st = self.shared.state.lock().unwrap();
-            while st.outstanding > 0 {
-                st = self.shared.done.wait(st).unwrap();
-            }
-            if let Some(e) = st.error {
-                return Err(e);
-            }
-        }
+        self.shared.drain()?;
         if !self.writable {
             return Ok(());
         }
-        if self.file.sync_data().is_err() {
+        if self.shared.file.sync_data().is_err() {
             let e = IoError { block: IoError::FLUSH_BLOCK, op: "flush" };
             let mut st = self.shared.state.lock().unwrap();
             return Err(*st.error.get_or_insert(e));
@@ -321,25 +315,119 @@ impl FlushHandle {
     }
 }
 
-fn writer_loop(file: &File, shared: &Shared, rx: mpsc::Receiver<Job>) {
-    while let Ok(job) = rx.recv() {
-        let ok = write_block(file, job.addr, &job.data.0, job.fua).is_ok();
-        let mut st = shared.state.lock().unwrap();
-        if !ok && st.error.is_none() {
-            st.error = Some(IoError { block: job.addr, op: "write" });
+impl Shared {
+    /// Completes every write submitted so far (see the module header): takes the pending
+    /// queue, writes the newest version of each block — adjacent blocks in one `pwritev`,
+    /// FUA writes each with `RWF_DSYNC` — and returns the latched error, if any. A failed
+    /// block stays in the in-flight map.
+    fn drain(&self) -> Result<(), IoError> {
+        let _one_at_a_time = self.drain.lock().unwrap();
+        let jobs = std::mem::take(&mut self.state.lock().unwrap().pending);
+        if !jobs.is_empty() {
+            // The newest write of each block (later entries supersede earlier ones).
+            let mut newest: HashMap<u64, usize> = HashMap::with_capacity(jobs.len());
+            for (i, j) in jobs.iter().enumerate() {
+                newest.insert(j.addr, i);
+            }
+            let mut order: Vec<&Job> = newest.values().map(|&i| &jobs[i]).collect();
+            order.sort_unstable_by_key(|j| j.addr);
+            let runs = runs_of(&order);
+            let failed = self.write_runs(&runs);
+            let mut st = self.state.lock().unwrap();
+            for (run, failed_at) in runs.iter().zip(&failed) {
+                if failed_at.is_none() {
+                    for j in run {
+                        if st.inflight.get(&j.addr).is_some_and(|(seq, _)| *seq == j.seq) {
+                            st.inflight.remove(&j.addr);
+                        }
+                    }
+                } else if st.error.is_none() {
+                    st.error = Some(IoError { block: failed_at.unwrap_or(0), op: "write" });
+                }
+            }
         }
-        // A failed write keeps its block in the map: the core has dropped it from its
-        // cache, and reads must go on seeing what was written, not the block's old content
-        // (the filesystem shuts down when it next waits or flushes).
-        if ok && st.inflight.get(&job.addr).is_some_and(|(seq, _)| *seq == job.seq) {
-            st.inflight.remove(&job.addr);
-        }
-        st.outstanding -= 1;
-        // Waiters: wait_writes (for 0) and submissions held back at MAX_INFLIGHT_WRITES.
-        if st.outstanding == 0 || st.outstanding + 1 == MAX_INFLIGHT_WRITES {
-            shared.done.notify_all();
+        match self.state.lock().unwrap().error {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
+
+    /// Writes each run; returns, per run, the address of its first block if it failed.
+    fn write_runs(&self, runs: &[Vec<&Job>]) -> Vec<Option<u64>> {
+        let blocks: usize = runs.iter().map(|r| r.len()).sum();
+        if self.writers < 2 || blocks < PARALLEL_DRAIN_BLOCKS || runs.len() < 2 {
+            return runs.iter().map(|r| write_run(&self.file, r)).collect();
+        }
+        // Split the runs over the writers, about equal in blocks, in address order.
+        let per = blocks.div_ceil(self.writers);
+        let mut groups: Vec<&[Vec<&Job>]> = Vec::new();
+        let (mut start, mut acc) = (0, 0);
+        for (i, r) in runs.iter().enumerate() {
+            acc += r.len();
+            if acc >= per || i + 1 == runs.len() {
+                groups.push(&runs[start..=i]);
+                start = i + 1;
+                acc = 0;
+            }
+        }
+        let file = &self.file;
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = groups
+                .iter()
+                .map(|g| sc.spawn(move || g.iter().map(|r| write_run(file, r)).collect::<Vec<_>>()))
+                .collect();
+            // A writer that panicked wrote nothing we can vouch for: its runs failed.
+            handles
+                .into_iter()
+                .zip(&groups)
+                .flat_map(|(h, g)| h.join().unwrap_or_else(|_| g.iter().map(|r| Some(r[0].addr)).collect()))
+                .collect()
+        })
+    }
+}
+
+/// Splits jobs sorted by address into runs of adjacent blocks (at most `RUN_BLOCKS_MAX`);
+/// a FUA write is a run of its own.
+fn runs_of<'a>(sorted: &[&'a Job]) -> Vec<Vec<&'a Job>> {
+    let mut runs: Vec<Vec<&Job>> = Vec::new();
+    for &j in sorted {
+        match runs.last_mut() {
+            Some(r)
+                if !j.fua
+                    && !r[0].fua
+                    && r.len() < RUN_BLOCKS_MAX
+                    && r.last().is_some_and(|l| l.addr + 1 == j.addr) =>
+            {
+                r.push(j)
+            }
+            _ => runs.push(vec![j]),
+        }
+    }
+    runs
+}
+
+/// Writes one run of adjacent blocks; `Some(addr)` of its first block if it failed.
+fn write_run(file: &File, run: &[&Job]) -> Option<u64> {
+    let first = run[0].addr;
+    let ok = if run.len() == 1 {
+        write_block(file, first, &run[0].data.0, run[0].fua).is_ok()
+    } else {
+        let iov: Vec<libc::iovec> =
+            run.iter().map(|j| libc::iovec { iov_base: j.data.0.as_ptr() as *mut _, iov_len: BLOCK_SIZE }).collect();
+        let want = run.len() * BLOCK_SIZE;
+        // SAFETY: the iovecs point at live, aligned 4 KiB buffers owned by `run`, and the
+        // count is at most RUN_BLOCKS_MAX (below IOV_MAX).
+        let n = unsafe { libc::pwritev(file.as_raw_fd(), iov.as_ptr(), iov.len() as i32, (first * BLOCK) as i64) };
+        if n == want as isize {
+            true
+        } else {
+            // A short or failed vector write: finish block by block from the first block
+            // not fully written (each reports its own error).
+            let done = if n > 0 { n as usize / BLOCK_SIZE } else { 0 };
+            run[done..].iter().all(|j| write_block(file, j.addr, &j.data.0, false).is_ok())
+        }
+    };
+    (!ok).then_some(first)
 }
 
 fn write_block(file: &File, addr: u64, data: &Block, fua: bool) -> io::Result<()> {
@@ -404,6 +492,8 @@ impl BlockDevice for FileDevice {
             return Err(e);
         }
         if flags.contains(WriteFlags::PREFLUSH) {
+            // The flush before this write covers what was submitted before it.
+            self.shared.drain()?;
             self.do_flush()?;
         }
         self.counters.writes += 1;
@@ -413,32 +503,22 @@ impl BlockDevice for FileDevice {
         }
         self.seq += 1;
         let data: Arc<AlignedBlock> = Arc::from(AlignedBlock::boxed_from(data));
-        {
+        let full = {
             let mut st = self.shared.state.lock().unwrap();
-            // Bounded: the writers complete the queued writes, or fail them (latched).
-            while st.outstanding >= MAX_INFLIGHT_WRITES {
-                st = self.shared.done.wait(st).unwrap();
-            }
             st.inflight.insert(addr, (self.seq, data.clone()));
-            st.outstanding += 1;
-        }
-        let q = &self.queues[(addr % self.queues.len() as u64) as usize];
-        let job = Job { addr, seq: self.seq, data, fua };
-        if q.send(job).is_err() {
-            return Err(self.latch(IoError { block: addr, op: "write" }));
+            st.pending.push(Job { addr, seq: self.seq, data, fua });
+            st.pending.len() >= DRAIN_AT_WRITES
+        };
+        if full {
+            // Bounded memory: hand the queue to the host now (an error is latched and
+            // reported by the next wait or flush, as for any write in flight).
+            let _ = self.shared.drain();
         }
         Ok(())
     }
 
     fn wait_writes(&mut self) -> Result<(), IoError> {
-        let mut st = self.shared.state.lock().unwrap();
-        while st.outstanding > 0 {
-            st = self.shared.done.wait(st).unwrap();
-        }
-        match st.error {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.shared.drain()
     }
 
     fn flush(&mut self) -> Result<(), IoError> {
@@ -480,13 +560,9 @@ impl BlockDevice for FileDevice {
 
 impl Drop for FileDevice {
     fn drop(&mut self) {
-        // Let queued writes finish (they were submitted; dropping them silently would make
-        // the device lie about what it was asked to do), then stop the writers.
+        // Let pending writes finish: they were submitted, and dropping them silently would
+        // make the device lie about what it was asked to do.
         let _ = self.wait_writes();
-        self.queues.clear();
-        for h in self.workers.drain(..) {
-            let _ = h.join();
-        }
     }
 }
 
@@ -532,19 +608,24 @@ mod tests {
     }
 
     #[test]
-    fn submissions_beyond_the_in_flight_bound_wait_and_all_land() {
-        let n = 3 * MAX_INFLIGHT_WRITES as u64;
+    fn the_pending_queue_is_bounded_and_every_write_lands() {
+        // Scattered addresses (no runs), then a sequential stretch (runs, parallel drains).
+        let n = 8 * DRAIN_AT_WRITES as u64;
         let (_d, p) = image(n);
         let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
-        for a in 0..n {
+        let mut written = std::collections::BTreeSet::new();
+        for k in 0..n {
+            let a = if k < n / 2 { (k * 7919) % n } else { k };
             dev.write(a, &block(a as u8), WriteFlags::empty()).unwrap();
-            assert!(dev.shared.state.lock().unwrap().outstanding <= MAX_INFLIGHT_WRITES);
+            written.insert(a);
+            assert!(dev.shared.state.lock().unwrap().pending.len() < DRAIN_AT_WRITES);
         }
         dev.wait_writes().unwrap();
-        let mut buf = block(0);
-        for a in (0..n).step_by(97) {
-            dev.read(a, &mut buf).unwrap();
-            assert_eq!(buf, block(a as u8));
+        drop(dev);
+        let bytes = std::fs::read(&p).unwrap();
+        for a in 0..n as usize {
+            let want = if written.contains(&(a as u64)) { a as u8 } else { 0 };
+            assert!(bytes[a * BLOCK_SIZE..(a + 1) * BLOCK_SIZE].iter().all(|&b| b == want), "block {a}");
         }
     }
 
@@ -649,7 +730,9 @@ mod tests {
             dev.write(a, &block(3), WriteFlags::empty()).unwrap();
         }
         h.wait_and_flush().unwrap();
-        assert_eq!(dev.shared.state.lock().unwrap().outstanding, 0);
+        let st = dev.shared.state.lock().unwrap();
+        assert!(st.pending.is_empty() && st.inflight.is_empty());
+        drop(st);
         let bytes = std::fs::read(&p).unwrap();
         assert!(bytes.iter().all(|&b| b == 3));
     }
