@@ -476,7 +476,7 @@ pub fn mount(a: &MountArgs) -> Result<i32> {
 }
 
 fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
-    // Before any thread exists (writer threads, fuser's), so that every thread inherits
+    // Before any thread exists (drain threads, fuser's), so that every thread inherits
     // the blocked mask and only the signal thread below ever sees SIGINT/SIGTERM.
     let sigset = block_signals();
     let o = parse_mount_options(&a.options)?;

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | [`error`] | the CLI's typed error, its messages and exit codes |
 //! | [`size`] | parsing of sizes like `1G`, `512M` |
-//! | [`device`] | [`device::FileDevice`]: pread/pwrite, writer threads, flush, FUA, discard, exclusive open |
+//! | [`device`] | [`device::FileDevice`]: pread, queued writes drained as sorted pwritev (large drains over writer threads), flush, FUA, discard, exclusive open |
 //! | [`probe`] | recognising what is on a device before it is overwritten or mounted |
 //! | [`record`] | the write log (`mount --record-writes`) and its replay into crash images |
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
