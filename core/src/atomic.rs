@@ -78,7 +78,7 @@ impl<D: BlockDevice> Filesystem<D> {
     fn commit_atomic_inner(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
         let idxs: alloc::vec::Vec<u64> = self.atomic[&ino].blocks.keys().copied().collect();
         let n = idxs.len() as u64;
-        let partial = cfg!(feature = "mutant-atomic-partial-commit");
+        let partial = crate::mutant!("mutant-atomic-partial-commit");
         // Phase 1: everything that can fail for lack of room, before anything visible
         // changes (a checkpoint in here never sees staged blocks: they are not in the
         // write-back cache yet). Room for the data and the tree nodes the commit adds,
@@ -138,7 +138,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // fsync_submit counted an fsync; this is a commit.
         self.stats.fsyncs -= 1;
         if t.flush_needed {
-            self.finish_batch(cfg!(feature = "mutant-atomic-no-wait"))?;
+            self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
         }
         self.stats.atomic_commits += 1;
         Ok(())

@@ -106,7 +106,7 @@ impl Checkpoint {
         {
             return Err(Error::Invalid("checkpoint: journal over capacity"));
         }
-        let orphan_room = if cfg!(feature = "mutant-orphan-limit") { CP_ORPHAN_MAX } else { geo.orphan_capacity() };
+        let orphan_room = if crate::mutant!("mutant-orphan-limit") { CP_ORPHAN_MAX } else { geo.orphan_capacity() };
         if self.orphans.len() > orphan_room as usize {
             return Err(Error::NoSpace);
         }
@@ -184,7 +184,7 @@ impl Checkpoint {
             dev.write(base + i as u64, b, crate::device::WriteFlags::empty())?;
         }
         let mut flushes = 0;
-        if !cfg!(feature = "mutant-cp-no-flush") {
+        if !crate::mutant!("mutant-cp-no-flush") {
             dev.wait_writes()?;
             dev.flush()?;
             flushes += 1;
@@ -201,7 +201,7 @@ impl Checkpoint {
         let base = geo.cp_pack_addr(pack);
         let mut h = zero_block();
         dev.read(base, &mut h)?;
-        let check_crc = !cfg!(feature = "mutant-cp-no-crc");
+        let check_crc = !crate::mutant!("mutant-cp-no-crc");
         if get_u32(&h[..], CP_OFF_MAGIC) != CP_MAGIC || (check_crc && !crc_ok(&h)) {
             return Ok(None);
         }
@@ -236,7 +236,7 @@ impl Checkpoint {
     /// Decodes a pack from its verified header and its payload stream.
     fn decode(geo: &Geometry, pack: usize, h: &Block, p: &[u8]) -> Result<Option<Checkpoint>> {
         let base = geo.cp_pack_addr(pack);
-        let check_crc = !cfg!(feature = "mutant-cp-no-crc");
+        let check_crc = !crate::mutant!("mutant-cp-no-crc");
         if get_u32(&h[..], CP_OFF_PAYLOAD_BLOCKS) as usize * BLOCK_SIZE != p.len() {
             return Err(Error::corrupt(base, "checkpoint: payload size out of range"));
         }

@@ -163,7 +163,7 @@ impl<D: BlockDevice> Filesystem<D> {
                     }
                 }
             }
-            let free_first = cfg!(feature = "mutant-truncate-free-before-reserve");
+            let free_first = crate::mutant!("mutant-truncate-free-before-reserve");
             if !free_first {
                 self.reserve_nodes(&[ino], zeroed.is_some() as u64, now)?;
             }

@@ -586,7 +586,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Orphans (open, unlinked inodes) a checkpoint can carry; see `check_orphan_room`.
     pub(crate) fn orphan_capacity(&self) -> u64 {
-        if cfg!(feature = "mutant-orphan-limit") {
+        if crate::mutant!("mutant-orphan-limit") {
             // Mutant: the old fixed limit, not enforced when unlinking: the checkpoint
             // fails instead and the filesystem turns read-only.
             return u64::MAX;
@@ -656,7 +656,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// fill holes (only those add to what is in use; overwrites need room to be written to
     /// but cleaning gets it back).
     pub(crate) fn ensure_space_for(&mut self, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
-        if self.recovering && !cfg!(feature = "mutant-cp-in-recovery") {
+        if self.recovering && !crate::mutant!("mutant-cp-in-recovery") {
             // Roll-forward neither cleans nor checkpoints: the fsyncs it replays reserved
             // its room when they were acknowledged (see `fsync::recovery_room_ok`).
             return Ok(());
@@ -809,7 +809,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn latch_shutdown(&mut self) {
-        let latch = !cfg!(feature = "mutant-eio-no-read-only");
+        let latch = !crate::mutant!("mutant-eio-no-read-only");
         self.read_only = latch;
         self.shut_down = latch;
     }
@@ -855,7 +855,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Allocates the next block of `log` and records its owner.
     pub(crate) fn alloc_block(&mut self, log: Log, owner: Summary) -> Result<u32> {
         let addr = self.seg.alloc(&self.geo, &mut self.sit, &mut self.ssa, log, self.now_sec, true)?;
-        if cfg!(feature = "mutant-gc-no-ssa") && log == Log::ColdData {
+        if crate::mutant!("mutant-gc-no-ssa") && log == Log::ColdData {
             // Mutant: a block moved by cleaning keeps whatever summary its new slot had.
             return Ok(addr);
         }
@@ -944,7 +944,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // Roll-forward writes exactly one checkpoint, after it has finished: one written in
         // the middle would record the old log positions with recovered blocks already valid
         // in the SIT, an image that never mounts again.
-        if self.recovering && !cfg!(feature = "mutant-cp-in-recovery") {
+        if self.recovering && !crate::mutant!("mutant-cp-in-recovery") {
             debug_assert!(false, "checkpoint requested during roll-forward");
             return Err(Error::Invalid("checkpoint requested during roll-forward recovery"));
         }
@@ -955,8 +955,9 @@ impl<D: BlockDevice> Filesystem<D> {
         let pack = 1 - self.cp_pack;
         let g = self.geo;
         // NAT: journal the changes if they fit, else rewrite the changed blocks.
-        #[cfg(feature = "mutant-nat-lost")]
-        self.nat.mutant_forget_one();
+        if crate::mutant!("mutant-nat-lost") {
+            self.nat.mutant_forget_one();
+        }
         let mut nat_slots = self.nat.slots.clone();
         let nat_journal = if !self.nat.needs_block_write() {
             self.nat.journal_entries()

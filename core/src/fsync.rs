@@ -51,7 +51,7 @@ impl<D: BlockDevice> Filesystem<D> {
     pub fn fsync(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<()> {
         let t = self.fsync_submit(ino, datasync, now)?;
         if t.flush_needed {
-            self.finish_batch(cfg!(feature = "mutant-fsync-no-wait"))?;
+            self.finish_batch(crate::mutant!("mutant-fsync-no-wait"))?;
         }
         Ok(())
     }
@@ -140,7 +140,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// warm logs), the free segments must still cover what recovery of the whole chain
     /// needs. A crash then always leaves a device that mounts read-write.
     fn recovery_room_ok(&self, ino: Ino) -> bool {
-        if cfg!(feature = "mutant-no-recovery-reserve") {
+        if crate::mutant!("mutant-no-recovery-reserve") {
             return true;
         }
         let data = self.data.range((ino, 0)..=(ino, u64::MAX)).count() as u64;
@@ -291,10 +291,10 @@ impl<D: BlockDevice> Filesystem<D> {
         for (i, &nid) in order.iter().enumerate() {
             let mut flags = 0;
             if i == last {
-                if !cfg!(feature = "mutant-no-fsync-mark") {
+                if !crate::mutant!("mutant-no-fsync-mark") {
                     flags |= node::FLAG_FSYNC;
                 }
-                if dentry && !cfg!(feature = "mutant-no-dentry-mark") {
+                if dentry && !crate::mutant!("mutant-no-dentry-mark") {
                     flags |= node::FLAG_DENTRY;
                 }
             }

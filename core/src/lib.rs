@@ -48,6 +48,7 @@ pub mod fsync;
 pub mod gc;
 pub mod inode;
 pub mod layout;
+pub mod mutant;
 pub mod namei;
 pub mod nat;
 pub mod node;

@@ -651,7 +651,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         } else {
             let x = if x == NULL_NID {
-                if cfg!(feature = "mutant-cp-in-recovery") {
+                if crate::mutant!("mutant-cp-in-recovery") {
                     // Mutant: the old place of the reservation, which roll-forward reaches
                     // through `replace_xattrs` (it may clean and checkpoint).
                     self.ensure_space(2, now)?;

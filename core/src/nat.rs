@@ -202,7 +202,6 @@ impl Nat {
     }
 
     /// Mutant: forgets the most recent-numbered NAT change, so a checkpoint does not record it.
-    #[cfg(feature = "mutant-nat-lost")]
     pub fn mutant_forget_one(&mut self) {
         let victim = self.dirty.iter().copied().filter(|&n| n != ROOT_INO).last();
         if let Some(n) = victim {

@@ -72,9 +72,9 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             let mut b = zero_block();
             self.dev.read(addr as u64, &mut b)?;
-            let crc_ok = cfg!(feature = "mutant-recovery-no-crc") || crate::codec::crc_ok_seeded(&b, self.seed);
+            let crc_ok = crate::mutant!("mutant-recovery-no-crc") || crate::codec::crc_ok_seeded(&b, self.seed);
             let version_ok =
-                cfg!(feature = "mutant-recovery-ignores-version") || node::footer_cp_version(&b) == self.cp.version;
+                crate::mutant!("mutant-recovery-ignores-version") || node::footer_cp_version(&b) == self.cp.version;
             if !crc_ok || !version_ok {
                 break;
             }

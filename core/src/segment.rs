@@ -246,7 +246,7 @@ impl SegmentManager {
     /// The blocks of `segno` SSR must not reuse, and how many (see [`CpMap`]).
     fn cp_map(&self, sit: &Sit, segno: u32) -> ([u8; SIT_BITMAP_BYTES], u32) {
         let e = sit.get(segno);
-        if cfg!(feature = "mutant-ssr-reuse-before-cp") {
+        if crate::mutant!("mutant-ssr-reuse-before-cp") {
             // Mutant: SSR reuses every current hole, including blocks the last checkpoint
             // or an fsync chain after it still references.
             return (e.bitmap, e.valid as u32);
@@ -261,7 +261,7 @@ impl SegmentManager {
     /// copying its bitmap: this runs per segment on every write while SSR is wanted).
     fn ssr_holes(&self, sit: &Sit, segno: u32) -> u32 {
         let count = match self.cp_maps.get(&segno) {
-            Some(m) if !cfg!(feature = "mutant-ssr-reuse-before-cp") => m.count,
+            Some(m) if !crate::mutant!("mutant-ssr-reuse-before-cp") => m.count,
             _ => sit.get(segno).valid as u32,
         };
         self.segment_blocks.saturating_sub(count)
@@ -383,7 +383,7 @@ impl SegmentManager {
             return Err(Error::corrupt(addr as u64, "freeing a block the SIT says is not in use (doubly owned?)"));
         }
         if sit.get(segno).valid == 0 && self.states[segno as usize] == SegState::Used {
-            if cfg!(feature = "mutant-reuse-before-cp") {
+            if crate::mutant!("mutant-reuse-before-cp") {
                 // Mutant: the segment is reusable at once, before the checkpoint that
                 // stops referencing its blocks is durable.
                 self.states[segno as usize] = SegState::Free;

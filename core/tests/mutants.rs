@@ -1,6 +1,7 @@
-//! Mutants that the core's own crash tests must catch. Each row builds the core's tests
-//! with one `mutant-*` feature (a deliberately broken core) and asserts that the named
-//! test file then FAILS. The simulator (`rollfs-sim mutants`, wasm-harness/tests/explore.rs)
+//! Mutants that the core's own crash tests must catch. The core's tests are built once
+//! with the `mutants` feature (every mutant compiled in, none on); each row runs the named
+//! test file with `ROLLFS_MUTANT=<mutant>` (a deliberately broken core, see
+//! core/src/mutant.rs) and asserts that it then FAILS. The simulator (`rollfs-sim mutants`, wasm-harness/tests/explore.rs)
 //! catches every mutant in core/Cargo.toml; these are a second line, independent of the
 //! simulator.
 
@@ -31,7 +32,8 @@ fn core_crash_tests_catch_their_mutants() {
     for &(feature, test) in CAUGHT_BY_CORE_TESTS {
         let out = Command::new(&cargo)
             .args(["test", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", target_dir])
-            .args(["--features", feature, "--test", test])
+            .args(["--features", "mutants", "--test", test])
+            .env("ROLLFS_MUTANT", feature)
             .output()
             .expect("run cargo");
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -43,6 +45,21 @@ fn core_crash_tests_catch_their_mutants() {
         }
     }
     assert!(missed.is_empty(), "mutants the core's crash tests no longer catch: {missed:?}");
+}
+
+#[test]
+fn the_mutants_build_runs_clean_without_a_mutant_chosen() {
+    // The same build with no mutant chosen passes: a catch above is the mutant's doing.
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let target_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/mutants-core");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["test", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", target_dir])
+        .args(["--features", "mutants", "--test", "errors", "--test", "recovery"])
+        .env_remove("ROLLFS_MUTANT")
+        .output()
+        .expect("run cargo");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]
