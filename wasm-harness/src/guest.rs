@@ -109,6 +109,8 @@ pub struct GuestModule {
     engine: Engine,
     pre: InstancePre<HostState>,
     pub wasm_path: PathBuf,
+    /// The core mutant every instance selects (a guest built with `rollfs-core/mutants`).
+    mutant: Option<String>,
 }
 
 fn engine() -> anyhow::Result<Engine> {
@@ -174,7 +176,20 @@ impl GuestModule {
         let pre = linker(&engine)
             .and_then(|l| l.instantiate_pre(&module))
             .map_err(|e| anyhow::anyhow!("linking guest: {e}"))?;
-        Ok(GuestModule { engine, pre, wasm_path: wasm_path.to_path_buf() })
+        Ok(GuestModule { engine, pre, wasm_path: wasm_path.to_path_buf(), mutant: None })
+    }
+
+    /// The guest built with every core mutant (`rollfs-core/mutants`), each instance running
+    /// as mutant `name`. One build serves every mutant (the build is cached by cargo).
+    pub fn mutant(name: &str) -> anyhow::Result<GuestModule> {
+        let path = build_guest(&["rollfs-core/mutants".to_string()])?;
+        let mut m = GuestModule::load(&path)?;
+        // Fail here, not in every instance, if the name is not a mutant of this core.
+        m.instantiate(SimDevice::new(crate::device::Image::blank(16), 0))
+            .and_then(|mut g| g.select_mutant(name))
+            .map_err(|e| anyhow::anyhow!("mutant {name}: {e}"))?;
+        m.mutant = Some(name.to_string());
+        Ok(m)
     }
 
     /// The guest built by build.rs, compiled once per process.
@@ -197,7 +212,11 @@ impl GuestModule {
             .get_memory(&mut store, "memory")
             .ok_or_else(|| GuestError::Trap("guest exports no memory".into()))?;
         store.data_mut().memory = Some(memory);
-        Ok(Guest { store, instance, memory, handles: Default::default() })
+        let mut g = Guest { store, instance, memory, handles: Default::default() };
+        if let Some(m) = &self.mutant {
+            g.select_mutant(m)?;
+        }
+        Ok(g)
     }
 }
 
@@ -289,6 +308,12 @@ impl Guest {
             off += p.len();
         }
         Ok(Args(out))
+    }
+
+    /// Runs this instance as core mutant `name` (see [`GuestModule::mutant`]).
+    pub fn select_mutant(&mut self, name: &str) -> GuestResult<()> {
+        let a = self.args(&[name.as_bytes()])?.0;
+        self.call("sim_select_mutant", (a[0].0, a[0].1)).map(|_| ())
     }
 
     pub fn format(&mut self, segment_blocks: u32, now: i64) -> GuestResult<()> {

@@ -229,9 +229,7 @@ fn replay_command(c: &Common, v: &Violation) -> String {
 fn explorer(opts: Options, mutant: Option<&str>) -> Result<Explorer, String> {
     let module = match mutant {
         None => GuestModule::default_guest(),
-        Some(m) => rollfs_sim::guest::build_guest(&[format!("rollfs-core/{m}")])
-            .and_then(|p| GuestModule::load(&p))
-            .map(std::sync::Arc::new),
+        Some(m) => GuestModule::mutant(m).map(std::sync::Arc::new),
     }
     .map_err(|e| format!("{e:#}"))?;
     Explorer::new(module, opts)

@@ -5,7 +5,7 @@
 //! the build's OUT_DIR) and explored with a fixed budget until the first violation.
 
 use crate::explore::{explore, Explorer, Options, Source};
-use crate::guest::{build_guest, GuestModule};
+use crate::guest::GuestModule;
 use crate::workload::CaseId;
 use std::path::Path;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ pub struct MutantResult {
 /// Builds and explores one mutant. Sources are tried in order: regression workloads
 /// (cheap, targeted), then ACE and random cases, until a violation or the budget.
 pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult {
-    let built = build_guest(&[format!("rollfs-core/{name}")]).and_then(|p| GuestModule::load(&p));
+    let built = GuestModule::mutant(name);
     let module = match built {
         Ok(m) => Arc::new(m),
         Err(e) => {

@@ -424,6 +424,18 @@ pub extern "C" fn sim_stats() -> i64 {
     })
 }
 
+/// Chooses the core mutant NAME for this instance (`rollfs_core::mutant::select`; the guest
+/// must be built with `rollfs-core/mutants`). Returns 0, or -EINVAL when it cannot.
+#[no_mangle]
+pub extern "C" fn sim_select_mutant(p: *const u8, plen: i32) -> i64 {
+    let name = core::str::from_utf8(bytes(p, plen)).unwrap_or("");
+    if rollfs_core::mutant::select(name) {
+        0
+    } else {
+        -22
+    }
+}
+
 /// The names of the counters `sim_stats` returns, one per line in the out buffer (works
 /// unmounted). Returns the count.
 #[no_mangle]
