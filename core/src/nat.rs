@@ -203,7 +203,7 @@ impl Nat {
 
     /// Mutant: forgets the most recent-numbered NAT change, so a checkpoint does not record it.
     pub fn mutant_forget_one(&mut self) {
-        let victim = self.dirty.iter().copied().filter(|&n| n != ROOT_INO).last();
+        let victim = self.dirty.iter().copied().rfind(|&n| n != ROOT_INO);
         if let Some(n) = victim {
             self.dirty.remove(&n);
         }
