@@ -18,6 +18,16 @@ if ! command -v fusermount3 >/dev/null 2>&1; then
     fi
 fi
 
+# Formatting and lints first (cheap, and they fail fast): rustfmt and clippy with every
+# warning an error, the workspace's lint set included (Cargo.toml, [workspace.lints]).
+for c in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^$c"; then
+        rustup component add "$c"
+    fi
+done
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -- -D warnings
+
 cargo test --workspace --release
 # The fuzz regression corpus once more with debug assertions on (the release build keeps
 # overflow checks but not the core's internal debug_assert!s).

@@ -648,8 +648,7 @@ fn broken_crc_of_a_direct_node_holes_the_file_there() {
         dev,
         &format!("node {dn} (direct node of inode {big}): corruption at block {a}: node: checksum mismatch"),
         &format!(
-            "inode {big}: direct node {dn} lost (corruption at block {a}: node: checksum mismatch): file blocks {}..{BIG_BLOCKS} are now a hole",
-            ADDRS_PER_INODE
+            "inode {big}: direct node {dn} lost (corruption at block {a}: node: checksum mismatch): file blocks {ADDRS_PER_INODE}..{BIG_BLOCKS} are now a hole"
         ),
     );
     let after = snapshot(&dev);

@@ -253,7 +253,7 @@ impl Guest {
             .map_err(|e| GuestError::Trap(format!("export {name}: {e}")))
     }
 
-    fn trap_message(&mut self, e: wasmtime::Error) -> GuestError {
+    fn trap_message(&mut self, e: &wasmtime::Error) -> GuestError {
         if let Some(p) = self.store.data_mut().panic.take() {
             return GuestError::Trap(format!("panic: {p}"));
         }
@@ -274,7 +274,7 @@ impl Guest {
                 let msg = String::from_utf8_lossy(&self.out()?).into_owned();
                 Err(GuestError::Errno(-v, msg))
             }
-            Err(e) => Err(self.trap_message(e)),
+            Err(e) => Err(self.trap_message(&e)),
         }
     }
 
@@ -282,8 +282,8 @@ impl Guest {
     fn out(&mut self) -> GuestResult<Vec<u8>> {
         let ptr = self.func::<(), i32>("sim_out_ptr")?;
         let len = self.func::<(), i32>("sim_out_len")?;
-        let p = ptr.call(&mut self.store, ()).map_err(|e| self.trap_message(e))? as u32 as usize;
-        let n = len.call(&mut self.store, ()).map_err(|e| self.trap_message(e))? as u32 as usize;
+        let p = ptr.call(&mut self.store, ()).map_err(|e| self.trap_message(&e))? as u32 as usize;
+        let n = len.call(&mut self.store, ()).map_err(|e| self.trap_message(&e))? as u32 as usize;
         self.memory
             .data(&self.store)
             .get(p..p + n)
@@ -295,7 +295,7 @@ impl Guest {
         let total: usize = parts.iter().map(|p| p.len()).sum();
         let scratch = self.func::<i32, i32>("sim_scratch")?;
         self.store.set_fuel(FUEL_PER_CALL).map_err(|e| GuestError::Trap(format!("{e}")))?;
-        let base = scratch.call(&mut self.store, total as i32).map_err(|e| self.trap_message(e))?;
+        let base = scratch.call(&mut self.store, total as i32).map_err(|e| self.trap_message(&e))?;
         let mut off = 0usize;
         let mut out = Vec::new();
         let mem = self.memory.data_mut(&mut self.store);
@@ -432,7 +432,7 @@ impl Guest {
                 match f.call(&mut self.store, (a[0].0, a[0].1, a[1].0, a[1].1, a[2].0, a[2].1, 0, now)) {
                     Ok(v) if v >= 0 => Ok(v),
                     Ok(v) => Err(GuestError::Errno(-v, String::from_utf8_lossy(&self.out()?).into_owned())),
-                    Err(e) => Err(self.trap_message(e)),
+                    Err(e) => Err(self.trap_message(&e)),
                 }
             }
             Op::RemoveXattr(p, n) => {

@@ -243,7 +243,7 @@ fn soak(
     random: u64,
     progress_secs: u64,
     threads: Option<usize>,
-    mutant: Option<String>,
+    mutant: Option<&str>,
 ) -> ExitCode {
     use rollfs_sim::explore::explore_cases;
     use std::time::Instant;
@@ -260,8 +260,8 @@ fn soak(
     println!("soak: {hours} h from seed {first}, {} regression + {ace} ACE + {random} random + {random} full workloads a round, --torn --eio", files.len());
     let mut s = first;
     'rounds: while start.elapsed() < budget {
-        let common = Common { seed: s, torn: true, eio: true, threads, mutant: mutant.clone() };
-        let ex = match explorer(options(&common), mutant.as_deref()) {
+        let common = Common { seed: s, torn: true, eio: true, threads, mutant: mutant.map(str::to_string) };
+        let ex = match explorer(options(&common), mutant) {
             Ok(ex) => ex,
             Err(e) => {
                 eprintln!("rollfs-sim: {e}");
@@ -456,7 +456,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Soak { hours, seed, ace, random, progress_secs, threads, mutant } => {
-            soak(hours, seed, ace, random, progress_secs, threads, mutant)
+            soak(hours, seed, ace, random, progress_secs, threads, mutant.as_deref())
         }
         Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count } => {
             let mut opts = Options { seed, ..Options::default() };

@@ -172,7 +172,7 @@ fn smallest_device_is_the_smallest_mkfs_accepts() {
     assert_eq!(run.start.block_count(), n);
     let fills = run.records.iter().filter(|r| r.label.starts_with("fill")).count();
     assert!(run.records.iter().any(|r| r.label.starts_with("fill") && r.errno == Some(28)), "fill ends in ENOSPC");
-    eprintln!("{fills} fill records; user capacity about {} blocks", fills);
+    eprintln!("{fills} fill records; user capacity about {fills} blocks");
     let bad = Workload::parse("below", &format!("@device {} 16\ncreate /f\n", n - 1), 3).unwrap();
     assert!(ex.base_for(&bad).is_err(), "one block less must be refused by mkfs");
     let r = ex.explore_workload(&CaseId::File("min".into()), &w);
