@@ -47,7 +47,7 @@ pub const DRAIN_AT_WRITES: usize = 256;
 /// Blocks in one `pwritev` at most (IOV_MAX is 1024).
 const RUN_BLOCKS_MAX: usize = 256;
 /// A drain of at least this many blocks is split over the `writers` threads.
-const PARALLEL_DRAIN_BLOCKS: usize = 512;
+const PARALLEL_DRAIN_BLOCKS: usize = 128;
 /// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`.
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 /// `BLKDISCARD` = `_IO(0x12, 119)`.
@@ -123,6 +123,11 @@ struct Shared {
     /// Held for a whole drain: drains run one at a time, each over a prefix of the
     /// submission order, so writes of one block reach the host in submission order.
     drain: Mutex<()>,
+    /// Held across every call that can report the host's writeback errors (`fdatasync`,
+    /// an `RWF_DSYNC` write) together with the latching of its result: the kernel reports
+    /// such an error to one caller only, so without it a flush in another thread could
+    /// succeed after the error was consumed and before it was latched.
+    flush_lock: Mutex<()>,
     writers: usize,
 }
 
@@ -236,6 +241,7 @@ impl FileDevice {
             file: file.clone(),
             state: Mutex::new(State::default()),
             drain: Mutex::new(()),
+            flush_lock: Mutex::new(()),
             writers: opts.writers.max(1),
         });
         FileDevice {
@@ -271,12 +277,7 @@ impl FileDevice {
     }
 
     fn latched(&self) -> Option<IoError> {
-        self.shared.state.lock().unwrap().error
-    }
-
-    fn latch(&self, e: IoError) -> IoError {
-        let mut st = self.shared.state.lock().unwrap();
-        *st.error.get_or_insert(e)
+        self.shared.latched()
     }
 
     fn do_flush(&mut self) -> Result<(), IoError> {
@@ -287,7 +288,7 @@ impl FileDevice {
         if !self.writable {
             return Ok(());
         }
-        self.file.sync_data().map_err(|_| self.latch(IoError { block: IoError::FLUSH_BLOCK, op: "flush" }))
+        self.shared.sync()
     }
 }
 
@@ -306,16 +307,32 @@ impl FlushHandle {
         if !self.writable {
             return Ok(());
         }
-        if self.shared.file.sync_data().is_err() {
-            let e = IoError { block: IoError::FLUSH_BLOCK, op: "flush" };
-            let mut st = self.shared.state.lock().unwrap();
-            return Err(*st.error.get_or_insert(e));
-        }
-        Ok(())
+        self.shared.sync()
     }
 }
 
 impl Shared {
+    fn latched(&self) -> Option<IoError> {
+        self.state.lock().unwrap().error
+    }
+
+    fn latch(&self, e: IoError) -> IoError {
+        *self.state.lock().unwrap().error.get_or_insert(e)
+    }
+
+    /// `fdatasync` under the flush lock: fails with the latched error if there is one,
+    /// before or after it (a write that failed meanwhile is not covered by this flush).
+    fn sync(&self) -> Result<(), IoError> {
+        let _one_reporter = self.flush_lock.lock().unwrap();
+        if let Some(e) = self.latched() {
+            return Err(e);
+        }
+        if self.file.sync_data().is_err() {
+            return Err(self.latch(IoError { block: IoError::FLUSH_BLOCK, op: "flush" }));
+        }
+        self.latched().map_or(Ok(()), Err)
+    }
+
     /// Completes every write submitted so far (see the module header): takes the pending
     /// queue, writes the newest version of each block — adjacent blocks in one `pwritev`,
     /// FUA writes each with `RWF_DSYNC` — and returns the latched error, if any. A failed
@@ -331,24 +348,48 @@ impl Shared {
             }
             let mut order: Vec<&Job> = newest.values().map(|&i| &jobs[i]).collect();
             order.sort_unstable_by_key(|j| j.addr);
-            let runs = runs_of(&order);
+            // After a failure nothing more reaches the host (the blocks stay readable
+            // from the in-flight map): a later write must not look durable, above all a
+            // checkpoint header over a payload that was lost.
+            if let Some(e) = self.latched() {
+                return Err(e);
+            }
+            let (fua, plain): (Vec<&Job>, Vec<&Job>) = order.into_iter().partition(|j| j.fua);
+            let runs = runs_of(&plain);
             let failed = self.write_runs(&runs);
-            let mut st = self.state.lock().unwrap();
-            for (run, failed_at) in runs.iter().zip(&failed) {
-                if failed_at.is_none() {
-                    for j in run {
-                        if st.inflight.get(&j.addr).is_some_and(|(seq, _)| *seq == j.seq) {
-                            st.inflight.remove(&j.addr);
-                        }
-                    }
-                } else if st.error.is_none() {
-                    st.error = Some(IoError { block: failed_at.unwrap_or(0), op: "write" });
-                }
+            self.settle(&runs, &failed);
+            // FUA writes last, each under the flush lock (an RWF_DSYNC write reports the
+            // host's writeback errors like a flush), and none after a failure.
+            for j in fua {
+                let run = vec![j];
+                let _one_reporter = self.flush_lock.lock().unwrap();
+                let failed_at = if self.latched().is_some() { Some(j.addr) } else { write_run(&self.file, &run) };
+                self.settle(std::slice::from_ref(&run), &[failed_at]);
             }
         }
         match self.state.lock().unwrap().error {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+
+    /// Records the outcome of written runs: completed blocks leave the in-flight map (unless
+    /// a newer write of them was submitted meanwhile); the first failure is latched.
+    fn settle(&self, runs: &[Vec<&Job>], failed: &[Option<u64>]) {
+        let mut st = self.state.lock().unwrap();
+        for (run, failed_at) in runs.iter().zip(failed) {
+            match failed_at {
+                None => {
+                    for j in run {
+                        if st.inflight.get(&j.addr).is_some_and(|(seq, _)| *seq == j.seq) {
+                            st.inflight.remove(&j.addr);
+                        }
+                    }
+                }
+                Some(addr) => {
+                    st.error.get_or_insert(IoError { block: *addr, op: "write" });
+                }
+            }
         }
     }
 
@@ -371,16 +412,20 @@ impl Shared {
             }
         }
         let file = &self.file;
+        let write_group = move |g: &[Vec<&Job>]| g.iter().map(|r| write_run(file, r)).collect::<Vec<_>>();
         std::thread::scope(|sc| {
+            // A thread that cannot be created is no error: its group is written here.
             let handles: Vec<_> = groups
                 .iter()
-                .map(|g| sc.spawn(move || g.iter().map(|r| write_run(file, r)).collect::<Vec<_>>()))
+                .map(|&g| (g, std::thread::Builder::new().spawn_scoped(sc, move || write_group(g)).ok()))
                 .collect();
-            // A writer that panicked wrote nothing we can vouch for: its runs failed.
             handles
                 .into_iter()
-                .zip(&groups)
-                .flat_map(|(h, g)| h.join().unwrap_or_else(|_| g.iter().map(|r| Some(r[0].addr)).collect()))
+                .flat_map(|(g, h)| match h {
+                    // A writer that panicked wrote nothing we can vouch for: its runs failed.
+                    Some(h) => h.join().unwrap_or_else(|_| g.iter().map(|r| Some(r[0].addr)).collect()),
+                    None => write_group(g),
+                })
                 .collect()
         })
     }
@@ -770,6 +815,25 @@ mod tests {
             assert!(bytes[a * BLOCK_SIZE..(a + 1) * BLOCK_SIZE].iter().all(|&b| b == want), "block {a}");
         }
         assert!(drains > 0);
+    }
+
+    #[test]
+    fn after_a_latched_error_nothing_reaches_the_host_and_no_flush_succeeds() {
+        // Review finding: a writeback error is reported to one fdatasync caller only; once
+        // any caller has latched it, no later flush (either path) may succeed and no later
+        // write — above all a FUA checkpoint header — may reach the host.
+        let (_d, p) = image(16);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let h = dev.flush_handle();
+        let e = IoError { block: 7, op: "write" };
+        dev.shared.latch(e);
+        dev.write(3, &block(9), WriteFlags::empty()).unwrap_or(());
+        let _ = dev.write(4, &block(9), WriteFlags::FUA);
+        assert_eq!(h.wait_and_flush(), Err(e));
+        assert_eq!(dev.flush(), Err(e));
+        assert_eq!(dev.wait_writes(), Err(e));
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(bytes.iter().all(|&b| b == 0), "a write reached the host after the error");
     }
 
     #[test]
