@@ -385,3 +385,19 @@ pub fn stats_ioctl(any_file_in_mount: &Path, cmd: u32, len: usize) -> std::io::R
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
+
+/// `rollfs replay LOG --out OUT [--at-flush N] [--drop-unflushed SEED]`: builds the image a
+/// power cut after flush `N` (None: at the end of the log) leaves, dropping a seeded subset
+/// of the writes not yet flushed when `drop_seed` is given. Panics if replay fails.
+#[track_caller]
+pub fn replay_power_cut(log: &Path, out: &Path, at_flush: Option<u64>, drop_seed: Option<u64>) {
+    let mut a = vec!["replay".to_string(), log.display().to_string(), "--out".into(), out.display().to_string()];
+    if let Some(n) = at_flush {
+        a.extend(["--at-flush".into(), n.to_string()]);
+    }
+    if let Some(seed) = drop_seed {
+        a.extend(["--drop-unflushed".into(), seed.to_string()]);
+    }
+    let o = rollfs(&a);
+    assert!(o.status.success(), "replay: {}", stderr(&o));
+}

@@ -162,19 +162,7 @@ fn replay_every_flush_of_an_fsync_workload() {
     let mut states = 0;
     for n in 0..=total {
         for drop in [None, Some(n * 7919 + 1)] {
-            let mut a = vec![
-                "replay".to_string(),
-                log.display().to_string(),
-                "--out".into(),
-                out.display().to_string(),
-                "--at-flush".into(),
-                n.to_string(),
-            ];
-            if let Some(seed) = drop {
-                a.extend(["--drop-unflushed".into(), seed.to_string()]);
-            }
-            let o = rollfs(&a);
-            assert!(o.status.success(), "replay: {}", stderr(&o));
+            replay_power_cut(&log, &out, Some(n), drop);
             let what = format!("crash at flush {n}/{total}, drop-unflushed {drop:?}");
             check_image(&out, wl.cut_after_flush(n).unwrap() as u64, &files, &what);
             states += 1;
@@ -207,15 +195,7 @@ fn dirsync_makes_every_directory_change_durable_on_return() {
     assert_eq!(unsafe { libc::kill(m.pid().unwrap() as i32, libc::SIGKILL) }, 0);
     let _ = m.wait();
     let out = img.dir.path().join("crash.img");
-    let o = rollfs([
-        "replay".to_string(),
-        log.display().to_string(),
-        "--out".into(),
-        out.display().to_string(),
-        "--drop-unflushed".into(),
-        "3".into(),
-    ]);
-    assert!(o.status.success(), "replay: {}", stderr(&o));
+    replay_power_cut(&log, &out, None, Some(3));
     let o = rollfs(["fsck".to_string(), out.display().to_string()]);
     assert!(o.status.success(), "fsck of the crash image: {}", stdout(&o));
     let m = Mount::new(&out, &[]);

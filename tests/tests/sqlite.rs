@@ -103,17 +103,7 @@ fn sqlite_transactions_commit_atomically_and_survive_crashes() {
         let cut = wl.cut_after_flush(n).unwrap();
         let must = commits.iter().filter(|(at, _)| *at <= cut).map(|(_, rows)| *rows).max();
         let seed = (j as u64 + 1) * 31;
-        let o = rollfs([
-            "replay".to_string(),
-            log.display().to_string(),
-            "--out".into(),
-            out.display().to_string(),
-            "--at-flush".into(),
-            n.to_string(),
-            "--drop-unflushed".into(),
-            seed.to_string(),
-        ]);
-        assert!(o.status.success(), "replay: {}", stderr(&o));
+        replay_power_cut(&log, &out, Some(n), Some(seed));
         let m = Mount::try_new(&out, &[]).unwrap_or_else(|e| panic!("crash at flush {n}/{total}: mount failed: {e}"));
         let db = m.path("test.db");
         let rows = if db.exists() { integrity_and_count(&db) } else { None };

@@ -271,17 +271,9 @@ fn concurrent_workload_then_power_loss() {
 
     let flushes = WriteLog::open(&log).unwrap().flush_count();
     let out = img.dir.path().join("crash.img");
-    let o = rollfs([
-        "replay".to_string(),
-        log.display().to_string(),
-        "--out".into(),
-        out.display().to_string(),
-        // No --at-flush: the cut is the end of the log, where FUA writes that completed
-        // after the last flush (a checkpoint's header) are durable too.
-        "--drop-unflushed".into(),
-        "7".into(),
-    ]);
-    assert!(o.status.success(), "replay: {}", stderr(&o));
+    // No --at-flush: the cut is the end of the log, where FUA writes that completed after
+    // the last flush (a checkpoint's header) are durable too.
+    replay_power_cut(&log, &out, None, Some(7));
     let m = Mount::try_new(&out, &[]).unwrap_or_else(|e| panic!("the crash image does not mount: {e}"));
     let mut checked = 0;
     for (t, tm) in models.iter().enumerate() {
