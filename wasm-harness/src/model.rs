@@ -300,21 +300,6 @@ impl Model {
                 f.resize(*size as usize, 0);
                 Ok(())
             }
-            Op::Punch(p, off, len, mode) => {
-                if self.resolve(p).is_ok_and(|i| self.sessions.contains_key(&i)) {
-                    return Err(EINVAL);
-                }
-                let f = self.file_mut(p)?;
-                let end = off.saturating_add(*len) as usize;
-                if *mode == 2 && f.len() < end {
-                    f.resize(end, 0);
-                }
-                let end = end.min(f.len());
-                if (*off as usize) < end {
-                    f[*off as usize..end].fill(0);
-                }
-                Ok(())
-            }
             Op::Chmod(p, mode) => {
                 let ino = self.resolve(p)?;
                 self.inodes.get_mut(&ino).unwrap().perm = (*mode & 0o7777) as u16;
