@@ -3,7 +3,7 @@
 //! (`core/tests/mutants.rs`). Each `mutant-*` feature in Cargo.toml breaks one mechanism;
 //! a site asks [`mutant!`]. Two ways to turn one on:
 //!
-//! - build with its feature (`--features mutant-fsync-no-wait`): what the core's tests do;
+//! - build with its feature (`--features mutant-fsync-no-wait`): that one mutant only;
 //! - build with `mutants` and choose one at run time: with [`select`] (the explorer's
 //!   guest), or, where the environment exists, with `ROLLFS_MUTANT=mutant-x` (the core's
 //!   mutant tests: `cargo test --features mutants` builds once for every mutant). Only this

@@ -124,8 +124,7 @@ fn nearly_full_device_with_an_fsync_chain_mounts_read_write() {
         fs.unlink(1, b"filler", t(1001)).unwrap();
         let f = fs.create(1, b"after", 0o644, C, t(1001)).unwrap().ino;
         fs.write(f, 0, &pattern(5, 8 * B), t(1001)).unwrap();
-        let mut dev = fs.unmount(t(1002)).unwrap();
-        assert!(fsck::check(&mut dev).unwrap().is_clean());
+        unmount_clean(fs, t(1002));
         // A read-only mount works too.
         let mut ro = Filesystem::mount(img, &MountOptions { read_only: true, ..big_cache() }, t(1003)).unwrap();
         check_contents(&mut ro, &expect);
@@ -339,8 +338,7 @@ fn thousands_of_open_unlinked_files_stay_writable_and_are_freed_at_mount() {
     assert!(fs.statfs().unwrap().files_free >= free_before + count, "orphans not freed at mount");
     let k = lookup_path(&mut fs, "/keep").unwrap();
     assert_eq!(read_all(&mut fs, k), pattern(4, B));
-    let mut dev = fs.unmount(t(7)).unwrap();
-    assert!(fsck::check(&mut dev).unwrap().is_clean());
+    unmount_clean(fs, t(7));
 }
 
 // ---- 6: fsync after a parent directory was renamed ---------------------------------------
@@ -542,8 +540,7 @@ fn punch_hole_on_a_full_device_works_and_frees_its_blocks() {
     let free1 = fs.statfs().unwrap().blocks_free;
     assert!(free1 >= free0 + 16 * 2, "whole blocks not freed: {free0} -> {free1}");
     assert!(!fs.is_read_only());
-    let mut dev = fs.unmount(t(6)).unwrap();
-    assert!(fsck::check(&mut dev).unwrap().is_clean());
+    unmount_clean(fs, t(6));
 }
 
 /// Review finding: ZERO_RANGE that only grows files (the range past their end) on a full
@@ -579,6 +576,5 @@ fn zero_range_growing_files_on_a_full_device_keeps_the_checkpoint_room() {
     eprintln!("{} files, {refused} refused", files.len());
     fs.sync(t(21)).unwrap_or_else(|e| panic!("sync after zero_range grew {} files: {e}", files.len()));
     assert!(!fs.is_read_only());
-    let mut dev = fs.unmount(t(22)).unwrap();
-    assert!(fsck::check(&mut dev).unwrap().is_clean());
+    unmount_clean(fs, t(22));
 }

@@ -253,8 +253,6 @@ pub struct MountOpts {
     pub discard: Option<bool>,
     /// Background cleaning after this many idle seconds (`-o gc_idle=N`; 0 = off).
     pub gc_idle_secs: u64,
-    /// `-o dirsync`: directory changes are durable when they return.
-    pub dirsync: bool,
     /// Slack space recycling when free segments run low (`-o nossr` turns it off).
     pub ssr: bool,
     /// `-o force`: as `mount --force` (for fstab and mount(8), which pass only options).
@@ -308,7 +306,6 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         fuse: Vec::new(),
         discard: None,
         gc_idle_secs: 5,
-        dirsync: false,
         ssr: true,
         force: false,
     };
@@ -361,10 +358,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("noexec", None) => o.fuse.push(M::NoExec),
             ("atime", None) => o.fuse.push(M::Atime),
             ("noatime", None) => o.fuse.push(M::NoAtime),
-            ("dirsync", None) => {
-                o.dirsync = true;
-                o.fuse.push(M::DirSync)
-            }
+            ("dirsync", None) => o.fuse.push(M::DirSync),
             // Always on: the kernel checks permissions against the modes the core stores.
             ("default_permissions", None) => {}
             // fstab and mount(8) bookkeeping options that mean nothing to the filesystem.
@@ -521,7 +515,8 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
     let mut driver = RollFuse::new(fs, flusher);
     driver.set_reserve_users(o.resuid, o.resgid);
-    driver.set_dirsync(o.dirsync);
+    // The kernel leaves MS_DIRSYNC to the filesystem: the driver honours it.
+    driver.set_dirsync(o.fuse.contains(&fuser::MountOption::DirSync));
     if o.gc_idle_secs > 0 && !o.read_only {
         use std::time::Duration;
         let idle = Duration::from_secs(o.gc_idle_secs);

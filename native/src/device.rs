@@ -340,6 +340,12 @@ impl Shared {
     fn drain(&self) -> Result<(), IoError> {
         let _one_at_a_time = self.drain.lock().unwrap();
         let jobs = std::mem::take(&mut self.state.lock().unwrap().pending);
+        // After a failure nothing more reaches the host (the blocks stay readable from the
+        // in-flight map): a later write must not look durable, above all a checkpoint
+        // header over a payload that was lost.
+        if let Some(e) = self.latched() {
+            return Err(e);
+        }
         if !jobs.is_empty() {
             // The newest write of each block (later entries supersede earlier ones).
             let mut newest: HashMap<u64, usize> = HashMap::with_capacity(jobs.len());
@@ -348,12 +354,6 @@ impl Shared {
             }
             let mut order: Vec<&Job> = newest.values().map(|&i| &jobs[i]).collect();
             order.sort_unstable_by_key(|j| j.addr);
-            // After a failure nothing more reaches the host (the blocks stay readable
-            // from the in-flight map): a later write must not look durable, above all a
-            // checkpoint header over a payload that was lost.
-            if let Some(e) = self.latched() {
-                return Err(e);
-            }
             let (fua, plain): (Vec<&Job>, Vec<&Job>) = order.into_iter().partition(|j| j.fua);
             let runs = runs_of(&plain);
             let failed = self.write_runs(&runs);
@@ -367,10 +367,7 @@ impl Shared {
                 self.settle(std::slice::from_ref(&run), &[failed_at]);
             }
         }
-        match self.state.lock().unwrap().error {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.latched().map_or(Ok(()), Err)
     }
 
     /// Records the outcome of written runs: completed blocks leave the in-flight map (unless

@@ -42,7 +42,7 @@ struct Common {
     /// Worker threads (default: available cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Run a guest built with this core mutant feature (e.g. mutant-recovery-no-crc), to
+    /// Run the guest as this core mutant (e.g. mutant-recovery-no-crc), to
     /// look at how a mutant fails.
     #[arg(long)]
     mutant: Option<String>,
@@ -128,7 +128,7 @@ enum Cmd {
         /// Worker threads (default: available cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Run a guest built with this core mutant feature.
+        /// Run the guest as this core mutant.
         #[arg(long)]
         mutant: Option<String>,
         /// Only count each workload's I/O-error points (one healthy run each).
@@ -156,7 +156,7 @@ enum Cmd {
         /// Worker threads (default: available cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Run a guest built with this core mutant feature.
+        /// Run the guest as this core mutant.
         #[arg(long)]
         mutant: Option<String>,
     },
@@ -193,7 +193,7 @@ enum Cmd {
         #[arg(long)]
         no_mutant: bool,
     },
-    /// Build the guest with each core mutant and check that exploration catches it.
+    /// Run the guest as each core mutant in turn and check that exploration catches it.
     Mutants {
         #[arg(long, default_value_t = 0)]
         seed: u64,

@@ -1,8 +1,9 @@
 //! `rollfs-sim mutants`: every `mutant-*` feature of rollfs-core must be caught.
 //!
 //! The list is read from core/Cargo.toml at run time, so a mutant added to the core is
-//! picked up without touching the harness. Each mutant guest is built once (cached under
-//! the build's OUT_DIR) and explored with a fixed budget until the first violation.
+//! picked up without touching the harness. One guest is built with every mutant compiled
+//! in (`rollfs-core/mutants`, cached under the build's OUT_DIR); each mutant is chosen per
+//! instance and explored with a fixed budget until the first violation.
 
 use crate::explore::{explore, Explorer, Options, Source};
 use crate::guest::GuestModule;

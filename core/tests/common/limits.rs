@@ -48,6 +48,14 @@ pub fn lookup_path<D: BlockDevice>(fs: &mut Filesystem<D>, path: &str) -> Option
     Some(ino)
 }
 
+/// Unmounts (a clean checkpoint) and requires fsck to find the image clean.
+#[track_caller]
+pub fn unmount_clean<D: BlockDevice>(fs: Filesystem<D>, now: Timestamp) {
+    let mut dev = fs.unmount(now).unwrap();
+    let r = fsck::check(&mut dev).unwrap();
+    assert!(r.is_clean(), "fsck after unmount: {:?}", r.problems);
+}
+
 /// Grows a filler file under `dir` until at most `leave` blocks are free.
 pub fn fill<D: BlockDevice>(fs: &mut Filesystem<D>, dir: Ino, name: &str, leave: u64, now: Timestamp) -> Ino {
     let f = fs.create(dir, name.as_bytes(), 0o644, C, now).unwrap().ino;
