@@ -92,7 +92,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // written, as for a plain write (a full filesystem still commits them).
             let mut holes = 0;
             for &idx in &idxs {
-                if !self.data.contains_key(&(ino, idx)) && self.get_addr(ino, idx)? == crate::layout::NULL_ADDR {
+                if self.fills_new_block(ino, idx, false)? {
                     holes += 1;
                 }
             }

@@ -83,7 +83,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // filesystem still accepts overwrites.
             let mut new_blocks = 0;
             for idx in first..=last {
-                if !self.data.contains_key(&(ino, idx)) && self.get_addr(ino, idx)? == crate::layout::NULL_ADDR {
+                if self.fills_new_block(ino, idx, false)? {
                     new_blocks += 1;
                 }
             }
@@ -201,28 +201,31 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// `fallocate(FALLOC_FL_ZERO_RANGE)`: as [`Filesystem::punch_hole`] (rollfs keeps
-    /// zeroed blocks as holes), then, unless `keep_size`, the size grows to cover the
-    /// range.
+    /// zeroed blocks as holes), and the holes of the range are reserved as by
+    /// [`Filesystem::fallocate`] (writes into them never get ENOSPC); then, unless
+    /// `keep_size`, the size grows to cover the range.
     pub fn zero_range(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
-        let end = offset.checked_add(len).ok_or(Error::FileTooBig)?;
-        if end > MAX_FILE_SIZE {
-            return Err(Error::FileTooBig);
-        }
+        let end = self.check_fallocate(ino, offset, len)?;
         let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
         if grows {
             // The size change dirties the inode: its room first, so that the whole call
             // is refused (ENOSPC) or done, and the next checkpoint finds its room.
-            self.check_writable()?;
             self.reserve_nodes(&[ino], 0, now)?;
         }
+        self.zero_range_room(ino, offset, end, now)?;
         self.zero_blocks_range(ino, offset, len, now)?;
+        if let Err(e) = self.zero_range_reserve(ino, offset, end) {
+            return self.fail(e);
+        }
         if grows {
             self.set_size(ino, end, now)?;
         }
         self.after_change(now)
     }
 
-    fn zero_blocks_range(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
+    /// What every fallocate mode checks first: a writable filesystem, a regular file not in
+    /// an atomic write, a range within the largest file. Returns the range's end.
+    pub(crate) fn check_fallocate(&mut self, ino: Ino, offset: u64, len: u64) -> Result<u64> {
         self.check_writable()?;
         match self.inode_kind(ino)? {
             FileType::Regular => {}
@@ -230,12 +233,17 @@ impl<D: BlockDevice> Filesystem<D> {
             _ => return Err(Error::Invalid("fallocate of a special file")),
         }
         if self.atomic.contains_key(&ino) {
-            return Err(Error::Invalid("hole punch during an atomic write"));
+            return Err(Error::Invalid("fallocate during an atomic write"));
         }
         let end = offset.checked_add(len).ok_or(Error::FileTooBig)?;
         if end > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
         }
+        Ok(end)
+    }
+
+    fn zero_blocks_range(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
+        let end = self.check_fallocate(ino, offset, len)?;
         self.touch(now);
         // Nothing past the end of the file to zero: it reads as zeros already.
         let end = end.min(inode::size(self.inode_ref(ino)?));

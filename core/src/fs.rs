@@ -285,6 +285,8 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) removed_names: BTreeSet<(Ino, Vec<u8>)>,
     /// Lowest file block freed by truncation since the inode was last fsync'd.
     pub(crate) trunc_hint: BTreeMap<Ino, u64>,
+    /// Holes reserved by fallocate (in memory, for the life of the mount).
+    pub(crate) prealloc: crate::prealloc::Reservations,
     /// Inodes whose size changed since they were last written (fdatasync needs those).
     pub(crate) size_changed: BTreeSet<Ino>,
     /// Dirty blocks moved by segment cleaning: written to the cold data log.
@@ -517,6 +519,7 @@ impl<D: BlockDevice> Filesystem<D> {
             needs_cp: BTreeSet::new(),
             removed_names: BTreeSet::new(),
             trunc_hint: BTreeMap::new(),
+            prealloc: Default::default(),
             size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
@@ -640,9 +643,9 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// Valid blocks in the main area plus what the dirty cache will add (counted as if
-    /// every dirty block were new: conservative).
+    /// every dirty block were new: conservative) plus the holes fallocate reserved.
     pub(crate) fn used_blocks(&self) -> u64 {
-        self.sit.valid_total() + (self.data.len() + self.dirty_nodes.len()) as u64
+        self.sit.valid_total() + (self.data.len() + self.dirty_nodes.len()) as u64 + self.prealloc.total()
     }
 
     /// Makes sure `blocks` more blocks can be written: ENOSPC if they would not fit the

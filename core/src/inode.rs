@@ -251,6 +251,8 @@ impl<D: BlockDevice> Filesystem<D> {
             let n = inode::blocks(b);
             inode::set_blocks(b, n.saturating_add(1));
         }
+        // A reserved hole now filled: the reservation is spent (its block is counted as dirty).
+        self.prealloc.release_range(ino, idx, idx + 1);
         self.data.insert((ino, idx), block);
         Ok(())
     }
@@ -306,6 +308,8 @@ impl<D: BlockDevice> Filesystem<D> {
         if from >= to {
             return Ok(());
         }
+        // Reservations of the range go with it (truncation, hole punch, eviction).
+        self.prealloc.release_range(ino, from, to);
         // The write-back cache first.
         let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..(ino, to)).map(|(k, _)| *k).collect();
         for k in doomed {

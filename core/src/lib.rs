@@ -52,6 +52,7 @@ pub mod mutant;
 pub mod namei;
 pub mod nat;
 pub mod node;
+pub mod prealloc;
 pub mod recovery;
 pub mod repair;
 pub mod segment;

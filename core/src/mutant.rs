@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 18] = [
+pub const NAMES: [&str; 19] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -37,6 +37,7 @@ pub const NAMES: [&str; 18] = [
     "mutant-atomic-partial-commit",
     "mutant-orphan-limit",
     "mutant-no-recovery-reserve",
+    "mutant-fallocate-no-reserve",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

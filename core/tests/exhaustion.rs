@@ -578,3 +578,100 @@ fn zero_range_growing_files_on_a_full_device_keeps_the_checkpoint_room() {
     assert!(!fs.is_read_only());
     unmount_clean(fs, t(22));
 }
+
+// ---- fallocate: reservations ---------------------------------------------------------
+
+/// posix_fallocate's promise: after mode 0 (and after KEEP_SIZE) returns, writes into the
+/// range never get ENOSPC — here after another file has filled the device — and the
+/// writes are durable after fsync and a crash.
+#[test]
+fn fallocated_range_takes_its_writes_after_the_device_fills() {
+    for keep_size in [false, true] {
+        let mut fs = mount(mkfs(BLOCKS));
+        let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+        // A block of data in the middle of the range: it is not a hole to reserve.
+        fs.write(f, 5 * B as u64, &pattern(1, B), t(1)).unwrap();
+        let free0 = fs.statfs().unwrap().blocks_free;
+        let (off, len) = (B as u64 / 2, 300 * B as u64);
+        fs.fallocate(f, off, len, keep_size, t(2)).unwrap();
+        let size = fs.getattr(f).unwrap().size;
+        assert_eq!(size, if keep_size { 6 * B as u64 } else { off + len });
+        let free1 = fs.statfs().unwrap().blocks_free;
+        assert!(free0 - free1 >= 300, "the reservation is not counted as used: {free0} -> {free1}");
+        let other = fs.create(1, b"other", 0o644, C, t(3)).unwrap().ino;
+        fill(&mut fs, 1, "filler", 0, t(3));
+        assert_eq!(fs.write(other, 0, &vec![7; 4 * B], t(3)), Err(Error::NoSpace), "the device is not full");
+        let data = pattern(2, len as usize);
+        for (k, chunk) in data.chunks(7 * B).enumerate() {
+            let at = off + (k * 7 * B) as u64;
+            fs.write(f, at, chunk, t(4))
+                .unwrap_or_else(|e| panic!("write into the reserved range at {at} (keep_size {keep_size}): {e}"));
+        }
+        fs.fsync(f, false, t(5)).unwrap();
+        assert!(!fs.is_read_only());
+        let mut fs = Filesystem::mount(fs.into_device().crash(|_| true), &big_cache(), t(6)).unwrap();
+        let mut got = vec![0u8; len as usize];
+        assert_eq!(fs.read(f, off, &mut got).unwrap(), len as usize);
+        assert!(got == data, "fsync'd writes into the reserved range lost");
+        unmount_clean(fs, t(7));
+    }
+}
+
+/// A reservation that does not fit is refused (ENOSPC) and changes nothing: size, free
+/// blocks, and later writes elsewhere.
+#[test]
+fn fallocate_beyond_the_free_space_is_refused_and_changes_nothing() {
+    let mut fs = mount(mkfs(BLOCKS));
+    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+    let st0 = fs.statfs().unwrap();
+    let too_much = (st0.blocks_free + 1) * B as u64;
+    assert_eq!(fs.fallocate(f, 0, too_much, false, t(2)), Err(Error::NoSpace));
+    assert_eq!(fs.fallocate(f, 0, too_much, true, t(2)), Err(Error::NoSpace));
+    // A huge request is refused at once, not walked block by block.
+    assert_eq!(fs.fallocate(f, 0, 1 << 40, false, t(2)), Err(Error::NoSpace));
+    assert_eq!(fs.getattr(f).unwrap().size, 0, "a refused fallocate changed the size");
+    assert_eq!(fs.statfs().unwrap().blocks_free, st0.blocks_free, "a refused fallocate kept a reservation");
+    assert_eq!(fs.fallocate(f, 0, 0, false, t(2)), Err(Error::Invalid("fallocate of an empty range")));
+    let d = fs.mkdir(1, b"d", 0o755, C, t(2)).unwrap().ino;
+    assert_eq!(fs.fallocate(d, 0, 4096, false, t(2)), Err(Error::IsDir));
+    fs.write(f, 0, &pattern(3, 8 * B), t(3)).unwrap();
+    assert!(!fs.is_read_only());
+    unmount_clean(fs, t(4));
+}
+
+/// Truncation, a hole punch over the range, eviction (unlink of the last name) and a
+/// remount each give the reserved space back.
+#[test]
+fn fallocate_reservation_is_released_by_truncate_punch_unlink_and_remount() {
+    let mut fs = mount(mkfs(BLOCKS));
+    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+    let free0 = fs.statfs().unwrap().blocks_free;
+    let reserved = |fs: &mut Filesystem<CrashDevice>| free0.saturating_sub(fs.statfs().unwrap().blocks_free);
+    fs.fallocate(f, 0, 400 * B as u64, true, t(2)).unwrap();
+    assert!(reserved(&mut fs) >= 400);
+    // Truncation to a size inside the range releases what lies past the new end.
+    fs.setattr(f, &SetAttr { size: Some(100 * B as u64), ..Default::default() }, t(3)).unwrap();
+    fs.setattr(f, &SetAttr { size: Some(0), ..Default::default() }, t(3)).unwrap();
+    assert!(reserved(&mut fs) <= 8, "truncation kept the reservation: {}", reserved(&mut fs));
+    // A punch releases the holes of its range.
+    fs.fallocate(f, 0, 400 * B as u64, false, t(4)).unwrap();
+    fs.punch_hole(f, 0, 400 * B as u64, t(4)).unwrap();
+    assert!(reserved(&mut fs) <= 8, "a punch kept the reservation: {}", reserved(&mut fs));
+    // ZERO_RANGE reserves as it zeroes: written blocks become reserved holes.
+    fs.write(f, 0, &pattern(5, 200 * B), t(5)).unwrap();
+    fs.sync(t(5)).unwrap();
+    let before = fs.statfs().unwrap().blocks_free;
+    fs.zero_range(f, 0, 300 * B as u64, true, t(5)).unwrap();
+    let after = fs.statfs().unwrap().blocks_free;
+    assert!(before - after >= 100, "zero_range did not reserve the holes past the data: {before} -> {after}");
+    fs.unlink(1, b"f", t(6)).unwrap();
+    fs.sync(t(6)).unwrap();
+    assert!(reserved(&mut fs) <= 8, "eviction kept the reservation: {}", reserved(&mut fs));
+    // And the life of the mount bounds it.
+    let g = fs.create(1, b"g", 0o644, C, t(7)).unwrap().ino;
+    fs.fallocate(g, 0, 500 * B as u64, true, t(7)).unwrap();
+    let dev = fs.unmount(t(8)).unwrap();
+    let mut fs = Filesystem::mount(dev, &big_cache(), t(9)).unwrap();
+    assert!(free0.saturating_sub(fs.statfs().unwrap().blocks_free) <= 8, "a remount kept the reservation");
+    unmount_clean(fs, t(10));
+}

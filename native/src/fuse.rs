@@ -1248,10 +1248,11 @@ impl fuser::Filesystem for RollFuse {
         reply: ReplyEmpty,
     ) {
         let _caller = self.caller(req);
-        // Mode 0 extends the size (space is allocated when written: a log-structured
-        // filesystem cannot reserve blocks in place; see DESIGN.md, "fallocate"), KEEP_SIZE
-        // alone is then a no-op. PUNCH_HOLE (with KEEP_SIZE, as Linux requires) and
-        // ZERO_RANGE free the whole blocks of the range and zero the partial ones; the
+        // Mode 0 and KEEP_SIZE reserve the range's holes (later writes there never get
+        // ENOSPC; a log-structured filesystem cannot allocate in place, so the reservation
+        // is of capacity: core/src/prealloc.rs) and mode 0 grows the size. PUNCH_HOLE (with
+        // KEEP_SIZE, as Linux requires) and ZERO_RANGE free the whole blocks of the range
+        // and zero the partial ones, ZERO_RANGE then reserves the range as mode 0 does; the
         // kernel drops its cached pages of the range itself. COLLAPSE_RANGE, INSERT_RANGE
         // and UNSHARE_RANGE are not supported.
         const KEEP: i32 = libc::FALLOC_FL_KEEP_SIZE;
@@ -1264,20 +1265,15 @@ impl fuser::Filesystem for RollFuse {
             m if m == ZERO | KEEP => 3,
             _ => return reply.error(Errno::EOPNOTSUPP),
         };
-        let Some(end) = offset.checked_add(length) else { return reply.error(Errno::EFBIG) };
+        if length == 0 {
+            return reply.error(Errno::EINVAL);
+        }
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
                 self.call(|fs| match op {
                     1 => fs.punch_hole(i, offset, length, crate::now()),
                     2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
-                    _ => {
-                        let a = fs.getattr(i)?;
-                        if mode == 0 && end > a.size {
-                            let set = SetAttr { size: Some(end), ..Default::default() };
-                            fs.setattr(i, &set, crate::now())?;
-                        }
-                        Ok(())
-                    }
+                    _ => fs.fallocate(i, offset, length, mode == KEEP, crate::now()),
                 })
             })
         });

@@ -509,10 +509,24 @@ fn fallocate_extends_punches_holes_and_zeroes_ranges() {
             Err(errno())
         }
     };
+    let free_blocks = || {
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        let p = cstr(&m.path("."));
+        assert_eq!(unsafe { libc::statvfs(p.as_ptr(), &mut st) }, 0);
+        st.f_bfree as u64 * st.f_frsize as u64 / 4096
+    };
+    let free0 = free_blocks();
     assert_eq!(fa(0, 0, 1 << 20), Ok(()));
     assert_eq!(f.metadata().unwrap().len(), 1 << 20);
     assert_eq!(fa(libc::FALLOC_FL_KEEP_SIZE, 0, 2 << 20), Ok(()));
     assert_eq!(f.metadata().unwrap().len(), 1 << 20);
+    // The range's holes are reserved (counted as used) so that writes there never get ENOSPC.
+    let free1 = free_blocks();
+    assert!(free0 - free1 >= 512, "fallocate reserved nothing: {free0} -> {free1} free blocks");
+    // More than is free: ENOSPC, and nothing changes. An empty range: EINVAL.
+    assert_eq!(fa(0, 0, 1 << 30), Err(libc::ENOSPC));
+    assert_eq!(f.metadata().unwrap().len(), 1 << 20);
+    assert_eq!(fa(0, 0, 0), Err(libc::EINVAL));
     // Punch and zero-range over written data (the page cache must not hide the holes).
     let data: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8 + 1).collect();
     f.write_all_at(&data, 0).unwrap();
