@@ -288,10 +288,12 @@ pub const RESOURCE_ERRORS: [i64; 3] = [28 /* ENOSPC */, 31 /* EMLINK */, 27 /* E
 
 /// The model's verdict on an operation the guest ran: a resource error the model cannot
 /// predict is taken as the outcome (the model then does not apply the operation: failure
-/// atomicity), except ENOSPC under `@no-enospc`.
+/// atomicity), except ENOSPC under `@no-enospc` and ENOSPC for a write entirely into
+/// blocks fallocate reserved (posix_fallocate's promise).
 fn model_outcome(model: &mut Model, op: &Op, got: &Result<i64, GuestError>, no_enospc: bool) -> Result<(), i64> {
     if let Err(GuestError::Errno(e, _)) = got {
-        if RESOURCE_ERRORS.contains(e) && !(no_enospc && *e == 28) {
+        let promised = *e == 28 && (no_enospc || model.write_is_reserved(op));
+        if RESOURCE_ERRORS.contains(e) && !promised {
             return Err(*e);
         }
     }

@@ -405,6 +405,10 @@ impl Guest {
                 let a = self.args(&[p.as_bytes()])?.0;
                 self.call("sim_truncate", (a[0].0, a[0].1, *size as i64, now))
             }
+            Op::Punch(p, off, len, mode) => {
+                let a = self.args(&[p.as_bytes()])?.0;
+                self.call("sim_punch", (a[0].0, a[0].1, *off as i64, *len as i64, *mode as i32, now))
+            }
             Op::Chmod(p, mode) => {
                 let a = self.args(&[p.as_bytes()])?.0;
                 self.call("sim_chmod", (a[0].0, a[0].1, *mode as i32, now))

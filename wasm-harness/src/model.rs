@@ -78,6 +78,11 @@ pub struct Model {
     sessions: BTreeMap<u64, Arc<Vec<u8>>>,
     /// Open handles (`open PATH`) by the path string they were opened with.
     handles: BTreeMap<String, u32>,
+    /// Blocks (4 KiB file indexes) that fallocate (mode 0, KEEP_SIZE, ZERO_RANGE) reserved
+    /// and no write has filled since, by inode: a write entirely inside them must never
+    /// get ENOSPC (posix_fallocate's promise; see `write_is_reserved`). Inode numbers are
+    /// never reused, so entries of removed inodes are dead weight, not wrong.
+    reserved: BTreeMap<u64, std::collections::BTreeSet<u64>>,
 }
 
 /// What the per-file oracle needs of one model state: every regular file's names and
@@ -91,6 +96,11 @@ pub struct Snap {
     pub content: BTreeMap<u64, u64>,
     /// Inodes in an open atomic session.
     pub in_session: std::collections::BTreeSet<u64>,
+}
+
+/// The 4 KiB file blocks `first..end` that bytes `offset..offset+len` touch.
+fn block_span(offset: u64, len: u64) -> (u64, u64) {
+    (offset / 4096, offset.saturating_add(len).div_ceil(4096))
 }
 
 /// Hash of file content, as compared by the per-file oracle and folded into tree hashes
@@ -122,7 +132,7 @@ impl Model {
     pub fn new() -> Model {
         let mut inodes = BTreeMap::new();
         inodes.insert(1, Inode { body: Body::Dir(BTreeMap::new()), perm: 0o755, xattrs: BTreeMap::new() });
-        Model { inodes, next: 2, sessions: BTreeMap::new(), handles: BTreeMap::new() }
+        Model { inodes, next: 2, sessions: BTreeMap::new(), handles: BTreeMap::new(), reserved: BTreeMap::new() }
     }
 
     fn resolve(&self, path: &str) -> Result<u64, i64> {
@@ -249,6 +259,28 @@ impl Model {
 
     /// Applies one operation; `Err(errno)` leaves the model unchanged (a `repeat` stops at
     /// its first failing repetition, keeping the earlier ones).
+    /// Whether `op` is a plain write entirely inside blocks fallocate reserved (it must
+    /// then not fail with ENOSPC).
+    pub fn write_is_reserved(&self, op: &Op) -> bool {
+        let Op::Write { path, offset, len, .. } = op else { return false };
+        let Ok(ino) = self.resolve(path) else { return false };
+        if *len == 0 || self.sessions.contains_key(&ino) {
+            return false;
+        }
+        let Some(r) = self.reserved.get(&ino) else { return false };
+        let (first, end) = block_span(*offset, *len as u64);
+        (first..end).all(|b| r.contains(&b))
+    }
+
+    /// Releases the reservations of `path`'s blocks `from..to`.
+    fn unreserve(&mut self, path: &str, from: u64, to: u64) {
+        if let Ok(ino) = self.resolve(path) {
+            if let Some(r) = self.reserved.get_mut(&ino) {
+                r.retain(|b| *b < from || *b >= to);
+            }
+        }
+    }
+
     pub fn apply(&mut self, op: &Op) -> Result<(), i64> {
         match op {
             Op::Repeat(..) => op.expand().iter().try_for_each(|o| self.apply(o)),
@@ -284,6 +316,13 @@ impl Model {
             Op::Mkdir(p) => self.add(p, Body::Dir(BTreeMap::new()), 0o755),
             Op::Symlink(p, t) => self.add(p, Body::Symlink(t.clone()), 0o777),
             Op::Write { path, offset, len, pattern } => {
+                if let Ok(ino) = self.resolve(path) {
+                    if let Some(r) = self.reserved.get_mut(&ino) {
+                        // The reservation of the blocks written is spent.
+                        let (first, end) = block_span(*offset, *len as u64);
+                        r.retain(|b| *b < first || *b >= end);
+                    }
+                }
                 let f = self.file_mut(path)?;
                 let end = (*offset + *len as u64) as usize;
                 if f.len() < end {
@@ -297,7 +336,41 @@ impl Model {
                     return Err(EINVAL);
                 }
                 let f = self.file_mut(p)?;
+                let shrinks = (*size as usize) < f.len();
                 f.resize(*size as usize, 0);
+                if shrinks {
+                    // Truncation releases the reservations past the new end.
+                    let keep = size.div_ceil(4096);
+                    self.unreserve(p, keep, u64::MAX);
+                }
+                Ok(())
+            }
+            Op::Punch(p, off, len, mode) => {
+                if self.resolve(p).is_ok_and(|i| self.sessions.contains_key(&i)) {
+                    return Err(EINVAL);
+                }
+                if *mode >= 3 && *len == 0 {
+                    return Err(EINVAL);
+                }
+                let f = self.file_mut(p)?;
+                let end = off.saturating_add(*len) as usize;
+                if (*mode == 2 || *mode == 3) && f.len() < end {
+                    f.resize(end, 0);
+                }
+                if *mode <= 2 {
+                    let end = end.min(f.len());
+                    if (*off as usize) < end {
+                        f[*off as usize..end].fill(0);
+                    }
+                }
+                if *mode == 0 {
+                    // A punch releases the reservations of the whole blocks it frees.
+                    self.unreserve(p, off.div_ceil(4096), (*off + *len) / 4096);
+                } else {
+                    let ino = self.resolve(p)?;
+                    let (first, end) = block_span(*off, *len);
+                    self.reserved.entry(ino).or_default().extend(first..end);
+                }
                 Ok(())
             }
             Op::Chmod(p, mode) => {
@@ -356,6 +429,8 @@ impl Model {
             Op::Fsync(p) | Op::Fdatasync(p) => self.resolve(p).map(|_| ()),
             Op::AtomicStart(p) => {
                 let ino = self.resolve(p)?;
+                // Writes through a session are not checked against reservations.
+                self.reserved.remove(&ino);
                 let Body::File(d, _) = &self.inodes[&ino].body else { return Err(EINVAL) };
                 let d = d.clone();
                 self.sessions.entry(ino).or_insert(d);

@@ -106,7 +106,10 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
         // full device (recovery's xattr store wanted room), crashes during recovery.
         "mutant-cp-in-recovery" => fam("xattr-full").chain(fam("fsync-full")).collect(),
         // Truncate that frees before it reserves: truncates under ENOSPC.
-        "mutant-truncate-free-before-reserve" => fam("fill-churn").chain(fam("squeeze")).collect(),
+        "mutant-truncate-free-before-reserve" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/truncate-on-a-full-device.wl");
+            std::iter::once(CaseId::File(wl)).chain(fam("fill-churn")).chain(fam("squeeze")).collect()
+        }
         // A commit that fails half way: node ids run out inside a commit (the regression
         // workload takes every id with live files first), or room.
         "mutant-atomic-partial-commit" => {
@@ -116,6 +119,11 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
         }
         // A fixed orphan limit: more than 1,024 open unlinked files.
         "mutant-orphan-limit" => fam("orphans").collect(),
+        // fallocate that reserves nothing: the range written after the device filled.
+        "mutant-fallocate-no-reserve" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-then-fill.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes.
         "mutant-no-recovery-reserve" => fam("fsync-full").chain(fam("xattr-full")).collect(),
         _ => Vec::new(),

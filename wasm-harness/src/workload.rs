@@ -26,6 +26,7 @@
 //! rename /a/f /b/g [noreplace|exchange]             link /a/f /b/h
 //! unlink /a/f                   rmdir /a
 //! setxattr /a/f NAME VALUE      removexattr /a/f NAME
+//! punch /a/f OFF LEN           zero /a/f OFF LEN [keep]  falloc /a/f OFF LEN [keep]
 //! sync                          fsync /a/f          fdatasync /a/f    fsync /a (directory)
 //! atomic_start /a/f             atomic_commit /a/f  atomic_abort /a/f
 //! repeat 3000 link /a/f /a/l{i} # N times, {i} = 1..N in path/name/value arguments
@@ -64,6 +65,11 @@ pub enum Op {
         pattern: u32,
     },
     Truncate(String, u64),
+    /// fallocate: `punch PATH OFF LEN` (PUNCH_HOLE | KEEP_SIZE), `zero PATH OFF LEN` (ZERO_RANGE,
+    /// the size grows to cover the range), `zero PATH OFF LEN keep` (ZERO_RANGE |
+    /// KEEP_SIZE), `falloc PATH OFF LEN` (mode 0: reserve, the size grows) and `falloc PATH
+    /// OFF LEN keep` (KEEP_SIZE): the last field 0, 2, 1, 3 and 4.
+    Punch(String, u64, u64, u8),
     Chmod(String, u32),
     Rename(String, String, u32),
     Link(String, String),
@@ -129,6 +135,7 @@ impl Op {
             | Op::Mkdir(p)
             | Op::Symlink(p, _)
             | Op::Truncate(p, _)
+            | Op::Punch(p, ..)
             | Op::Chmod(p, _)
             | Op::Unlink(p)
             | Op::Rmdir(p)
@@ -188,6 +195,7 @@ impl Op {
                 Op::Write { path: s(path), offset: *offset, len: *len, pattern: *pattern }
             }
             Op::Truncate(p, n) => Op::Truncate(s(p), *n),
+            Op::Punch(p, o, l, m) => Op::Punch(s(p), *o, *l, *m),
             Op::Chmod(p, m) => Op::Chmod(s(p), *m),
             Op::Rename(a, b, f) => Op::Rename(s(a), s(b), *f),
             Op::Link(a, b) => Op::Link(s(a), s(b)),
@@ -210,6 +218,11 @@ impl fmt::Display for Op {
             Op::Symlink(p, t) => write!(f, "symlink {p} {t}"),
             Op::Write { path, offset, len, pattern } => write!(f, "write {path} {offset} {len} {pattern}"),
             Op::Truncate(p, s) => write!(f, "truncate {p} {s}"),
+            Op::Punch(p, o, l, 0) => write!(f, "punch {p} {o} {l}"),
+            Op::Punch(p, o, l, 1) => write!(f, "zero {p} {o} {l} keep"),
+            Op::Punch(p, o, l, 2) => write!(f, "zero {p} {o} {l}"),
+            Op::Punch(p, o, l, 3) => write!(f, "falloc {p} {o} {l}"),
+            Op::Punch(p, o, l, _) => write!(f, "falloc {p} {o} {l} keep"),
             Op::Chmod(p, m) => write!(f, "chmod {p} {m:o}"),
             Op::Rename(a, b, fl) => {
                 write!(f, "rename {a} {b}")?;
@@ -453,6 +466,21 @@ fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
             pattern: num(&arg(4)?)? as u32,
         },
         "truncate" => Op::Truncate(arg(1)?, num(&arg(2)?)?),
+        "punch" => Op::Punch(arg(1)?, num(&arg(2)?)?, num(&arg(3)?)?, 0),
+        "zero" | "falloc" => {
+            let keep = match t.get(4).copied() {
+                None => false,
+                Some("keep") => true,
+                Some(x) => return Err(err(&format!("{}: unknown flag {x:?} (keep)", t[0]))),
+            };
+            let mode = match (t[0], keep) {
+                ("zero", true) => 1,
+                ("zero", false) => 2,
+                (_, false) => 3,
+                (_, true) => 4,
+            };
+            Op::Punch(arg(1)?, num(&arg(2)?)?, num(&arg(3)?)?, mode)
+        }
         "chmod" => Op::Chmod(arg(1)?, u32::from_str_radix(&arg(2)?, 8).map_err(|_| err("bad octal mode"))?),
         "rename" => {
             let fl = match t.get(3).copied() {
@@ -624,6 +652,12 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
                 len: *rng.pick(&LENS),
                 pattern: 1 + rng.below(1000) as u32,
             },
+            6 if rng.chance(1, 2) => Op::Punch(
+                any_file(&mut rng),
+                *rng.pick(&[0, 1, 100, 4096, 5000, 12288]),
+                *rng.pick(&[1, 4095, 4096, 9000, 20000]),
+                rng.below(5) as u8,
+            ),
             6 => Op::Truncate(any_file(&mut rng), *rng.pick(&[0, 1, 50, 4000, 4096, 10000])),
             7 | 8 => {
                 let flags = *rng.pick(&[0, 0, 0, RENAME_NOREPLACE, RENAME_EXCHANGE]);
@@ -932,6 +966,10 @@ fn full_churn_op(rng: &mut Rng, model: &Model) -> Vec<Op> {
             "v".repeat(1 + rng.below(200) as usize),
         )],
         9 => vec![Op::RemoveXattr(pick(rng), "user.a".into())],
+        10 if rng.chance(1, 2) => {
+            let (off, len) = (*rng.pick(&[1u64, 4096, 40960, 914 * 4096 - 100]), *rng.pick(&[4095u64, 8192, 65536]));
+            vec![Op::Punch(pick(rng), off, len, rng.below(5) as u8)]
+        }
         10 | 11 => vec![Op::Truncate(pick(rng), *rng.pick(&[0, 1, 4095, 4097, 100_000, 914 * 4096 + 1]))],
         12 => {
             let dst = format!("/{}/{}", rng.pick(&["d", "e"]), rng.pick(&["r1", "r2", "f1"]));

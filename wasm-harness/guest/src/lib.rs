@@ -265,6 +265,21 @@ pub extern "C" fn sim_truncate(p: *const u8, plen: i32, size: i64, now_sec: i64)
     })
 }
 
+/// fallocate of a range: mode 0 punch hole (size kept), 1 zero range keeping the size, 2
+/// zero range growing the size to cover it.
+#[no_mangle]
+pub extern "C" fn sim_punch(p: *const u8, plen: i32, off: i64, len: i64, mode: i32, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        let ino = resolve(fs, bytes(p, plen))?;
+        match mode {
+            0 => fs.punch_hole(ino, off as u64, len as u64, now(now_sec))?,
+            1 | 2 => fs.zero_range(ino, off as u64, len as u64, mode == 1, now(now_sec))?,
+            _ => fs.fallocate(ino, off as u64, len as u64, mode == 4, now(now_sec))?,
+        }
+        Ok(0)
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn sim_chmod(p: *const u8, plen: i32, mode: i32, now_sec: i64) -> i64 {
     with_fs(|fs| {
