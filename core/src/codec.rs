@@ -1,4 +1,14 @@
-//! Little-endian field access and the CRC32C convention shared by every checksummed block.
+//! Little-endian field access, typed block views and the CRC32C convention shared by
+//! every checksummed block.
+//!
+//! On-disk structures are `#[repr(C)]` structs of `zerocopy::little_endian` fields (and byte
+//! arrays), deriving `FromBytes`, `IntoBytes`, `KnownLayout`, `Immutable` and `Unaligned`:
+//! every byte pattern is a valid value, the layout has no padding, and the alignment is 1,
+//! so a block is read and written through them by safe code only (the core keeps
+//! `#![forbid(unsafe_code)]`). Each module asserts at compile time that its types have the
+//! sizes and field offsets FORMAT.md states. [`view`] and [`view_mut`] give the typed view
+//! of a whole block; [`get_u32`] and friends remain for the few places (payload streams,
+//! tests, fuzzers) that address raw bytes.
 //!
 //! Every checksummed block in rollfs keeps its CRC32C in its last four bytes
 //! ([`CRC_OFFSET`]), covering bytes `0..CRC_OFFSET`. One convention for all block types
@@ -6,9 +16,32 @@
 
 use crate::layout::BLOCK_SIZE;
 use crate::Block;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// Offset of the CRC32C in every checksummed block.
 pub const CRC_OFFSET: usize = BLOCK_SIZE - 4;
+
+/// The typed view of a whole block as the on-disk structure `T` (a type of exactly
+/// [`BLOCK_SIZE`] bytes and alignment 1: checked at compile time, so the cast cannot fail).
+#[inline]
+pub fn view<T: FromBytes + KnownLayout + Immutable + Unaligned>(b: &Block) -> &T {
+    const { assert!(core::mem::size_of::<T>() == BLOCK_SIZE) };
+    match T::ref_from_bytes(&b[..]) {
+        Ok(t) => t,
+        // Unreachable: the size is asserted above and `Unaligned` rules out misalignment.
+        Err(_) => unreachable!("block view: size or alignment"),
+    }
+}
+
+/// The mutable typed view of a whole block (see [`view`]).
+#[inline]
+pub fn view_mut<T: FromBytes + IntoBytes + KnownLayout + Unaligned>(b: &mut Block) -> &mut T {
+    const { assert!(core::mem::size_of::<T>() == BLOCK_SIZE) };
+    match T::mut_from_bytes(&mut b[..]) {
+        Ok(t) => t,
+        Err(_) => unreachable!("block view: size or alignment"),
+    }
+}
 
 #[inline]
 pub fn get_u8(b: &[u8], off: usize) -> u8 {

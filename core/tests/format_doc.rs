@@ -27,6 +27,7 @@ use rollfs_core::ssa::{Ssa, Summary};
 use rollfs_core::superblock::{self, Superblock};
 use rollfs_core::{dir, xattr, zero_block, Block, FileType, MemDevice};
 use std::collections::BTreeMap;
+use std::mem::size_of;
 
 // ---- parsing ----------------------------------------------------------------------------
 
@@ -138,6 +139,21 @@ fn offset_tables(doc: &str) -> BTreeMap<String, Vec<Row>> {
 
 // ---- what the code says -------------------------------------------------------------------
 
+/// Size of the field a projection reaches (stable Rust has `offset_of!` but no field size).
+fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
+    size_of::<F>()
+}
+
+/// `(name, offset, size)` of a field of an on-disk type, taken from the type itself.
+macro_rules! field {
+    ($t:ty, $f:ident) => {
+        field!($t, $f, stringify!($f))
+    };
+    ($t:ty, $f:ident, $name:expr) => {
+        ($name, core::mem::offset_of!($t, $f), field_size(|s: &$t| &s.$f))
+    };
+}
+
 /// One structure as the code defines it: its extent and its fields in order.
 struct Spec {
     heading: &'static str,
@@ -155,36 +171,36 @@ fn specs() -> Vec<Spec> {
         Spec {
             heading: "Superblock",
             start: 0,
-            end: BLOCK_SIZE,
+            end: size_of::<RawSuperblock>(),
             rows: vec![
-                ("magic", SB_OFF_MAGIC, 4),
-                ("version_major", SB_OFF_VERSION_MAJOR, 2),
-                ("version_minor", SB_OFF_VERSION_MINOR, 2),
-                ("feature_compat", SB_OFF_FEATURE_COMPAT, 4),
-                ("feature_incompat", SB_OFF_FEATURE_INCOMPAT, 4),
-                ("feature_ro_compat", SB_OFF_FEATURE_RO_COMPAT, 4),
-                ("block_size_log2", SB_OFF_BLOCK_SIZE_LOG2, 4),
-                ("total_blocks", SB_OFF_TOTAL_BLOCKS, 8),
-                ("segment_blocks", SB_OFF_SEGMENT_BLOCKS, 4),
-                ("cp_pack_blocks", SB_OFF_CP_PACK_BLOCKS, 4),
-                ("nat_start", SB_OFF_NAT_START, 4),
-                ("nat_blocks", SB_OFF_NAT_BLOCKS, 4),
-                ("sit_start", SB_OFF_SIT_START, 4),
-                ("sit_blocks", SB_OFF_SIT_BLOCKS, 4),
-                ("ssa_start", SB_OFF_SSA_START, 4),
-                ("main_start", SB_OFF_MAIN_START, 4),
-                ("main_segments", SB_OFF_MAIN_SEGMENTS, 4),
-                ("nid_count", SB_OFF_NID_COUNT, 4),
-                ("reserved_segments", SB_OFF_RESERVED_SEGMENTS, 4),
-                ("root_ino", SB_OFF_ROOT_INO, 4),
-                ("uuid", SB_OFF_UUID, 16),
-                ("label", SB_OFF_LABEL, SB_LABEL_MAX),
-                ("create_sec", SB_OFF_CREATE_SEC, 8),
-                ("create_nsec", SB_OFF_CREATE_NSEC, 4),
-                ("hash_seed", SB_OFF_HASH_SEED, 16),
-                ("root_reserve", SB_OFF_ROOT_RESERVE, 4),
-                ("reserved", SB_USED_BYTES, CRC_OFFSET - SB_USED_BYTES),
-                ("crc", CRC_OFFSET, 4),
+                field!(RawSuperblock, magic),
+                field!(RawSuperblock, version_major),
+                field!(RawSuperblock, version_minor),
+                field!(RawSuperblock, feature_compat),
+                field!(RawSuperblock, feature_incompat),
+                field!(RawSuperblock, feature_ro_compat),
+                field!(RawSuperblock, block_size_log2),
+                field!(RawSuperblock, total_blocks),
+                field!(RawSuperblock, segment_blocks),
+                field!(RawSuperblock, cp_pack_blocks),
+                field!(RawSuperblock, nat_start),
+                field!(RawSuperblock, nat_blocks),
+                field!(RawSuperblock, sit_start),
+                field!(RawSuperblock, sit_blocks),
+                field!(RawSuperblock, ssa_start),
+                field!(RawSuperblock, main_start),
+                field!(RawSuperblock, main_segments),
+                field!(RawSuperblock, nid_count),
+                field!(RawSuperblock, reserved_segments),
+                field!(RawSuperblock, root_ino),
+                field!(RawSuperblock, uuid),
+                field!(RawSuperblock, label),
+                field!(RawSuperblock, create_sec),
+                field!(RawSuperblock, create_nsec),
+                field!(RawSuperblock, hash_seed),
+                field!(RawSuperblock, root_reserve),
+                field!(RawSuperblock, reserved),
+                field!(RawSuperblock, crc),
             ],
         },
         Spec {
