@@ -16,7 +16,7 @@
 //! geometry and the format version. Every offset table in the document must be known
 //! here, and every table known here must be in the document.
 
-use rollfs_core::checkpoint::{self, Checkpoint, LogPos};
+use rollfs_core::checkpoint::{self, Checkpoint, LogPos, RawCpHeader, RawLogPos, RawNatJournalEntry};
 use rollfs_core::codec::{self, CRC_OFFSET};
 use rollfs_core::layout::*;
 use rollfs_core::nat::{Nat, NatEntry};
@@ -206,51 +206,46 @@ fn specs() -> Vec<Spec> {
         Spec {
             heading: "Checkpoint header",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: {
-                use checkpoint::*;
-                vec![
-                    ("magic", CP_OFF_MAGIC, 4),
-                    ("pack", CP_OFF_PACK, 4),
-                    ("version", CP_OFF_VERSION, 8),
-                    ("flags", CP_OFF_FLAGS, 4),
-                    ("payload_blocks", CP_OFF_PAYLOAD_BLOCKS, 4),
-                    ("payload_crc", CP_OFF_PAYLOAD_CRC, 4),
-                    ("nat_journal_count", CP_OFF_NAT_JOURNAL_COUNT, 4),
-                    ("sit_journal_count", CP_OFF_SIT_JOURNAL_COUNT, 4),
-                    ("orphan_count", CP_OFF_ORPHAN_COUNT, 4),
-                    ("valid_blocks", CP_OFF_VALID_BLOCKS, 8),
-                    ("valid_nodes", CP_OFF_VALID_NODES, 4),
-                    ("valid_inodes", CP_OFF_VALID_INODES, 4),
-                    ("time_sec", CP_OFF_TIME_SEC, 8),
-                    ("reserved", CP_OFF_TIME_SEC + 8, CP_OFF_NEXT_GENERATION - CP_OFF_TIME_SEC - 8),
-                    ("next_generation", CP_OFF_NEXT_GENERATION, 4),
-                    ("reserved", CP_OFF_NEXT_GENERATION + 4, CP_OFF_WRITTEN_BLOCKS - CP_OFF_NEXT_GENERATION - 4),
-                    ("written_blocks", CP_OFF_WRITTEN_BLOCKS, 8),
-                    ("reserved", CP_OFF_WRITTEN_BLOCKS + 8, CP_OFF_LOGS - CP_OFF_WRITTEN_BLOCKS - 8),
-                    ("logs", CP_OFF_LOGS, LOG_COUNT * CP_LOG_ENTRY_SIZE),
-                    (
-                        "reserved",
-                        CP_OFF_LOGS + LOG_COUNT * CP_LOG_ENTRY_SIZE,
-                        CRC_OFFSET - CP_OFF_LOGS - LOG_COUNT * CP_LOG_ENTRY_SIZE,
-                    ),
-                    ("crc", CRC_OFFSET, 4),
-                ]
-            },
+            end: size_of::<RawCpHeader>(),
+            rows: vec![
+                field!(RawCpHeader, magic),
+                field!(RawCpHeader, pack),
+                field!(RawCpHeader, version),
+                field!(RawCpHeader, flags),
+                field!(RawCpHeader, payload_blocks),
+                field!(RawCpHeader, payload_crc),
+                field!(RawCpHeader, nat_journal_count),
+                field!(RawCpHeader, sit_journal_count),
+                field!(RawCpHeader, orphan_count),
+                field!(RawCpHeader, valid_blocks),
+                field!(RawCpHeader, valid_nodes),
+                field!(RawCpHeader, valid_inodes),
+                field!(RawCpHeader, time_sec),
+                field!(RawCpHeader, reserved0, "reserved"),
+                field!(RawCpHeader, next_generation),
+                field!(RawCpHeader, reserved1, "reserved"),
+                field!(RawCpHeader, written_blocks),
+                field!(RawCpHeader, reserved2, "reserved"),
+                field!(RawCpHeader, logs),
+                field!(RawCpHeader, reserved3, "reserved"),
+                field!(RawCpHeader, crc),
+            ],
         },
-        // No constants for the fields inside a log entry (checkpoint.rs writes +0 and +4);
-        // the encoder round trip below checks them.
         Spec {
             heading: "Checkpoint log entry",
             start: 0,
-            end: checkpoint::CP_LOG_ENTRY_SIZE,
-            rows: vec![("segno", 0, 4), ("blkoff", 4, 4), ("reserved", 8, checkpoint::CP_LOG_ENTRY_SIZE - 8)],
+            end: size_of::<RawLogPos>(),
+            rows: vec![field!(RawLogPos, segno), field!(RawLogPos, blkoff), field!(RawLogPos, reserved)],
         },
         Spec {
             heading: "NAT journal entry",
             start: 0,
-            end: CP_NAT_JOURNAL_ENTRY_SIZE,
-            rows: vec![("nid", 0, 4), ("ino", 4, 4), ("addr", 8, 4)],
+            end: size_of::<RawNatJournalEntry>(),
+            rows: vec![
+                field!(RawNatJournalEntry, nid),
+                field!(RawNatJournalEntry, ino),
+                field!(RawNatJournalEntry, addr),
+            ],
         },
         Spec {
             heading: "SIT journal entry",
