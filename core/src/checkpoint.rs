@@ -20,7 +20,7 @@ use crate::codec::*;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::nat::NatEntry;
-use crate::sit::SegEntry;
+use crate::sit::{RawSitEntry, SegEntry};
 use crate::{zero_block, Block, BlockDevice, Nid};
 use alloc::boxed::Box;
 use alloc::vec;
@@ -82,6 +82,14 @@ pub struct RawNatJournalEntry {
     pub addr: U32,
 }
 
+/// One SIT journal entry of the checkpoint payload.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawSitJournalEntry {
+    pub segno: U32,
+    pub entry: RawSitEntry,
+}
+
 pub const CP_OFF_MAGIC: usize = offset_of!(RawCpHeader, magic);
 pub const CP_OFF_PACK: usize = offset_of!(RawCpHeader, pack);
 pub const CP_OFF_VERSION: usize = offset_of!(RawCpHeader, version);
@@ -125,6 +133,8 @@ const _: () = {
     assert!(size_of::<RawNatJournalEntry>() == CP_NAT_JOURNAL_ENTRY_SIZE);
     assert!(offset_of!(RawNatJournalEntry, ino) == 4);
     assert!(offset_of!(RawNatJournalEntry, addr) == 8);
+    assert!(size_of::<RawSitJournalEntry>() == CP_SIT_JOURNAL_ENTRY_SIZE);
+    assert!(offset_of!(RawSitJournalEntry, entry) == 4);
 };
 
 /// Header flags.
@@ -195,10 +205,8 @@ impl Checkpoint {
             p.extend_from_slice(rec.as_bytes());
         }
         for &(segno, e) in &self.sit_journal {
-            let mut rec = [0u8; CP_SIT_JOURNAL_ENTRY_SIZE];
-            put_u32(&mut rec, 0, segno);
-            e.encode(&mut rec[4..]);
-            p.extend_from_slice(&rec);
+            let rec = RawSitJournalEntry { segno: segno.into(), entry: e.to_raw() };
+            p.extend_from_slice(rec.as_bytes());
         }
         for &o in &self.orphans {
             p.extend_from_slice(U32::new(o).as_bytes());
@@ -353,16 +361,17 @@ impl Checkpoint {
             nat_journal.push((nid, e));
         }
         pos += size_of_val(raw_nat);
+        let (raw_sit, _) =
+            <[RawSitJournalEntry]>::ref_from_prefix_with_elems(&p[pos..], sit_n as usize).map_err(|_| short.clone())?;
         let mut sit_journal = Vec::with_capacity(sit_n as usize);
-        for _ in 0..sit_n {
-            let segno = get_u32(p, pos);
+        for raw in raw_sit {
+            let segno = raw.segno.get();
             if segno >= geo.main_segments {
                 return Err(Error::corrupt(base, "checkpoint: SIT journal segment out of range"));
             }
-            let e = SegEntry::decode(&p[pos + 4..pos + CP_SIT_JOURNAL_ENTRY_SIZE], geo.segment_blocks, base)?;
-            sit_journal.push((segno, e));
-            pos += CP_SIT_JOURNAL_ENTRY_SIZE;
+            sit_journal.push((segno, SegEntry::from_raw(&raw.entry, geo.segment_blocks, base)?));
         }
+        pos += size_of_val(raw_sit);
         let (raw_orphans, _) =
             <[U32]>::ref_from_prefix_with_elems(&p[pos..], orphan_n as usize).map_err(|_| short.clone())?;
         let mut orphans = Vec::with_capacity(orphan_n as usize);

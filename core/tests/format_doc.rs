@@ -16,18 +16,20 @@
 //! geometry and the format version. Every offset table in the document must be known
 //! here, and every table known here must be in the document.
 
-use rollfs_core::checkpoint::{self, Checkpoint, LogPos, RawCpHeader, RawLogPos, RawNatJournalEntry};
-use rollfs_core::codec::{self, CRC_OFFSET};
+use rollfs_core::checkpoint::{
+    self, Checkpoint, LogPos, RawCpHeader, RawLogPos, RawNatJournalEntry, RawSitJournalEntry,
+};
+use rollfs_core::codec::{self, MetaFooter, RawMetaBlock, CRC_OFFSET};
 use rollfs_core::layout::*;
-use rollfs_core::nat::{Nat, NatEntry};
+use rollfs_core::nat::{Nat, NatEntry, RawNatBlock, RawNatEntry};
 use rollfs_core::node::{self, inode, NodeType};
 use rollfs_core::segment::Log;
-use rollfs_core::sit::{self, SegEntry};
-use rollfs_core::ssa::{Ssa, Summary};
+use rollfs_core::sit::{RawSitBlock, RawSitEntry, SegEntry};
+use rollfs_core::ssa::{RawSsaBlock, RawSsaEntry, Ssa, Summary};
 use rollfs_core::superblock::{self, Superblock};
 use rollfs_core::{dir, xattr, zero_block, Block, FileType, MemDevice};
 use std::collections::BTreeMap;
-use std::mem::size_of;
+use std::mem::{offset_of, size_of};
 
 // ---- parsing ----------------------------------------------------------------------------
 
@@ -166,7 +168,6 @@ fn specs() -> Vec<Spec> {
     use superblock::*;
     let f = NODE_FOOTER_OFFSET;
     let footer_row = ("footer", NODE_FOOTER_OFFSET, NODE_FOOTER_SIZE);
-    let meta_row = ("footer", META_FOOTER_OFFSET, META_FOOTER_SIZE);
     vec![
         Spec {
             heading: "Superblock",
@@ -250,71 +251,68 @@ fn specs() -> Vec<Spec> {
         Spec {
             heading: "SIT journal entry",
             start: 0,
-            end: CP_SIT_JOURNAL_ENTRY_SIZE,
-            rows: vec![("segno", 0, 4), ("entry", 4, SIT_ENTRY_SIZE)],
+            end: size_of::<RawSitJournalEntry>(),
+            rows: vec![field!(RawSitJournalEntry, segno), field!(RawSitJournalEntry, entry)],
         },
         Spec { heading: "Orphan block(s)", start: 0, end: 4, rows: vec![("ino", 0, 4)] },
         Spec {
             heading: "Metadata block footer",
-            start: META_FOOTER_OFFSET,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("magic", codec::META_OFF_MAGIC, 4),
-                ("index", codec::META_OFF_INDEX, 4),
-                ("cp_version", codec::META_OFF_CP_VERSION, 8),
-                ("reserved", codec::META_OFF_CP_VERSION + 8, 4),
-                ("crc", CRC_OFFSET, 4),
-            ],
+            start: offset_of!(RawMetaBlock, footer),
+            end: size_of::<RawMetaBlock>(),
+            rows: [
+                field!(MetaFooter, magic),
+                field!(MetaFooter, index),
+                field!(MetaFooter, cp_version),
+                field!(MetaFooter, reserved),
+                field!(MetaFooter, crc),
+            ]
+            .into_iter()
+            .map(|(n, o, s)| (n, META_FOOTER_OFFSET + o, s))
+            .collect(),
         },
         Spec {
             heading: "NAT block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![("entries", 0, NAT_ENTRIES_PER_BLOCK as usize * NAT_ENTRY_SIZE), meta_row],
+            end: size_of::<RawNatBlock>(),
+            rows: vec![field!(RawNatBlock, entries), field!(RawNatBlock, footer)],
         },
-        Spec { heading: "NAT entry", start: 0, end: NAT_ENTRY_SIZE, rows: vec![("ino", 0, 4), ("addr", 4, 4)] },
+        Spec {
+            heading: "NAT entry",
+            start: 0,
+            end: size_of::<RawNatEntry>(),
+            rows: vec![field!(RawNatEntry, ino), field!(RawNatEntry, addr)],
+        },
         Spec {
             heading: "SIT block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("entries", 0, SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE),
-                (
-                    "reserved",
-                    SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE,
-                    META_FOOTER_OFFSET - SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE,
-                ),
-                meta_row,
-            ],
+            end: size_of::<RawSitBlock>(),
+            rows: vec![field!(RawSitBlock, entries), field!(RawSitBlock, reserved), field!(RawSitBlock, footer)],
         },
         Spec {
             heading: "SIT entry",
             start: 0,
-            end: SIT_ENTRY_SIZE,
+            end: size_of::<RawSitEntry>(),
             rows: vec![
-                ("valid", sit::SIT_OFF_VALID, 2),
-                ("type", sit::SIT_OFF_TYPE, 1),
-                ("flags", sit::SIT_OFF_FLAGS, 1),
-                ("wear", sit::SIT_OFF_WEAR, 4),
-                ("mtime", sit::SIT_OFF_MTIME, 8),
-                ("bitmap", sit::SIT_OFF_BITMAP, SIT_BITMAP_BYTES),
+                field!(RawSitEntry, valid),
+                field!(RawSitEntry, seg_type, "type"),
+                field!(RawSitEntry, flags),
+                field!(RawSitEntry, wear),
+                field!(RawSitEntry, mtime),
+                field!(RawSitEntry, bitmap),
             ],
         },
         Spec {
             heading: "SSA block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("entries", 0, SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE),
-                (
-                    "reserved",
-                    SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE,
-                    META_FOOTER_OFFSET - SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE,
-                ),
-                meta_row,
-            ],
+            end: size_of::<RawSsaBlock>(),
+            rows: vec![field!(RawSsaBlock, entries), field!(RawSsaBlock, reserved), field!(RawSsaBlock, footer)],
         },
-        Spec { heading: "SSA entry", start: 0, end: SSA_ENTRY_SIZE, rows: vec![("nid", 0, 4), ("ofs", 4, 2)] },
+        Spec {
+            heading: "SSA entry",
+            start: 0,
+            end: size_of::<RawSsaEntry>(),
+            rows: vec![field!(RawSsaEntry, nid), field!(RawSsaEntry, ofs)],
+        },
         Spec {
             heading: "Node footer",
             start: f,
