@@ -22,7 +22,7 @@ use rollfs_core::checkpoint::{
 use rollfs_core::codec::{self, MetaFooter, RawMetaBlock, CRC_OFFSET};
 use rollfs_core::layout::*;
 use rollfs_core::nat::{Nat, NatEntry, RawNatBlock, RawNatEntry};
-use rollfs_core::node::{self, inode, NodeType};
+use rollfs_core::node::{self, inode, inode::RawInode, NodeFooter, NodeType, RawNode, RawSlotNode};
 use rollfs_core::segment::Log;
 use rollfs_core::sit::{RawSitBlock, RawSitEntry, SegEntry};
 use rollfs_core::ssa::{RawSsaBlock, RawSsaEntry, Ssa, Summary};
@@ -166,8 +166,6 @@ struct Spec {
 
 fn specs() -> Vec<Spec> {
     use superblock::*;
-    let f = NODE_FOOTER_OFFSET;
-    let footer_row = ("footer", NODE_FOOTER_OFFSET, NODE_FOOTER_SIZE);
     vec![
         Spec {
             heading: "Superblock",
@@ -315,76 +313,76 @@ fn specs() -> Vec<Spec> {
         },
         Spec {
             heading: "Node footer",
-            start: f,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("nid", node::FOOTER_OFF_NID, 4),
-                ("ino", node::FOOTER_OFF_INO, 4),
-                ("flags", node::FOOTER_OFF_FLAGS, 4),
-                ("ofs", node::FOOTER_OFF_OFS, 4),
-                ("cp_version", node::FOOTER_OFF_CP_VERSION, 8),
-                ("next_blkaddr", node::FOOTER_OFF_NEXT_BLKADDR, 4),
-                ("crc", node::FOOTER_OFF_CRC, 4),
-            ],
+            start: offset_of!(RawNode, footer),
+            end: size_of::<RawNode>(),
+            rows: [
+                field!(NodeFooter, nid),
+                field!(NodeFooter, ino),
+                field!(NodeFooter, flags),
+                field!(NodeFooter, ofs),
+                field!(NodeFooter, cp_version),
+                field!(NodeFooter, next_blkaddr),
+                field!(NodeFooter, crc),
+            ]
+            .into_iter()
+            .map(|(n, o, s)| (n, NODE_FOOTER_OFFSET + o, s))
+            .collect(),
         },
         Spec {
             heading: "Inode",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: {
-                use inode::*;
-                vec![
-                    ("mode", OFF_MODE, 2),
-                    ("iflags", OFF_IFLAGS, 2),
-                    ("uid", OFF_UID, 4),
-                    ("gid", OFF_GID, 4),
-                    ("links", OFF_LINKS, 4),
-                    ("size", OFF_SIZE, 8),
-                    ("blocks", OFF_BLOCKS, 8),
-                    ("atime_sec", OFF_ATIME_SEC, 8),
-                    ("atime_nsec", OFF_ATIME_NSEC, 4),
-                    ("mtime_nsec", OFF_MTIME_NSEC, 4),
-                    ("mtime_sec", OFF_MTIME_SEC, 8),
-                    ("ctime_sec", OFF_CTIME_SEC, 8),
-                    ("ctime_nsec", OFF_CTIME_NSEC, 4),
-                    ("crtime_nsec", OFF_CRTIME_NSEC, 4),
-                    ("crtime_sec", OFF_CRTIME_SEC, 8),
-                    ("generation", OFF_GENERATION, 4),
-                    ("xattr_nid", OFF_XATTR_NID, 4),
-                    ("pino", OFF_PINO, 4),
-                    ("rdev", OFF_RDEV, 4),
-                    ("dir_depth", OFF_DIR_DEPTH, 4),
-                    ("name_len", OFF_NAME_LEN, 2),
-                    ("reserved", OFF_NAME_LEN + 2, OFF_NAME - OFF_NAME_LEN - 2),
-                    ("name", OFF_NAME, NAME_MAX),
-                    ("reserved", OFF_NAME + NAME_MAX, OFF_TRUNC_BLOCK - OFF_NAME - NAME_MAX),
-                    ("trunc_block", OFF_TRUNC_BLOCK, 8),
-                    ("batch_crc", OFF_BATCH_CRC, 4),
-                    ("batch_blocks", OFF_BATCH_BLOCKS, 4),
-                    ("reserved", OFF_BATCH_BLOCKS + 4, INODE_HEADER_SIZE - OFF_BATCH_BLOCKS - 4),
-                    ("addrs", OFF_ADDRS, ADDRS_PER_INODE as usize * 4),
-                    ("nids", OFF_NIDS, NIDS_PER_INODE * 4),
-                    footer_row,
-                ]
-            },
+            end: size_of::<RawInode>(),
+            rows: vec![
+                field!(RawInode, mode),
+                field!(RawInode, iflags),
+                field!(RawInode, uid),
+                field!(RawInode, gid),
+                field!(RawInode, links),
+                field!(RawInode, size),
+                field!(RawInode, blocks),
+                field!(RawInode, atime_sec),
+                field!(RawInode, atime_nsec),
+                field!(RawInode, mtime_nsec),
+                field!(RawInode, mtime_sec),
+                field!(RawInode, ctime_sec),
+                field!(RawInode, ctime_nsec),
+                field!(RawInode, crtime_nsec),
+                field!(RawInode, crtime_sec),
+                field!(RawInode, generation),
+                field!(RawInode, xattr_nid),
+                field!(RawInode, pino),
+                field!(RawInode, rdev),
+                field!(RawInode, dir_depth),
+                field!(RawInode, name_len),
+                field!(RawInode, reserved0, "reserved"),
+                field!(RawInode, name),
+                field!(RawInode, reserved1, "reserved"),
+                field!(RawInode, trunc_block),
+                field!(RawInode, batch_crc),
+                field!(RawInode, batch_blocks),
+                field!(RawInode, reserved2, "reserved"),
+                field!(RawInode, addrs),
+                field!(RawInode, nids),
+                field!(RawInode, footer),
+            ],
         },
         Spec {
             heading: "Direct node",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![("addrs", 0, ADDRS_PER_BLOCK as usize * 4), footer_row],
+            end: size_of::<RawSlotNode>(),
+            rows: vec![field!(RawSlotNode, slots, "addrs"), field!(RawSlotNode, footer)],
         },
         Spec {
             heading: "Indirect node",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![("nids", 0, NIDS_PER_BLOCK as usize * 4), footer_row],
+            end: size_of::<RawSlotNode>(),
+            rows: vec![field!(RawSlotNode, slots, "nids"), field!(RawSlotNode, footer)],
         },
         Spec {
             heading: "Xattr node",
             start: 0,
             end: BLOCK_SIZE,
-            rows: vec![("entries", 0, xattr::XATTR_PAYLOAD), footer_row],
+            rows: vec![field!(RawNode, payload, "entries"), field!(RawNode, footer)],
         },
         Spec {
             heading: "Xattr entry",
