@@ -20,6 +20,7 @@ use rollfs_core::checkpoint::{
     self, Checkpoint, LogPos, RawCpHeader, RawLogPos, RawNatJournalEntry, RawSitJournalEntry,
 };
 use rollfs_core::codec::{self, MetaFooter, RawMetaBlock, CRC_OFFSET};
+use rollfs_core::dir::{DentryRecord, RawDentryBlock};
 use rollfs_core::layout::*;
 use rollfs_core::nat::{Nat, NatEntry, RawNatBlock, RawNatEntry};
 use rollfs_core::node::{self, inode, inode::RawInode, NodeFooter, NodeType, RawNode, RawSlotNode};
@@ -393,37 +394,31 @@ fn specs() -> Vec<Spec> {
         Spec {
             heading: "Dentry block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: {
-                use dir::*;
-                vec![
-                    ("magic", HDR_MAGIC_OFFSET, 4),
-                    ("idx", HDR_IDX_OFFSET, 4),
-                    ("reserved0", HDR_RESERVED0_OFFSET, 4),
-                    ("count", HDR_COUNT_OFFSET, 2),
-                    ("reserved1", HDR_RESERVED1_OFFSET, 2),
-                    ("bitmap", BITMAP_OFFSET, BITMAP_SIZE),
-                    ("records", RECORDS_OFFSET, SLOTS_PER_BLOCK * RECORD_SIZE),
-                    ("names", NAMES_OFFSET, SLOTS_PER_BLOCK * SLOT_NAME_LEN),
-                    ("tail", TAIL_OFFSET, CRC_OFFSET - TAIL_OFFSET),
-                    ("crc", CRC_OFFSET, 4),
-                ]
-            },
+            end: size_of::<RawDentryBlock>(),
+            rows: vec![
+                field!(RawDentryBlock, magic),
+                field!(RawDentryBlock, idx),
+                field!(RawDentryBlock, reserved0),
+                field!(RawDentryBlock, count),
+                field!(RawDentryBlock, reserved1),
+                field!(RawDentryBlock, bitmap),
+                field!(RawDentryBlock, records),
+                field!(RawDentryBlock, names),
+                field!(RawDentryBlock, tail),
+                field!(RawDentryBlock, crc),
+            ],
         },
         Spec {
             heading: "Dentry record",
             start: 0,
-            end: dir::RECORD_SIZE,
-            rows: {
-                use dir::*;
-                vec![
-                    ("hash", REC_HASH, 4),
-                    ("ino", REC_INO, 4),
-                    ("name_len", REC_NAME_LEN, 2),
-                    ("file_type", REC_TYPE, 1),
-                    ("reserved", REC_RESERVED, 1),
-                ]
-            },
+            end: size_of::<DentryRecord>(),
+            rows: vec![
+                field!(DentryRecord, hash),
+                field!(DentryRecord, ino),
+                field!(DentryRecord, name_len),
+                field!(DentryRecord, file_type),
+                field!(DentryRecord, reserved),
+            ],
         },
     ]
 }
