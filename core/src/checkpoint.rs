@@ -20,36 +20,122 @@ use crate::codec::*;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::nat::NatEntry;
-use crate::sit::SegEntry;
+use crate::sit::{RawSitEntry, SegEntry};
 use crate::{zero_block, Block, BlockDevice, Nid};
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::{offset_of, size_of, size_of_val};
+use zerocopy::little_endian::{I64, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const CP_MAGIC: u32 = 0x544B_4350; // "PCKT"
 
-pub const CP_OFF_MAGIC: usize = 0;
-pub const CP_OFF_PACK: usize = 4;
-pub const CP_OFF_VERSION: usize = 8;
-pub const CP_OFF_FLAGS: usize = 16;
-pub const CP_OFF_PAYLOAD_BLOCKS: usize = 20;
-pub const CP_OFF_PAYLOAD_CRC: usize = 24;
-pub const CP_OFF_NAT_JOURNAL_COUNT: usize = 28;
-pub const CP_OFF_SIT_JOURNAL_COUNT: usize = 32;
-pub const CP_OFF_ORPHAN_COUNT: usize = 36;
-pub const CP_OFF_VALID_BLOCKS: usize = 40;
-pub const CP_OFF_VALID_NODES: usize = 48;
-pub const CP_OFF_VALID_INODES: usize = 52;
-pub const CP_OFF_TIME_SEC: usize = 56;
-pub const CP_OFF_NEXT_GENERATION: usize = 160;
-pub const CP_OFF_WRITTEN_BLOCKS: usize = 168;
-/// The log positions sit in the fifth 512-byte sector of the header, away from the
-/// version in the first: a header write torn at sector boundaries then mixes a new version
-/// with old positions, which only the header CRC can reject (and a mount that trusted it
-/// would write over live blocks). Keeping them apart is what lets the crash explorer show
-/// that the CRC check matters (mutant `mutant-cp-no-crc`).
-pub const CP_OFF_LOGS: usize = 2048;
-pub const CP_LOG_ENTRY_SIZE: usize = 16;
+/// The checkpoint header as it is on disk: one whole block, CRC last. FORMAT.md, section
+/// "Checkpoint header".
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawCpHeader {
+    pub magic: U32,
+    pub pack: U32,
+    pub version: U64,
+    pub flags: U32,
+    pub payload_blocks: U32,
+    pub payload_crc: U32,
+    pub nat_journal_count: U32,
+    pub sit_journal_count: U32,
+    pub orphan_count: U32,
+    pub valid_blocks: U64,
+    pub valid_nodes: U32,
+    pub valid_inodes: U32,
+    pub time_sec: I64,
+    pub reserved0: [u8; 96],
+    pub next_generation: U32,
+    pub reserved1: [u8; 4],
+    pub written_blocks: U64,
+    pub reserved2: [u8; 1872],
+    /// The log positions sit in the fifth 512-byte sector of the header, away from the
+    /// version in the first: a header write torn at sector boundaries then mixes a new
+    /// version with old positions, which only the header CRC can reject (and a mount that
+    /// trusted it would write over live blocks). Keeping them apart is what lets the crash
+    /// explorer show that the CRC check matters (mutant `mutant-cp-no-crc`).
+    pub logs: [RawLogPos; LOG_COUNT],
+    pub reserved3: [u8; 1948],
+    pub crc: U32,
+}
+
+/// One active log's position in the checkpoint header.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawLogPos {
+    pub segno: U32,
+    pub blkoff: U32,
+    pub reserved: [u8; 8],
+}
+
+/// One NAT journal entry of the checkpoint payload.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawNatJournalEntry {
+    pub nid: U32,
+    pub ino: U32,
+    pub addr: U32,
+}
+
+/// One SIT journal entry of the checkpoint payload.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawSitJournalEntry {
+    pub segno: U32,
+    pub entry: RawSitEntry,
+}
+
+pub const CP_OFF_MAGIC: usize = offset_of!(RawCpHeader, magic);
+pub const CP_OFF_PACK: usize = offset_of!(RawCpHeader, pack);
+pub const CP_OFF_VERSION: usize = offset_of!(RawCpHeader, version);
+pub const CP_OFF_FLAGS: usize = offset_of!(RawCpHeader, flags);
+pub const CP_OFF_PAYLOAD_BLOCKS: usize = offset_of!(RawCpHeader, payload_blocks);
+pub const CP_OFF_PAYLOAD_CRC: usize = offset_of!(RawCpHeader, payload_crc);
+pub const CP_OFF_NAT_JOURNAL_COUNT: usize = offset_of!(RawCpHeader, nat_journal_count);
+pub const CP_OFF_SIT_JOURNAL_COUNT: usize = offset_of!(RawCpHeader, sit_journal_count);
+pub const CP_OFF_ORPHAN_COUNT: usize = offset_of!(RawCpHeader, orphan_count);
+pub const CP_OFF_VALID_BLOCKS: usize = offset_of!(RawCpHeader, valid_blocks);
+pub const CP_OFF_VALID_NODES: usize = offset_of!(RawCpHeader, valid_nodes);
+pub const CP_OFF_VALID_INODES: usize = offset_of!(RawCpHeader, valid_inodes);
+pub const CP_OFF_TIME_SEC: usize = offset_of!(RawCpHeader, time_sec);
+pub const CP_OFF_NEXT_GENERATION: usize = offset_of!(RawCpHeader, next_generation);
+pub const CP_OFF_WRITTEN_BLOCKS: usize = offset_of!(RawCpHeader, written_blocks);
+pub const CP_OFF_LOGS: usize = offset_of!(RawCpHeader, logs);
+pub const CP_LOG_ENTRY_SIZE: usize = size_of::<RawLogPos>();
+
+// The layout FORMAT.md states (format 1.0), checked at compile time.
+const _: () = {
+    assert!(size_of::<RawCpHeader>() == BLOCK_SIZE);
+    assert!(CP_OFF_MAGIC == 0);
+    assert!(CP_OFF_PACK == 4);
+    assert!(CP_OFF_VERSION == 8);
+    assert!(CP_OFF_FLAGS == 16);
+    assert!(CP_OFF_PAYLOAD_BLOCKS == 20);
+    assert!(CP_OFF_PAYLOAD_CRC == 24);
+    assert!(CP_OFF_NAT_JOURNAL_COUNT == 28);
+    assert!(CP_OFF_SIT_JOURNAL_COUNT == 32);
+    assert!(CP_OFF_ORPHAN_COUNT == 36);
+    assert!(CP_OFF_VALID_BLOCKS == 40);
+    assert!(CP_OFF_VALID_NODES == 48);
+    assert!(CP_OFF_VALID_INODES == 52);
+    assert!(CP_OFF_TIME_SEC == 56);
+    assert!(CP_OFF_NEXT_GENERATION == 160);
+    assert!(CP_OFF_WRITTEN_BLOCKS == 168);
+    assert!(CP_OFF_LOGS == 2048);
+    assert!(CP_LOG_ENTRY_SIZE == 16);
+    assert!(offset_of!(RawLogPos, blkoff) == 4);
+    assert!(offset_of!(RawCpHeader, crc) == CRC_OFFSET);
+    assert!(size_of::<RawNatJournalEntry>() == CP_NAT_JOURNAL_ENTRY_SIZE);
+    assert!(offset_of!(RawNatJournalEntry, ino) == 4);
+    assert!(offset_of!(RawNatJournalEntry, addr) == 8);
+    assert!(size_of::<RawSitJournalEntry>() == CP_SIT_JOURNAL_ENTRY_SIZE);
+    assert!(offset_of!(RawSitJournalEntry, entry) == 4);
+};
 
 /// Header flags.
 pub const CP_FLAG_UMOUNT: u32 = 1 << 0;
@@ -115,20 +201,15 @@ impl Checkpoint {
         put_bitmap(&mut p, &self.sit_slots);
         put_bitmap(&mut p, &self.ssa_slots);
         for &(nid, e) in &self.nat_journal {
-            let mut rec = [0u8; CP_NAT_JOURNAL_ENTRY_SIZE];
-            put_u32(&mut rec, 0, nid);
-            put_u32(&mut rec, 4, e.ino);
-            put_u32(&mut rec, 8, e.addr);
-            p.extend_from_slice(&rec);
+            let rec = RawNatJournalEntry { nid: nid.into(), ino: e.ino.into(), addr: e.addr.into() };
+            p.extend_from_slice(rec.as_bytes());
         }
         for &(segno, e) in &self.sit_journal {
-            let mut rec = [0u8; CP_SIT_JOURNAL_ENTRY_SIZE];
-            put_u32(&mut rec, 0, segno);
-            e.encode(&mut rec[4..]);
-            p.extend_from_slice(&rec);
+            let rec = RawSitJournalEntry { segno: segno.into(), entry: e.to_raw() };
+            p.extend_from_slice(rec.as_bytes());
         }
         for &o in &self.orphans {
-            p.extend_from_slice(&o.to_le_bytes());
+            p.extend_from_slice(U32::new(o).as_bytes());
         }
         let payload_blocks = p.len().div_ceil(BLOCK_SIZE).max(1);
         if 1 + payload_blocks > geo.cp_pack_blocks as usize {
@@ -136,25 +217,26 @@ impl Checkpoint {
         }
         p.resize(payload_blocks * BLOCK_SIZE, 0);
         let mut h = zero_block();
-        put_u32(&mut h[..], CP_OFF_MAGIC, CP_MAGIC);
-        put_u32(&mut h[..], CP_OFF_PACK, pack as u32);
-        put_u64(&mut h[..], CP_OFF_VERSION, self.version);
-        put_u32(&mut h[..], CP_OFF_FLAGS, self.flags);
-        put_u32(&mut h[..], CP_OFF_PAYLOAD_BLOCKS, payload_blocks as u32);
-        put_u32(&mut h[..], CP_OFF_PAYLOAD_CRC, crc(&p));
-        put_u32(&mut h[..], CP_OFF_NAT_JOURNAL_COUNT, self.nat_journal.len() as u32);
-        put_u32(&mut h[..], CP_OFF_SIT_JOURNAL_COUNT, self.sit_journal.len() as u32);
-        put_u32(&mut h[..], CP_OFF_ORPHAN_COUNT, self.orphans.len() as u32);
-        put_u64(&mut h[..], CP_OFF_VALID_BLOCKS, self.valid_blocks);
-        put_u32(&mut h[..], CP_OFF_VALID_NODES, self.valid_nodes);
-        put_u32(&mut h[..], CP_OFF_VALID_INODES, self.valid_inodes);
-        put_i64(&mut h[..], CP_OFF_TIME_SEC, self.time_sec);
-        for (i, l) in self.logs.iter().enumerate() {
-            put_u32(&mut h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE, l.segno);
-            put_u32(&mut h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE + 4, l.blkoff);
+        let r: &mut RawCpHeader = view_mut(&mut h);
+        r.magic.set(CP_MAGIC);
+        r.pack.set(pack as u32);
+        r.version.set(self.version);
+        r.flags.set(self.flags);
+        r.payload_blocks.set(payload_blocks as u32);
+        r.payload_crc.set(crc(&p));
+        r.nat_journal_count.set(self.nat_journal.len() as u32);
+        r.sit_journal_count.set(self.sit_journal.len() as u32);
+        r.orphan_count.set(self.orphans.len() as u32);
+        r.valid_blocks.set(self.valid_blocks);
+        r.valid_nodes.set(self.valid_nodes);
+        r.valid_inodes.set(self.valid_inodes);
+        r.time_sec.set(self.time_sec);
+        for (raw, l) in r.logs.iter_mut().zip(&self.logs) {
+            raw.segno.set(l.segno);
+            raw.blkoff.set(l.blkoff);
         }
-        put_u32(&mut h[..], CP_OFF_NEXT_GENERATION, self.next_generation);
-        put_u64(&mut h[..], CP_OFF_WRITTEN_BLOCKS, self.written_blocks);
+        r.next_generation.set(self.next_generation);
+        r.written_blocks.set(self.written_blocks);
         seal(&mut h);
         let mut out = vec![h];
         for chunk in p.chunks(BLOCK_SIZE) {
@@ -202,13 +284,14 @@ impl Checkpoint {
         let mut h = zero_block();
         dev.read(base, &mut h)?;
         let check_crc = !crate::mutant!("mutant-cp-no-crc");
-        if get_u32(&h[..], CP_OFF_MAGIC) != CP_MAGIC || (check_crc && !crc_ok(&h)) {
+        let r: &RawCpHeader = view(&h);
+        if r.magic.get() != CP_MAGIC || (check_crc && !crc_ok(&h)) {
             return Ok(None);
         }
-        if get_u32(&h[..], CP_OFF_PACK) != pack as u32 {
+        if r.pack.get() != pack as u32 {
             return Ok(None);
         }
-        let payload_blocks = get_u32(&h[..], CP_OFF_PAYLOAD_BLOCKS) as usize;
+        let payload_blocks = r.payload_blocks.get() as usize;
         if payload_blocks == 0 || 1 + payload_blocks > geo.cp_pack_blocks as usize {
             return Err(Error::corrupt(base, "checkpoint: payload size out of range"));
         }
@@ -226,7 +309,8 @@ impl Checkpoint {
     /// about to commit with it (debug builds: the explorer's guest, the fuzzers).
     pub fn decode_blocks(geo: &Geometry, pack: usize, blocks: &[Box<Block>]) -> Result<Option<Checkpoint>> {
         let (h, rest) = blocks.split_first().ok_or(Error::Invalid("checkpoint: no header block"))?;
-        if get_u32(&h[..], CP_OFF_MAGIC) != CP_MAGIC || !crc_ok(h) || get_u32(&h[..], CP_OFF_PACK) != pack as u32 {
+        let r: &RawCpHeader = view(h);
+        if r.magic.get() != CP_MAGIC || !crc_ok(h) || r.pack.get() != pack as u32 {
             return Ok(None);
         }
         let p: Vec<u8> = rest.iter().flat_map(|b| b.iter().copied()).collect();
@@ -237,15 +321,16 @@ impl Checkpoint {
     fn decode(geo: &Geometry, pack: usize, h: &Block, p: &[u8]) -> Result<Option<Checkpoint>> {
         let base = geo.cp_pack_addr(pack);
         let check_crc = !crate::mutant!("mutant-cp-no-crc");
-        if get_u32(&h[..], CP_OFF_PAYLOAD_BLOCKS) as usize * BLOCK_SIZE != p.len() {
+        let r: &RawCpHeader = view(h);
+        if r.payload_blocks.get() as usize * BLOCK_SIZE != p.len() {
             return Err(Error::corrupt(base, "checkpoint: payload size out of range"));
         }
-        if check_crc && crc(p) != get_u32(&h[..], CP_OFF_PAYLOAD_CRC) {
+        if check_crc && crc(p) != r.payload_crc.get() {
             return Ok(None);
         }
-        let nat_n = get_u32(&h[..], CP_OFF_NAT_JOURNAL_COUNT);
-        let sit_n = get_u32(&h[..], CP_OFF_SIT_JOURNAL_COUNT);
-        let orphan_n = get_u32(&h[..], CP_OFF_ORPHAN_COUNT);
+        let nat_n = r.nat_journal_count.get();
+        let sit_n = r.sit_journal_count.get();
+        let orphan_n = r.orphan_count.get();
         if nat_n > CP_NAT_JOURNAL_MAX || sit_n > CP_SIT_JOURNAL_MAX || orphan_n > geo.orphan_capacity() {
             return Err(Error::corrupt(base, "checkpoint: journal or orphan count out of range"));
         }
@@ -262,39 +347,45 @@ impl Checkpoint {
         let nat_slots = get_bitmap(p, &mut pos, geo.nat_blocks);
         let sit_slots = get_bitmap(p, &mut pos, geo.sit_blocks);
         let ssa_slots = get_bitmap(p, &mut pos, geo.main_segments);
+        // Cannot fail after the length check above; a typed error all the same.
+        let short = Error::corrupt(base, "checkpoint: payload shorter than its contents");
+        let (raw_nat, _) =
+            <[RawNatJournalEntry]>::ref_from_prefix_with_elems(&p[pos..], nat_n as usize).map_err(|_| short.clone())?;
         let mut nat_journal = Vec::with_capacity(nat_n as usize);
-        for _ in 0..nat_n {
-            let nid = get_u32(p, pos);
-            let e = NatEntry { ino: get_u32(p, pos + 4), addr: get_u32(p, pos + 8) };
+        for raw in raw_nat {
+            let nid = raw.nid.get();
+            let e = NatEntry { ino: raw.ino.get(), addr: raw.addr.get() };
             if nid >= geo.nid_count || (e.addr != NULL_ADDR && !geo.in_main(e.addr)) {
                 return Err(Error::corrupt(base, "checkpoint: NAT journal entry out of range"));
             }
             nat_journal.push((nid, e));
-            pos += CP_NAT_JOURNAL_ENTRY_SIZE;
         }
+        pos += size_of_val(raw_nat);
+        let (raw_sit, _) =
+            <[RawSitJournalEntry]>::ref_from_prefix_with_elems(&p[pos..], sit_n as usize).map_err(|_| short.clone())?;
         let mut sit_journal = Vec::with_capacity(sit_n as usize);
-        for _ in 0..sit_n {
-            let segno = get_u32(p, pos);
+        for raw in raw_sit {
+            let segno = raw.segno.get();
             if segno >= geo.main_segments {
                 return Err(Error::corrupt(base, "checkpoint: SIT journal segment out of range"));
             }
-            let e = SegEntry::decode(&p[pos + 4..pos + CP_SIT_JOURNAL_ENTRY_SIZE], geo.segment_blocks, base)?;
-            sit_journal.push((segno, e));
-            pos += CP_SIT_JOURNAL_ENTRY_SIZE;
+            sit_journal.push((segno, SegEntry::from_raw(&raw.entry, geo.segment_blocks, base)?));
         }
+        pos += size_of_val(raw_sit);
+        let (raw_orphans, _) =
+            <[U32]>::ref_from_prefix_with_elems(&p[pos..], orphan_n as usize).map_err(|_| short.clone())?;
         let mut orphans = Vec::with_capacity(orphan_n as usize);
-        for _ in 0..orphan_n {
-            let ino = get_u32(p, pos);
+        for raw in raw_orphans {
+            let ino = raw.get();
             if ino == NULL_NID || ino >= geo.nid_count {
                 return Err(Error::corrupt(base, "checkpoint: orphan inode out of range"));
             }
             orphans.push(ino);
-            pos += 4;
         }
         let mut logs = [LogPos::default(); LOG_COUNT];
-        for (i, l) in logs.iter_mut().enumerate() {
-            l.segno = get_u32(&h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE);
-            l.blkoff = get_u32(&h[..], CP_OFF_LOGS + i * CP_LOG_ENTRY_SIZE + 4);
+        for (l, raw) in logs.iter_mut().zip(&r.logs) {
+            l.segno = raw.segno.get();
+            l.blkoff = raw.blkoff.get();
             if l.segno >= geo.main_segments || l.blkoff > geo.segment_blocks {
                 return Err(Error::corrupt(base, "checkpoint: active log position out of range"));
             }
@@ -308,25 +399,25 @@ impl Checkpoint {
         }
         // The counters bound what the filesystem adds to them: an inode count past the
         // node ids there are, or a block count past the main area, is corruption.
-        let valid_inodes = get_u32(&h[..], CP_OFF_VALID_INODES);
-        let valid_nodes = get_u32(&h[..], CP_OFF_VALID_NODES);
+        let valid_inodes = r.valid_inodes.get();
+        let valid_nodes = r.valid_nodes.get();
         if valid_inodes > geo.nid_count || valid_nodes > geo.nid_count {
             return Err(Error::corrupt(base, "checkpoint: more valid inodes or nodes than node ids"));
         }
-        let valid_blocks = get_u64(&h[..], CP_OFF_VALID_BLOCKS);
+        let valid_blocks = r.valid_blocks.get();
         if valid_blocks > geo.main_blocks() {
             return Err(Error::corrupt(base, "checkpoint: more valid blocks than the main area holds"));
         }
         Ok(Some(Checkpoint {
-            version: get_u64(&h[..], CP_OFF_VERSION),
-            flags: get_u32(&h[..], CP_OFF_FLAGS),
+            version: r.version.get(),
+            flags: r.flags.get(),
             valid_blocks,
             valid_nodes,
             valid_inodes,
-            time_sec: get_i64(&h[..], CP_OFF_TIME_SEC),
+            time_sec: r.time_sec.get(),
             logs,
-            next_generation: get_u32(&h[..], CP_OFF_NEXT_GENERATION),
-            written_blocks: get_u64(&h[..], CP_OFF_WRITTEN_BLOCKS),
+            next_generation: r.next_generation.get(),
+            written_blocks: r.written_blocks.get(),
             nat_slots,
             sit_slots,
             ssa_slots,

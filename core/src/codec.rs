@@ -1,4 +1,14 @@
-//! Little-endian field access and the CRC32C convention shared by every checksummed block.
+//! Little-endian field access, typed block views and the CRC32C convention shared by
+//! every checksummed block.
+//!
+//! On-disk structures are `#[repr(C)]` structs of `zerocopy::little_endian` fields (and byte
+//! arrays), deriving `FromBytes`, `IntoBytes`, `KnownLayout`, `Immutable` and `Unaligned`:
+//! every byte pattern is a valid value, the layout has no padding, and the alignment is 1,
+//! so a block is read and written through them by safe code only (the core keeps
+//! `#![forbid(unsafe_code)]`). Each module asserts at compile time that its types have the
+//! sizes and field offsets FORMAT.md states. [`view`] and [`view_mut`] give the typed view
+//! of a whole block; [`get_u32`] and friends remain for the few places (payload streams,
+//! tests, fuzzers) that address raw bytes.
 //!
 //! Every checksummed block in rollfs keeps its CRC32C in its last four bytes
 //! ([`CRC_OFFSET`]), covering bytes `0..CRC_OFFSET`. One convention for all block types
@@ -6,9 +16,32 @@
 
 use crate::layout::BLOCK_SIZE;
 use crate::Block;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// Offset of the CRC32C in every checksummed block.
 pub const CRC_OFFSET: usize = BLOCK_SIZE - 4;
+
+/// The typed view of a whole block as the on-disk structure `T` (a type of exactly
+/// [`BLOCK_SIZE`] bytes and alignment 1: checked at compile time, so the cast cannot fail).
+#[inline]
+pub fn view<T: FromBytes + KnownLayout + Immutable + Unaligned>(b: &Block) -> &T {
+    const { assert!(core::mem::size_of::<T>() == BLOCK_SIZE) };
+    match T::ref_from_bytes(&b[..]) {
+        Ok(t) => t,
+        // Unreachable: the size is asserted above and `Unaligned` rules out misalignment.
+        Err(_) => unreachable!("block view: size or alignment"),
+    }
+}
+
+/// The mutable typed view of a whole block (see [`view`]).
+#[inline]
+pub fn view_mut<T: FromBytes + IntoBytes + KnownLayout + Unaligned>(b: &mut Block) -> &mut T {
+    const { assert!(core::mem::size_of::<T>() == BLOCK_SIZE) };
+    match T::mut_from_bytes(&mut b[..]) {
+        Ok(t) => t,
+        Err(_) => unreachable!("block view: size or alignment"),
+    }
+}
 
 #[inline]
 pub fn get_u8(b: &[u8], off: usize) -> u8 {
@@ -86,37 +119,72 @@ pub fn crc_ok_seeded(block: &Block, seed: u32) -> bool {
 }
 
 // ---- footer of NAT, SIT and SSA blocks --------------------------------------------------
-// magic u32 | index u32 | cp_version u64 | reserved u32 | crc u32   (24 bytes at 4072)
 
 use crate::error::{Error, Result};
-use crate::layout::META_FOOTER_OFFSET;
+use crate::layout::{META_FOOTER_OFFSET, META_FOOTER_SIZE};
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{U32, U64};
 
-pub const META_OFF_MAGIC: usize = META_FOOTER_OFFSET;
-pub const META_OFF_INDEX: usize = META_FOOTER_OFFSET + 4;
-pub const META_OFF_CP_VERSION: usize = META_FOOTER_OFFSET + 8;
+/// The footer of NAT, SIT and SSA blocks (the last 24 bytes, CRC last).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct MetaFooter {
+    pub magic: U32,
+    /// The block's index in its table (for SSA blocks: the segment number).
+    pub index: U32,
+    /// The checkpoint that wrote the block.
+    pub cp_version: U64,
+    pub reserved: [u8; 4],
+    pub crc: U32,
+}
+
+/// Any NAT, SIT or SSA block seen only through its footer.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawMetaBlock {
+    pub payload: [u8; META_FOOTER_OFFSET],
+    pub footer: MetaFooter,
+}
+
+pub const META_OFF_MAGIC: usize = META_FOOTER_OFFSET + offset_of!(MetaFooter, magic);
+pub const META_OFF_INDEX: usize = META_FOOTER_OFFSET + offset_of!(MetaFooter, index);
+pub const META_OFF_CP_VERSION: usize = META_FOOTER_OFFSET + offset_of!(MetaFooter, cp_version);
+
+const _: () = {
+    assert!(size_of::<MetaFooter>() == META_FOOTER_SIZE);
+    assert!(size_of::<RawMetaBlock>() == BLOCK_SIZE);
+    assert!(offset_of!(RawMetaBlock, footer) == META_FOOTER_OFFSET);
+    assert!(META_OFF_MAGIC == 4072);
+    assert!(META_OFF_INDEX == 4076);
+    assert!(META_OFF_CP_VERSION == 4080);
+    assert!(META_FOOTER_OFFSET + offset_of!(MetaFooter, reserved) == 4088);
+    assert!(META_FOOTER_OFFSET + offset_of!(MetaFooter, crc) == CRC_OFFSET);
+};
 
 /// Stamps and seals a NAT/SIT/SSA block written by checkpoint `cp_version`.
 pub fn meta_seal(block: &mut Block, magic: u32, index: u32, cp_version: u64) {
-    put_u32(block, META_OFF_MAGIC, magic);
-    put_u32(block, META_OFF_INDEX, index);
-    put_u64(block, META_OFF_CP_VERSION, cp_version);
-    put_u32(block, META_OFF_CP_VERSION + 8, 0);
+    let f = &mut view_mut::<RawMetaBlock>(block).footer;
+    f.magic.set(magic);
+    f.index.set(index);
+    f.cp_version.set(cp_version);
+    f.reserved = [0; 4];
     seal(block);
 }
 
 /// Checks a NAT/SIT/SSA block read from `addr`: CRC, magic, index, and that it was written
 /// no later than the checkpoint being loaded (`cp_version`).
 pub fn meta_check(block: &Block, addr: u64, magic: u32, index: u32, cp_version: u64, what: &'static str) -> Result<()> {
-    if get_u32(block, META_OFF_MAGIC) != magic {
+    let f = &view::<RawMetaBlock>(block).footer;
+    if f.magic.get() != magic {
         return Err(Error::corrupt(addr, what));
     }
     if !crc_ok(block) {
         return Err(Error::corrupt(addr, "metadata block: checksum mismatch"));
     }
-    if get_u32(block, META_OFF_INDEX) != index {
+    if f.index.get() != index {
         return Err(Error::corrupt(addr, "metadata block: wrong index (misplaced block)"));
     }
-    if get_u64(block, META_OFF_CP_VERSION) > cp_version {
+    if f.cp_version.get() > cp_version {
         return Err(Error::corrupt(addr, "metadata block: newer than its checkpoint"));
     }
     Ok(())

@@ -46,13 +46,16 @@
 //! their records are all zero. Every unused slot has a zero record and zero name bytes, so
 //! an image is canonical and a stray byte is detected.
 
-use crate::codec::{self, get_u16, get_u32, get_u8, put_u16, put_u32, put_u8, CRC_OFFSET};
+use crate::codec::{self, CRC_OFFSET};
 use crate::error::{Error, Result};
 use crate::fs::FileType;
 use crate::layout::{BLOCK_SIZE, NAME_MAX};
 use crate::{Block, Ino};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 // ---------------------------------------------------------------------------------------
 // Block format constants
@@ -61,22 +64,72 @@ use alloc::vec::Vec;
 /// "DENT" read as a little-endian u32.
 pub const DENTRY_MAGIC: u32 = 0x544E_4544;
 
-pub const HDR_MAGIC_OFFSET: usize = 0;
-/// The block's own index in the directory: a block written at the wrong index (or read
-/// through a stale mapping) is detected instead of being mistaken for another bucket.
-pub const HDR_IDX_OFFSET: usize = 4;
-pub const HDR_RESERVED0_OFFSET: usize = 8;
-pub const HDR_COUNT_OFFSET: usize = 12;
-pub const HDR_RESERVED1_OFFSET: usize = 14;
+/// A dentry block as it is on disk. FORMAT.md, section "Dentry block".
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawDentryBlock {
+    pub magic: U32,
+    /// The block's own index in the directory: a block written at the wrong index (or read
+    /// through a stale mapping) is detected instead of being mistaken for another bucket.
+    pub idx: U32,
+    pub reserved0: U32,
+    /// Used slots (entries and their continuation slots).
+    pub count: U16,
+    pub reserved1: U16,
+    pub bitmap: [u8; BITMAP_SIZE],
+    pub records: [DentryRecord; SLOTS_PER_BLOCK],
+    pub names: [[u8; SLOT_NAME_LEN]; SLOTS_PER_BLOCK],
+    pub tail: U32,
+    pub crc: U32,
+}
+
+/// One slot's record: the entry for the first slot of a name, all zero otherwise.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct DentryRecord {
+    pub hash: U32,
+    pub ino: U32,
+    pub name_len: U16,
+    pub file_type: u8,
+    pub reserved: u8,
+}
+
+pub const HDR_MAGIC_OFFSET: usize = offset_of!(RawDentryBlock, magic);
+pub const HDR_IDX_OFFSET: usize = offset_of!(RawDentryBlock, idx);
+pub const HDR_RESERVED0_OFFSET: usize = offset_of!(RawDentryBlock, reserved0);
+pub const HDR_COUNT_OFFSET: usize = offset_of!(RawDentryBlock, count);
+pub const HDR_RESERVED1_OFFSET: usize = offset_of!(RawDentryBlock, reserved1);
 pub const HEADER_SIZE: usize = 16;
 
 /// Bytes of a dentry record: hash u32, ino u32, name_len u16, file_type u8, reserved u8.
 pub const RECORD_SIZE: usize = 12;
-pub const REC_HASH: usize = 0;
-pub const REC_INO: usize = 4;
-pub const REC_NAME_LEN: usize = 8;
-pub const REC_TYPE: usize = 10;
-pub const REC_RESERVED: usize = 11;
+pub const REC_HASH: usize = offset_of!(DentryRecord, hash);
+pub const REC_INO: usize = offset_of!(DentryRecord, ino);
+pub const REC_NAME_LEN: usize = offset_of!(DentryRecord, name_len);
+pub const REC_TYPE: usize = offset_of!(DentryRecord, file_type);
+pub const REC_RESERVED: usize = offset_of!(DentryRecord, reserved);
+
+// The layout FORMAT.md states (format 1.0), checked at compile time.
+const _: () = {
+    assert!(size_of::<RawDentryBlock>() == BLOCK_SIZE);
+    assert!(size_of::<DentryRecord>() == RECORD_SIZE);
+    assert!(HDR_MAGIC_OFFSET == 0);
+    assert!(HDR_IDX_OFFSET == 4);
+    assert!(HDR_RESERVED0_OFFSET == 8);
+    assert!(HDR_COUNT_OFFSET == 12);
+    assert!(HDR_RESERVED1_OFFSET == 14);
+    assert!(offset_of!(RawDentryBlock, bitmap) == HEADER_SIZE);
+    assert!(REC_HASH == 0);
+    assert!(REC_INO == 4);
+    assert!(REC_NAME_LEN == 8);
+    assert!(REC_TYPE == 10);
+    assert!(REC_RESERVED == 11);
+    assert!(BITMAP_OFFSET == 16);
+    assert!(RECORDS_OFFSET == 48);
+    assert!(NAMES_OFFSET == 2472);
+    assert!(TAIL_OFFSET == 4088);
+    assert!(offset_of!(RawDentryBlock, crc) == CRC_OFFSET);
+};
 
 /// Name bytes per slot; a name of `n` bytes takes `ceil(n / 8)` consecutive slots.
 pub const SLOT_NAME_LEN: usize = 8;
@@ -103,14 +156,14 @@ const fn max_slots() -> usize {
 /// Slots (records + name slots) per dentry block: 202.
 pub const SLOTS_PER_BLOCK: usize = max_slots();
 /// Bitmap of slot usage: bit `s` is bit `s % 8` (LSB first) of byte `s / 8`. 32 bytes.
-pub const BITMAP_OFFSET: usize = HEADER_SIZE;
+pub const BITMAP_OFFSET: usize = offset_of!(RawDentryBlock, bitmap);
 pub const BITMAP_SIZE: usize = bitmap_size(SLOTS_PER_BLOCK);
 /// Records, one per slot: offset 48.
-pub const RECORDS_OFFSET: usize = BITMAP_OFFSET + BITMAP_SIZE;
+pub const RECORDS_OFFSET: usize = offset_of!(RawDentryBlock, records);
 /// Name slots, 8 bytes per slot: offset 2472.
-pub const NAMES_OFFSET: usize = RECORDS_OFFSET + SLOTS_PER_BLOCK * RECORD_SIZE;
+pub const NAMES_OFFSET: usize = offset_of!(RawDentryBlock, names);
 /// Unused u32 between the names and the CRC (4088..4092), always zero.
-pub const TAIL_OFFSET: usize = NAMES_OFFSET + SLOTS_PER_BLOCK * SLOT_NAME_LEN;
+pub const TAIL_OFFSET: usize = offset_of!(RawDentryBlock, tail);
 
 const _: () = assert!(TAIL_OFFSET + 4 == CRC_OFFSET);
 const _: () = assert!(SLOTS_PER_BLOCK <= u16::MAX as usize);
@@ -444,13 +497,21 @@ fn bitmap_bit(bitmap: &[u64; BITMAP_WORDS], slot: usize) -> bool {
     (bitmap[slot / 64] >> (slot % 64)) & 1 != 0
 }
 
+fn raw(b: &Block) -> &RawDentryBlock {
+    codec::view(b)
+}
+fn raw_mut(b: &mut Block) -> &mut RawDentryBlock {
+    codec::view_mut(b)
+}
+
 impl DentryBlock {
     /// A new block holding no entries, for index `idx` (which must be below 2^32, as every
     /// index of the table is).
     pub fn empty(idx: u64) -> DentryBlock {
         let mut buf = crate::zero_block();
-        put_u32(&mut buf[..], HDR_MAGIC_OFFSET, DENTRY_MAGIC);
-        put_u32(&mut buf[..], HDR_IDX_OFFSET, idx as u32);
+        let r = raw_mut(&mut buf);
+        r.magic.set(DENTRY_MAGIC);
+        r.idx.set(idx as u32);
         DentryBlock { idx, buf }
     }
 
@@ -461,16 +522,17 @@ impl DentryBlock {
     /// slots with word-sized loads rather than a byte walk.
     fn parse(idx: u64, buf: Box<Block>) -> core::result::Result<DentryBlock, &'static str> {
         let b: &Block = &buf;
-        if rd32(b, HDR_MAGIC_OFFSET) != DENTRY_MAGIC {
+        let r = raw(b);
+        if r.magic.get() != DENTRY_MAGIC {
             return Err("dentry block: bad magic");
         }
         if !codec::crc_ok(b) {
             return Err("dentry block: bad checksum");
         }
-        if rd32(b, HDR_IDX_OFFSET) as u64 != idx {
+        if r.idx.get() as u64 != idx {
             return Err("dentry block: stored index differs from its position in the directory");
         }
-        if rd32(b, HDR_RESERVED0_OFFSET) != 0 || rd16(b, HDR_RESERVED1_OFFSET) != 0 || rd32(b, TAIL_OFFSET) != 0 {
+        if r.reserved0.get() != 0 || r.reserved1.get() != 0 || r.tail.get() != 0 {
             return Err("dentry block: reserved field not zero");
         }
         let bitmap = load_bitmap(b);
@@ -482,7 +544,7 @@ impl DentryBlock {
         if bitmap[BITMAP_WORDS - 1] >> (SLOTS_PER_BLOCK % 64) != 0 {
             return Err("dentry block: bitmap bit set beyond the last slot");
         }
-        if rd16(b, HDR_COUNT_OFFSET) as u32 != used {
+        if r.count.get() as u32 != used {
             return Err("dentry block: used-slot count does not match the bitmap");
         }
 
@@ -565,7 +627,7 @@ impl DentryBlock {
 
     /// Used slots (entries and their continuation slots).
     pub fn used_slots(&self) -> u32 {
-        get_u16(&self.buf[..], HDR_COUNT_OFFSET) as u32
+        raw(&self.buf).count.get() as u32
     }
 
     pub fn is_empty(&self) -> bool {
@@ -576,18 +638,19 @@ impl DentryBlock {
         if s >= SLOTS_PER_BLOCK || !bit(&self.buf, s) {
             return None;
         }
-        let rec = &self.buf[rec_off(s)..rec_off(s) + RECORD_SIZE];
-        let len = get_u16(rec, REC_NAME_LEN) as usize;
+        let r = raw(&self.buf);
+        let rec = &r.records[s];
+        let len = rec.name_len.get() as usize;
         if len == 0 {
             return None; // a continuation slot
         }
         // Validated at parse; `get` keeps even a broken invariant from panicking.
-        let name = self.buf.get(name_off(s)..name_off(s) + len)?;
+        let name = r.names.as_flattened().get(s * SLOT_NAME_LEN..s * SLOT_NAME_LEN + len)?;
         Some(RawEntry {
             slot: s as u32,
-            hash: get_u32(rec, REC_HASH),
-            ino: get_u32(rec, REC_INO),
-            kind: FileType::from_dentry_code(get_u8(rec, REC_TYPE))?,
+            hash: rec.hash.get(),
+            ino: rec.ino.get(),
+            kind: FileType::from_dentry_code(rec.file_type)?,
             name,
         })
     }
@@ -654,7 +717,7 @@ impl DentryBlock {
 
     fn set_bit(&mut self, s: usize, on: bool) {
         let m = 1u8 << (s % 8);
-        let byte = &mut self.buf[BITMAP_OFFSET + s / 8];
+        let byte = &mut raw_mut(&mut self.buf).bitmap[s / 8];
         if on {
             *byte |= m;
         } else {
@@ -666,18 +729,21 @@ impl DentryBlock {
     /// name valid (checked by the callers in this module).
     fn put(&mut self, slot: usize, hash: u32, name: &[u8], ino: Ino, kind: FileType) {
         let n = slots_for(name.len());
-        let r = rec_off(slot);
-        put_u32(&mut self.buf[..], r + REC_HASH, hash);
-        put_u32(&mut self.buf[..], r + REC_INO, ino);
-        put_u16(&mut self.buf[..], r + REC_NAME_LEN, name.len() as u16);
-        put_u8(&mut self.buf[..], r + REC_TYPE, kind.dentry_code());
-        let o = name_off(slot);
-        self.buf[o..o + name.len()].copy_from_slice(name);
+        let count = self.used_slots() as usize + n;
+        let r = raw_mut(&mut self.buf);
+        r.records[slot] = DentryRecord {
+            hash: hash.into(),
+            ino: ino.into(),
+            name_len: (name.len() as u16).into(),
+            file_type: kind.dentry_code(),
+            reserved: 0,
+        };
+        let o = slot * SLOT_NAME_LEN;
+        r.names.as_flattened_mut()[o..o + name.len()].copy_from_slice(name);
+        r.count.set(count as u16);
         for s in slot..slot + n {
             self.set_bit(s, true);
         }
-        let count = self.used_slots() as usize + n;
-        put_u16(&mut self.buf[..], HDR_COUNT_OFFSET, count as u16);
     }
 
     /// Clears the entry whose first slot is `slot` (and its continuation slots).
@@ -687,13 +753,14 @@ impl DentryBlock {
             None => return,
         };
         let n = slots_for(len);
-        self.buf[rec_off(slot)..rec_off(slot) + n * RECORD_SIZE].fill(0);
-        self.buf[name_off(slot)..name_off(slot) + n * SLOT_NAME_LEN].fill(0);
+        let count = (self.used_slots() as usize).saturating_sub(n);
+        let r = raw_mut(&mut self.buf);
+        r.records[slot..slot + n].as_mut_bytes().fill(0);
+        r.names[slot..slot + n].as_mut_bytes().fill(0);
+        r.count.set(count as u16);
         for s in slot..slot + n {
             self.set_bit(s, false);
         }
-        let count = (self.used_slots() as usize).saturating_sub(n);
-        put_u16(&mut self.buf[..], HDR_COUNT_OFFSET, count as u16);
     }
 
     /// Checks what structural validation leaves out because it costs a hash per entry:
@@ -905,9 +972,9 @@ pub fn set_entry(d: &mut dyn DirBlocks, loc: EntryLoc, ino: Ino, kind: FileType)
     if b.entry_at(slot).is_none() {
         return Err(Error::Invalid("dentry location holds no entry"));
     }
-    let r = rec_off(slot);
-    put_u32(&mut b.buf[..], r + REC_INO, ino);
-    put_u8(&mut b.buf[..], r + REC_TYPE, kind.dentry_code());
+    let rec = &mut raw_mut(&mut b.buf).records[slot];
+    rec.ino.set(ino);
+    rec.file_type = kind.dentry_code();
     d.write(loc.block_idx, b.into_sealed())
 }
 
@@ -953,6 +1020,7 @@ pub fn is_empty(d: &mut dyn DirBlocks, depth: u32) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::{get_u16, get_u32, put_u16, put_u32, put_u8};
     use alloc::collections::BTreeMap;
     use alloc::collections::BTreeSet;
     use alloc::format;

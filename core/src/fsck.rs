@@ -22,8 +22,7 @@
 //! [`repair`] (`rollfs fsck --repair`) rebuilds what the check finds wrong: see
 //! [`crate::repair`].
 
-use crate::checkpoint::{Checkpoint, CP_MAGIC, CP_OFF_MAGIC, CP_OFF_PACK, CP_OFF_VERSION};
-use crate::codec::{get_u32, get_u64};
+use crate::checkpoint::{Checkpoint, RawCpHeader, CP_MAGIC};
 use crate::device::BlockDevice;
 use crate::dir;
 use crate::error::{Error, Result};
@@ -650,14 +649,15 @@ pub(crate) fn damaged_pack<D: BlockDevice>(
     }
     let mut h = crate::zero_block();
     dev.read(base, &mut h)?;
-    let magic = get_u32(&h[..], CP_OFF_MAGIC);
-    let v = get_u64(&h[..], CP_OFF_VERSION);
+    let r: &RawCpHeader = crate::codec::view(&h);
+    let magic = r.magic.get();
+    let v = r.version.get();
     if magic == 0 && version == 1 {
         return Ok(None);
     }
     let reason = if magic != CP_MAGIC {
         "bad magic"
-    } else if get_u32(&h[..], CP_OFF_PACK) != other as u32 {
+    } else if r.pack.get() != other as u32 {
         "header names the other pack"
     } else if v < version || v == version + 1 {
         return Ok(None);

@@ -10,7 +10,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`layout`] | block size, geometry, areas, named on-disk constants |
-//! | [`codec`] | little-endian field access and CRC32C helpers |
+//! | [`codec`] | typed block views, little-endian field access, CRC32C helpers |
 //! | [`superblock`] | the two superblock copies |
 //! | [`checkpoint`] | checkpoint packs: header, payload (bitmaps, journals, orphans) |
 //! | [`nat`] | node address table: node id → block address, free nids |

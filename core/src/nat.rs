@@ -16,8 +16,40 @@ use crate::{zero_block, Block, BlockAddr, BlockDevice, Nid};
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const NAT_MAGIC: u32 = 0x3154_414E; // "NAT1"
+
+/// One NAT entry as it is on disk.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawNatEntry {
+    pub ino: U32,
+    pub addr: U32,
+}
+
+/// A NAT block as it is on disk: entries, then the metadata footer.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawNatBlock {
+    pub entries: [RawNatEntry; NAT_ENTRIES_PER_BLOCK as usize],
+    pub footer: MetaFooter,
+}
+
+const _: () = {
+    assert!(size_of::<RawNatEntry>() == NAT_ENTRY_SIZE);
+    assert!(offset_of!(RawNatEntry, addr) == 4);
+    assert!(size_of::<RawNatBlock>() == BLOCK_SIZE);
+    assert!(offset_of!(RawNatBlock, footer) == META_FOOTER_OFFSET);
+};
+
+impl RawNatEntry {
+    fn get(&self) -> NatEntry {
+        NatEntry { ino: self.ino.get(), addr: self.addr.get() }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NatEntry {
@@ -48,8 +80,9 @@ pub struct Nat {
     rewrite_all: bool,
 }
 
+/// Byte offset of `nid`'s entry in its NAT block.
 pub fn entry_offset(nid: Nid) -> usize {
-    (nid % NAT_ENTRIES_PER_BLOCK) as usize * NAT_ENTRY_SIZE
+    (nid % NAT_ENTRIES_PER_BLOCK) as usize * size_of::<RawNatEntry>()
 }
 
 impl Nat {
@@ -82,11 +115,9 @@ impl Nat {
             let addr = geo.nat_addr(i, nat.slots[i as usize]);
             dev.read(addr, &mut buf)?;
             meta_check(&buf, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic")?;
-            for j in 0..NAT_ENTRIES_PER_BLOCK {
-                let nid = i * NAT_ENTRIES_PER_BLOCK + j;
-                let off = entry_offset(nid);
-                let e = NatEntry { ino: get_u32(&buf[..], off), addr: get_u32(&buf[..], off + 4) };
-                nat.entries[nid as usize] = e;
+            let first = (i * NAT_ENTRIES_PER_BLOCK) as usize;
+            for (e, raw) in nat.entries[first..].iter_mut().zip(&view::<RawNatBlock>(&buf).entries) {
+                *e = raw.get();
             }
         }
         for &(nid, e) in journal {
@@ -136,10 +167,9 @@ impl Nat {
                 damaged.push((addr, e));
                 continue;
             }
-            for j in 0..NAT_ENTRIES_PER_BLOCK {
-                let nid = i * NAT_ENTRIES_PER_BLOCK + j;
-                let off = entry_offset(nid);
-                let e = NatEntry { ino: get_u32(&buf[..], off), addr: get_u32(&buf[..], off + 4) };
+            for (j, raw) in view::<RawNatBlock>(&buf).entries.iter().enumerate() {
+                let nid = i * NAT_ENTRIES_PER_BLOCK + j as u32;
+                let e = raw.get();
                 let bad = if nid == NULL_NID {
                     !e.is_free()
                 } else {
@@ -260,25 +290,18 @@ impl Nat {
     /// Encodes NAT block `index` from memory.
     pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
         let mut b = zero_block();
-        for j in 0..NAT_ENTRIES_PER_BLOCK {
-            let nid = index * NAT_ENTRIES_PER_BLOCK + j;
-            let e = self.entries[nid as usize];
-            let off = entry_offset(nid);
+        let first = (index * NAT_ENTRIES_PER_BLOCK) as usize;
+        let entries = &self.entries[first..first + NAT_ENTRIES_PER_BLOCK as usize];
+        for (raw, e) in view_mut::<RawNatBlock>(&mut b).entries.iter_mut().zip(entries) {
             // NEW_ADDR never reaches disk: a checkpoint writes every dirty node first.
-            debug_assert!(e.addr != NEW_ADDR, "NAT: unwritten node {nid} at checkpoint");
-            put_u32(&mut b[..], off, e.ino);
-            put_u32(&mut b[..], off + 4, e.addr);
+            debug_assert!(e.addr != NEW_ADDR, "NAT: unwritten node at checkpoint (block {index})");
+            *raw = RawNatEntry { ino: e.ino.into(), addr: e.addr.into() };
         }
         meta_seal(&mut b, NAT_MAGIC, index, cp_version);
         // Paired assertion: the block passes the checks `Nat::load` makes and holds the entries.
         debug_assert!(
             meta_check(&b, 0, NAT_MAGIC, index, cp_version, "").is_ok()
-                && (0..NAT_ENTRIES_PER_BLOCK).all(|j| {
-                    let nid = index * NAT_ENTRIES_PER_BLOCK + j;
-                    let off = entry_offset(nid);
-                    let e = self.entries[nid as usize];
-                    get_u32(&b[..], off) == e.ino && get_u32(&b[..], off + 4) == e.addr
-                }),
+                && view::<RawNatBlock>(&b).entries.iter().map(RawNatEntry::get).eq(entries.iter().copied()),
             "NAT block {index} does not read back as encoded"
         );
         b

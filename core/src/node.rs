@@ -15,15 +15,73 @@ use crate::codec::*;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::{Block, BlockAddr, Nid};
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{I64, U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 // ---- footer -------------------------------------------------------------------------
-pub const FOOTER_OFF_NID: usize = NODE_FOOTER_OFFSET; // 4064
-pub const FOOTER_OFF_INO: usize = NODE_FOOTER_OFFSET + 4;
-pub const FOOTER_OFF_FLAGS: usize = NODE_FOOTER_OFFSET + 8;
-pub const FOOTER_OFF_OFS: usize = NODE_FOOTER_OFFSET + 12;
-pub const FOOTER_OFF_CP_VERSION: usize = NODE_FOOTER_OFFSET + 16;
-pub const FOOTER_OFF_NEXT_BLKADDR: usize = NODE_FOOTER_OFFSET + 24;
-pub const FOOTER_OFF_CRC: usize = NODE_FOOTER_OFFSET + 28; // == CRC_OFFSET
+
+/// The footer every node block carries in its last 32 bytes (CRC last). FORMAT.md, section
+/// "Node footer".
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct NodeFooter {
+    pub nid: U32,
+    pub ino: U32,
+    /// Flag bits in the low byte, the node type in bits 8..15.
+    pub flags: U32,
+    pub ofs: U32,
+    pub cp_version: U64,
+    pub next_blkaddr: U32,
+    pub crc: U32,
+}
+
+/// Any node block seen through its footer (an xattr node's payload is `xattr`'s business).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawNode {
+    pub payload: [u8; NODE_FOOTER_OFFSET],
+    pub footer: NodeFooter,
+}
+
+/// A direct node (block addresses) or an indirect node (node ids): one array of 32-bit
+/// slots, then the footer.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawSlotNode {
+    pub slots: [U32; ADDRS_PER_BLOCK as usize],
+    pub footer: NodeFooter,
+}
+
+pub const FOOTER_OFF_NID: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, nid); // 4064
+pub const FOOTER_OFF_INO: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, ino);
+pub const FOOTER_OFF_FLAGS: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, flags);
+pub const FOOTER_OFF_OFS: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, ofs);
+pub const FOOTER_OFF_CP_VERSION: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, cp_version);
+pub const FOOTER_OFF_NEXT_BLKADDR: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, next_blkaddr);
+pub const FOOTER_OFF_CRC: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, crc); // == CRC_OFFSET
+
+const _: () = {
+    assert!(size_of::<NodeFooter>() == NODE_FOOTER_SIZE);
+    assert!(size_of::<RawNode>() == BLOCK_SIZE);
+    assert!(size_of::<RawSlotNode>() == BLOCK_SIZE);
+    assert!(offset_of!(RawNode, footer) == NODE_FOOTER_OFFSET);
+    assert!(offset_of!(RawSlotNode, footer) == NODE_FOOTER_OFFSET);
+    assert!(FOOTER_OFF_NID == 4064);
+    assert!(FOOTER_OFF_INO == 4068);
+    assert!(FOOTER_OFF_FLAGS == 4072);
+    assert!(FOOTER_OFF_OFS == 4076);
+    assert!(FOOTER_OFF_CP_VERSION == 4080);
+    assert!(FOOTER_OFF_NEXT_BLKADDR == 4088);
+    assert!(FOOTER_OFF_CRC == CRC_OFFSET);
+};
+
+fn footer(b: &Block) -> &NodeFooter {
+    &view::<RawNode>(b).footer
+}
+fn footer_mut(b: &mut Block) -> &mut NodeFooter {
+    &mut view_mut::<RawNode>(b).footer
+}
 
 /// Footer flag bits (low byte of the flags word).
 pub const FLAG_COLD: u32 = 1 << 0;
@@ -53,44 +111,46 @@ impl NodeType {
 }
 
 pub fn footer_nid(b: &Block) -> Nid {
-    get_u32(b, FOOTER_OFF_NID)
+    footer(b).nid.get()
 }
 pub fn footer_ino(b: &Block) -> u32 {
-    get_u32(b, FOOTER_OFF_INO)
+    footer(b).ino.get()
 }
 pub fn footer_flags(b: &Block) -> u32 {
-    get_u32(b, FOOTER_OFF_FLAGS) & FLAG_MASK
+    footer(b).flags.get() & FLAG_MASK
 }
 pub fn footer_type(b: &Block) -> Option<NodeType> {
-    NodeType::from_u8((get_u32(b, FOOTER_OFF_FLAGS) >> TYPE_SHIFT) as u8)
+    NodeType::from_u8((footer(b).flags.get() >> TYPE_SHIFT) as u8)
 }
 pub fn footer_ofs(b: &Block) -> u32 {
-    get_u32(b, FOOTER_OFF_OFS)
+    footer(b).ofs.get()
 }
 pub fn footer_cp_version(b: &Block) -> u64 {
-    get_u64(b, FOOTER_OFF_CP_VERSION)
+    footer(b).cp_version.get()
 }
 pub fn footer_next_blkaddr(b: &Block) -> BlockAddr {
-    get_u32(b, FOOTER_OFF_NEXT_BLKADDR)
+    footer(b).next_blkaddr.get()
 }
 
 /// Initialises a fresh node block's identity (the rest of the footer is set at write).
 pub fn init_footer(b: &mut Block, nid: Nid, ino: u32, ty: NodeType, ofs: u32) {
-    put_u32(b, FOOTER_OFF_NID, nid);
-    put_u32(b, FOOTER_OFF_INO, ino);
-    put_u32(b, FOOTER_OFF_FLAGS, (ty as u32) << TYPE_SHIFT);
-    put_u32(b, FOOTER_OFF_OFS, ofs);
+    let f = footer_mut(b);
+    f.nid.set(nid);
+    f.ino.set(ino);
+    f.flags.set((ty as u32) << TYPE_SHIFT);
+    f.ofs.set(ofs);
 }
 
 pub fn set_footer_flags(b: &mut Block, flags: u32) {
-    let v = get_u32(b, FOOTER_OFF_FLAGS);
-    put_u32(b, FOOTER_OFF_FLAGS, (v & !FLAG_MASK) | (flags & FLAG_MASK));
+    let f = &mut footer_mut(b).flags;
+    f.set((f.get() & !FLAG_MASK) | (flags & FLAG_MASK));
 }
 
 /// Stamps the footer's log fields and seals the node just before it is written.
 pub fn seal_for_write(b: &mut Block, cp_version: u64, next_blkaddr: BlockAddr, seed: u32) {
-    put_u64(b, FOOTER_OFF_CP_VERSION, cp_version);
-    put_u32(b, FOOTER_OFF_NEXT_BLKADDR, next_blkaddr);
+    let f = footer_mut(b);
+    f.cp_version.set(cp_version);
+    f.next_blkaddr.set(next_blkaddr);
     seal_seeded(b, seed);
 }
 
@@ -120,169 +180,266 @@ pub fn validate(b: &Block, addr: u64, nid: Nid, seed: u32) -> Result<NodeType> {
 /// Reads entry `i` of a direct node's address array or an indirect node's nid array.
 pub fn slot(b: &Block, i: u32) -> u32 {
     debug_assert!(i < ADDRS_PER_BLOCK);
-    get_u32(b, i as usize * 4)
+    view::<RawSlotNode>(b).slots[i as usize].get()
 }
 pub fn set_slot(b: &mut Block, i: u32, v: u32) {
     debug_assert!(i < ADDRS_PER_BLOCK);
-    put_u32(b, i as usize * 4, v)
+    view_mut::<RawSlotNode>(b).slots[i as usize].set(v)
 }
 
 /// The inode layout: a fixed header, then the address array and the node ids.
 pub mod inode {
     use super::*;
-    pub const OFF_MODE: usize = 0;
-    pub const OFF_IFLAGS: usize = 2;
-    pub const OFF_UID: usize = 4;
-    pub const OFF_GID: usize = 8;
-    pub const OFF_LINKS: usize = 12;
-    pub const OFF_SIZE: usize = 16;
-    pub const OFF_BLOCKS: usize = 24;
-    pub const OFF_ATIME_SEC: usize = 32;
-    pub const OFF_ATIME_NSEC: usize = 40;
-    pub const OFF_MTIME_NSEC: usize = 44;
-    pub const OFF_MTIME_SEC: usize = 48;
-    pub const OFF_CTIME_SEC: usize = 56;
-    pub const OFF_CTIME_NSEC: usize = 64;
-    pub const OFF_CRTIME_NSEC: usize = 68;
-    pub const OFF_CRTIME_SEC: usize = 72;
-    pub const OFF_GENERATION: usize = 80;
-    pub const OFF_XATTR_NID: usize = 84;
-    pub const OFF_PINO: usize = 88;
-    pub const OFF_RDEV: usize = 92;
-    pub const OFF_DIR_DEPTH: usize = 96;
-    pub const OFF_NAME_LEN: usize = 100;
-    pub const OFF_NAME: usize = 104; // 255 bytes
-    /// Fields only meaningful in an fsync-marked inode in the node chain (the commit record
-    /// of an fsync batch): the lowest file block freed by truncation since the previous
-    /// fsync (u64::MAX: none), and the CRC32C and count of the data blocks of the batch.
-    pub const OFF_TRUNC_BLOCK: usize = 360;
-    pub const OFF_BATCH_CRC: usize = 368;
-    pub const OFF_BATCH_BLOCKS: usize = 372;
-    pub const OFF_ADDRS: usize = INODE_HEADER_SIZE; // 384
-    pub const OFF_NIDS: usize = OFF_ADDRS + ADDRS_PER_INODE as usize * 4; // 4040
+
+    /// An inode block as it is on disk: the 384-byte header, the address array, the six
+    /// node ids and the node footer. FORMAT.md, section "Inode".
+    #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+    #[repr(C)]
+    pub struct RawInode {
+        pub mode: U16,
+        pub iflags: U16,
+        pub uid: U32,
+        pub gid: U32,
+        pub links: U32,
+        pub size: U64,
+        pub blocks: U64,
+        pub atime_sec: I64,
+        pub atime_nsec: U32,
+        pub mtime_nsec: U32,
+        pub mtime_sec: I64,
+        pub ctime_sec: I64,
+        pub ctime_nsec: U32,
+        pub crtime_nsec: U32,
+        pub crtime_sec: I64,
+        pub generation: U32,
+        pub xattr_nid: U32,
+        pub pino: U32,
+        pub rdev: U32,
+        pub dir_depth: U32,
+        pub name_len: U16,
+        pub reserved0: [u8; 2],
+        /// The name the inode was last linked under, `name_len` bytes, zero-padded.
+        pub name: [u8; NAME_MAX],
+        pub reserved1: [u8; 1],
+        /// Fields only meaningful in an fsync-marked inode in the node chain (the commit
+        /// record of an fsync batch): the lowest file block freed by truncation since the
+        /// previous fsync (u64::MAX: none), and the CRC32C and count of the data blocks of
+        /// the batch.
+        pub trunc_block: U64,
+        pub batch_crc: U32,
+        pub batch_blocks: U32,
+        pub reserved2: [u8; 8],
+        pub addrs: [U32; ADDRS_PER_INODE as usize],
+        pub nids: [U32; NIDS_PER_INODE],
+        pub footer: NodeFooter,
+    }
+
+    pub const OFF_MODE: usize = offset_of!(RawInode, mode);
+    pub const OFF_IFLAGS: usize = offset_of!(RawInode, iflags);
+    pub const OFF_UID: usize = offset_of!(RawInode, uid);
+    pub const OFF_GID: usize = offset_of!(RawInode, gid);
+    pub const OFF_LINKS: usize = offset_of!(RawInode, links);
+    pub const OFF_SIZE: usize = offset_of!(RawInode, size);
+    pub const OFF_BLOCKS: usize = offset_of!(RawInode, blocks);
+    pub const OFF_ATIME_SEC: usize = offset_of!(RawInode, atime_sec);
+    pub const OFF_ATIME_NSEC: usize = offset_of!(RawInode, atime_nsec);
+    pub const OFF_MTIME_NSEC: usize = offset_of!(RawInode, mtime_nsec);
+    pub const OFF_MTIME_SEC: usize = offset_of!(RawInode, mtime_sec);
+    pub const OFF_CTIME_SEC: usize = offset_of!(RawInode, ctime_sec);
+    pub const OFF_CTIME_NSEC: usize = offset_of!(RawInode, ctime_nsec);
+    pub const OFF_CRTIME_NSEC: usize = offset_of!(RawInode, crtime_nsec);
+    pub const OFF_CRTIME_SEC: usize = offset_of!(RawInode, crtime_sec);
+    pub const OFF_GENERATION: usize = offset_of!(RawInode, generation);
+    pub const OFF_XATTR_NID: usize = offset_of!(RawInode, xattr_nid);
+    pub const OFF_PINO: usize = offset_of!(RawInode, pino);
+    pub const OFF_RDEV: usize = offset_of!(RawInode, rdev);
+    pub const OFF_DIR_DEPTH: usize = offset_of!(RawInode, dir_depth);
+    pub const OFF_NAME_LEN: usize = offset_of!(RawInode, name_len);
+    pub const OFF_NAME: usize = offset_of!(RawInode, name); // 255 bytes
+    pub const OFF_TRUNC_BLOCK: usize = offset_of!(RawInode, trunc_block);
+    pub const OFF_BATCH_CRC: usize = offset_of!(RawInode, batch_crc);
+    pub const OFF_BATCH_BLOCKS: usize = offset_of!(RawInode, batch_blocks);
+    pub const OFF_ADDRS: usize = offset_of!(RawInode, addrs); // 384
+    pub const OFF_NIDS: usize = offset_of!(RawInode, nids); // 4040
+
+    // The layout FORMAT.md states (format 1.0), checked at compile time.
+    const _: () = {
+        assert!(size_of::<RawInode>() == BLOCK_SIZE);
+        assert!(OFF_MODE == 0);
+        assert!(OFF_IFLAGS == 2);
+        assert!(OFF_UID == 4);
+        assert!(OFF_GID == 8);
+        assert!(OFF_LINKS == 12);
+        assert!(OFF_SIZE == 16);
+        assert!(OFF_BLOCKS == 24);
+        assert!(OFF_ATIME_SEC == 32);
+        assert!(OFF_ATIME_NSEC == 40);
+        assert!(OFF_MTIME_NSEC == 44);
+        assert!(OFF_MTIME_SEC == 48);
+        assert!(OFF_CTIME_SEC == 56);
+        assert!(OFF_CTIME_NSEC == 64);
+        assert!(OFF_CRTIME_NSEC == 68);
+        assert!(OFF_CRTIME_SEC == 72);
+        assert!(OFF_GENERATION == 80);
+        assert!(OFF_XATTR_NID == 84);
+        assert!(OFF_PINO == 88);
+        assert!(OFF_RDEV == 92);
+        assert!(OFF_DIR_DEPTH == 96);
+        assert!(OFF_NAME_LEN == 100);
+        assert!(OFF_NAME == 104);
+        assert!(OFF_TRUNC_BLOCK == 360);
+        assert!(OFF_BATCH_CRC == 368);
+        assert!(OFF_BATCH_BLOCKS == 372);
+        assert!(OFF_ADDRS == INODE_HEADER_SIZE);
+        assert!(OFF_NIDS == 4040);
+        assert!(offset_of!(RawInode, footer) == NODE_FOOTER_OFFSET);
+    };
+
+    fn raw(b: &Block) -> &RawInode {
+        view(b)
+    }
+    fn raw_mut(b: &mut Block) -> &mut RawInode {
+        view_mut(b)
+    }
 
     pub fn mode(b: &Block) -> u16 {
-        get_u16(b, OFF_MODE)
+        raw(b).mode.get()
     }
     pub fn set_mode(b: &mut Block, v: u16) {
-        put_u16(b, OFF_MODE, v)
+        raw_mut(b).mode.set(v)
     }
     pub fn iflags(b: &Block) -> u16 {
-        get_u16(b, OFF_IFLAGS)
+        raw(b).iflags.get()
     }
     pub fn set_iflags(b: &mut Block, v: u16) {
-        put_u16(b, OFF_IFLAGS, v)
+        raw_mut(b).iflags.set(v)
     }
     pub fn uid(b: &Block) -> u32 {
-        get_u32(b, OFF_UID)
+        raw(b).uid.get()
     }
     pub fn set_uid(b: &mut Block, v: u32) {
-        put_u32(b, OFF_UID, v)
+        raw_mut(b).uid.set(v)
     }
     pub fn gid(b: &Block) -> u32 {
-        get_u32(b, OFF_GID)
+        raw(b).gid.get()
     }
     pub fn set_gid(b: &mut Block, v: u32) {
-        put_u32(b, OFF_GID, v)
+        raw_mut(b).gid.set(v)
     }
     pub fn links(b: &Block) -> u32 {
-        get_u32(b, OFF_LINKS)
+        raw(b).links.get()
     }
     pub fn set_links(b: &mut Block, v: u32) {
-        put_u32(b, OFF_LINKS, v)
+        raw_mut(b).links.set(v)
     }
     pub fn size(b: &Block) -> u64 {
-        get_u64(b, OFF_SIZE)
+        raw(b).size.get()
     }
     pub fn set_size(b: &mut Block, v: u64) {
-        put_u64(b, OFF_SIZE, v)
+        raw_mut(b).size.set(v)
     }
     pub fn blocks(b: &Block) -> u64 {
-        get_u64(b, OFF_BLOCKS)
+        raw(b).blocks.get()
     }
     pub fn set_blocks(b: &mut Block, v: u64) {
-        put_u64(b, OFF_BLOCKS, v)
+        raw_mut(b).blocks.set(v)
     }
+    /// One of the four timestamps, named by its fields' offsets (`OFF_ATIME_SEC`,
+    /// `OFF_ATIME_NSEC`, ...).
     pub fn time(b: &Block, sec_off: usize, nsec_off: usize) -> crate::Timestamp {
+        debug_assert!(is_time_pair(sec_off, nsec_off));
         crate::Timestamp::new(get_i64(b, sec_off), get_u32(b, nsec_off))
     }
     pub fn set_time(b: &mut Block, sec_off: usize, nsec_off: usize, t: crate::Timestamp) {
+        debug_assert!(is_time_pair(sec_off, nsec_off));
         put_i64(b, sec_off, t.sec);
         put_u32(b, nsec_off, t.nsec);
     }
+    fn is_time_pair(sec_off: usize, nsec_off: usize) -> bool {
+        [
+            (OFF_ATIME_SEC, OFF_ATIME_NSEC),
+            (OFF_MTIME_SEC, OFF_MTIME_NSEC),
+            (OFF_CTIME_SEC, OFF_CTIME_NSEC),
+            (OFF_CRTIME_SEC, OFF_CRTIME_NSEC),
+        ]
+        .contains(&(sec_off, nsec_off))
+    }
     pub fn generation(b: &Block) -> u32 {
-        get_u32(b, OFF_GENERATION)
+        raw(b).generation.get()
     }
     pub fn set_generation(b: &mut Block, v: u32) {
-        put_u32(b, OFF_GENERATION, v)
+        raw_mut(b).generation.set(v)
     }
     pub fn xattr_nid(b: &Block) -> Nid {
-        get_u32(b, OFF_XATTR_NID)
+        raw(b).xattr_nid.get()
     }
     pub fn set_xattr_nid(b: &mut Block, v: Nid) {
-        put_u32(b, OFF_XATTR_NID, v)
+        raw_mut(b).xattr_nid.set(v)
     }
     pub fn pino(b: &Block) -> u32 {
-        get_u32(b, OFF_PINO)
+        raw(b).pino.get()
     }
     pub fn set_pino(b: &mut Block, v: u32) {
-        put_u32(b, OFF_PINO, v)
+        raw_mut(b).pino.set(v)
     }
     pub fn rdev(b: &Block) -> u32 {
-        get_u32(b, OFF_RDEV)
+        raw(b).rdev.get()
     }
     pub fn set_rdev(b: &mut Block, v: u32) {
-        put_u32(b, OFF_RDEV, v)
+        raw_mut(b).rdev.set(v)
     }
     pub fn dir_depth(b: &Block) -> u32 {
-        get_u32(b, OFF_DIR_DEPTH)
+        raw(b).dir_depth.get()
     }
     pub fn set_dir_depth(b: &mut Block, v: u32) {
-        put_u32(b, OFF_DIR_DEPTH, v)
+        raw_mut(b).dir_depth.set(v)
     }
     pub fn name_len(b: &Block) -> u16 {
-        get_u16(b, OFF_NAME_LEN)
+        raw(b).name_len.get()
     }
     /// The name the inode was last linked under (for roll-forward of dentry-marked inodes).
     pub fn name(b: &Block) -> &[u8] {
-        let n = (name_len(b) as usize).min(NAME_MAX);
-        &b[OFF_NAME..OFF_NAME + n]
+        let r = raw(b);
+        let n = (r.name_len.get() as usize).min(NAME_MAX);
+        &r.name[..n]
     }
     pub fn set_name(b: &mut Block, name: &[u8]) {
         let n = name.len().min(NAME_MAX);
-        b[OFF_NAME..OFF_NAME + NAME_MAX].fill(0);
-        b[OFF_NAME..OFF_NAME + n].copy_from_slice(&name[..n]);
-        put_u16(b, OFF_NAME_LEN, n as u16);
+        let r = raw_mut(b);
+        r.name.fill(0);
+        r.name[..n].copy_from_slice(&name[..n]);
+        r.name_len.set(n as u16);
     }
     pub fn trunc_block(b: &Block) -> u64 {
-        get_u64(b, OFF_TRUNC_BLOCK)
+        raw(b).trunc_block.get()
     }
     pub fn set_batch(b: &mut Block, trunc_block: u64, crc: u32, blocks: u32) {
-        put_u64(b, OFF_TRUNC_BLOCK, trunc_block);
-        put_u32(b, OFF_BATCH_CRC, crc);
-        put_u32(b, OFF_BATCH_BLOCKS, blocks);
+        let r = raw_mut(b);
+        r.trunc_block.set(trunc_block);
+        r.batch_crc.set(crc);
+        r.batch_blocks.set(blocks);
     }
     pub fn batch_crc(b: &Block) -> u32 {
-        get_u32(b, OFF_BATCH_CRC)
+        raw(b).batch_crc.get()
     }
     pub fn batch_blocks(b: &Block) -> u32 {
-        get_u32(b, OFF_BATCH_BLOCKS)
+        raw(b).batch_blocks.get()
     }
     pub fn addr(b: &Block, i: u32) -> BlockAddr {
         debug_assert!(i < ADDRS_PER_INODE);
-        get_u32(b, OFF_ADDRS + i as usize * 4)
+        raw(b).addrs[i as usize].get()
     }
     pub fn set_addr(b: &mut Block, i: u32, v: BlockAddr) {
         debug_assert!(i < ADDRS_PER_INODE);
-        put_u32(b, OFF_ADDRS + i as usize * 4, v)
+        raw_mut(b).addrs[i as usize].set(v)
     }
     pub fn nid(b: &Block, i: usize) -> Nid {
         debug_assert!(i < NIDS_PER_INODE);
-        get_u32(b, OFF_NIDS + i * 4)
+        raw(b).nids[i].get()
     }
     pub fn set_nid(b: &mut Block, i: usize, v: Nid) {
         debug_assert!(i < NIDS_PER_INODE);
-        put_u32(b, OFF_NIDS + i * 4, v)
+        raw_mut(b).nids[i].set(v)
     }
 }
 

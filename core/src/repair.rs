@@ -41,7 +41,7 @@
 //! Nothing is written before step 6. Every loop is bounded by the table sizes.
 
 use crate::checkpoint::{Checkpoint, LogPos};
-use crate::codec::{self, get_u16, get_u32};
+use crate::codec;
 use crate::device::{BlockDevice, WriteFlags};
 use crate::dir::{self, EntryLoc};
 use crate::error::{Error, Result};
@@ -53,7 +53,7 @@ use crate::nat::{Nat, NatEntry};
 use crate::node::{self, inode, NodeType};
 use crate::segment::{Log, SegmentManager};
 use crate::sit::{SegEntry, Sit};
-use crate::ssa::{Ssa, Summary, SSA_MAGIC};
+use crate::ssa::{RawSsaBlock, Ssa, Summary, SSA_MAGIC};
 use crate::superblock::read_superblock;
 use crate::{zero_block, Ino, Nid};
 use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -950,11 +950,12 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             let m = match codec::meta_check(&buf, addr, SSA_MAGIC, segno, version, "SSA block: bad magic") {
                 Err(e) => Some(format!("SSA of segment {segno}: {e}: rewritten")),
                 Ok(()) => {
+                    let raw = &codec::view::<RawSsaBlock>(&buf).entries;
                     let wrong = owned
                         .iter()
                         .filter(|(off, s)| {
-                            let o = *off as usize * SSA_ENTRY_SIZE;
-                            get_u32(&buf[..], o) != s.nid || get_u16(&buf[..], o + 4) != s.ofs
+                            let e = &raw[*off as usize];
+                            e.nid.get() != s.nid || e.ofs.get() != s.ofs
                         })
                         .count();
                     (wrong > 0).then(|| {

@@ -12,15 +12,53 @@ use crate::{zero_block, Block, BlockDevice};
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const SIT_MAGIC: u32 = 0x3154_4953; // "SIT1"
 
-pub const SIT_OFF_VALID: usize = 0;
-pub const SIT_OFF_TYPE: usize = 2;
-pub const SIT_OFF_FLAGS: usize = 3;
-pub const SIT_OFF_WEAR: usize = 4;
-pub const SIT_OFF_MTIME: usize = 8;
-pub const SIT_OFF_BITMAP: usize = 16;
+/// One SIT entry as it is on disk (also the entry of the checkpoint's SIT journal).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawSitEntry {
+    pub valid: U16,
+    pub seg_type: u8,
+    /// Always zero.
+    pub flags: u8,
+    pub wear: U32,
+    pub mtime: U64,
+    pub bitmap: [u8; SIT_BITMAP_BYTES],
+}
+
+/// A SIT block as it is on disk: entries, reserved bytes, then the metadata footer.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawSitBlock {
+    pub entries: [RawSitEntry; SIT_ENTRIES_PER_BLOCK as usize],
+    pub reserved: [u8; META_FOOTER_OFFSET - SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE],
+    pub footer: MetaFooter,
+}
+
+pub const SIT_OFF_VALID: usize = offset_of!(RawSitEntry, valid);
+pub const SIT_OFF_TYPE: usize = offset_of!(RawSitEntry, seg_type);
+pub const SIT_OFF_FLAGS: usize = offset_of!(RawSitEntry, flags);
+pub const SIT_OFF_WEAR: usize = offset_of!(RawSitEntry, wear);
+pub const SIT_OFF_MTIME: usize = offset_of!(RawSitEntry, mtime);
+pub const SIT_OFF_BITMAP: usize = offset_of!(RawSitEntry, bitmap);
+
+const _: () = {
+    assert!(size_of::<RawSitEntry>() == SIT_ENTRY_SIZE);
+    assert!(SIT_OFF_VALID == 0);
+    assert!(SIT_OFF_TYPE == 2);
+    assert!(SIT_OFF_FLAGS == 3);
+    assert!(SIT_OFF_WEAR == 4);
+    assert!(SIT_OFF_MTIME == 8);
+    assert!(SIT_OFF_BITMAP == 16);
+    assert!(size_of::<RawSitBlock>() == BLOCK_SIZE);
+    assert!(offset_of!(RawSitBlock, reserved) == 4000);
+    assert!(offset_of!(RawSitBlock, footer) == META_FOOTER_OFFSET);
+};
 
 /// Segment types as stored: 0 none, otherwise the log index + 1.
 pub const SEG_TYPE_NONE: u8 = 0;
@@ -45,38 +83,52 @@ impl SegEntry {
         self.bitmap[(blkoff / 8) as usize] & (1 << (blkoff % 8)) != 0
     }
 
+    /// The entry as it is stored.
+    pub fn to_raw(&self) -> RawSitEntry {
+        RawSitEntry {
+            valid: self.valid.into(),
+            seg_type: self.seg_type,
+            flags: 0,
+            wear: self.wear.into(),
+            mtime: self.mtime.into(),
+            bitmap: self.bitmap,
+        }
+    }
+
+    /// Writes the entry into the first [`SIT_ENTRY_SIZE`] bytes of `out`.
     pub fn encode(&self, out: &mut [u8]) {
-        put_u16(out, SIT_OFF_VALID, self.valid);
-        put_u8(out, SIT_OFF_TYPE, self.seg_type);
-        put_u8(out, SIT_OFF_FLAGS, 0);
-        put_u32(out, SIT_OFF_WEAR, self.wear);
-        put_u64(out, SIT_OFF_MTIME, self.mtime);
-        out[SIT_OFF_BITMAP..SIT_OFF_BITMAP + SIT_BITMAP_BYTES].copy_from_slice(&self.bitmap);
+        out[..SIT_ENTRY_SIZE].copy_from_slice(self.to_raw().as_bytes());
     }
 
     /// Decodes and checks an entry: the count must match the bitmap, the bitmap must not
     /// cover blocks beyond the segment, and the type must be known.
-    pub fn decode(inp: &[u8], segment_blocks: u32, addr: u64) -> Result<SegEntry> {
-        let mut e = SegEntry {
-            valid: get_u16(inp, SIT_OFF_VALID),
-            seg_type: get_u8(inp, SIT_OFF_TYPE),
-            wear: get_u32(inp, SIT_OFF_WEAR),
-            mtime: get_u64(inp, SIT_OFF_MTIME),
-            bitmap: [0; SIT_BITMAP_BYTES],
+    pub fn from_raw(raw: &RawSitEntry, segment_blocks: u32, addr: u64) -> Result<SegEntry> {
+        let e = SegEntry {
+            valid: raw.valid.get(),
+            seg_type: raw.seg_type,
+            wear: raw.wear.get(),
+            mtime: raw.mtime.get(),
+            bitmap: raw.bitmap,
         };
-        e.bitmap.copy_from_slice(&inp[SIT_OFF_BITMAP..SIT_OFF_BITMAP + SIT_BITMAP_BYTES]);
         let ones: u32 = e.bitmap.iter().map(|b| b.count_ones()).sum();
         if ones != e.valid as u32 {
             return Err(Error::corrupt(addr, "SIT: valid count does not match the bitmap"));
         }
         let used_bytes = (segment_blocks / 8) as usize;
-        if e.bitmap[used_bytes..].iter().any(|&b| b != 0) {
+        if e.bitmap.iter().skip(used_bytes).any(|&b| b != 0) {
             return Err(Error::corrupt(addr, "SIT: bitmap covers blocks beyond the segment"));
         }
         if e.seg_type as usize > LOG_COUNT {
             return Err(Error::corrupt(addr, "SIT: unknown segment type"));
         }
         Ok(e)
+    }
+
+    /// As [`SegEntry::from_raw`], from the first [`SIT_ENTRY_SIZE`] bytes of `inp` (fewer
+    /// bytes are a Corruption error at `addr`).
+    pub fn decode(inp: &[u8], segment_blocks: u32, addr: u64) -> Result<SegEntry> {
+        let (raw, _) = RawSitEntry::ref_from_prefix(inp).map_err(|_| Error::corrupt(addr, "SIT: entry cut short"))?;
+        SegEntry::from_raw(raw, segment_blocks, addr)
     }
 }
 
@@ -128,13 +180,12 @@ impl Sit {
                 damaged.push((addr, e));
                 continue;
             }
-            for j in 0..SIT_ENTRIES_PER_BLOCK {
-                let segno = i * SIT_ENTRIES_PER_BLOCK + j;
+            for (j, raw) in view::<RawSitBlock>(&buf).entries.iter().enumerate() {
+                let segno = i * SIT_ENTRIES_PER_BLOCK + j as u32;
                 if segno >= geo.main_segments {
                     break;
                 }
-                let off = j as usize * SIT_ENTRY_SIZE;
-                match SegEntry::decode(&buf[off..off + SIT_ENTRY_SIZE], geo.segment_blocks, addr) {
+                match SegEntry::from_raw(raw, geo.segment_blocks, addr) {
                     Ok(e) => {
                         sit.entries[segno as usize] = e;
                         known[segno as usize] = true;
@@ -181,14 +232,12 @@ impl Sit {
             let addr = geo.sit_addr(i, sit.slots[i as usize]);
             dev.read(addr, &mut buf)?;
             meta_check(&buf, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic")?;
-            for j in 0..SIT_ENTRIES_PER_BLOCK {
-                let segno = i * SIT_ENTRIES_PER_BLOCK + j;
+            for (j, raw) in view::<RawSitBlock>(&buf).entries.iter().enumerate() {
+                let segno = i * SIT_ENTRIES_PER_BLOCK + j as u32;
                 if segno >= geo.main_segments {
                     break;
                 }
-                let off = j as usize * SIT_ENTRY_SIZE;
-                sit.entries[segno as usize] =
-                    SegEntry::decode(&buf[off..off + SIT_ENTRY_SIZE], geo.segment_blocks, addr)?;
+                sit.entries[segno as usize] = SegEntry::from_raw(raw, geo.segment_blocks, addr)?;
             }
         }
         for &(segno, e) in journal {
@@ -265,26 +314,23 @@ impl Sit {
 
     pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
         let mut b = zero_block();
-        for j in 0..SIT_ENTRIES_PER_BLOCK {
-            let segno = index * SIT_ENTRIES_PER_BLOCK + j;
-            if segno as usize >= self.entries.len() {
-                break;
-            }
-            let off = j as usize * SIT_ENTRY_SIZE;
-            self.entries[segno as usize].encode(&mut b[off..off + SIT_ENTRY_SIZE]);
+        let first = (index * SIT_ENTRIES_PER_BLOCK) as usize;
+        let entries = self.entries.get(first..).unwrap_or_default();
+        let entries = &entries[..entries.len().min(SIT_ENTRIES_PER_BLOCK as usize)];
+        for (raw, e) in view_mut::<RawSitBlock>(&mut b).entries.iter_mut().zip(entries) {
+            *raw = e.to_raw();
         }
         meta_seal(&mut b, SIT_MAGIC, index, cp_version);
         // Paired assertion: the block passes the checks loading makes and holds the entries.
         debug_assert!(
             meta_check(&b, 0, SIT_MAGIC, index, cp_version, "").is_ok()
-                && (0..SIT_ENTRIES_PER_BLOCK)
-                    .map(|j| index * SIT_ENTRIES_PER_BLOCK + j)
-                    .take_while(|&segno| (segno as usize) < self.entries.len())
-                    .all(|segno| {
-                        let off = (segno % SIT_ENTRIES_PER_BLOCK) as usize * SIT_ENTRY_SIZE;
-                        SegEntry::decode(&b[off..off + SIT_ENTRY_SIZE], SEGMENT_BLOCKS_MAX, 0).ok()
-                            == Some(self.entries[segno as usize])
-                    }),
+                && view::<RawSitBlock>(&b).entries.iter().zip(entries).all(|(raw, e)| SegEntry::from_raw(
+                    raw,
+                    SEGMENT_BLOCKS_MAX,
+                    0
+                )
+                .ok()
+                    == Some(*e)),
             "SIT block {index} does not read back as encoded"
         );
         b

@@ -16,8 +16,37 @@ use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const SSA_MAGIC: u32 = 0x3141_5353; // "SSA1"
+
+/// One summary entry as it is on disk: the owner of one block of the segment.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
+#[repr(C)]
+pub struct RawSsaEntry {
+    pub nid: U32,
+    pub ofs: U16,
+}
+
+/// A summary block as it is on disk: one entry per block of the largest segment, reserved
+/// bytes, then the metadata footer.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawSsaBlock {
+    pub entries: [RawSsaEntry; SEGMENT_BLOCKS_MAX as usize],
+    pub reserved: [u8; META_FOOTER_OFFSET - SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE],
+    pub footer: MetaFooter,
+}
+
+const _: () = {
+    assert!(size_of::<RawSsaEntry>() == SSA_ENTRY_SIZE);
+    assert!(offset_of!(RawSsaEntry, ofs) == 4);
+    assert!(size_of::<RawSsaBlock>() == BLOCK_SIZE);
+    assert!(offset_of!(RawSsaBlock, reserved) == 3072);
+    assert!(offset_of!(RawSsaBlock, footer) == META_FOOTER_OFFSET);
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
@@ -81,9 +110,9 @@ impl Ssa {
 
     pub fn get<D: BlockDevice>(&mut self, dev: &mut D, geo: &Geometry, addr: u32, cp_version: u64) -> Result<Summary> {
         let segno = geo.segno_of(addr);
-        let off = geo.blkoff_of(addr) as usize * SSA_ENTRY_SIZE;
         let b = self.load(dev, geo, segno, cp_version)?;
-        Ok(Summary { nid: get_u32(&b[..], off), ofs: get_u16(&b[..], off + 4) })
+        let raw = &view::<RawSsaBlock>(b).entries[geo.blkoff_of(addr) as usize];
+        Ok(Summary { nid: raw.nid.get(), ofs: raw.ofs.get() })
     }
 
     /// Records the owner of a block just allocated. The segment's summary is loaded first
@@ -98,10 +127,9 @@ impl Ssa {
         cp_version: u64,
     ) -> Result<()> {
         let segno = geo.segno_of(addr);
-        let off = geo.blkoff_of(addr) as usize * SSA_ENTRY_SIZE;
         let b = self.load(dev, geo, segno, cp_version)?;
-        put_u32(&mut b[..], off, s.nid);
-        put_u16(&mut b[..], off + 4, s.ofs);
+        view_mut::<RawSsaBlock>(b).entries[geo.blkoff_of(addr) as usize] =
+            RawSsaEntry { nid: s.nid.into(), ofs: s.ofs.into() };
         self.dirty.insert(segno);
         Ok(())
     }

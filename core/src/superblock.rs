@@ -8,6 +8,9 @@ use crate::layout::*;
 use crate::{zero_block, Block};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{I64, U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const SB_MAGIC: u32 = 0x5346_4C52; // "RLFS" in little-endian bytes
 pub const FORMAT_VERSION_MAJOR: u16 = 1;
@@ -19,38 +22,110 @@ pub const FEATURE_COMPAT_ATOMIC_WRITE: u32 = 1 << 0;
 pub const FEATURE_INCOMPAT_SUPPORTED: u32 = 0;
 pub const FEATURE_RO_COMPAT_SUPPORTED: u32 = 0;
 
-pub const SB_OFF_MAGIC: usize = 0;
-pub const SB_OFF_VERSION_MAJOR: usize = 4;
-pub const SB_OFF_VERSION_MINOR: usize = 6;
-pub const SB_OFF_FEATURE_COMPAT: usize = 8;
-pub const SB_OFF_FEATURE_INCOMPAT: usize = 12;
-pub const SB_OFF_FEATURE_RO_COMPAT: usize = 16;
-pub const SB_OFF_BLOCK_SIZE_LOG2: usize = 20;
-pub const SB_OFF_TOTAL_BLOCKS: usize = 24;
-pub const SB_OFF_SEGMENT_BLOCKS: usize = 32;
-pub const SB_OFF_CP_PACK_BLOCKS: usize = 36;
-pub const SB_OFF_NAT_START: usize = 40;
-pub const SB_OFF_NAT_BLOCKS: usize = 44;
-pub const SB_OFF_SIT_START: usize = 48;
-pub const SB_OFF_SIT_BLOCKS: usize = 52;
-pub const SB_OFF_SSA_START: usize = 56;
-pub const SB_OFF_MAIN_START: usize = 60;
-pub const SB_OFF_MAIN_SEGMENTS: usize = 64;
-pub const SB_OFF_NID_COUNT: usize = 68;
-pub const SB_OFF_RESERVED_SEGMENTS: usize = 72;
-pub const SB_OFF_ROOT_INO: usize = 76;
-pub const SB_OFF_UUID: usize = 80;
-pub const SB_OFF_LABEL: usize = 96;
+/// The superblock as it is on disk: one whole block, little-endian, CRC in the last four
+/// bytes (as every checksummed block). FORMAT.md, section "Superblock".
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawSuperblock {
+    pub magic: U32,
+    pub version_major: U16,
+    pub version_minor: U16,
+    pub feature_compat: U32,
+    pub feature_incompat: U32,
+    pub feature_ro_compat: U32,
+    pub block_size_log2: U32,
+    pub total_blocks: U64,
+    pub segment_blocks: U32,
+    pub cp_pack_blocks: U32,
+    pub nat_start: U32,
+    pub nat_blocks: U32,
+    pub sit_start: U32,
+    pub sit_blocks: U32,
+    pub ssa_start: U32,
+    pub main_start: U32,
+    pub main_segments: U32,
+    pub nid_count: U32,
+    pub reserved_segments: U32,
+    pub root_ino: U32,
+    pub uuid: [u8; 16],
+    /// Zero-padded; a label of exactly `SB_LABEL_MAX` bytes has no terminator.
+    pub label: [u8; SB_LABEL_MAX],
+    pub create_sec: I64,
+    pub create_nsec: U32,
+    /// Key of the directory name hash (`dir::name_hash_keyed`); all zero on images made
+    /// before it existed, which keep the unkeyed hash.
+    pub hash_seed: [u8; 16],
+    /// Root reserve chosen at mkfs: 0 = not chosen (the mount's default applies), else the
+    /// percentage of the device plus one (1..=51).
+    pub root_reserve: U32,
+    pub reserved: [u8; CRC_OFFSET - SB_USED_BYTES],
+    pub crc: U32,
+}
+
+pub const SB_OFF_MAGIC: usize = offset_of!(RawSuperblock, magic);
+pub const SB_OFF_VERSION_MAJOR: usize = offset_of!(RawSuperblock, version_major);
+pub const SB_OFF_VERSION_MINOR: usize = offset_of!(RawSuperblock, version_minor);
+pub const SB_OFF_FEATURE_COMPAT: usize = offset_of!(RawSuperblock, feature_compat);
+pub const SB_OFF_FEATURE_INCOMPAT: usize = offset_of!(RawSuperblock, feature_incompat);
+pub const SB_OFF_FEATURE_RO_COMPAT: usize = offset_of!(RawSuperblock, feature_ro_compat);
+pub const SB_OFF_BLOCK_SIZE_LOG2: usize = offset_of!(RawSuperblock, block_size_log2);
+pub const SB_OFF_TOTAL_BLOCKS: usize = offset_of!(RawSuperblock, total_blocks);
+pub const SB_OFF_SEGMENT_BLOCKS: usize = offset_of!(RawSuperblock, segment_blocks);
+pub const SB_OFF_CP_PACK_BLOCKS: usize = offset_of!(RawSuperblock, cp_pack_blocks);
+pub const SB_OFF_NAT_START: usize = offset_of!(RawSuperblock, nat_start);
+pub const SB_OFF_NAT_BLOCKS: usize = offset_of!(RawSuperblock, nat_blocks);
+pub const SB_OFF_SIT_START: usize = offset_of!(RawSuperblock, sit_start);
+pub const SB_OFF_SIT_BLOCKS: usize = offset_of!(RawSuperblock, sit_blocks);
+pub const SB_OFF_SSA_START: usize = offset_of!(RawSuperblock, ssa_start);
+pub const SB_OFF_MAIN_START: usize = offset_of!(RawSuperblock, main_start);
+pub const SB_OFF_MAIN_SEGMENTS: usize = offset_of!(RawSuperblock, main_segments);
+pub const SB_OFF_NID_COUNT: usize = offset_of!(RawSuperblock, nid_count);
+pub const SB_OFF_RESERVED_SEGMENTS: usize = offset_of!(RawSuperblock, reserved_segments);
+pub const SB_OFF_ROOT_INO: usize = offset_of!(RawSuperblock, root_ino);
+pub const SB_OFF_UUID: usize = offset_of!(RawSuperblock, uuid);
+pub const SB_OFF_LABEL: usize = offset_of!(RawSuperblock, label);
 pub const SB_LABEL_MAX: usize = 32;
-pub const SB_OFF_CREATE_SEC: usize = 128;
-pub const SB_OFF_CREATE_NSEC: usize = 136;
-/// Key of the directory name hash (`dir::name_hash_keyed`); all zero on images made
-/// before it existed, which keep the unkeyed hash.
-pub const SB_OFF_HASH_SEED: usize = 140;
-/// Root reserve chosen at mkfs: 0 = not chosen (the mount's default applies), else the
-/// percentage of the device plus one (1..=51).
-pub const SB_OFF_ROOT_RESERVE: usize = 156;
+pub const SB_OFF_CREATE_SEC: usize = offset_of!(RawSuperblock, create_sec);
+pub const SB_OFF_CREATE_NSEC: usize = offset_of!(RawSuperblock, create_nsec);
+pub const SB_OFF_HASH_SEED: usize = offset_of!(RawSuperblock, hash_seed);
+pub const SB_OFF_ROOT_RESERVE: usize = offset_of!(RawSuperblock, root_reserve);
+/// Bytes of the superblock in use; the rest up to the CRC is reserved and zero.
 pub const SB_USED_BYTES: usize = 160;
+
+// The layout FORMAT.md states (format 1.0), checked at compile time: any change to the
+// struct that moves a byte of an existing image fails the build.
+const _: () = {
+    assert!(size_of::<RawSuperblock>() == BLOCK_SIZE);
+    assert!(SB_OFF_MAGIC == 0);
+    assert!(SB_OFF_VERSION_MAJOR == 4);
+    assert!(SB_OFF_VERSION_MINOR == 6);
+    assert!(SB_OFF_FEATURE_COMPAT == 8);
+    assert!(SB_OFF_FEATURE_INCOMPAT == 12);
+    assert!(SB_OFF_FEATURE_RO_COMPAT == 16);
+    assert!(SB_OFF_BLOCK_SIZE_LOG2 == 20);
+    assert!(SB_OFF_TOTAL_BLOCKS == 24);
+    assert!(SB_OFF_SEGMENT_BLOCKS == 32);
+    assert!(SB_OFF_CP_PACK_BLOCKS == 36);
+    assert!(SB_OFF_NAT_START == 40);
+    assert!(SB_OFF_NAT_BLOCKS == 44);
+    assert!(SB_OFF_SIT_START == 48);
+    assert!(SB_OFF_SIT_BLOCKS == 52);
+    assert!(SB_OFF_SSA_START == 56);
+    assert!(SB_OFF_MAIN_START == 60);
+    assert!(SB_OFF_MAIN_SEGMENTS == 64);
+    assert!(SB_OFF_NID_COUNT == 68);
+    assert!(SB_OFF_RESERVED_SEGMENTS == 72);
+    assert!(SB_OFF_ROOT_INO == 76);
+    assert!(SB_OFF_UUID == 80);
+    assert!(SB_OFF_LABEL == 96);
+    assert!(SB_OFF_CREATE_SEC == 128);
+    assert!(SB_OFF_CREATE_NSEC == 136);
+    assert!(SB_OFF_HASH_SEED == 140);
+    assert!(SB_OFF_ROOT_RESERVE == 156);
+    assert!(offset_of!(RawSuperblock, reserved) == SB_USED_BYTES);
+    assert!(offset_of!(RawSuperblock, crc) == CRC_OFFSET);
+};
+
 /// Largest root reserve mkfs accepts, in percent of the device.
 pub const ROOT_RESERVE_PCT_MAX: u32 = 50;
 
@@ -76,35 +151,36 @@ pub struct Superblock {
 impl Superblock {
     pub fn encode(&self) -> Box<Block> {
         let g = &self.geometry;
-        let mut b = zero_block();
-        put_u32(&mut b[..], SB_OFF_MAGIC, SB_MAGIC);
-        put_u16(&mut b[..], SB_OFF_VERSION_MAJOR, self.version_major);
-        put_u16(&mut b[..], SB_OFF_VERSION_MINOR, self.version_minor);
-        put_u32(&mut b[..], SB_OFF_FEATURE_COMPAT, self.feature_compat);
-        put_u32(&mut b[..], SB_OFF_FEATURE_INCOMPAT, self.feature_incompat);
-        put_u32(&mut b[..], SB_OFF_FEATURE_RO_COMPAT, self.feature_ro_compat);
-        put_u32(&mut b[..], SB_OFF_BLOCK_SIZE_LOG2, BLOCK_SIZE_LOG2);
-        put_u64(&mut b[..], SB_OFF_TOTAL_BLOCKS, g.total_blocks);
-        put_u32(&mut b[..], SB_OFF_SEGMENT_BLOCKS, g.segment_blocks);
-        put_u32(&mut b[..], SB_OFF_CP_PACK_BLOCKS, g.cp_pack_blocks);
-        put_u32(&mut b[..], SB_OFF_NAT_START, g.nat_start);
-        put_u32(&mut b[..], SB_OFF_NAT_BLOCKS, g.nat_blocks);
-        put_u32(&mut b[..], SB_OFF_SIT_START, g.sit_start);
-        put_u32(&mut b[..], SB_OFF_SIT_BLOCKS, g.sit_blocks);
-        put_u32(&mut b[..], SB_OFF_SSA_START, g.ssa_start);
-        put_u32(&mut b[..], SB_OFF_MAIN_START, g.main_start);
-        put_u32(&mut b[..], SB_OFF_MAIN_SEGMENTS, g.main_segments);
-        put_u32(&mut b[..], SB_OFF_NID_COUNT, g.nid_count);
-        put_u32(&mut b[..], SB_OFF_RESERVED_SEGMENTS, g.reserved_segments);
-        put_u32(&mut b[..], SB_OFF_ROOT_INO, self.root_ino);
-        b[SB_OFF_UUID..SB_OFF_UUID + 16].copy_from_slice(&self.uuid);
-        let n = self.label.len().min(SB_LABEL_MAX);
-        b[SB_OFF_LABEL..SB_OFF_LABEL + n].copy_from_slice(&self.label[..n]);
-        put_i64(&mut b[..], SB_OFF_CREATE_SEC, self.create_sec);
-        put_u32(&mut b[..], SB_OFF_CREATE_NSEC, self.create_nsec);
-        b[SB_OFF_HASH_SEED..SB_OFF_HASH_SEED + 16].copy_from_slice(&self.hash_seed);
         debug_assert!(self.root_reserve_pct.is_none_or(|p| p <= ROOT_RESERVE_PCT_MAX));
-        put_u32(&mut b[..], SB_OFF_ROOT_RESERVE, self.root_reserve_pct.map_or(0, |p| p + 1));
+        let mut b = zero_block();
+        let r: &mut RawSuperblock = view_mut(&mut b);
+        r.magic.set(SB_MAGIC);
+        r.version_major.set(self.version_major);
+        r.version_minor.set(self.version_minor);
+        r.feature_compat.set(self.feature_compat);
+        r.feature_incompat.set(self.feature_incompat);
+        r.feature_ro_compat.set(self.feature_ro_compat);
+        r.block_size_log2.set(BLOCK_SIZE_LOG2);
+        r.total_blocks.set(g.total_blocks);
+        r.segment_blocks.set(g.segment_blocks);
+        r.cp_pack_blocks.set(g.cp_pack_blocks);
+        r.nat_start.set(g.nat_start);
+        r.nat_blocks.set(g.nat_blocks);
+        r.sit_start.set(g.sit_start);
+        r.sit_blocks.set(g.sit_blocks);
+        r.ssa_start.set(g.ssa_start);
+        r.main_start.set(g.main_start);
+        r.main_segments.set(g.main_segments);
+        r.nid_count.set(g.nid_count);
+        r.reserved_segments.set(g.reserved_segments);
+        r.root_ino.set(self.root_ino);
+        r.uuid = self.uuid;
+        let n = self.label.len().min(SB_LABEL_MAX);
+        r.label[..n].copy_from_slice(&self.label[..n]);
+        r.create_sec.set(self.create_sec);
+        r.create_nsec.set(self.create_nsec);
+        r.hash_seed = self.hash_seed;
+        r.root_reserve.set(self.root_reserve_pct.map_or(0, |p| p + 1));
         seal(&mut b);
         b
     }
@@ -112,71 +188,65 @@ impl Superblock {
     /// Decodes and validates one superblock copy read from block `addr`.
     pub fn decode(addr: u64, b: &Block) -> Result<Superblock> {
         let bad = |reason| Err(Error::corrupt(addr, reason));
-        if get_u32(b, SB_OFF_MAGIC) != SB_MAGIC {
+        let r: &RawSuperblock = view(b);
+        if r.magic.get() != SB_MAGIC {
             return bad("superblock: bad magic (not a rollfs image)");
         }
         if !crc_ok(b) {
             return bad("superblock: checksum mismatch");
         }
-        let version_major = get_u16(b, SB_OFF_VERSION_MAJOR);
+        let version_major = r.version_major.get();
         if version_major != FORMAT_VERSION_MAJOR {
             return bad("superblock: unsupported format version");
         }
-        let feature_incompat = get_u32(b, SB_OFF_FEATURE_INCOMPAT);
+        let feature_incompat = r.feature_incompat.get();
         if feature_incompat & !FEATURE_INCOMPAT_SUPPORTED != 0 {
             return bad("superblock: unsupported incompatible feature");
         }
-        if get_u32(b, SB_OFF_BLOCK_SIZE_LOG2) != BLOCK_SIZE_LOG2 {
+        if r.block_size_log2.get() != BLOCK_SIZE_LOG2 {
             return bad("superblock: unsupported block size");
         }
         let geometry = Geometry {
-            total_blocks: get_u64(b, SB_OFF_TOTAL_BLOCKS),
-            segment_blocks: get_u32(b, SB_OFF_SEGMENT_BLOCKS),
-            cp_pack_blocks: get_u32(b, SB_OFF_CP_PACK_BLOCKS),
-            nat_start: get_u32(b, SB_OFF_NAT_START),
-            nat_blocks: get_u32(b, SB_OFF_NAT_BLOCKS),
-            sit_start: get_u32(b, SB_OFF_SIT_START),
-            sit_blocks: get_u32(b, SB_OFF_SIT_BLOCKS),
-            ssa_start: get_u32(b, SB_OFF_SSA_START),
-            main_start: get_u32(b, SB_OFF_MAIN_START),
-            main_segments: get_u32(b, SB_OFF_MAIN_SEGMENTS),
-            nid_count: get_u32(b, SB_OFF_NID_COUNT),
-            reserved_segments: get_u32(b, SB_OFF_RESERVED_SEGMENTS),
+            total_blocks: r.total_blocks.get(),
+            segment_blocks: r.segment_blocks.get(),
+            cp_pack_blocks: r.cp_pack_blocks.get(),
+            nat_start: r.nat_start.get(),
+            nat_blocks: r.nat_blocks.get(),
+            sit_start: r.sit_start.get(),
+            sit_blocks: r.sit_blocks.get(),
+            ssa_start: r.ssa_start.get(),
+            main_start: r.main_start.get(),
+            main_segments: r.main_segments.get(),
+            nid_count: r.nid_count.get(),
+            reserved_segments: r.reserved_segments.get(),
         };
         geometry.validate().map_err(|e| match e {
             Error::Corrupt { reason, .. } => Error::corrupt(addr, reason),
             e => e,
         })?;
-        let root_ino = get_u32(b, SB_OFF_ROOT_INO);
+        let root_ino = r.root_ino.get();
         if root_ino != ROOT_INO {
             return bad("superblock: unexpected root inode number");
         }
-        let mut uuid = [0u8; 16];
-        uuid.copy_from_slice(&b[SB_OFF_UUID..SB_OFF_UUID + 16]);
-        let label_bytes = &b[SB_OFF_LABEL..SB_OFF_LABEL + SB_LABEL_MAX];
-        let label_len = label_bytes.iter().position(|&c| c == 0).unwrap_or(SB_LABEL_MAX);
-        let root_reserve_pct = match get_u32(b, SB_OFF_ROOT_RESERVE) {
+        let label_len = r.label.iter().position(|&c| c == 0).unwrap_or(SB_LABEL_MAX);
+        let root_reserve_pct = match r.root_reserve.get() {
             0 => None,
             v if v - 1 <= ROOT_RESERVE_PCT_MAX => Some(v - 1),
             _ => return bad("superblock: root reserve above 50 %"),
         };
         Ok(Superblock {
             version_major,
-            version_minor: get_u16(b, SB_OFF_VERSION_MINOR),
-            feature_compat: get_u32(b, SB_OFF_FEATURE_COMPAT),
+            version_minor: r.version_minor.get(),
+            feature_compat: r.feature_compat.get(),
             feature_incompat,
-            feature_ro_compat: get_u32(b, SB_OFF_FEATURE_RO_COMPAT),
+            feature_ro_compat: r.feature_ro_compat.get(),
             geometry,
             root_ino,
-            uuid,
-            label: label_bytes[..label_len].to_vec(),
-            create_sec: get_i64(b, SB_OFF_CREATE_SEC),
-            create_nsec: get_u32(b, SB_OFF_CREATE_NSEC),
-            hash_seed: {
-                let mut s = [0u8; 16];
-                s.copy_from_slice(&b[SB_OFF_HASH_SEED..SB_OFF_HASH_SEED + 16]);
-                s
-            },
+            uuid: r.uuid,
+            label: r.label[..label_len].to_vec(),
+            create_sec: r.create_sec.get(),
+            create_nsec: r.create_nsec.get(),
+            hash_seed: r.hash_seed,
             root_reserve_pct,
         })
     }

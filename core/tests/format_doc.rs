@@ -16,17 +16,21 @@
 //! geometry and the format version. Every offset table in the document must be known
 //! here, and every table known here must be in the document.
 
-use rollfs_core::checkpoint::{self, Checkpoint, LogPos};
-use rollfs_core::codec::{self, CRC_OFFSET};
+use rollfs_core::checkpoint::{
+    self, Checkpoint, LogPos, RawCpHeader, RawLogPos, RawNatJournalEntry, RawSitJournalEntry,
+};
+use rollfs_core::codec::{self, MetaFooter, RawMetaBlock, CRC_OFFSET};
+use rollfs_core::dir::{DentryRecord, RawDentryBlock};
 use rollfs_core::layout::*;
-use rollfs_core::nat::{Nat, NatEntry};
-use rollfs_core::node::{self, inode, NodeType};
+use rollfs_core::nat::{Nat, NatEntry, RawNatBlock, RawNatEntry};
+use rollfs_core::node::{self, inode, inode::RawInode, NodeFooter, NodeType, RawNode, RawSlotNode};
 use rollfs_core::segment::Log;
-use rollfs_core::sit::{self, SegEntry};
-use rollfs_core::ssa::{Ssa, Summary};
+use rollfs_core::sit::{RawSitBlock, RawSitEntry, SegEntry};
+use rollfs_core::ssa::{RawSsaBlock, RawSsaEntry, Ssa, Summary};
 use rollfs_core::superblock::{self, Superblock};
 use rollfs_core::{dir, xattr, zero_block, Block, FileType, MemDevice};
 use std::collections::BTreeMap;
+use std::mem::{offset_of, size_of};
 
 // ---- parsing ----------------------------------------------------------------------------
 
@@ -138,6 +142,21 @@ fn offset_tables(doc: &str) -> BTreeMap<String, Vec<Row>> {
 
 // ---- what the code says -------------------------------------------------------------------
 
+/// Size of the field a projection reaches (stable Rust has `offset_of!` but no field size).
+fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
+    size_of::<F>()
+}
+
+/// `(name, offset, size)` of a field of an on-disk type, taken from the type itself.
+macro_rules! field {
+    ($t:ty, $f:ident) => {
+        field!($t, $f, stringify!($f))
+    };
+    ($t:ty, $f:ident, $name:expr) => {
+        ($name, core::mem::offset_of!($t, $f), field_size(|s: &$t| &s.$f))
+    };
+}
+
 /// One structure as the code defines it: its extent and its fields in order.
 struct Spec {
     heading: &'static str,
@@ -148,234 +167,223 @@ struct Spec {
 
 fn specs() -> Vec<Spec> {
     use superblock::*;
-    let f = NODE_FOOTER_OFFSET;
-    let footer_row = ("footer", NODE_FOOTER_OFFSET, NODE_FOOTER_SIZE);
-    let meta_row = ("footer", META_FOOTER_OFFSET, META_FOOTER_SIZE);
     vec![
         Spec {
             heading: "Superblock",
             start: 0,
-            end: BLOCK_SIZE,
+            end: size_of::<RawSuperblock>(),
             rows: vec![
-                ("magic", SB_OFF_MAGIC, 4),
-                ("version_major", SB_OFF_VERSION_MAJOR, 2),
-                ("version_minor", SB_OFF_VERSION_MINOR, 2),
-                ("feature_compat", SB_OFF_FEATURE_COMPAT, 4),
-                ("feature_incompat", SB_OFF_FEATURE_INCOMPAT, 4),
-                ("feature_ro_compat", SB_OFF_FEATURE_RO_COMPAT, 4),
-                ("block_size_log2", SB_OFF_BLOCK_SIZE_LOG2, 4),
-                ("total_blocks", SB_OFF_TOTAL_BLOCKS, 8),
-                ("segment_blocks", SB_OFF_SEGMENT_BLOCKS, 4),
-                ("cp_pack_blocks", SB_OFF_CP_PACK_BLOCKS, 4),
-                ("nat_start", SB_OFF_NAT_START, 4),
-                ("nat_blocks", SB_OFF_NAT_BLOCKS, 4),
-                ("sit_start", SB_OFF_SIT_START, 4),
-                ("sit_blocks", SB_OFF_SIT_BLOCKS, 4),
-                ("ssa_start", SB_OFF_SSA_START, 4),
-                ("main_start", SB_OFF_MAIN_START, 4),
-                ("main_segments", SB_OFF_MAIN_SEGMENTS, 4),
-                ("nid_count", SB_OFF_NID_COUNT, 4),
-                ("reserved_segments", SB_OFF_RESERVED_SEGMENTS, 4),
-                ("root_ino", SB_OFF_ROOT_INO, 4),
-                ("uuid", SB_OFF_UUID, 16),
-                ("label", SB_OFF_LABEL, SB_LABEL_MAX),
-                ("create_sec", SB_OFF_CREATE_SEC, 8),
-                ("create_nsec", SB_OFF_CREATE_NSEC, 4),
-                ("hash_seed", SB_OFF_HASH_SEED, 16),
-                ("root_reserve", SB_OFF_ROOT_RESERVE, 4),
-                ("reserved", SB_USED_BYTES, CRC_OFFSET - SB_USED_BYTES),
-                ("crc", CRC_OFFSET, 4),
+                field!(RawSuperblock, magic),
+                field!(RawSuperblock, version_major),
+                field!(RawSuperblock, version_minor),
+                field!(RawSuperblock, feature_compat),
+                field!(RawSuperblock, feature_incompat),
+                field!(RawSuperblock, feature_ro_compat),
+                field!(RawSuperblock, block_size_log2),
+                field!(RawSuperblock, total_blocks),
+                field!(RawSuperblock, segment_blocks),
+                field!(RawSuperblock, cp_pack_blocks),
+                field!(RawSuperblock, nat_start),
+                field!(RawSuperblock, nat_blocks),
+                field!(RawSuperblock, sit_start),
+                field!(RawSuperblock, sit_blocks),
+                field!(RawSuperblock, ssa_start),
+                field!(RawSuperblock, main_start),
+                field!(RawSuperblock, main_segments),
+                field!(RawSuperblock, nid_count),
+                field!(RawSuperblock, reserved_segments),
+                field!(RawSuperblock, root_ino),
+                field!(RawSuperblock, uuid),
+                field!(RawSuperblock, label),
+                field!(RawSuperblock, create_sec),
+                field!(RawSuperblock, create_nsec),
+                field!(RawSuperblock, hash_seed),
+                field!(RawSuperblock, root_reserve),
+                field!(RawSuperblock, reserved),
+                field!(RawSuperblock, crc),
             ],
         },
         Spec {
             heading: "Checkpoint header",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: {
-                use checkpoint::*;
-                vec![
-                    ("magic", CP_OFF_MAGIC, 4),
-                    ("pack", CP_OFF_PACK, 4),
-                    ("version", CP_OFF_VERSION, 8),
-                    ("flags", CP_OFF_FLAGS, 4),
-                    ("payload_blocks", CP_OFF_PAYLOAD_BLOCKS, 4),
-                    ("payload_crc", CP_OFF_PAYLOAD_CRC, 4),
-                    ("nat_journal_count", CP_OFF_NAT_JOURNAL_COUNT, 4),
-                    ("sit_journal_count", CP_OFF_SIT_JOURNAL_COUNT, 4),
-                    ("orphan_count", CP_OFF_ORPHAN_COUNT, 4),
-                    ("valid_blocks", CP_OFF_VALID_BLOCKS, 8),
-                    ("valid_nodes", CP_OFF_VALID_NODES, 4),
-                    ("valid_inodes", CP_OFF_VALID_INODES, 4),
-                    ("time_sec", CP_OFF_TIME_SEC, 8),
-                    ("reserved", CP_OFF_TIME_SEC + 8, CP_OFF_NEXT_GENERATION - CP_OFF_TIME_SEC - 8),
-                    ("next_generation", CP_OFF_NEXT_GENERATION, 4),
-                    ("reserved", CP_OFF_NEXT_GENERATION + 4, CP_OFF_WRITTEN_BLOCKS - CP_OFF_NEXT_GENERATION - 4),
-                    ("written_blocks", CP_OFF_WRITTEN_BLOCKS, 8),
-                    ("reserved", CP_OFF_WRITTEN_BLOCKS + 8, CP_OFF_LOGS - CP_OFF_WRITTEN_BLOCKS - 8),
-                    ("logs", CP_OFF_LOGS, LOG_COUNT * CP_LOG_ENTRY_SIZE),
-                    (
-                        "reserved",
-                        CP_OFF_LOGS + LOG_COUNT * CP_LOG_ENTRY_SIZE,
-                        CRC_OFFSET - CP_OFF_LOGS - LOG_COUNT * CP_LOG_ENTRY_SIZE,
-                    ),
-                    ("crc", CRC_OFFSET, 4),
-                ]
-            },
+            end: size_of::<RawCpHeader>(),
+            rows: vec![
+                field!(RawCpHeader, magic),
+                field!(RawCpHeader, pack),
+                field!(RawCpHeader, version),
+                field!(RawCpHeader, flags),
+                field!(RawCpHeader, payload_blocks),
+                field!(RawCpHeader, payload_crc),
+                field!(RawCpHeader, nat_journal_count),
+                field!(RawCpHeader, sit_journal_count),
+                field!(RawCpHeader, orphan_count),
+                field!(RawCpHeader, valid_blocks),
+                field!(RawCpHeader, valid_nodes),
+                field!(RawCpHeader, valid_inodes),
+                field!(RawCpHeader, time_sec),
+                field!(RawCpHeader, reserved0, "reserved"),
+                field!(RawCpHeader, next_generation),
+                field!(RawCpHeader, reserved1, "reserved"),
+                field!(RawCpHeader, written_blocks),
+                field!(RawCpHeader, reserved2, "reserved"),
+                field!(RawCpHeader, logs),
+                field!(RawCpHeader, reserved3, "reserved"),
+                field!(RawCpHeader, crc),
+            ],
         },
-        // No constants for the fields inside a log entry (checkpoint.rs writes +0 and +4);
-        // the encoder round trip below checks them.
         Spec {
             heading: "Checkpoint log entry",
             start: 0,
-            end: checkpoint::CP_LOG_ENTRY_SIZE,
-            rows: vec![("segno", 0, 4), ("blkoff", 4, 4), ("reserved", 8, checkpoint::CP_LOG_ENTRY_SIZE - 8)],
+            end: size_of::<RawLogPos>(),
+            rows: vec![field!(RawLogPos, segno), field!(RawLogPos, blkoff), field!(RawLogPos, reserved)],
         },
         Spec {
             heading: "NAT journal entry",
             start: 0,
-            end: CP_NAT_JOURNAL_ENTRY_SIZE,
-            rows: vec![("nid", 0, 4), ("ino", 4, 4), ("addr", 8, 4)],
+            end: size_of::<RawNatJournalEntry>(),
+            rows: vec![
+                field!(RawNatJournalEntry, nid),
+                field!(RawNatJournalEntry, ino),
+                field!(RawNatJournalEntry, addr),
+            ],
         },
         Spec {
             heading: "SIT journal entry",
             start: 0,
-            end: CP_SIT_JOURNAL_ENTRY_SIZE,
-            rows: vec![("segno", 0, 4), ("entry", 4, SIT_ENTRY_SIZE)],
+            end: size_of::<RawSitJournalEntry>(),
+            rows: vec![field!(RawSitJournalEntry, segno), field!(RawSitJournalEntry, entry)],
         },
         Spec { heading: "Orphan block(s)", start: 0, end: 4, rows: vec![("ino", 0, 4)] },
         Spec {
             heading: "Metadata block footer",
-            start: META_FOOTER_OFFSET,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("magic", codec::META_OFF_MAGIC, 4),
-                ("index", codec::META_OFF_INDEX, 4),
-                ("cp_version", codec::META_OFF_CP_VERSION, 8),
-                ("reserved", codec::META_OFF_CP_VERSION + 8, 4),
-                ("crc", CRC_OFFSET, 4),
-            ],
+            start: offset_of!(RawMetaBlock, footer),
+            end: size_of::<RawMetaBlock>(),
+            rows: [
+                field!(MetaFooter, magic),
+                field!(MetaFooter, index),
+                field!(MetaFooter, cp_version),
+                field!(MetaFooter, reserved),
+                field!(MetaFooter, crc),
+            ]
+            .into_iter()
+            .map(|(n, o, s)| (n, META_FOOTER_OFFSET + o, s))
+            .collect(),
         },
         Spec {
             heading: "NAT block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![("entries", 0, NAT_ENTRIES_PER_BLOCK as usize * NAT_ENTRY_SIZE), meta_row],
+            end: size_of::<RawNatBlock>(),
+            rows: vec![field!(RawNatBlock, entries), field!(RawNatBlock, footer)],
         },
-        Spec { heading: "NAT entry", start: 0, end: NAT_ENTRY_SIZE, rows: vec![("ino", 0, 4), ("addr", 4, 4)] },
+        Spec {
+            heading: "NAT entry",
+            start: 0,
+            end: size_of::<RawNatEntry>(),
+            rows: vec![field!(RawNatEntry, ino), field!(RawNatEntry, addr)],
+        },
         Spec {
             heading: "SIT block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("entries", 0, SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE),
-                (
-                    "reserved",
-                    SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE,
-                    META_FOOTER_OFFSET - SIT_ENTRIES_PER_BLOCK as usize * SIT_ENTRY_SIZE,
-                ),
-                meta_row,
-            ],
+            end: size_of::<RawSitBlock>(),
+            rows: vec![field!(RawSitBlock, entries), field!(RawSitBlock, reserved), field!(RawSitBlock, footer)],
         },
         Spec {
             heading: "SIT entry",
             start: 0,
-            end: SIT_ENTRY_SIZE,
+            end: size_of::<RawSitEntry>(),
             rows: vec![
-                ("valid", sit::SIT_OFF_VALID, 2),
-                ("type", sit::SIT_OFF_TYPE, 1),
-                ("flags", sit::SIT_OFF_FLAGS, 1),
-                ("wear", sit::SIT_OFF_WEAR, 4),
-                ("mtime", sit::SIT_OFF_MTIME, 8),
-                ("bitmap", sit::SIT_OFF_BITMAP, SIT_BITMAP_BYTES),
+                field!(RawSitEntry, valid),
+                field!(RawSitEntry, seg_type, "type"),
+                field!(RawSitEntry, flags),
+                field!(RawSitEntry, wear),
+                field!(RawSitEntry, mtime),
+                field!(RawSitEntry, bitmap),
             ],
         },
         Spec {
             heading: "SSA block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("entries", 0, SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE),
-                (
-                    "reserved",
-                    SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE,
-                    META_FOOTER_OFFSET - SEGMENT_BLOCKS_MAX as usize * SSA_ENTRY_SIZE,
-                ),
-                meta_row,
-            ],
+            end: size_of::<RawSsaBlock>(),
+            rows: vec![field!(RawSsaBlock, entries), field!(RawSsaBlock, reserved), field!(RawSsaBlock, footer)],
         },
-        Spec { heading: "SSA entry", start: 0, end: SSA_ENTRY_SIZE, rows: vec![("nid", 0, 4), ("ofs", 4, 2)] },
+        Spec {
+            heading: "SSA entry",
+            start: 0,
+            end: size_of::<RawSsaEntry>(),
+            rows: vec![field!(RawSsaEntry, nid), field!(RawSsaEntry, ofs)],
+        },
         Spec {
             heading: "Node footer",
-            start: f,
-            end: BLOCK_SIZE,
-            rows: vec![
-                ("nid", node::FOOTER_OFF_NID, 4),
-                ("ino", node::FOOTER_OFF_INO, 4),
-                ("flags", node::FOOTER_OFF_FLAGS, 4),
-                ("ofs", node::FOOTER_OFF_OFS, 4),
-                ("cp_version", node::FOOTER_OFF_CP_VERSION, 8),
-                ("next_blkaddr", node::FOOTER_OFF_NEXT_BLKADDR, 4),
-                ("crc", node::FOOTER_OFF_CRC, 4),
-            ],
+            start: offset_of!(RawNode, footer),
+            end: size_of::<RawNode>(),
+            rows: [
+                field!(NodeFooter, nid),
+                field!(NodeFooter, ino),
+                field!(NodeFooter, flags),
+                field!(NodeFooter, ofs),
+                field!(NodeFooter, cp_version),
+                field!(NodeFooter, next_blkaddr),
+                field!(NodeFooter, crc),
+            ]
+            .into_iter()
+            .map(|(n, o, s)| (n, NODE_FOOTER_OFFSET + o, s))
+            .collect(),
         },
         Spec {
             heading: "Inode",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: {
-                use inode::*;
-                vec![
-                    ("mode", OFF_MODE, 2),
-                    ("iflags", OFF_IFLAGS, 2),
-                    ("uid", OFF_UID, 4),
-                    ("gid", OFF_GID, 4),
-                    ("links", OFF_LINKS, 4),
-                    ("size", OFF_SIZE, 8),
-                    ("blocks", OFF_BLOCKS, 8),
-                    ("atime_sec", OFF_ATIME_SEC, 8),
-                    ("atime_nsec", OFF_ATIME_NSEC, 4),
-                    ("mtime_nsec", OFF_MTIME_NSEC, 4),
-                    ("mtime_sec", OFF_MTIME_SEC, 8),
-                    ("ctime_sec", OFF_CTIME_SEC, 8),
-                    ("ctime_nsec", OFF_CTIME_NSEC, 4),
-                    ("crtime_nsec", OFF_CRTIME_NSEC, 4),
-                    ("crtime_sec", OFF_CRTIME_SEC, 8),
-                    ("generation", OFF_GENERATION, 4),
-                    ("xattr_nid", OFF_XATTR_NID, 4),
-                    ("pino", OFF_PINO, 4),
-                    ("rdev", OFF_RDEV, 4),
-                    ("dir_depth", OFF_DIR_DEPTH, 4),
-                    ("name_len", OFF_NAME_LEN, 2),
-                    ("reserved", OFF_NAME_LEN + 2, OFF_NAME - OFF_NAME_LEN - 2),
-                    ("name", OFF_NAME, NAME_MAX),
-                    ("reserved", OFF_NAME + NAME_MAX, OFF_TRUNC_BLOCK - OFF_NAME - NAME_MAX),
-                    ("trunc_block", OFF_TRUNC_BLOCK, 8),
-                    ("batch_crc", OFF_BATCH_CRC, 4),
-                    ("batch_blocks", OFF_BATCH_BLOCKS, 4),
-                    ("reserved", OFF_BATCH_BLOCKS + 4, INODE_HEADER_SIZE - OFF_BATCH_BLOCKS - 4),
-                    ("addrs", OFF_ADDRS, ADDRS_PER_INODE as usize * 4),
-                    ("nids", OFF_NIDS, NIDS_PER_INODE * 4),
-                    footer_row,
-                ]
-            },
+            end: size_of::<RawInode>(),
+            rows: vec![
+                field!(RawInode, mode),
+                field!(RawInode, iflags),
+                field!(RawInode, uid),
+                field!(RawInode, gid),
+                field!(RawInode, links),
+                field!(RawInode, size),
+                field!(RawInode, blocks),
+                field!(RawInode, atime_sec),
+                field!(RawInode, atime_nsec),
+                field!(RawInode, mtime_nsec),
+                field!(RawInode, mtime_sec),
+                field!(RawInode, ctime_sec),
+                field!(RawInode, ctime_nsec),
+                field!(RawInode, crtime_nsec),
+                field!(RawInode, crtime_sec),
+                field!(RawInode, generation),
+                field!(RawInode, xattr_nid),
+                field!(RawInode, pino),
+                field!(RawInode, rdev),
+                field!(RawInode, dir_depth),
+                field!(RawInode, name_len),
+                field!(RawInode, reserved0, "reserved"),
+                field!(RawInode, name),
+                field!(RawInode, reserved1, "reserved"),
+                field!(RawInode, trunc_block),
+                field!(RawInode, batch_crc),
+                field!(RawInode, batch_blocks),
+                field!(RawInode, reserved2, "reserved"),
+                field!(RawInode, addrs),
+                field!(RawInode, nids),
+                field!(RawInode, footer),
+            ],
         },
         Spec {
             heading: "Direct node",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![("addrs", 0, ADDRS_PER_BLOCK as usize * 4), footer_row],
+            end: size_of::<RawSlotNode>(),
+            rows: vec![field!(RawSlotNode, slots, "addrs"), field!(RawSlotNode, footer)],
         },
         Spec {
             heading: "Indirect node",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: vec![("nids", 0, NIDS_PER_BLOCK as usize * 4), footer_row],
+            end: size_of::<RawSlotNode>(),
+            rows: vec![field!(RawSlotNode, slots, "nids"), field!(RawSlotNode, footer)],
         },
         Spec {
             heading: "Xattr node",
             start: 0,
             end: BLOCK_SIZE,
-            rows: vec![("entries", 0, xattr::XATTR_PAYLOAD), footer_row],
+            rows: vec![field!(RawNode, payload, "entries"), field!(RawNode, footer)],
         },
         Spec {
             heading: "Xattr entry",
@@ -386,37 +394,31 @@ fn specs() -> Vec<Spec> {
         Spec {
             heading: "Dentry block",
             start: 0,
-            end: BLOCK_SIZE,
-            rows: {
-                use dir::*;
-                vec![
-                    ("magic", HDR_MAGIC_OFFSET, 4),
-                    ("idx", HDR_IDX_OFFSET, 4),
-                    ("reserved0", HDR_RESERVED0_OFFSET, 4),
-                    ("count", HDR_COUNT_OFFSET, 2),
-                    ("reserved1", HDR_RESERVED1_OFFSET, 2),
-                    ("bitmap", BITMAP_OFFSET, BITMAP_SIZE),
-                    ("records", RECORDS_OFFSET, SLOTS_PER_BLOCK * RECORD_SIZE),
-                    ("names", NAMES_OFFSET, SLOTS_PER_BLOCK * SLOT_NAME_LEN),
-                    ("tail", TAIL_OFFSET, CRC_OFFSET - TAIL_OFFSET),
-                    ("crc", CRC_OFFSET, 4),
-                ]
-            },
+            end: size_of::<RawDentryBlock>(),
+            rows: vec![
+                field!(RawDentryBlock, magic),
+                field!(RawDentryBlock, idx),
+                field!(RawDentryBlock, reserved0),
+                field!(RawDentryBlock, count),
+                field!(RawDentryBlock, reserved1),
+                field!(RawDentryBlock, bitmap),
+                field!(RawDentryBlock, records),
+                field!(RawDentryBlock, names),
+                field!(RawDentryBlock, tail),
+                field!(RawDentryBlock, crc),
+            ],
         },
         Spec {
             heading: "Dentry record",
             start: 0,
-            end: dir::RECORD_SIZE,
-            rows: {
-                use dir::*;
-                vec![
-                    ("hash", REC_HASH, 4),
-                    ("ino", REC_INO, 4),
-                    ("name_len", REC_NAME_LEN, 2),
-                    ("file_type", REC_TYPE, 1),
-                    ("reserved", REC_RESERVED, 1),
-                ]
-            },
+            end: size_of::<DentryRecord>(),
+            rows: vec![
+                field!(DentryRecord, hash),
+                field!(DentryRecord, ino),
+                field!(DentryRecord, name_len),
+                field!(DentryRecord, file_type),
+                field!(DentryRecord, reserved),
+            ],
         },
     ]
 }

@@ -1,0 +1,119 @@
+//! The byte format does not drift: a fixed workload that writes every on-disk structure
+//! (superblock, checkpoint header and payload with NAT and SIT journals and orphans, NAT,
+//! SIT and SSA blocks, inodes with inline and mapped data, direct and indirect nodes,
+//! xattr nodes, dentry blocks with short and long names, fsync-marked inodes of the node
+//! chain) must leave exactly the image the code made when these hashes were taken
+//! (before the on-disk structures became zerocopy types, issue 16). A change of any byte
+//! of any structure changes a hash; a deliberate format change updates them together with
+//! FORMAT.md and the format version.
+
+use rollfs_core::device::BlockDevice;
+use rollfs_core::*;
+
+const T: Timestamp = Timestamp::new(1_700_000_000, 123_456_789);
+const C: Credentials = Credentials { uid: 1000, gid: 100 };
+const BLOCKS: u64 = 16_384;
+
+/// CRC32C over every block of the device, block by block (an unwritten block reads as zero).
+fn image_hash(dev: &mut MemDevice) -> u32 {
+    let mut b = zero_block();
+    let mut h = 0u32;
+    for a in 0..dev.block_count() {
+        dev.read(a, &mut b).unwrap();
+        h = rollfs_core::codec::crc_seeded(h, &b[..]);
+    }
+    h
+}
+
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn name(i: usize) -> Vec<u8> {
+    // Lengths 1..=200, so names take from one to 25 dentry slots.
+    let len = 1 + (i * 37) % 200;
+    (0..len).map(|k| b'a' + ((i + k) % 26) as u8).collect()
+}
+
+#[test]
+fn the_image_of_a_fixed_workload_is_unchanged() {
+    let opts = MkfsOptions {
+        segment_blocks: 16,
+        overprovision_pct: 5,
+        label: b"golden".to_vec(),
+        uuid: core::array::from_fn(|i| 0x10 + i as u8),
+        time: T,
+        root_owner: C,
+        hash_seed: core::array::from_fn(|i| 0xA0 ^ i as u8),
+        root_reserve_pct: Some(3),
+    };
+    let dev = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
+    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+
+    let d = fs.mkdir(1, b"dir", 0o755, C, T).unwrap().ino;
+    let mut inos = Vec::new();
+    // More than the NAT journal holds (340): the checkpoint writes NAT blocks.
+    for i in 0..420 {
+        let a = fs.create(d, &name(i), 0o644, C, T).unwrap();
+        if i % 7 == 0 {
+            fs.write(a.ino, 0, &pattern(i as u64, 100 + i * 13), T).unwrap();
+        }
+        inos.push(a.ino);
+    }
+    // A file past the inode's addresses and both direct nodes: an indirect node.
+    let big = fs.create(1, b"big", 0o600, C, T).unwrap().ino;
+    let chunk = pattern(7, 64 * 1024);
+    for k in 0..56u64 {
+        fs.write(big, k * chunk.len() as u64, &chunk, T).unwrap();
+    }
+    fs.symlink(d, b"link", b"../big", C, T).unwrap();
+    fs.setxattr(big, b"user.golden", &pattern(3, 300), XattrSetMode::Any, T).unwrap();
+    // An open-unlinked file: an orphan in the checkpoint.
+    let orphan = fs.create(1, b"orphan", 0o644, C, T).unwrap().ino;
+    fs.open(orphan).unwrap();
+    fs.unlink(1, b"orphan", T).unwrap();
+    fs.sync(T).unwrap();
+
+    // After the checkpoint: a few changes made durable by fsync alone (node chain, marks,
+    // NAT and SIT journals in memory only).
+    let small = inos[3];
+    fs.write(small, 10, b"fsynced bytes", T).unwrap();
+    fs.fsync(small, false, T).unwrap();
+    let late = fs.create(d, b"created-after-checkpoint", 0o644, C, T).unwrap().ino;
+    fs.write(late, 0, &pattern(11, 5000), T).unwrap();
+    fs.fsync(late, false, T).unwrap();
+    let after_fsync = image_hash(fs.device_mut());
+
+    for i in (0..420).step_by(5) {
+        fs.unlink(d, &name(i), T).unwrap();
+    }
+    fs.setattr(big, &SetAttr { size: Some(3_000 * 4096 + 123), ..Default::default() }, T).unwrap();
+    fs.release(orphan, T).unwrap();
+    let mut dev = fs.unmount(T).unwrap();
+    let after_unmount = image_hash(&mut dev);
+
+    let report = rollfs_core::fsck::check(&mut dev).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+    let mut buf = vec![0u8; 13];
+    fs.read(small, 10, &mut buf).unwrap();
+    assert_eq!(buf, b"fsynced bytes");
+    assert_eq!(fs.getattr(big).unwrap().size, 3_000 * 4096 + 123);
+
+    assert_eq!(
+        (after_fsync, after_unmount),
+        (GOLDEN_AFTER_FSYNC, GOLDEN_AFTER_UNMOUNT),
+        "the image differs from the one format 1.0 code wrote: an on-disk byte moved"
+    );
+}
+
+const GOLDEN_AFTER_FSYNC: u32 = 4_001_845_164;
+const GOLDEN_AFTER_UNMOUNT: u32 = 2_911_270_292;
