@@ -134,11 +134,17 @@ impl Nat {
                 }
                 continue;
             }
+            // The block the entry was read from, for the error (a journal entry overrides it
+            // but the block still names the nid's place).
+            let block = nid as u32 / NAT_ENTRIES_PER_BLOCK;
+            let at = geo.nat_addr(block, nat.slots[block as usize]);
             if e.addr != NULL_ADDR && !geo.in_main(e.addr) {
-                return Err(Error::corrupt(
-                    geo.nat_addr(nid as u32 / NAT_ENTRIES_PER_BLOCK, 0),
-                    "NAT: block address outside the main area",
-                ));
+                return Err(Error::corrupt(at, "NAT: block address outside the main area"));
+            }
+            // An entry is free (no owner, no block) or in use (both): a checkpoint writes
+            // every node it names, so half of one is damage (as `load_tolerant` says too).
+            if (e.addr == NULL_ADDR) != (e.ino == 0) {
+                return Err(Error::corrupt(at, "NAT: entry with an owner but no block, or a block but no owner"));
             }
         }
         nat.free_count = nat.entries.iter().skip(1).filter(|e| e.is_free()).count() as u32;

@@ -861,3 +861,29 @@ fn repair_never_panics_on_bit_flips_and_repairs_nearly_all() {
     assert!(damaged > 100, "{damaged} of {tried}");
     assert!(repaired * 100 >= damaged * 95, "only {repaired} of {damaged} repaired");
 }
+
+/// A NAT entry with an owner but no block (half of an entry): the normal mount refuses
+/// it, naming the NAT block (it used to pass, and reads of the node then failed later),
+/// and repair rebuilds the entry from the newest valid copy of the node.
+#[test]
+fn half_nat_entry_fails_the_mount_naming_its_block_and_is_rebuilt() {
+    let mut dev = image();
+    let before = snapshot(&dev);
+    let f = ino_of(&dev, "/dir/f4");
+    set_nat_entry(&mut dev, f, NatEntry { ino: f, addr: 0 });
+    let g = sb(&mut dev).geometry;
+    let (cp, _) = Checkpoint::read_newest(&mut dev, &g).unwrap();
+    let i = f / NAT_ENTRIES_PER_BLOCK;
+    let nat_block = g.nat_addr(i, cp.nat_slots[i as usize]);
+    match Filesystem::mount(dev.clone(), &MountOptions::default(), LATER) {
+        Err(Error::Corrupt { block, reason }) => {
+            assert_eq!(block, nat_block, "{reason}");
+            assert!(reason.contains("NAT"), "{reason}");
+        }
+        Err(e) => panic!("unexpected error {e:?}"),
+        Ok(_) => panic!("a half NAT entry mounted"),
+    }
+    let rep = fsck::repair(&mut dev, LATER).unwrap();
+    assert!(rep.is_clean(), "{:#?}", rep.after.problems);
+    intact_except(&before, &snapshot(&dev), &[]);
+}
