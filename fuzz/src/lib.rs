@@ -3,7 +3,8 @@
 //! This file is the crate root of `rollfs-fuzz` (the `fuzz_targets/*.rs` binaries call the
 //! three entry points below) and is also included as a module by
 //! `core/tests/fuzz_corpus.rs`, which replays `fuzz/regressions/<target>/*` through exactly
-//! the same code in the normal test suite. It therefore uses only `std` and `rollfs_core`.
+//! the same code in the normal test suite. It therefore uses only `std`, `rollfs_core` and
+//! `rollfs_testkit` (a dev-dependency of the core).
 //!
 //! Targets:
 //! - [`mount_walk_fsck`]: a few valid seed images (clean, crashed with an fsync node chain,
@@ -14,8 +15,9 @@
 //!   sync when writable, unmount and fsck again. Only panics count as failures.
 //! - [`decoders`]: arbitrary blocks fed to every on-disk decoder.
 //! - [`ops_vs_model`]: operation sequences run against the filesystem and a plain model
-//!   (the logic of `core/tests/model.rs`), compared after every step, after a simulated
-//!   power loss and after a clean remount; any divergence panics.
+//!   (rollfs-testkit's run loop, which `core/tests/model.rs` drives with proptest),
+//!   compared after every step, after a simulated power loss and after a clean remount;
+//!   any divergence panics.
 #![allow(dead_code)]
 
 use rollfs_core::checkpoint::{Checkpoint, CP_OFF_PAYLOAD_BLOCKS, CP_OFF_PAYLOAD_CRC};
@@ -25,7 +27,7 @@ use rollfs_core::dir::{self, DirBlocks};
 use rollfs_core::layout::{Geometry, BLOCK_SIZE};
 use rollfs_core::node::{self, NodeType};
 use rollfs_core::superblock::Superblock;
-use rollfs_core::{Block, Credentials, Error, FileType, Filesystem, Ino, MkfsOptions, MountOptions, Timestamp};
+use rollfs_core::{Block, Credentials, FileType, Filesystem, Ino, MkfsOptions, MountOptions, Timestamp};
 use rollfs_core::{RenameFlags, SetAttr, XattrSetMode};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -681,32 +683,10 @@ pub fn decoders(data: &[u8]) {
 }
 
 // =======================================================================================
-// ops_vs_model (the logic of core/tests/model.rs, driven by bytes)
+// ops_vs_model (the run loop of core/tests/model.rs, driven by bytes)
 // =======================================================================================
 
-const NAMES: [&[u8]; 4] = [b"a", b"b", b"long-name-with-many-bytes-to-span-dentry-slots", b"d"];
-const XNAMES: [&[u8]; 3] = [b"user.one", b"user.two", b"trusted.three"];
-
-#[derive(Debug, Clone)]
-pub enum Op {
-    Create(u8, u8),
-    Mkdir(u8, u8),
-    Write(u8, u16, u16, u8),
-    Truncate(u8, u16),
-    Unlink(u8, u8),
-    Rmdir(u8, u8),
-    Rename(u8, u8, u8, u8, u8),
-    Link(u8, u8, u8),
-    Chmod(u8, u16),
-    SetXattr(u8, u8, u8),
-    RemoveXattr(u8, u8),
-    Symlink(u8, u8),
-    Sync,
-    Remount,
-    Fsync(u8, bool),
-    Atomic(u8, u16, u16, u8, bool),
-    Read(u8, u16, u16),
-}
+pub use rollfs_testkit::ops::{run as run_model, Op};
 
 /// Operations that [`ops_vs_model`] runs at most.
 pub const MAX_OPS: usize = 64;
@@ -739,438 +719,12 @@ pub fn decode_ops(data: &[u8]) -> Vec<Op> {
     ops
 }
 
-/// Runs the decoded operations against the filesystem and the model; panics on any
-/// divergence, lost durable data after a power loss, or an unclean fsck.
+/// Runs the decoded operations against the filesystem and the model
+/// (`rollfs_testkit::ops::run`); panics on any divergence, lost durable data after a power
+/// loss, or an unclean fsck.
 pub fn ops_vs_model(data: &[u8]) {
     let ops = decode_ops(data);
     if let Err(e) = run_model(&ops) {
         panic!("model divergence: {e}\nops: {ops:?}");
     }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum MKind {
-    File(Vec<u8>),
-    Dir(BTreeMap<Vec<u8>, Ino>),
-    Symlink(Vec<u8>),
-}
-
-#[derive(Debug, Clone)]
-struct MInode {
-    kind: MKind,
-    nlink: u32,
-    perm: u16,
-    parent: Ino,
-    xattrs: BTreeMap<Vec<u8>, Vec<u8>>,
-    durable: Option<Vec<u8>>,
-}
-
-#[derive(Default)]
-struct Model {
-    inodes: BTreeMap<Ino, MInode>,
-}
-
-impl Model {
-    fn dirs(&self) -> Vec<Ino> {
-        self.inodes.iter().filter(|(_, i)| matches!(i.kind, MKind::Dir(_))).map(|(k, _)| *k).collect()
-    }
-    fn files(&self) -> Vec<Ino> {
-        self.inodes.iter().filter(|(_, i)| matches!(i.kind, MKind::File(_))).map(|(k, _)| *k).collect()
-    }
-    fn all(&self) -> Vec<Ino> {
-        self.inodes.keys().copied().collect()
-    }
-    fn entries(&self, d: Ino) -> &BTreeMap<Vec<u8>, Ino> {
-        match &self.inodes[&d].kind {
-            MKind::Dir(e) => e,
-            _ => unreachable!(),
-        }
-    }
-    fn entries_mut(&mut self, d: Ino) -> &mut BTreeMap<Vec<u8>, Ino> {
-        match &mut self.inodes.get_mut(&d).unwrap().kind {
-            MKind::Dir(e) => e,
-            _ => unreachable!(),
-        }
-    }
-    fn is_dir(&self, i: Ino) -> bool {
-        matches!(self.inodes[&i].kind, MKind::Dir(_))
-    }
-    fn within(&self, mut d: Ino, anc: Ino) -> bool {
-        loop {
-            if d == anc {
-                return true;
-            }
-            if d == 1 {
-                return false;
-            }
-            d = self.inodes[&d].parent;
-        }
-    }
-    fn drop_link(&mut self, i: Ino) {
-        let dir = self.is_dir(i);
-        let n = self.inodes.get_mut(&i).unwrap();
-        if dir {
-            n.nlink = 0;
-        } else {
-            n.nlink -= 1;
-        }
-        if n.nlink == 0 {
-            self.inodes.remove(&i);
-        }
-    }
-}
-
-fn pick<T: Copy>(v: &[T], i: u8) -> Option<T> {
-    if v.is_empty() {
-        None
-    } else {
-        Some(v[i as usize % v.len()])
-    }
-}
-
-fn mt(i: usize) -> Timestamp {
-    Timestamp::new(1_000_000 + i as i64, 0)
-}
-
-fn compare(fs: &mut Filesystem<MemDevice>, m: &Model) -> Result<(), String> {
-    for (&ino, mi) in &m.inodes {
-        let a = fs.getattr(ino).map_err(|e| format!("getattr {ino}: {e}"))?;
-        if a.nlink != mi.nlink || a.perm != mi.perm {
-            return Err(format!(
-                "inode {ino}: nlink/perm {}/{:o} vs model {}/{:o}",
-                a.nlink, a.perm, mi.nlink, mi.perm
-            ));
-        }
-        match &mi.kind {
-            MKind::File(data) => {
-                if a.size != data.len() as u64 {
-                    return Err(format!("inode {ino}: size {} vs model {}", a.size, data.len()));
-                }
-                let mut buf = vec![0u8; data.len() + 10];
-                let n = fs.read(ino, 0, &mut buf).map_err(|e| format!("read {ino}: {e}"))?;
-                if buf[..n] != data[..] {
-                    return Err(format!("inode {ino}: content differs"));
-                }
-            }
-            MKind::Symlink(target) => {
-                if fs.readlink(ino).map_err(|e| e.to_string())? != *target {
-                    return Err(format!("symlink {ino} differs"));
-                }
-            }
-            MKind::Dir(entries) => {
-                let mut got = BTreeMap::new();
-                fs.readdir(ino, 0, &mut |e| {
-                    if e.name != b"." && e.name != b".." {
-                        got.insert(e.name, e.ino);
-                    }
-                    true
-                })
-                .map_err(|e| format!("readdir {ino}: {e}"))?;
-                if got != *entries {
-                    return Err(format!("dir {ino}: entries {got:?} vs model {entries:?}"));
-                }
-                for (name, &child) in entries {
-                    let l = fs.lookup(ino, name).map_err(|e| format!("lookup: {e}"))?;
-                    if l.ino != child {
-                        return Err(format!("lookup {name:?} in {ino} gives {}", l.ino));
-                    }
-                }
-            }
-        }
-        let names = fs.listxattr(ino).map_err(|e| e.to_string())?;
-        let want: Vec<Vec<u8>> = mi.xattrs.keys().cloned().collect();
-        if names != want {
-            return Err(format!("xattrs of {ino}: {names:?} vs {want:?}"));
-        }
-        for (k, v) in &mi.xattrs {
-            if fs.getxattr(ino, k).map_err(|e| e.to_string())? != *v {
-                return Err(format!("xattr value of {ino}"));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn same<T: std::fmt::Debug>(got: Result<T, Error>, want: Result<(), Error>, what: &str) -> Result<Option<T>, String> {
-    match (got, want) {
-        (Ok(v), Ok(())) => Ok(Some(v)),
-        (Err(g), Err(w)) if g == w => Ok(None),
-        (g, w) => Err(format!("{what}: fs {g:?} vs model {w:?}")),
-    }
-}
-
-fn write_model(v: &mut Vec<u8>, off: usize, data: &[u8]) {
-    if !data.is_empty() {
-        let end = off + data.len();
-        if v.len() < end {
-            v.resize(end, 0);
-        }
-        v[off..end].copy_from_slice(data);
-    }
-}
-
-pub fn run_model(ops: &[Op]) -> Result<(), String> {
-    let opts = MkfsOptions { segment_blocks: 16, ..Default::default() };
-    let dev = Filesystem::format(MemDevice::new(8192), &opts).map_err(|e| e.to_string())?;
-    let mount = MountOptions { dirty_bytes_max: 256 << 10, ..Default::default() };
-    let mut fs = Filesystem::mount(dev, &mount, mt(0)).map_err(|e| e.to_string())?;
-    let mut m = Model::default();
-    m.inodes.insert(
-        1,
-        MInode {
-            kind: MKind::Dir(BTreeMap::new()),
-            nlink: 2,
-            perm: 0o755,
-            parent: 1,
-            xattrs: BTreeMap::new(),
-            durable: None,
-        },
-    );
-    for (step, op) in ops.iter().enumerate() {
-        let now = mt(step + 1);
-        let cps_before = fs.stats().checkpoints;
-        match *op {
-            Op::Create(d, n) | Op::Mkdir(d, n) | Op::Symlink(d, n) => {
-                let d = pick(&m.dirs(), d).unwrap();
-                let name = NAMES[n as usize % NAMES.len()];
-                let want = if m.entries(d).contains_key(name) { Err(Error::Exists) } else { Ok(()) };
-                let got = match op {
-                    Op::Create(..) => fs.create(d, name, 0o644, CRED, now),
-                    Op::Mkdir(..) => fs.mkdir(d, name, 0o755, CRED, now),
-                    _ => fs.symlink(d, name, b"target/path", CRED, now),
-                };
-                if let Some(a) = same(got, want, "create")? {
-                    let (kind, perm, nlink) = match op {
-                        Op::Create(..) => (MKind::File(vec![]), 0o644, 1),
-                        Op::Mkdir(..) => (MKind::Dir(BTreeMap::new()), 0o755, 2),
-                        _ => (MKind::Symlink(b"target/path".to_vec()), 0o777, 1),
-                    };
-                    if matches!(kind, MKind::Dir(_)) {
-                        m.inodes.get_mut(&d).unwrap().nlink += 1;
-                    }
-                    m.inodes
-                        .insert(a.ino, MInode { kind, nlink, perm, parent: d, xattrs: BTreeMap::new(), durable: None });
-                    m.entries_mut(d).insert(name.to_vec(), a.ino);
-                }
-            }
-            Op::Write(f, off, len, seed) => {
-                let Some(f) = pick(&m.files(), f) else { continue };
-                let off = off as u64 % 20_000;
-                let len = len as usize % 9_000;
-                let data: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(seed | 1).wrapping_add(seed)).collect();
-                same(fs.write(f, off, &data, now), Ok(()), "write")?;
-                if let MKind::File(v) = &mut m.inodes.get_mut(&f).unwrap().kind {
-                    write_model(v, off as usize, &data);
-                }
-            }
-            Op::Read(f, off, len) => {
-                let Some(f) = pick(&m.files(), f) else { continue };
-                let off = off as usize % 24_000;
-                let len = len as usize % 10_000;
-                let mut buf = vec![0u8; len];
-                let n = fs.read(f, off as u64, &mut buf).map_err(|e| format!("read: {e}"))?;
-                if let MKind::File(v) = &m.inodes[&f].kind {
-                    let want = if off >= v.len() { &[][..] } else { &v[off..(off + len).min(v.len())] };
-                    if buf[..n] != *want {
-                        return Err(format!("read {f} at {off} len {len}: {n} bytes differ from the model"));
-                    }
-                }
-            }
-            Op::Truncate(f, size) => {
-                let Some(f) = pick(&m.files(), f) else { continue };
-                let size = size as u64 % 30_000;
-                let set = SetAttr { size: Some(size), ..Default::default() };
-                same(fs.setattr(f, &set, now), Ok(()), "truncate")?;
-                if let MKind::File(v) = &mut m.inodes.get_mut(&f).unwrap().kind {
-                    v.resize(size as usize, 0);
-                }
-            }
-            Op::Unlink(d, n) | Op::Rmdir(d, n) => {
-                let d = pick(&m.dirs(), d).unwrap();
-                let name = NAMES[n as usize % NAMES.len()];
-                let rmdir = matches!(op, Op::Rmdir(..));
-                let child = m.entries(d).get(name).copied();
-                let want = match child {
-                    None => Err(Error::NotFound),
-                    Some(c) if !rmdir && m.is_dir(c) => Err(Error::IsDir),
-                    Some(c) if rmdir && !m.is_dir(c) => Err(Error::NotDir),
-                    Some(c) if rmdir && !m.entries(c).is_empty() => Err(Error::NotEmpty),
-                    _ => Ok(()),
-                };
-                let got = if rmdir { fs.rmdir(d, name, now) } else { fs.unlink(d, name, now) };
-                if same(got, want, "unlink/rmdir")?.is_some() {
-                    let c = child.unwrap();
-                    m.entries_mut(d).remove(name);
-                    if rmdir {
-                        m.inodes.get_mut(&d).unwrap().nlink -= 1;
-                    }
-                    m.drop_link(c);
-                }
-            }
-            Op::Rename(d1, n1, d2, n2, fl) => {
-                let dirs = m.dirs();
-                let (d1, d2) = (pick(&dirs, d1).unwrap(), pick(&dirs, d2).unwrap());
-                let (n1, n2) = (NAMES[n1 as usize % NAMES.len()], NAMES[n2 as usize % NAMES.len()]);
-                let flags = [RenameFlags::empty(), RenameFlags::NOREPLACE, RenameFlags::EXCHANGE][fl as usize % 3];
-                let src = m.entries(d1).get(n1).copied();
-                let dst = m.entries(d2).get(n2).copied();
-                let want = match (src, dst) {
-                    (None, _) => Err(Error::NotFound),
-                    (Some(s), _) if m.is_dir(s) && m.within(d2, s) => {
-                        Err(Error::Invalid("cannot move a directory into itself"))
-                    }
-                    (Some(_), None) if flags == RenameFlags::EXCHANGE => Err(Error::NotFound),
-                    (Some(_), Some(t)) if flags == RenameFlags::EXCHANGE && m.is_dir(t) && m.within(d1, t) => {
-                        Err(Error::Invalid("cannot move a directory into itself"))
-                    }
-                    (Some(_), Some(_)) if flags == RenameFlags::EXCHANGE => Ok(()),
-                    (Some(_), Some(_)) if flags == RenameFlags::NOREPLACE => Err(Error::Exists),
-                    (Some(s), Some(t)) if s == t => Ok(()),
-                    (Some(s), Some(t)) if m.is_dir(s) && !m.is_dir(t) => Err(Error::NotDir),
-                    (Some(s), Some(t)) if !m.is_dir(s) && m.is_dir(t) => Err(Error::IsDir),
-                    (Some(_), Some(t)) if m.is_dir(t) && !m.entries(t).is_empty() => Err(Error::NotEmpty),
-                    _ => Ok(()),
-                };
-                if same(fs.rename(d1, n1, d2, n2, flags, now), want, "rename")?.is_some() {
-                    let s = src.unwrap();
-                    if flags == RenameFlags::EXCHANGE {
-                        let t = dst.unwrap();
-                        m.entries_mut(d1).insert(n1.to_vec(), t);
-                        m.entries_mut(d2).insert(n2.to_vec(), s);
-                        if d1 != d2 {
-                            if m.is_dir(s) {
-                                m.inodes.get_mut(&d1).unwrap().nlink -= 1;
-                                m.inodes.get_mut(&d2).unwrap().nlink += 1;
-                            }
-                            if m.is_dir(t) {
-                                m.inodes.get_mut(&d2).unwrap().nlink -= 1;
-                                m.inodes.get_mut(&d1).unwrap().nlink += 1;
-                            }
-                        }
-                        m.inodes.get_mut(&s).unwrap().parent = d2;
-                        m.inodes.get_mut(&t).unwrap().parent = d1;
-                    } else if dst != Some(s) {
-                        m.entries_mut(d1).remove(n1);
-                        if let Some(t) = dst {
-                            if m.is_dir(t) {
-                                m.inodes.get_mut(&d2).unwrap().nlink -= 1;
-                            }
-                            m.drop_link(t);
-                        }
-                        m.entries_mut(d2).insert(n2.to_vec(), s);
-                        if m.is_dir(s) && d1 != d2 {
-                            m.inodes.get_mut(&d1).unwrap().nlink -= 1;
-                            m.inodes.get_mut(&d2).unwrap().nlink += 1;
-                        }
-                        m.inodes.get_mut(&s).unwrap().parent = d2;
-                    }
-                }
-            }
-            Op::Link(f, d, n) => {
-                let Some(f) = pick(&m.files(), f) else { continue };
-                let d = pick(&m.dirs(), d).unwrap();
-                let name = NAMES[n as usize % NAMES.len()];
-                let want = if m.entries(d).contains_key(name) { Err(Error::Exists) } else { Ok(()) };
-                if same(fs.link(f, d, name, now), want, "link")?.is_some() {
-                    m.entries_mut(d).insert(name.to_vec(), f);
-                    m.inodes.get_mut(&f).unwrap().nlink += 1;
-                }
-            }
-            Op::Chmod(f, mode) => {
-                let f = pick(&m.all(), f).unwrap();
-                let set = SetAttr { mode: Some(mode as u32 & 0o7777), ..Default::default() };
-                same(fs.setattr(f, &set, now), Ok(()), "chmod")?;
-                m.inodes.get_mut(&f).unwrap().perm = mode & 0o7777;
-            }
-            Op::SetXattr(f, n, v) => {
-                let f = pick(&m.all(), f).unwrap();
-                let name = XNAMES[n as usize % 3];
-                let value = vec![v; v as usize * 3];
-                same(fs.setxattr(f, name, &value, XattrSetMode::Any, now), Ok(()), "setxattr")?;
-                m.inodes.get_mut(&f).unwrap().xattrs.insert(name.to_vec(), value);
-            }
-            Op::RemoveXattr(f, n) => {
-                let f = pick(&m.all(), f).unwrap();
-                let name = XNAMES[n as usize % 3];
-                let want = if m.inodes[&f].xattrs.contains_key(name) { Ok(()) } else { Err(Error::NoData) };
-                if same(fs.removexattr(f, name, now), want, "removexattr")?.is_some() {
-                    m.inodes.get_mut(&f).unwrap().xattrs.remove(name);
-                }
-            }
-            Op::Sync => same(fs.sync(now), Ok(()), "sync").map(|_| ())?,
-            Op::Fsync(f, datasync) => {
-                let f = pick(&m.all(), f).unwrap();
-                same(fs.fsync(f, datasync, now), Ok(()), "fsync")?;
-            }
-            Op::Atomic(f, off, len, seed, commit) => {
-                let Some(f) = pick(&m.files(), f) else { continue };
-                let off = off as u64 % 20_000;
-                let len = len as usize % 9_000;
-                let data: Vec<u8> = (0..len).map(|i| (i as u8) ^ seed).collect();
-                same(fs.start_atomic_write(f), Ok(()), "start atomic")?;
-                same(fs.write(f, off, &data, now), Ok(()), "atomic write")?;
-                if commit {
-                    same(fs.commit_atomic_write(f, now), Ok(()), "commit")?;
-                    if let MKind::File(v) = &mut m.inodes.get_mut(&f).unwrap().kind {
-                        write_model(v, off as usize, &data);
-                    }
-                } else {
-                    same(fs.abort_atomic_write(f), Ok(()), "abort")?;
-                }
-            }
-            Op::Remount => {
-                let dev = fs.unmount(now).map_err(|e| format!("unmount: {e}"))?;
-                fs = Filesystem::mount(dev, &mount, now).map_err(|e| format!("mount: {e}"))?;
-            }
-        }
-        if matches!(op, Op::Write(..) | Op::Truncate(..) | Op::Atomic(..)) {
-            for mi in m.inodes.values_mut() {
-                if let MKind::File(c) = &mi.kind {
-                    if mi.durable.as_ref().is_some_and(|d| d != c) {
-                        mi.durable = None;
-                    }
-                }
-            }
-        }
-        let all = fs.stats().checkpoints != cps_before || matches!(op, Op::Remount);
-        let fsynced = match *op {
-            Op::Fsync(f, _) => pick(&m.all(), f),
-            Op::Atomic(f, _, _, _, true) => pick(&m.files(), f),
-            _ => None,
-        };
-        for (&ino, mi) in m.inodes.iter_mut() {
-            if let MKind::File(c) = &mi.kind {
-                if all || fsynced == Some(ino) {
-                    mi.durable = Some(c.clone());
-                }
-            }
-        }
-        compare(&mut fs, &m).map_err(|e| format!("after step {step} {op:?}: {e}"))?;
-    }
-    // Power loss now: recovery must bring back every file's durable content, and the image
-    // must be clean.
-    let crashed = fs.device().clone();
-    let mut cfs = Filesystem::mount(crashed, &mount, mt(9_000)).map_err(|e| format!("mount after crash: {e}"))?;
-    for (&ino, mi) in &m.inodes {
-        if let Some(want) = &mi.durable {
-            let a = cfs.getattr(ino).map_err(|e| format!("after crash, durable inode {ino}: {e}"))?;
-            let mut buf = vec![0u8; a.size.min(1 << 20) as usize];
-            cfs.read(ino, 0, &mut buf).map_err(|e| e.to_string())?;
-            if buf != *want {
-                return Err(format!("after crash, inode {ino}: {} bytes vs durable {} bytes", buf.len(), want.len()));
-            }
-        }
-    }
-    let mut cdev = cfs.unmount(mt(9_001)).map_err(|e| e.to_string())?;
-    let report = rollfs_core::fsck::check(&mut cdev).map_err(|e| e.to_string())?;
-    if !report.is_clean() {
-        return Err(format!("fsck after crash: {:?}", report.problems));
-    }
-    let mut dev = fs.unmount(mt(10_000)).map_err(|e| e.to_string())?;
-    let report = rollfs_core::fsck::check(&mut dev).map_err(|e| e.to_string())?;
-    if !report.is_clean() {
-        return Err(format!("fsck: {:?}", report.problems));
-    }
-    let mut fs = Filesystem::mount(dev, &mount, mt(10_001)).map_err(|e| e.to_string())?;
-    compare(&mut fs, &m).map_err(|e| format!("after final remount: {e}"))
 }

@@ -13,11 +13,14 @@
 //!   a chosen read, write or flush.
 //! - [`CrashWalker`]: replays a trace and, at any point, derives the images a power loss
 //!   there may leave: the durable writes plus any subset of the volatile and in-flight
-//!   writes ([`Survivors`]), optionally with 4 KiB writes torn at 512-byte sectors.
+//!   writes ([`Survivors`]), optionally with 4 KiB writes torn at 512-byte sectors
+//!   ([`tear`], from rollfs-testkit).
 //!
 //! The walker is separate from the device on purpose: a workload runs once and records
 //! its trace; crash images are derived afterwards, so the cost of a crash state is the
-//! cost of mounting it, not of re-running the workload.
+//! cost of mounting it, not of re-running the workload. That is also why this is not
+//! rollfs-testkit's `CrashDevice` (the same crash model as a live native `BlockDevice`):
+//! the guest is wasm, completions follow the seed, and images share memory.
 
 use crate::rng::{block_hash, Hasher64, Rng};
 use std::collections::HashMap;
@@ -25,8 +28,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 pub const BLOCK_SIZE: usize = 4096;
-pub const SECTOR_SIZE: usize = 512;
-pub const SECTORS_PER_BLOCK: usize = BLOCK_SIZE / SECTOR_SIZE;
+/// The sector rule of torn writes is rollfs-testkit's, shared with the native crash
+/// device of the core's tests.
+pub use rollfs_testkit::crash::{tear, SECTORS_PER_BLOCK, SECTOR_SIZE};
 pub type Block = [u8; BLOCK_SIZE];
 pub type BlockRef = Arc<Block>;
 
@@ -573,17 +577,11 @@ impl<'t> CrashWalker<'t> {
                 w.data.clone()
             } else {
                 // A torn write: sectors not in the mask keep what the media had before.
-                let mut b: Block = match extra.iter().rev().find(|(a, _)| *a == w.addr) {
+                let old: Block = match extra.iter().rev().find(|(a, _)| *a == w.addr) {
                     Some((_, old)) => **old,
                     None => self.durable.get(w.addr).map(|b| **b).unwrap_or([0u8; BLOCK_SIZE]),
                 };
-                for s in 0..SECTORS_PER_BLOCK {
-                    if mask & (1 << s) != 0 {
-                        let r = s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE;
-                        b[r.clone()].copy_from_slice(&w.data[r]);
-                    }
-                }
-                Arc::new(b)
+                Arc::new(tear(&old, &w.data, mask))
             };
             extra.push((w.addr, data));
         }

@@ -1,14 +1,22 @@
 //! The oracle's model of the filesystem, and the canonical trees compared with it.
 //!
-//! [`Model`] is a small in-memory POSIX namespace (BTreeMaps all the way down) that the
-//! workload is applied to alongside the guest; it predicts each operation's success and
-//! the tree after it. [`Tree`] is the canonical form both sides are reduced to: path →
-//! entry (kind, permissions, link count, size, content, xattrs, and which paths share an
-//! inode), independent of inode numbers, timestamps and directory sizes, which the model
-//! cannot predict. [`Tree::parse_dump`] reads the guest's serialization (ABI.md).
+//! [`Model`] is the shared reference namespace of rollfs-testkit
+//! ([`rollfs_testkit::model::Namespace`]: inodes in BTreeMaps and the POSIX rules of each
+//! operation) wrapped with what only the explorer needs: path resolution and its errors
+//! (the workload names paths, the guest answers with errnos), atomic-write sessions, open
+//! handles, fallocate reservations, the per-file oracle's snapshots and canonical trees.
+//! The workload is applied to it alongside the guest; it predicts each operation's
+//! success and the tree after it. [`Tree`] is the canonical form both sides are reduced
+//! to: path → entry (kind, permissions, link count, size, content, xattrs, and which
+//! paths share an inode), independent of inode numbers, timestamps and directory sizes,
+//! which the model cannot predict. [`Tree::parse_dump`] reads the guest's serialization
+//! (ABI.md).
 
 use crate::rng::{block_hash, Hasher64};
 use crate::workload::{pattern_bytes, Op, RENAME_EXCHANGE, RENAME_NOREPLACE};
+use rollfs_core::{Error, Ino, RenameFlags};
+use rollfs_testkit::model::{fallocate_bytes, Body, Namespace, NewKind, ROOT};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -28,61 +36,32 @@ pub const KIND_FILE: u8 = 1;
 pub const KIND_DIR: u8 = 2;
 pub const KIND_SYMLINK: u8 = 3;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Body {
-    /// Shared with the trees taken of the model (copied on the next write), and the
-    /// content's hash once computed.
-    File(Arc<Vec<u8>>, HashCache),
-    Dir(BTreeMap<String, u64>),
-    Symlink(String),
+/// The errno of a namespace rule's error (as the guest reports it).
+fn errno(e: &Error) -> i64 {
+    e.errno() as i64
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Inode {
-    body: Body,
-    perm: u16,
-    xattrs: BTreeMap<String, String>,
-}
-
-/// A lazily computed [`content_hash`] (equal to any other: a cache, not state).
-#[derive(Debug, Clone, Default)]
-struct HashCache(std::cell::Cell<Option<u64>>);
-
-impl PartialEq for HashCache {
-    fn eq(&self, _: &HashCache) -> bool {
-        true
-    }
-}
-impl Eq for HashCache {}
-
-impl HashCache {
-    fn get(&self, content: &[u8]) -> u64 {
-        match self.0.get() {
-            Some(h) => h,
-            None => {
-                let h = content_hash(content);
-                self.0.set(Some(h));
-                h
-            }
-        }
-    }
+/// An entry name as a path component (names come from workload paths: always UTF-8).
+fn name_str(n: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(n)
 }
 
 /// The model namespace. Inode 1 is the root.
 #[derive(Debug, Clone)]
 pub struct Model {
-    inodes: BTreeMap<u64, Inode>,
-    next: u64,
+    ns: Namespace,
+    /// The next inode number (the model's own: the guest's are not compared).
+    next: Ino,
     /// Open atomic-write sessions: inode -> its content when the session started (what
     /// the disk may show until commit).
-    sessions: BTreeMap<u64, Arc<Vec<u8>>>,
+    sessions: BTreeMap<Ino, Arc<Vec<u8>>>,
     /// Open handles (`open PATH`) by the path string they were opened with.
     handles: BTreeMap<String, u32>,
     /// Blocks (4 KiB file indexes) that fallocate (mode 0, KEEP_SIZE, ZERO_RANGE) reserved
     /// and no write has filled since, by inode: a write entirely inside them must never
     /// get ENOSPC (posix_fallocate's promise; see `write_is_reserved`). Inode numbers are
     /// never reused, so entries of removed inodes are dead weight, not wrong.
-    reserved: BTreeMap<u64, std::collections::BTreeSet<u64>>,
+    reserved: BTreeMap<Ino, std::collections::BTreeSet<u64>>,
 }
 
 /// What the per-file oracle needs of one model state: every regular file's names and
@@ -130,16 +109,20 @@ fn split(path: &str) -> Vec<&str> {
 
 impl Model {
     pub fn new() -> Model {
-        let mut inodes = BTreeMap::new();
-        inodes.insert(1, Inode { body: Body::Dir(BTreeMap::new()), perm: 0o755, xattrs: BTreeMap::new() });
-        Model { inodes, next: 2, sessions: BTreeMap::new(), handles: BTreeMap::new(), reserved: BTreeMap::new() }
+        Model {
+            ns: Namespace::new(),
+            next: 2,
+            sessions: BTreeMap::new(),
+            handles: BTreeMap::new(),
+            reserved: BTreeMap::new(),
+        }
     }
 
-    fn resolve(&self, path: &str) -> Result<u64, i64> {
-        let mut ino = 1;
+    fn resolve(&self, path: &str) -> Result<Ino, i64> {
+        let mut ino = ROOT;
         for c in split(path) {
-            match &self.inodes[&ino].body {
-                Body::Dir(e) => ino = *e.get(c).ok_or(ENOENT)?,
+            match &self.ns.get(ino).body {
+                Body::Dir(e) => ino = *e.get(c.as_bytes()).ok_or(ENOENT)?,
                 _ => return Err(ENOTDIR),
             }
         }
@@ -147,118 +130,82 @@ impl Model {
     }
 
     /// Parent directory inode and final name.
-    fn parent<'p>(&self, path: &'p str) -> Result<(u64, &'p str), i64> {
+    fn parent<'p>(&self, path: &'p str) -> Result<(Ino, &'p str), i64> {
         let comps = split(path);
         let (name, dirs) = comps.split_last().ok_or(EINVAL)?;
-        let mut ino = 1;
+        let mut ino = ROOT;
         for c in dirs {
-            match &self.inodes[&ino].body {
-                Body::Dir(e) => ino = *e.get(*c).ok_or(ENOENT)?,
+            match &self.ns.get(ino).body {
+                Body::Dir(e) => ino = *e.get(c.as_bytes()).ok_or(ENOENT)?,
                 _ => return Err(ENOTDIR),
             }
         }
-        match &self.inodes[&ino].body {
+        match &self.ns.get(ino).body {
             Body::Dir(_) => Ok((ino, name)),
             _ => Err(ENOTDIR),
         }
     }
 
-    fn entries(&mut self, dir: u64) -> &mut BTreeMap<String, u64> {
-        match &mut self.inodes.get_mut(&dir).unwrap().body {
-            Body::Dir(e) => e,
-            _ => unreachable!("parent() checked"),
-        }
+    fn lookup(&self, dir: Ino, name: &str) -> Option<Ino> {
+        self.ns.lookup(dir, name.as_bytes())
     }
 
-    fn lookup(&self, dir: u64, name: &str) -> Option<u64> {
-        match &self.inodes[&dir].body {
-            Body::Dir(e) => e.get(name).copied(),
-            _ => None,
-        }
+    fn is_dir(&self, ino: Ino) -> bool {
+        self.ns.is_dir(ino)
     }
 
-    fn is_dir(&self, ino: u64) -> bool {
-        matches!(self.inodes[&ino].body, Body::Dir(_))
-    }
-
-    fn new_inode(&mut self, body: Body, perm: u16) -> u64 {
+    fn add(&mut self, path: &str, kind: NewKind, perm: u16) -> Result<(), i64> {
+        let (dir, name) = self.parent(path)?;
+        self.ns.check_new_name(dir, name.as_bytes()).map_err(|e| errno(&e))?;
         let ino = self.next;
         self.next += 1;
-        self.inodes.insert(ino, Inode { body, perm, xattrs: BTreeMap::new() });
-        ino
+        self.ns.create(dir, name.as_bytes(), ino, kind, perm).map_err(|e| errno(&e))
     }
 
-    fn add(&mut self, path: &str, body: Body, perm: u16) -> Result<(), i64> {
-        let (dir, name) = self.parent(path)?;
-        if self.lookup(dir, name).is_some() {
-            return Err(EEXIST);
-        }
-        let ino = self.new_inode(body, perm);
-        self.entries(dir).insert(name.to_string(), ino);
-        Ok(())
-    }
-
-    /// Drops inodes no longer reachable (after unlink, rmdir or a replacing rename).
+    /// Drops the sessions of inodes gone with their last name (after unlink, rmdir or a
+    /// replacing rename).
     fn collect(&mut self) {
-        let mut live = std::collections::BTreeSet::new();
-        let mut stack = vec![1u64];
-        while let Some(i) = stack.pop() {
-            if live.insert(i) {
-                if let Body::Dir(e) = &self.inodes[&i].body {
-                    stack.extend(e.values().copied());
-                }
-            }
-        }
-        self.inodes.retain(|i, _| live.contains(i));
-        self.sessions.retain(|i, _| live.contains(i));
+        let ns = &self.ns;
+        self.sessions.retain(|i, _| ns.contains(*i));
     }
 
     /// The model inode a path names (for the per-file oracle).
     pub fn ino_of(&self, path: &str) -> Option<u64> {
-        self.resolve(path).ok()
+        self.resolve(path).ok().map(u64::from)
     }
 
     /// The per-file oracle's view of this state.
     pub fn snap(&self) -> Snap {
         let mut s = Snap::default();
-        let mut stack = vec![("".to_string(), 1u64)];
+        let mut stack = vec![("".to_string(), ROOT)];
         while let Some((path, ino)) = stack.pop() {
-            if let Body::Dir(e) = &self.inodes[&ino].body {
+            if let Body::Dir(e) = &self.ns.get(ino).body {
                 for (n, c) in e {
-                    let p = format!("{path}/{n}");
-                    match &self.inodes[c].body {
+                    let p = format!("{path}/{}", name_str(n));
+                    match &self.ns.get(*c).body {
                         Body::Dir(_) => stack.push((p, *c)),
-                        Body::File(d, h) => {
-                            s.names.insert(p, *c);
+                        Body::File(d) => {
+                            s.names.insert(p, *c as u64);
                             let h = match self.sessions.get(c) {
                                 Some(old) => content_hash(old),
-                                None => h.get(d),
+                                None => d.memo(content_hash),
                             };
-                            s.content.insert(*c, h);
+                            s.content.insert(*c as u64, h);
                         }
                         Body::Symlink(_) => {}
                     }
                 }
             }
         }
-        s.in_session = self.sessions.keys().copied().collect();
+        s.in_session = self.sessions.keys().map(|i| *i as u64).collect();
         s
     }
 
     fn file_mut(&mut self, path: &str) -> Result<&mut Vec<u8>, i64> {
         let ino = self.resolve(path)?;
-        match &mut self.inodes.get_mut(&ino).unwrap().body {
-            Body::File(d, h) => {
-                h.0.set(None);
-                Ok(Arc::make_mut(d))
-            }
-            Body::Dir(_) => Err(EISDIR),
-            Body::Symlink(_) => Err(EINVAL),
-        }
+        Ok(self.ns.file_mut(ino).map_err(|e| errno(&e))?.make_mut())
     }
 
-    /// Applies one operation; `Err(errno)` leaves the model unchanged (a `repeat` stops at
-    /// its first failing repetition, keeping the earlier ones).
     /// Whether `op` is a plain write entirely inside blocks fallocate reserved (it must
     /// then not fail with ENOSPC).
     pub fn write_is_reserved(&self, op: &Op) -> bool {
@@ -281,17 +228,15 @@ impl Model {
         }
     }
 
+    /// Applies one operation; `Err(errno)` leaves the model unchanged (a `repeat` stops at
+    /// its first failing repetition, keeping the earlier ones).
     pub fn apply(&mut self, op: &Op) -> Result<(), i64> {
         match op {
             Op::Repeat(..) => op.expand().iter().try_for_each(|o| self.apply(o)),
             Op::Seq(v) => v.iter().try_for_each(|o| self.apply(o)),
             // The explorer runs a fill as its writes (each applied on its own); as one
             // operation it is a write of nothing.
-            Op::Fill { path, .. } => match &self.inodes[&self.resolve(path)?].body {
-                Body::File(..) => Ok(()),
-                Body::Dir(_) => Err(EISDIR),
-                Body::Symlink(_) => Err(EINVAL),
-            },
+            Op::Fill { path, .. } => self.ns.file(self.resolve(path)?).map(|_| ()).map_err(|e| errno(&e)),
             Op::Shrink(p, n) => {
                 let size = self.file_size(p).ok_or(EINVAL)?;
                 self.apply(&Op::Truncate(p.clone(), size.saturating_sub(*n)))
@@ -312,9 +257,9 @@ impl Model {
                 }
                 None => Err(EBADF),
             },
-            Op::Create(p) => self.add(p, Body::File(Arc::default(), HashCache::default()), 0o644),
-            Op::Mkdir(p) => self.add(p, Body::Dir(BTreeMap::new()), 0o755),
-            Op::Symlink(p, t) => self.add(p, Body::Symlink(t.clone()), 0o777),
+            Op::Create(p) => self.add(p, NewKind::File, 0o644),
+            Op::Mkdir(p) => self.add(p, NewKind::Dir, 0o755),
+            Op::Symlink(p, t) => self.add(p, NewKind::Symlink(t.as_bytes().to_vec()), 0o777),
             Op::Write { path, offset, len, pattern } => {
                 if let Ok(ino) = self.resolve(path) {
                     if let Some(r) = self.reserved.get_mut(&ino) {
@@ -324,6 +269,8 @@ impl Model {
                     }
                 }
                 let f = self.file_mut(path)?;
+                // Not `model::write_at`: a write of nothing here still extends the file to
+                // its offset, as the explorer always modelled it.
                 let end = (*offset + *len as u64) as usize;
                 if f.len() < end {
                     f.resize(end, 0);
@@ -352,17 +299,7 @@ impl Model {
                 if *mode >= 3 && *len == 0 {
                     return Err(EINVAL);
                 }
-                let f = self.file_mut(p)?;
-                let end = off.saturating_add(*len) as usize;
-                if (*mode == 2 || *mode == 3) && f.len() < end {
-                    f.resize(end, 0);
-                }
-                if *mode <= 2 {
-                    let end = end.min(f.len());
-                    if (*off as usize) < end {
-                        f[*off as usize..end].fill(0);
-                    }
-                }
+                fallocate_bytes(self.file_mut(p)?, *off, *len, *mode);
                 if *mode == 0 {
                     // A punch releases the reservations of the whole blocks it frees.
                     self.unreserve(p, off.div_ceil(4096), (*off + *len) / 4096);
@@ -375,7 +312,7 @@ impl Model {
             }
             Op::Chmod(p, mode) => {
                 let ino = self.resolve(p)?;
-                self.inodes.get_mut(&ino).unwrap().perm = (*mode & 0o7777) as u16;
+                self.ns.chmod(ino, *mode);
                 Ok(())
             }
             Op::Link(from, to) => {
@@ -384,19 +321,11 @@ impl Model {
                     return Err(EPERM);
                 }
                 let (dir, name) = self.parent(to)?;
-                if self.lookup(dir, name).is_some() {
-                    return Err(EEXIST);
-                }
-                self.entries(dir).insert(name.to_string(), ino);
-                Ok(())
+                self.ns.link(ino, dir, name.as_bytes()).map_err(|e| errno(&e))
             }
             Op::Unlink(p) => {
                 let (dir, name) = self.parent(p)?;
-                let ino = self.lookup(dir, name).ok_or(ENOENT)?;
-                if self.is_dir(ino) {
-                    return Err(EISDIR);
-                }
-                self.entries(dir).remove(name);
+                self.ns.unlink(dir, name.as_bytes()).map_err(|e| errno(&e))?;
                 self.collect();
                 Ok(())
             }
@@ -405,25 +334,19 @@ impl Model {
                     return Err(EBUSY);
                 }
                 let (dir, name) = self.parent(p)?;
-                let ino = self.lookup(dir, name).ok_or(ENOENT)?;
-                match &self.inodes[&ino].body {
-                    Body::Dir(e) if !e.is_empty() => return Err(ENOTEMPTY),
-                    Body::Dir(_) => {}
-                    _ => return Err(ENOTDIR),
-                }
-                self.entries(dir).remove(name);
+                self.ns.rmdir(dir, name.as_bytes()).map_err(|e| errno(&e))?;
                 self.collect();
                 Ok(())
             }
             Op::Rename(from, to, flags) => self.rename(from, to, *flags),
             Op::SetXattr(p, n, v) => {
                 let ino = self.resolve(p)?;
-                self.inodes.get_mut(&ino).unwrap().xattrs.insert(n.clone(), v.clone());
+                self.ns.set_xattr(ino, n.as_bytes(), v.as_bytes());
                 Ok(())
             }
             Op::RemoveXattr(p, n) => {
                 let ino = self.resolve(p)?;
-                self.inodes.get_mut(&ino).unwrap().xattrs.remove(n).map(|_| ()).ok_or(ENODATA)
+                self.ns.remove_xattr(ino, n.as_bytes()).map_err(|e| errno(&e))
             }
             Op::Sync => Ok(()),
             Op::Fsync(p) | Op::Fdatasync(p) => self.resolve(p).map(|_| ()),
@@ -431,8 +354,8 @@ impl Model {
                 let ino = self.resolve(p)?;
                 // Writes through a session are not checked against reservations.
                 self.reserved.remove(&ino);
-                let Body::File(d, _) = &self.inodes[&ino].body else { return Err(EINVAL) };
-                let d = d.clone();
+                let Body::File(d) = &self.ns.get(ino).body else { return Err(EINVAL) };
+                let d = d.data().clone();
                 self.sessions.entry(ino).or_insert(d);
                 Ok(())
             }
@@ -443,9 +366,8 @@ impl Model {
             Op::AtomicAbort(p) => {
                 let ino = self.resolve(p)?;
                 if let Some(old) = self.sessions.remove(&ino) {
-                    if let Body::File(d, h) = &mut self.inodes.get_mut(&ino).unwrap().body {
-                        *d = old;
-                        h.0.set(None);
+                    if let Ok(f) = self.ns.file_mut(ino) {
+                        f.set(old);
                     }
                 }
                 Ok(())
@@ -453,6 +375,8 @@ impl Model {
         }
     }
 
+    /// Path-level checks (flags, the root, the source before the target's directory, as
+    /// the explorer has always ordered them), then the namespace's rename rules.
     fn rename(&mut self, from: &str, to: &str, flags: u32) -> Result<(), i64> {
         if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE) != 0
             || flags == RENAME_NOREPLACE | RENAME_EXCHANGE
@@ -462,56 +386,18 @@ impl Model {
             return Err(EINVAL);
         }
         let (sdir, sname) = self.parent(from)?;
-        let src = self.lookup(sdir, sname).ok_or(ENOENT)?;
+        self.lookup(sdir, sname).ok_or(ENOENT)?;
         let (ddir, dname) = self.parent(to)?;
-        let dst = self.lookup(ddir, dname);
-        let (fc, tc) = (split(from), split(to));
-        // A directory cannot move below itself (nor, for an exchange, the target below it).
-        if self.is_dir(src) && tc.len() > fc.len() && tc[..fc.len()] == fc[..] {
-            return Err(EINVAL);
-        }
-        if flags & RENAME_EXCHANGE != 0 {
-            let dst = dst.ok_or(ENOENT)?;
-            if self.is_dir(dst) && fc.len() > tc.len() && fc[..tc.len()] == tc[..] {
-                return Err(EINVAL);
-            }
-            self.entries(sdir).insert(sname.to_string(), dst);
-            self.entries(ddir).insert(dname.to_string(), src);
-            return Ok(());
-        }
-        if let Some(dst) = dst {
-            if flags & RENAME_NOREPLACE != 0 {
-                return Err(EEXIST);
-            }
-            if dst == src {
-                // Two names of one inode (or the same name): POSIX says do nothing.
-                return Ok(());
-            }
-            match (self.is_dir(src), self.is_dir(dst)) {
-                (true, false) => return Err(ENOTDIR),
-                (false, true) => return Err(EISDIR),
-                (true, true) => {
-                    if let Body::Dir(e) = &self.inodes[&dst].body {
-                        if !e.is_empty() {
-                            return Err(ENOTEMPTY);
-                        }
-                    }
-                }
-                (false, false) => {}
-            }
-        }
-        self.entries(sdir).remove(sname);
-        self.entries(ddir).insert(dname.to_string(), src);
+        // The workload's flag values are renameat2's, as are rollfs's.
+        let flags = RenameFlags::from_bits_retain(flags);
+        self.ns.rename(sdir, sname.as_bytes(), ddir, dname.as_bytes(), flags).map_err(|e| errno(&e))?;
         self.collect();
         Ok(())
     }
 
     /// The size of the regular file at `path` (for `fill`'s appends).
     pub fn file_size(&self, path: &str) -> Option<u64> {
-        match &self.inodes[&self.resolve(path).ok()?].body {
-            Body::File(d, _) => Some(d.len() as u64),
-            _ => None,
-        }
+        self.ns.file(self.resolve(path).ok()?).ok().map(|d| d.data().len() as u64)
     }
 
     /// Whether a handle opened with this path string is open.
@@ -523,11 +409,11 @@ impl Model {
     pub fn paths(&self) -> (Vec<String>, Vec<String>) {
         let mut files = Vec::new();
         let mut dirs = vec!["/".to_string()];
-        let mut stack = vec![("".to_string(), 1u64)];
+        let mut stack = vec![("".to_string(), ROOT)];
         while let Some((path, ino)) = stack.pop() {
-            if let Body::Dir(e) = &self.inodes[&ino].body {
+            if let Body::Dir(e) = &self.ns.get(ino).body {
                 for (n, c) in e {
-                    let p = format!("{path}/{n}");
+                    let p = format!("{path}/{}", name_str(n));
                     if self.is_dir(*c) {
                         dirs.push(p.clone());
                         stack.push((p, *c));
@@ -550,9 +436,8 @@ impl Model {
         }
         let mut m = self.clone();
         for (ino, old) in std::mem::take(&mut m.sessions) {
-            if let Body::File(d, h) = &mut m.inodes.get_mut(&ino).unwrap().body {
-                *d = old;
-                h.0.set(None);
+            if let Ok(f) = m.ns.file_mut(ino) {
+                f.set(old);
             }
         }
         m.tree()
@@ -561,32 +446,33 @@ impl Model {
     /// The canonical tree of the model (as the live filesystem shows it).
     pub fn tree(&self) -> Tree {
         let mut raw = Vec::new();
-        let mut shared: BTreeMap<u64, Arc<Vec<u8>>> = BTreeMap::new();
-        let mut stack = vec![("/".to_string(), 1u64)];
+        let mut shared: BTreeMap<Ino, Arc<Vec<u8>>> = BTreeMap::new();
+        let mut stack = vec![("/".to_string(), ROOT)];
         while let Some((path, ino)) = stack.pop() {
-            let node = &self.inodes[&ino];
+            let node = self.ns.get(ino);
             let (kind, size, content, nlink_dir, chash) = match &node.body {
-                Body::File(d, h) => (KIND_FILE, d.len() as u64, d.clone(), None, Some(h.get(d))),
+                Body::File(d) => (KIND_FILE, d.data().len() as u64, d.data().clone(), None, Some(d.memo(content_hash))),
                 Body::Symlink(t) => (
                     KIND_SYMLINK,
                     t.len() as u64,
-                    shared.entry(ino).or_insert_with(|| Arc::new(t.as_bytes().to_vec())).clone(),
+                    shared.entry(ino).or_insert_with(|| Arc::new(t.clone())).clone(),
                     None,
                     None,
                 ),
                 Body::Dir(e) => {
                     let subdirs = e.values().filter(|c| self.is_dir(**c)).count() as u32;
                     for (n, c) in e {
+                        let n = name_str(n);
                         let p = if path == "/" { format!("/{n}") } else { format!("{path}/{n}") };
                         stack.push((p, *c));
                     }
                     (KIND_DIR, 0, Arc::default(), Some(2 + subdirs), None)
                 }
             };
-            let xattrs = node.xattrs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect();
+            let xattrs = node.xattrs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             raw.push(RawEntry {
                 path,
-                ino: ino as u32,
+                ino,
                 kind,
                 perm: node.perm,
                 nlink: nlink_dir.unwrap_or(0),
@@ -596,7 +482,8 @@ impl Model {
                 xattrs,
             });
         }
-        // File link counts are the number of names.
+        // File link counts are the number of names (computed here, not taken from the
+        // namespace's counts: the tree is what the guest's dump is compared with).
         let mut names: BTreeMap<u32, u32> = BTreeMap::new();
         for r in &raw {
             *names.entry(r.ino).or_default() += 1;
