@@ -301,7 +301,7 @@ pub fn svg(ins: &Inspection) -> String {
             p.fill,
             esc(&p.name),
             p.start,
-            p.start + p.blocks - 1,
+            p.start + p.blocks.max(1) - 1,
             p.blocks,
             human(p.blocks * BLOCK_SIZE as u64),
             pct(p.blocks, total),
@@ -359,7 +359,7 @@ pub fn svg(ins: &Inspection) -> String {
             p.fill,
             esc(&p.name),
             p.start,
-            p.start + p.blocks - 1,
+            p.start + p.blocks.max(1) - 1,
             p.blocks,
             human(p.blocks * BLOCK_SIZE as u64)
         );
@@ -400,12 +400,30 @@ pub fn svg(ins: &Inspection) -> String {
     }
     // The table: every part of the device, with its blocks and bytes.
     y = label_y + if widened { 40.0 } else { 26.0 };
-    let cols = [0.0, 18.0, 110.0, 240.0, 350.0, 420.0];
-    let head = ["", "area", "blocks", "count", "size", "of device"];
-    for (c, h) in cols.iter().zip(head).skip(1) {
+    let head = ["area", "blocks", "count", "size", "of device", "what"];
+    let rows: Vec<[String; 6]> = parts
+        .iter()
+        .map(|p| {
+            [
+                p.name.clone(),
+                format!("{}–{}", p.start, p.start + p.blocks.max(1) - 1),
+                format!("{} blocks", p.blocks),
+                human(p.blocks * BLOCK_SIZE as u64),
+                format!("{:.2} %", pct(p.blocks, total)),
+                p.what.to_string(),
+            ]
+        })
+        .collect();
+    // Columns as wide as their widest entry; the last one gets what is left.
+    let mut cols = [18.0; 6];
+    for c in 1..cols.len() {
+        let widest = rows.iter().map(|r| tw(&r[c - 1], 11.0)).fold(tw(head[c - 1], 11.0), f64::max);
+        cols[c] = cols[c - 1] + widest + 14.0;
+    }
+    for (c, h) in cols.iter().zip(head) {
         text(&mut b, MARGIN + c, y, 11.0, r##" font-weight="bold" fill="#333""##, h);
     }
-    for p in &parts {
+    for (p, row) in parts.iter().zip(&rows) {
         y += 15.0;
         let _ = writeln!(
             b,
@@ -413,17 +431,10 @@ pub fn svg(ins: &Inspection) -> String {
             y - 9.5,
             p.fill
         );
-        let cells = [
-            p.name.clone(),
-            format!("{}–{}", p.start, p.start + p.blocks - 1),
-            format!("{} blocks", p.blocks),
-            human(p.blocks * BLOCK_SIZE as u64),
-            format!("{:.2} %", pct(p.blocks, total)),
-        ];
-        for (c, t) in cols[1..].iter().zip(&cells) {
+        for (c, t) in cols.iter().zip(&row[..5]) {
             text(&mut b, MARGIN + c, y, 11.0, "", t);
         }
-        text(&mut b, MARGIN + 490.0, y, 11.0, r##" fill="#555""##, &fit(p.what, INNER - 490.0, 11.0));
+        text(&mut b, MARGIN + cols[5], y, 11.0, r##" fill="#555""##, &fit(&row[5], INNER - cols[5], 11.0));
     }
 
     // ---- segment maps -------------------------------------------------------------------
@@ -538,7 +549,7 @@ fn utilisation_map(b: &mut String, ins: &Inspection, cells: &[Cell], group: usiz
         r##"<rect x="{hx:.1}" y="{:.1}" width="12" height="12" fill="{FREE_FILL}" stroke="#000" stroke-width="2"/>"##,
         y - 10.0
     );
-    text(b, hx + 18.0, y, 12.0, "", "log head: a segment open for writing");
+    text(b, hx + 18.0, y, 12.0, "", "log head: open for writing at that block");
     b.push_str("</g>\n");
     // The heads spelled out, three per line.
     let mut where_: Vec<(usize, usize, &LogInfo)> = logs
@@ -553,8 +564,9 @@ fn utilisation_map(b: &mut String, ins: &Inspection, cells: &[Cell], group: usiz
         for l in row {
             let a = abbrev(l.name);
             head_tag(b, x, y - 11.0, &a, l.name);
-            let t = format!("{}: segment {}, next block {}", l.name, l.segno, l.next_blkoff);
-            text(b, x + tag_w(&a) + 6.0, y, 12.0, r#" class="head-legend""#, &t);
+            let t = format!("{}: segment {}, block {}", l.name, l.segno, l.next_blkoff);
+            let room = INNER / 3.0 - tag_w(&a) - 18.0;
+            text(b, x + tag_w(&a) + 6.0, y, 12.0, r#" class="head-legend""#, &fit(&t, room, 12.0));
             x += INNER / 3.0;
         }
     }
@@ -723,6 +735,8 @@ mod tests {
     struct Element {
         name: String,
         attrs: Vec<(String, String)>,
+        /// The text right after the start tag, unescaped.
+        text: String,
     }
 
     impl Element {
@@ -768,7 +782,7 @@ mod tests {
     /// balanced, attributes quoted and unique, entities known, no stray `<` or `&`, no
     /// control characters. Returns the elements in document order.
     fn parse_xml(s: &str) -> Result<Vec<Element>, String> {
-        let mut out = Vec::new();
+        let mut out: Vec<Element> = Vec::new();
         let mut stack: Vec<String> = Vec::new();
         let mut roots = 0;
         let mut i = 0;
@@ -786,7 +800,12 @@ mod tests {
             if stack.is_empty() && !txt.trim().is_empty() {
                 return Err(format!("text outside the root: {txt:?}"));
             }
-            unescape(txt)?;
+            let txt = unescape(txt)?;
+            if let Some(last) = out.last_mut() {
+                if last.text.is_empty() && stack.last() == Some(&last.name) {
+                    last.text = txt;
+                }
+            }
             let tag = &rest[lt + 1..];
             if let Some(c) = tag.strip_prefix("!--") {
                 let e = c.find("-->").ok_or("unterminated comment")?;
@@ -818,7 +837,7 @@ mod tests {
             if stack.is_empty() {
                 roots += 1;
             }
-            let mut el = Element { name: tag[..n].to_string(), attrs: Vec::new() };
+            let mut el = Element { name: tag[..n].to_string(), attrs: Vec::new(), text: String::new() };
             let mut a = &tag[n..];
             let self_closing = loop {
                 let t = a.trim_start();
@@ -1074,6 +1093,43 @@ mod tests {
                 .collect();
             for a in ins.areas.iter().filter(|a| a.name != "main") {
                 assert!(labels.iter().any(|l| l.starts_with(a.name)), "{} not labelled: {labels:?}", a.name);
+            }
+        }
+    }
+
+    /// No two texts overlap, and every text is inside the picture, for devices from the
+    /// smallest to the largest.
+    #[test]
+    fn no_text_overlaps_another() {
+        for (blocks, seg) in [(4096, 16), (32768, 256), (1 << 20, 512), (16 << 20, 16), (u32::MAX as u64, 512)] {
+            let mut ins = inspection(blocks, seg);
+            ins.label = "a label of the longest kind you could give".into();
+            let s = svg(&ins);
+            let els = parse_xml(&s).unwrap();
+            let (w, h) = (num(&els[0], "width"), num(&els[0], "height"));
+            let boxes: Vec<(f64, f64, f64, f64, &str)> = els
+                .iter()
+                .filter(|e| e.name == "text")
+                .map(|e| {
+                    let size = e.attr("font-size").map_or(12.0, |v| v.parse().unwrap());
+                    let tw = tw(&e.text, size);
+                    let x = num(e, "x")
+                        - match e.attr("text-anchor") {
+                            Some("middle") => tw / 2.0,
+                            Some("end") => tw,
+                            _ => 0.0,
+                        };
+                    let y = num(e, "y");
+                    (x, y - 0.8 * size, x + tw, y + 0.22 * size, e.text.as_str())
+                })
+                .collect();
+            assert!(boxes.len() > 40);
+            for (i, a) in boxes.iter().enumerate() {
+                assert!(a.0 >= 0.0 && a.1 >= 0.0 && a.2 <= w && a.3 <= h, "{a:?} outside {w}x{h}");
+                for b in &boxes[i + 1..] {
+                    let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+                    assert!(apart, "{blocks} blocks: {a:?} overlaps {b:?}");
+                }
             }
         }
     }
