@@ -1,6 +1,6 @@
 //! `rollfs inspect`: what is on a device — superblock, geometry, checkpoint, per-segment
 //! utilisation and wear where the core reports them — as text, JSON, and an SVG picture
-//! (area map plus a segment heatmap).
+//! (layout to scale, segment utilisation with the log heads, wear: [`picture`]).
 
 use crate::cmd::format_uuid;
 use crate::device::{DeviceKind, DeviceOptions, FileDevice};
@@ -11,6 +11,9 @@ use rollfs_core::{BlockDevice, BLOCK_SIZE};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
+
+mod picture;
+pub use picture::svg;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Area {
@@ -297,69 +300,6 @@ pub fn text(ins: &Inspection) -> String {
             let _ = writeln!(s, "segment use:       unavailable: {}", ins.segment_error.as_deref().unwrap_or("-"));
         }
     }
-    s
-}
-
-/// An SVG picture: the areas of the device to scale, and a heatmap of main-area segments
-/// (colour = valid blocks / segment size) when segment information is available.
-pub fn svg(ins: &Inspection) -> String {
-    let width = 800.0;
-    let mut s = String::new();
-    let segs = ins.segments.as_deref().unwrap_or(&[]);
-    let cols = 64usize;
-    let rows = if segs.is_empty() { 0 } else { segs.len().div_ceil(cols) };
-    let cell = width / cols as f64;
-    let height = 110.0 + rows as f64 * cell + 20.0;
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="monospace" font-size="12">"#
-    );
-    let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    let _ = writeln!(
-        s,
-        r#"<text x="0" y="15">rollfs {} — {} — checkpoint {}</text>"#,
-        esc(&ins.target),
-        esc(&ins.uuid),
-        opt(&ins.checkpoint_version)
-    );
-    let total: u64 = ins.areas.iter().map(|a| a.start_block + a.blocks).max().unwrap_or(1).max(1);
-    let colors = ["#555", "#c33", "#36c", "#3a3", "#c90", "#ddd"];
-    // Metadata areas are tiny next to the main area; draw them with a minimum width.
-    let mut x = 0.0;
-    for (i, a) in ins.areas.iter().enumerate() {
-        let w = (a.blocks as f64 / total as f64 * width).max(if a.name == "main" { 0.0 } else { 30.0 });
-        let w = if a.name == "main" { (width - x).max(10.0) } else { w };
-        let _ = writeln!(
-            s,
-            r#"<rect x="{x:.1}" y="30" width="{w:.1}" height="30" fill="{}"><title>{}: {} blocks</title></rect>"#,
-            colors[i % colors.len()],
-            a.name,
-            a.blocks
-        );
-        let _ = writeln!(s, r#"<text x="{:.1}" y="75">{}</text>"#, x + 2.0, a.name);
-        x += w;
-    }
-    if segs.is_empty() {
-        let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation unavailable</text>"#);
-    } else {
-        let _ = writeln!(s, r#"<text x="0" y="100">segment utilisation (white = free, dark = full)</text>"#);
-        for (i, g) in segs.iter().enumerate() {
-            let u = g.valid_blocks as f64 / ins.segment_blocks.max(1) as f64;
-            let shade = (255.0 * (1.0 - u)) as u8;
-            let (cx, cy) = ((i % cols) as f64 * cell, 110.0 + (i / cols) as f64 * cell);
-            let _ = writeln!(
-                s,
-                r#"<rect x="{cx:.1}" y="{cy:.1}" width="{:.1}" height="{:.1}" fill="rgb({shade},{shade},255)" stroke="{}"><title>segment {}: {} valid{}</title></rect>"#,
-                cell - 1.0,
-                cell - 1.0,
-                if g.log.is_some() { "#c00" } else { "none" },
-                g.segno,
-                g.valid_blocks,
-                g.write_count.map(|w| format!(", {w} writes")).unwrap_or_default()
-            );
-        }
-    }
-    s.push_str("</svg>\n");
     s
 }
 

@@ -11,7 +11,7 @@
 //! | [`record`] | the write log (`mount --record-writes`) and its replay into crash images |
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
-//! | [`inspect`] | the `inspect` report: text, JSON and the SVG heatmap |
+//! | [`inspect`] | the `inspect` report: text, JSON and the SVG picture (layout to scale, segment utilisation with the log heads, wear) |
 //! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
 
 pub mod cmd;

@@ -215,7 +215,23 @@ fn inspect_text_json_and_svg() {
     assert!(t.contains("format version:    1.0") && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
     assert!(t.contains("clean unmount") && t.contains("warm-node") && t.contains("segment use:"), "{t}");
     let s = std::fs::read_to_string(&svg).unwrap();
-    assert!(s.starts_with("<svg") && s.contains("main"), "{s}");
+    assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"), "{s}");
+    // One cell per segment (126 of 1 MiB), the six log heads tagged, the legends, the areas.
+    assert_eq!(s.matches(r#"class="seg""#).count(), 126, "{s}");
+    assert_eq!(s.matches(r#"class="wear""#).count(), 126, "{s}");
+    for head in [">HD<", ">WD<", ">CD<", ">HN<", ">WN<", ">CN<", "hot-data: segment 0", "cold-node: segment 5"] {
+        assert!(s.contains(head), "no {head} in {s}");
+    }
+    assert_eq!(s.matches(r#"class="legend""#).count(), 2, "{s}");
+    for area in ["superblock", "checkpoint", "NAT", "SIT", "SSA", "main"] {
+        assert!(s.contains(&format!(r#"data-area="{area}""#)), "no {area} in {s}");
+    }
+    assert!(s.contains("checkpoint version 1 (clean unmount)") && s.contains("size 128.0 MiB"), "{s}");
+    // Deterministic: the same image gives the same picture.
+    let svg2 = img.dir.path().join("map2.svg");
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), svg2.as_os_str(), img.path.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(s, std::fs::read_to_string(&svg2).unwrap());
     let o = rollfs([OsStr::new("inspect"), OsStr::new("--json"), img.path.as_os_str()]);
     let j = stdout(&o);
     assert!(j.contains("\"label\": \"inspect-me\"") && j.contains("\"segment_blocks\": 256"), "{j}");
