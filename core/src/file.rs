@@ -201,9 +201,9 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// `fallocate(FALLOC_FL_ZERO_RANGE)`: as [`Filesystem::punch_hole`] (rollfs keeps
-    /// zeroed blocks as holes), and the holes of the range are reserved as by
-    /// [`Filesystem::fallocate`] (writes into them never get ENOSPC); then, unless
-    /// `keep_size`, the size grows to cover the range.
+    /// zeroed blocks as holes), then, unless `keep_size`, the size grows to cover the
+    /// range. The range is not reserved (a caller wanting that calls
+    /// [`Filesystem::fallocate`] after it): zeroing never needs more room than it frees.
     pub fn zero_range(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
         let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
@@ -212,11 +212,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // is refused (ENOSPC) or done, and the next checkpoint finds its room.
             self.reserve_nodes(&[ino], 0, now)?;
         }
-        self.zero_range_room(ino, offset, end, now)?;
         self.zero_blocks_range(ino, offset, len, now)?;
-        if let Err(e) = self.zero_range_reserve(ino, offset, end) {
-            return self.fail(e);
-        }
         if grows {
             self.set_size(ino, end, now)?;
         }

@@ -667,6 +667,17 @@ impl<D: BlockDevice> Filesystem<D> {
         // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
         let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
+        // The root reserve limits what users add, not rewrites of what they have (nor
+        // writes into holes fallocate reserved for them): those are held to the whole
+        // capacity, which is what checkpoints and cleaning rely on.
+        let privileged = self.privileged;
+        self.privileged = privileged || new_blocks == 0;
+        let r = self.ensure_space_within(blocks, need, new_need, now);
+        self.privileged = privileged;
+        r
+    }
+
+    fn ensure_space_within(&mut self, blocks: u64, need: u64, new_need: u64, now: Timestamp) -> Result<()> {
         // Slack space recycling while free segments (less a margin for the nodes) cannot
         // take what is pending: holes of used segments instead of cleaning's copies.
         let margin = crate::segment::SSR_MARGIN_SEGMENTS * self.geo.segment_blocks as u64;

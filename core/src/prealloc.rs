@@ -1,20 +1,24 @@
-//! Space preallocated by `fallocate` (mode 0, `KEEP_SIZE`, `ZERO_RANGE`): the holes of a
-//! range are reserved so that later writes into them never fail with ENOSPC, which is
-//! what `posix_fallocate` promises.
+//! Space preallocated by `fallocate` (mode 0 and `KEEP_SIZE`): the holes of a range are
+//! reserved so that later writes into them never fail with ENOSPC, which is what
+//! `posix_fallocate` promises.
 //!
 //! A log-structured filesystem cannot allocate blocks in place — every write goes to the
 //! head of a log — so a reservation is a promise about capacity, not about addresses: the
 //! reserved holes count as used (statfs shows them so, and other writers get ENOSPC
 //! first), and a write that fills one spends the reservation instead of new capacity.
 //! Physical room for the write itself is then always obtainable by cleaning, exactly as
-//! for an overwrite (`Filesystem::ensure_space_for` with no new blocks).
+//! for an overwrite (`Filesystem::ensure_space_for` with no new blocks). The tree nodes
+//! that will address the holes are created (empty) by the fallocate itself, as f2fs
+//! does: a write into the range then needs no new node and no node id, which would be
+//! capacity and ids the reservation did not hold.
 //!
 //! Invariants:
 //! - a reserved index is a hole: not mapped on disk, not in the write-back cache
 //!   (`put_dirty_block` spends the reservation of the block it fills, `free_block_range`
 //!   and truncation release the reservations of the range they free);
-//! - `Reservations::total` is the sum over inodes of their reserved holes plus the node
-//!   blocks reserved to address them, and is counted in `Filesystem::used_blocks`.
+//! - `Reservations::total` is the sum over inodes of their reserved holes, and is counted
+//!   in `Filesystem::used_blocks`;
+//! - every reserved hole has its direct node (and the indirect nodes above it).
 //!
 //! Reservations live in memory for the life of the mount: unmount, a crash (recovery
 //! starts with none) and the inode's eviction release them. See DESIGN.md, "fallocate".
@@ -24,7 +28,7 @@ use alloc::vec::Vec;
 
 use crate::error::{Error, Result};
 use crate::fs::{Filesystem, Timestamp};
-use crate::layout::{BLOCK_SIZE, NULL_ADDR};
+use crate::layout::{ADDRS_PER_BLOCK, ADDRS_PER_INODE, BLOCK_SIZE, NULL_ADDR};
 use crate::node::inode;
 use crate::{BlockDevice, Ino};
 
@@ -35,9 +39,6 @@ struct InodeReservation {
     runs: BTreeMap<u64, u64>,
     /// Holes in `runs`.
     hole_count: u64,
-    /// Node blocks (direct and indirect nodes) kept to address the holes when written;
-    /// released with the last hole.
-    node_block_count: u64,
 }
 
 /// Every inode's reservation; see the module header.
@@ -58,44 +59,41 @@ impl Reservations {
         self.by_ino.get(&ino).and_then(|r| r.runs.range(..=idx).next_back()).is_some_and(|(_, &end)| idx < end)
     }
 
+    #[cfg(test)]
+    fn runs_of(&self, ino: Ino) -> Vec<(u64, u64)> {
+        self.by_ino.get(&ino).map(|r| r.runs.iter().map(|(&s, &e)| (s, e)).collect()).unwrap_or_default()
+    }
+
     /// Holes reserved for `ino`.
     pub fn hole_count(&self, ino: Ino) -> u64 {
         self.by_ino.get(&ino).map_or(0, |r| r.hole_count)
     }
 
-    /// Adds the runs (disjoint from what `ino` has reserved) and the node blocks for them.
-    fn add(&mut self, ino: Ino, runs: &[(u64, u64)], node_block_count: u64) {
+    /// Adds the runs (disjoint from what `ino` has reserved), each joined with a run it
+    /// touches on either side (only the neighbours are looked at: O(log runs) per run,
+    /// however fragmented the reservation).
+    fn add(&mut self, ino: Ino, runs: &[(u64, u64)]) {
         let r = self.by_ino.entry(ino).or_default();
         for &(start, end) in runs {
             debug_assert!(start < end);
-            r.runs.insert(start, end);
             r.hole_count += end - start;
             self.total += end - start;
+            let (mut s, mut e) = (start, end);
+            if let Some((&ls, &le)) = r.runs.range(..start).next_back() {
+                if le == start {
+                    r.runs.remove(&ls);
+                    s = ls;
+                }
+            }
+            if let Some(re) = r.runs.remove(&end) {
+                e = re;
+            }
+            r.runs.insert(s, e);
         }
-        r.node_block_count += node_block_count;
-        self.total += node_block_count;
-        Self::merge_adjacent(r);
         self.check(ino);
     }
 
-    /// Joins runs that touch, so that sequential reservations stay one run.
-    fn merge_adjacent(r: &mut InodeReservation) {
-        let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
-        // Bounded: one pass over the runs.
-        for (&s, &e) in &r.runs {
-            if let Some((_, last_end)) = merged.iter_mut().next_back() {
-                if *last_end == s {
-                    *last_end = e;
-                    continue;
-                }
-            }
-            merged.insert(s, e);
-        }
-        r.runs = merged;
-    }
-
-    /// Releases the reserved holes of `ino` in `from..to`; when none is left, its node
-    /// blocks too. Returns the blocks released.
+    /// Releases the reserved holes of `ino` in `from..to`. Returns the blocks released.
     pub fn release_range(&mut self, ino: Ino, from: u64, to: u64) -> u64 {
         let Some(r) = self.by_ino.get_mut(&ino) else { return 0 };
         if from >= to {
@@ -118,7 +116,6 @@ impl Reservations {
         }
         r.hole_count -= released;
         if r.hole_count == 0 {
-            released += r.node_block_count;
             self.by_ino.remove(&ino);
         }
         self.total -= released;
@@ -131,8 +128,9 @@ impl Reservations {
         self.release_range(ino, 0, u64::MAX)
     }
 
-    /// The structure's invariants (debug builds): runs disjoint and counted, the total the
-    /// sum of the inodes'.
+    /// The structure's invariants (debug builds): runs disjoint and counted. The total is
+    /// checked against the sum of every inode only for small maps (the check must not make
+    /// each call cost O(inodes)).
     fn check(&self, ino: Ino) {
         if cfg!(debug_assertions) {
             if let Some(r) = self.by_ino.get(&ino) {
@@ -147,8 +145,10 @@ impl Reservations {
                 assert_eq!(holes, r.hole_count);
                 assert!(holes > 0, "an empty reservation is kept");
             }
-            let sum: u64 = self.by_ino.values().map(|r| r.hole_count + r.node_block_count).sum();
-            assert_eq!(sum, self.total);
+            if self.by_ino.len() <= 64 {
+                let sum: u64 = self.by_ino.values().map(|r| r.hole_count).sum();
+                assert_eq!(sum, self.total);
+            }
         }
     }
 }
@@ -180,20 +180,33 @@ impl<D: BlockDevice> Filesystem<D> {
         self.after_change(now)
     }
 
-    /// Reserves the holes of bytes `offset..end` of `ino` that are not reserved yet: ENOSPC,
-    /// changing nothing, when they do not fit.
+    /// Reserves the holes of bytes `offset..end` of `ino` that are not reserved yet, and
+    /// creates the tree nodes that will address them: ENOSPC, changing nothing, when the
+    /// holes and those nodes do not fit (or no node ids are left for the nodes).
     pub(crate) fn reserve_holes(&mut self, ino: Ino, offset: u64, end: u64, now: Timestamp) -> Result<()> {
         let (runs, hole_count) = self.unreserved_holes(ino, offset, end)?;
         if hole_count == 0 {
             return Ok(());
         }
-        // The same allowance for the nodes that `ensure_space_for` counts for new blocks.
-        self.ensure_space_for(0, hole_count, now)?;
+        let reps = direct_node_representatives(&runs);
+        let node_count = self.nodes_missing(ino, &reps)?;
+        // The nodes are new blocks as much as the holes are (they stay in use until the
+        // file is truncated), and node ids.
+        self.ensure_space_for(node_count, hole_count + node_count, now)?;
+        self.ensure_nids(node_count, now)?;
         if crate::mutant!("mutant-fallocate-no-reserve") {
             // Mutant: the call succeeds but reserves nothing (mode 0 only grows the size).
             return Ok(());
         }
-        self.prealloc.add(ino, &runs, hole_count / 512 + 2);
+        // From here on the call must complete: mapping only reads existing nodes and creates
+        // the missing ones (room and ids are there), so a failure is an I/O error reading a
+        // node, which leaves the call half done: stop writing.
+        for &idx in &reps {
+            if let Err(e) = self.map_for_write(ino, idx) {
+                return self.fail(e);
+            }
+        }
+        self.prealloc.add(ino, &runs);
         Ok(())
     }
 
@@ -229,26 +242,6 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok((runs, hole_count))
     }
 
-    /// `FALLOC_FL_ZERO_RANGE`'s reservation, in two steps around the zeroing (which frees
-    /// the range's whole blocks and with them any reservation there): `zero_range_room`
-    /// checks, before anything changes, that the range's current holes and the nodes of the
-    /// whole span fit; `zero_range_reserve` then reserves every hole of the range without
-    /// a check — the blocks the zeroing freed left `used_blocks` by as many as it adds.
-    pub(crate) fn zero_range_room(&mut self, ino: Ino, offset: u64, end: u64, now: Timestamp) -> Result<()> {
-        let (_, hole_count) = self.unreserved_holes(ino, offset, end)?;
-        let span = end.div_ceil(BLOCK_SIZE as u64) - offset / BLOCK_SIZE as u64;
-        self.ensure_space_for(0, hole_count + span / 512, now)
-    }
-
-    pub(crate) fn zero_range_reserve(&mut self, ino: Ino, offset: u64, end: u64) -> Result<()> {
-        let (runs, hole_count) = self.unreserved_holes(ino, offset, end)?;
-        if hole_count > 0 {
-            let span = end.div_ceil(BLOCK_SIZE as u64) - offset / BLOCK_SIZE as u64;
-            self.prealloc.add(ino, &runs, span / 512 + 2);
-        }
-        Ok(())
-    }
-
     /// Whether writing file block `idx` of `ino` would add a block to what is in use: a
     /// hole neither in the write-back cache nor reserved. `empty` says the file has no
     /// block at all (no tree walk needed).
@@ -260,23 +253,53 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 }
 
+/// One file index per direct node that the runs cover (the first in each), so that mapping
+/// them creates every node the runs need: at most one per run plus one per 1,016 blocks,
+/// however long the runs are.
+fn direct_node_representatives(runs: &[(u64, u64)]) -> Vec<u64> {
+    let (a, p) = (ADDRS_PER_INODE as u64, ADDRS_PER_BLOCK as u64);
+    let mut reps = Vec::new();
+    for &(start, end) in runs {
+        // Blocks in the inode's own addresses need no node.
+        let mut idx = start.max(a);
+        // Bounded: each step moves to the next direct node's first index.
+        while idx < end {
+            reps.push(idx);
+            idx = a + ((idx - a) / p + 1) * p;
+        }
+    }
+    reps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
 
     #[test]
     fn release_splits_runs_and_frees_nodes_with_the_last_hole() {
         let mut r = Reservations::default();
-        r.add(7, &[(10, 20)], 2);
-        r.add(7, &[(20, 25)], 1);
-        assert_eq!(r.total(), 18);
+        r.add(7, &[(10, 20)]);
+        r.add(7, &[(25, 30)]);
+        r.add(7, &[(20, 25)]);
+        assert_eq!(r.runs_of(7), vec![(10, 30)]);
+        r.release_range(7, 25, 30);
+        assert_eq!(r.total(), 15);
         assert!(r.contains(7, 10) && r.contains(7, 24) && !r.contains(7, 25) && !r.contains(7, 9));
         assert_eq!(r.release_range(7, 12, 13), 1);
         assert!(!r.contains(7, 12) && r.contains(7, 11) && r.contains(7, 13));
         assert_eq!(r.hole_count(7), 14);
         assert_eq!(r.release_range(7, 0, 12), 2);
-        assert_eq!(r.release_range(7, 13, u64::MAX), 12 + 3);
+        assert_eq!(r.release_range(7, 13, u64::MAX), 12);
         assert_eq!(r.total(), 0);
         assert_eq!(r.release_inode(7), 0);
+    }
+
+    #[test]
+    fn representatives_name_each_direct_node_once() {
+        let (a, p) = (ADDRS_PER_INODE as u64, ADDRS_PER_BLOCK as u64);
+        assert!(direct_node_representatives(&[(0, a)]).is_empty());
+        assert_eq!(direct_node_representatives(&[(a - 1, a + 2 * p + 1)]), vec![a, a + p, a + 2 * p]);
+        assert_eq!(direct_node_representatives(&[(a + 5, a + 6), (a + 9, a + 10)]), vec![a + 5, a + 9]);
     }
 }

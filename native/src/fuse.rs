@@ -1252,7 +1252,7 @@ impl fuser::Filesystem for RollFuse {
         // ENOSPC; a log-structured filesystem cannot allocate in place, so the reservation
         // is of capacity: core/src/prealloc.rs) and mode 0 grows the size. PUNCH_HOLE (with
         // KEEP_SIZE, as Linux requires) and ZERO_RANGE free the whole blocks of the range
-        // and zero the partial ones, ZERO_RANGE then reserves the range as mode 0 does; the
+        // and zero the partial ones (ZERO_RANGE reserves nothing: zeroing frees); the
         // kernel drops its cached pages of the range itself. COLLAPSE_RANGE, INSERT_RANGE
         // and UNSHARE_RANGE are not supported.
         const KEEP: i32 = libc::FALLOC_FL_KEEP_SIZE;

@@ -57,7 +57,7 @@ pub struct Model {
     sessions: BTreeMap<Ino, Arc<Vec<u8>>>,
     /// Open handles (`open PATH`) by the path string they were opened with.
     handles: BTreeMap<String, u32>,
-    /// Blocks (4 KiB file indexes) that fallocate (mode 0, KEEP_SIZE, ZERO_RANGE) reserved
+    /// Blocks (4 KiB file indexes) that fallocate (mode 0, KEEP_SIZE) reserved
     /// and no write has filled since, by inode: a write entirely inside them must never
     /// get ENOSPC (posix_fallocate's promise; see `write_is_reserved`). Inode numbers are
     /// never reused, so entries of removed inodes are dead weight, not wrong.
@@ -300,8 +300,9 @@ impl Model {
                     return Err(EINVAL);
                 }
                 fallocate_bytes(self.file_mut(p)?, *off, *len, *mode);
-                if *mode == 0 {
-                    // A punch releases the reservations of the whole blocks it frees.
+                if *mode <= 2 {
+                    // A punch or a zero range releases the reservations of the whole blocks
+                    // it frees (the core only those below the size: it keeps more, never less).
                     self.unreserve(p, off.div_ceil(4096), (*off + *len) / 4096);
                 } else {
                     let ino = self.resolve(p)?;

@@ -2,7 +2,7 @@
 # filled the device, writes into the reserved ranges must not get ENOSPC (the explorer's
 # oracle refuses that ENOSPC as a violation), and they are fsync'd and crash-explored like
 # any write. Then a truncation releases part of a reservation and a punch the rest, and a
-# ZERO_RANGE over written data reserves what it zeroes. mutant-fallocate-no-reserve (the
+# ZERO_RANGE over written data frees what it zeroes (no reservation) and a write refills it. mutant-fallocate-no-reserve (the
 # call grows the size but reserves nothing) fails the first write into /f.
 @seed 17
 @device 4096 16
