@@ -299,14 +299,20 @@ impl Model {
                 if *mode >= 3 && *len == 0 {
                     return Err(EINVAL);
                 }
+                let size_before = self.file_mut(p)?.len() as u64;
                 fallocate_bytes(self.file_mut(p)?, *off, *len, *mode);
                 if *mode <= 2 {
                     // A punch or a zero range releases the reservations of the whole blocks
                     // it frees (the core only those below the size: it keeps more, never less).
                     self.unreserve(p, off.div_ceil(4096), (*off + *len) / 4096);
                 } else {
+                    // The core reserves holes only; the model knows holes only past the end
+                    // of the file it had before this call (below it a block may hold data,
+                    // and a big overwrite on a full device may get ENOSPC): a subset of what
+                    // the core reserved, so the oracle never demands more than was promised.
                     let ino = self.resolve(p)?;
                     let (first, end) = block_span(*off, *len);
+                    let first = first.max(size_before.div_ceil(4096));
                     self.reserved.entry(ino).or_default().extend(first..end);
                 }
                 Ok(())
