@@ -196,7 +196,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// checkpoint (the node chain carries no hole punches; a crash before that leaves the
     /// file as it was).
     pub fn punch_hole(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
-        self.zero_blocks_range(ino, offset, len, now)?;
+        let end = self.check_fallocate(ino, offset, len)?;
+        self.zero_blocks_range(ino, offset, end, now)?;
         self.after_change(now)
     }
 
@@ -212,7 +213,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // is refused (ENOSPC) or done, and the next checkpoint finds its room.
             self.reserve_nodes(&[ino], 0, now)?;
         }
-        self.zero_blocks_range(ino, offset, len, now)?;
+        self.zero_blocks_range(ino, offset, end, now)?;
         if grows {
             self.set_size(ino, end, now)?;
         }
@@ -238,8 +239,9 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(end)
     }
 
-    fn zero_blocks_range(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
-        let end = self.check_fallocate(ino, offset, len)?;
+    /// Zeroes bytes `offset..end` (checked by `check_fallocate`): frees the whole blocks,
+    /// rewrites the partial ones at the ends.
+    fn zero_blocks_range(&mut self, ino: Ino, offset: u64, end: u64, now: Timestamp) -> Result<()> {
         self.touch(now);
         // Nothing past the end of the file to zero: it reads as zeros already.
         let end = end.min(inode::size(self.inode_ref(ino)?));

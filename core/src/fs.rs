@@ -632,10 +632,16 @@ impl<D: BlockDevice> Filesystem<D> {
     /// reserve and as much slack again) and one open segment per log. statfs reports this
     /// as the size.
     pub(crate) fn user_capacity(&self) -> u64 {
+        self.capacity(self.privileged)
+    }
+
+    /// [`Filesystem::user_capacity`] for a privileged caller (all of it) or not (less the
+    /// root reserve).
+    pub(crate) fn capacity(&self, privileged: bool) -> u64 {
         let g = &self.geo;
         let all = (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
             * g.segment_blocks as u64;
-        if self.privileged {
+        if privileged {
             all
         } else {
             all.saturating_sub(self.opts.root_reserve_blocks)
@@ -670,28 +676,21 @@ impl<D: BlockDevice> Filesystem<D> {
         // The root reserve limits what users add, not rewrites of what they have (nor
         // writes into holes fallocate reserved for them): those are held to the whole
         // capacity, which is what checkpoints and cleaning rely on.
-        let privileged = self.privileged;
-        self.privileged = privileged || new_blocks == 0;
-        let r = self.ensure_space_within(blocks, need, new_need, now);
-        self.privileged = privileged;
-        r
-    }
-
-    fn ensure_space_within(&mut self, blocks: u64, need: u64, new_need: u64, now: Timestamp) -> Result<()> {
+        let cap = self.capacity(self.privileged || new_blocks == 0);
         // Slack space recycling while free segments (less a margin for the nodes) cannot
         // take what is pending: holes of used segments instead of cleaning's copies.
         let margin = crate::segment::SSR_MARGIN_SEGMENTS * self.geo.segment_blocks as u64;
         self.seg.ssr_wanted = self.opts.ssr && self.free_blocks_for_user() < need + margin;
-        if self.free_blocks_for_user() >= need && self.used_blocks() + new_need <= self.user_capacity() {
+        if self.free_blocks_for_user() >= need && self.used_blocks() + new_need <= cap {
             return Ok(());
         }
-        if self.used_blocks() + new_need > self.user_capacity() {
+        if self.used_blocks() + new_need > cap {
             // Dirty blocks overwriting old ones were counted as new; a checkpoint settles it.
             if !self.data.is_empty() || !self.dirty_nodes.is_empty() {
                 self.stats.op_checkpoints += 1;
                 self.checkpoint(false, now)?;
             }
-            if self.used_blocks() + new_need > self.user_capacity() {
+            if self.used_blocks() + new_need > cap {
                 self.stats.enospc_returned += 1;
                 return Err(Error::NoSpace);
             }
@@ -1085,9 +1084,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn statfs(&mut self) -> Result<StatFs> {
-        let privileged = core::mem::replace(&mut self.privileged, true);
-        let cap = self.user_capacity();
-        self.privileged = privileged;
+        let cap = self.capacity(true);
         let free = cap.saturating_sub(self.used_blocks());
         Ok(StatFs {
             block_size: BLOCK_SIZE as u32,

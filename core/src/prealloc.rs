@@ -49,7 +49,8 @@ pub struct Reservations {
 }
 
 impl Reservations {
-    /// Blocks held back by every reservation (holes and their nodes).
+    /// Blocks held back by every reservation (its holes; the nodes addressing them exist
+    /// and are counted as any node).
     pub fn total(&self) -> u64 {
         self.total
     }
@@ -121,11 +122,6 @@ impl Reservations {
         self.total -= released;
         self.check(ino);
         released
-    }
-
-    /// Releases everything `ino` holds.
-    pub fn release_inode(&mut self, ino: Ino) -> u64 {
-        self.release_range(ino, 0, u64::MAX)
     }
 
     /// The structure's invariants (debug builds): runs disjoint and counted. The total is
@@ -212,7 +208,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// The holes of bytes `offset..end` of `ino` neither reserved nor in the write-back
     /// cache, as runs, and their count. ENOSPC when they cannot fit however many there are.
-    pub(crate) fn unreserved_holes(&mut self, ino: Ino, offset: u64, end: u64) -> Result<(Vec<(u64, u64)>, u64)> {
+    fn unreserved_holes(&mut self, ino: Ino, offset: u64, end: u64) -> Result<(Vec<(u64, u64)>, u64)> {
         let bs = BLOCK_SIZE as u64;
         let (first, last_end) = (offset / bs, end.div_ceil(bs));
         let span = last_end.saturating_sub(first);
@@ -292,14 +288,15 @@ mod tests {
         assert_eq!(r.release_range(7, 0, 12), 2);
         assert_eq!(r.release_range(7, 13, u64::MAX), 12);
         assert_eq!(r.total(), 0);
-        assert_eq!(r.release_inode(7), 0);
+        assert_eq!(r.release_range(7, 0, u64::MAX), 0);
     }
 
     #[test]
-    fn representatives_name_each_direct_node_once() {
+    fn representatives_name_every_direct_node_the_runs_cover() {
         let (a, p) = (ADDRS_PER_INODE as u64, ADDRS_PER_BLOCK as u64);
         assert!(direct_node_representatives(&[(0, a)]).is_empty());
         assert_eq!(direct_node_representatives(&[(a - 1, a + 2 * p + 1)]), vec![a, a + p, a + 2 * p]);
+        // Two runs in one direct node give it twice (harmless: mapping is idempotent).
         assert_eq!(direct_node_representatives(&[(a + 5, a + 6), (a + 9, a + 10)]), vec![a + 5, a + 9]);
     }
 }
