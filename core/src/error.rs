@@ -53,6 +53,11 @@ pub enum Error {
     Io { block: u64, op: &'static str },
     #[error("corruption at block {block}: {reason}")]
     Corrupt { block: u64, reason: &'static str },
+    /// A data block read back does not match the checksum its node holds (the device
+    /// returned flipped or stale bytes). EIO, as btrfs and ZFS: the bytes are never
+    /// returned; the rest of the file stays readable.
+    #[error("data checksum mismatch: inode {ino}, file block {index} (byte offset {}), block {block}", index * 4096)]
+    DataChecksum { ino: u32, index: u64, block: u64 },
 }
 
 impl Error {
@@ -62,6 +67,7 @@ impl Error {
             Error::NotPermitted => 1,     // EPERM
             Error::NotFound => 2,         // ENOENT
             Error::Io { .. } => 5,        // EIO
+            Error::DataChecksum { .. } => 5, // EIO
             Error::ShutDown => 5,         // EIO
             Error::Exists => 17,          // EEXIST
             Error::NotDir => 20,          // ENOTDIR

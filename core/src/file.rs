@@ -69,7 +69,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let Some((_, first, last)) = block_range(offset, data.len())? else { return Ok(()) };
         let total = last - first + 1;
         let cap = self.user_capacity();
-        // A contiguous range needs at most a direct node per 1016 blocks (two partial ones
+        // A contiguous range needs at most a direct node per 508 blocks (two partial ones
         // at the ends) and their indirect nodes; only when ids are that short is the exact
         // count taken (what phase 1 below would create).
         let nid_bound = total / ADDRS_PER_BLOCK as u64 + 6;

@@ -185,6 +185,10 @@ pub struct MkfsOptions {
     pub hash_seed: [u8; 16],
     /// Root reserve recorded in the superblock, in percent (None: the mount decides).
     pub root_reserve_pct: Option<u32>,
+    /// Data checksums (`FEATURE_RO_COMPAT_DATASUM`): a CRC32C of every data block beside
+    /// its address, verified on every read. On by default; off (`-O nodatasum`) only to
+    /// measure what they cost.
+    pub data_checksums: bool,
 }
 
 impl Default for MkfsOptions {
@@ -198,6 +202,7 @@ impl Default for MkfsOptions {
             root_owner: Credentials::default(),
             hash_seed: [0; 16],
             root_reserve_pct: None,
+            data_checksums: true,
         }
     }
 }
@@ -291,6 +296,12 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) size_changed: BTreeSet<Ino>,
     /// Dirty blocks moved by segment cleaning: written to the cold data log.
     pub(crate) gc_cold: BTreeSet<(Ino, u64)>,
+    /// Blocks moved by cleaning whose contents failed their checksum: they move with the
+    /// checksum they had, so that the corruption stays detected (cleaning never launders a
+    /// bad block into a good one). A write to the block drops the entry.
+    pub(crate) gc_kept_crcs: BTreeMap<(Ino, u64), u32>,
+    /// Whether data blocks carry checksums (the superblock's `FEATURE_RO_COMPAT_DATASUM`).
+    pub(crate) data_checksums: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// Directories renamed since the last checkpoint. An fsync of a file below one of them
@@ -335,7 +346,7 @@ impl<D: BlockDevice> Filesystem<D> {
             version_minor: crate::superblock::FORMAT_VERSION_MINOR,
             feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
             feature_incompat: 0,
-            feature_ro_compat: 0,
+            feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
             geometry: geo,
             root_ino: ROOT_INO,
             uuid: opts.uuid,
@@ -491,6 +502,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // An image with read-only-compatible features this code does not know can be read
         // but must not be written.
         let unknown_ro = sb.feature_ro_compat & !crate::superblock::FEATURE_RO_COMPAT_SUPPORTED != 0;
+        let data_checksums = sb.feature_ro_compat & crate::superblock::FEATURE_RO_COMPAT_DATASUM != 0;
         Filesystem {
             dev,
             seed,
@@ -523,6 +535,8 @@ impl<D: BlockDevice> Filesystem<D> {
             size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
+            gc_kept_crcs: BTreeMap::new(),
+            data_checksums,
             renamed_dirs: BTreeSet::new(),
             chain_nids: BTreeSet::new(),
             chain_dentries: BTreeSet::new(),
@@ -670,7 +684,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // its room when they were acknowledged (see `fsync::recovery_room_ok`).
             return Ok(());
         }
-        // Margin for the nodes a write-back dirties (a direct node per 1016 blocks, inodes).
+        // Margin for the nodes a write-back dirties (a direct node per 508 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
         let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
         // The root reserve limits what users add, not rewrites of what they have (nor
@@ -843,8 +857,10 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    /// Writes one dirty data block; returns the node that holds its address and the index.
-    pub(crate) fn writeback_one(&mut self, ino: Ino, idx: u64, block: &Block) -> Result<(Nid, u32)> {
+    /// Writes one dirty data block and points its node at it (address and checksum);
+    /// returns the node that holds its address, the index, and the CRC32C of the block's
+    /// contents when it was computed (data checksums on).
+    pub(crate) fn writeback_one(&mut self, ino: Ino, idx: u64, block: &Block) -> Result<(Nid, u32, Option<u32>)> {
         let is_dir = self.inode_kind(ino)? == FileType::Directory;
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         let log = if self.gc_cold.remove(&(ino, idx)) {
@@ -858,11 +874,17 @@ impl<D: BlockDevice> Filesystem<D> {
         self.dev.write(addr as u64, block, WriteFlags::empty())?;
         self.stats.data_blocks_written += 1;
         self.written_blocks = self.written_blocks.saturating_add(1);
-        self.set_holder_slot(holder, ofs, addr)?;
+        let content_crc = self.data_checksums.then(|| crate::codec::crc(&block[..]));
+        // A bad block moved by cleaning keeps the checksum it had (see `gc_kept_crcs`).
+        let crc = match self.gc_kept_crcs.remove(&(ino, idx)) {
+            Some(kept) => kept,
+            None => content_crc.unwrap_or(0),
+        };
+        self.set_holder_slot(holder, ofs, addr, crc)?;
         if old != NEW_ADDR && old != NULL_ADDR {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
         }
-        Ok((holder, ofs))
+        Ok((holder, ofs, content_crc))
     }
 
     /// Allocates the next block of `log` and records its owner.
@@ -1048,6 +1070,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.needs_cp.clear();
         self.removed_names.clear();
         self.gc_cold.clear();
+        self.gc_kept_crcs.clear();
         self.trunc_hint.clear();
         self.size_changed.clear();
         self.renamed_dirs.clear();

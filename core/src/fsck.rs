@@ -14,6 +14,9 @@
 //! - dentry blocks validate, each entry lies in its name's hash bucket, no name appears
 //!   twice in a directory, and each entry's type matches its inode;
 //! - the checkpoint's counters match;
+//! - with [`FsckOptions::verify_data`] (`rollfs fsck`, `rollfs scrub`): every data block
+//!   matches the checksum beside its address; bad blocks are listed by path
+//!   ([`FsckReport::bad_data`]), apart from the metadata problems;
 //! - both superblock copies are intact and agree, and the checkpoint pack not in use is
 //!   either valid or explained by an interrupted checkpoint write (or by a fresh mkfs).
 //!
@@ -50,12 +53,53 @@ pub struct FsckReport {
     /// batches (the inodes mount will recover, counted once each).
     pub pending_chain_nodes: u64,
     pub pending_inodes: u64,
+    /// Data blocks read and checked against their checksums ([`FsckOptions::verify_data`]).
+    pub data_blocks_verified: u64,
+    /// Data blocks whose contents do not match their checksum: what a read of them gets
+    /// EIO for. A repair cannot bring the bytes back; the file's other blocks are fine.
+    pub bad_data: Vec<BadData>,
+}
+
+/// A data block that failed its checksum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadData {
+    pub ino: Ino,
+    /// A path of the file (its first name found), or `<orphan inode N>`.
+    pub path: String,
+    /// File block index (the byte offset is `index * 4096`).
+    pub index: u64,
+    /// Device block address.
+    pub block: u32,
+}
+
+impl core::fmt::Display for BadData {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{}: bad data block at byte offset {} (inode {}, file block {}, device block {}): checksum mismatch",
+            self.path,
+            self.index * BLOCK_SIZE as u64,
+            self.ino,
+            self.index,
+            self.block
+        )
+    }
 }
 
 impl FsckReport {
+    /// No metadata problem and no bad data block.
     pub fn is_clean(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.bad_data.is_empty()
     }
+}
+
+/// What a check reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FsckOptions {
+    /// Read every data block and compare it with its checksum (images with data
+    /// checksums). Costs a read of all file data; the metadata check reads only metadata
+    /// and directories.
+    pub verify_data: bool,
 }
 
 /// What [`repair`] did.
@@ -134,6 +178,11 @@ struct Checker<'a, 'p, D: BlockDevice> {
     /// Subdirectories of each directory.
     subdirs: BTreeMap<Ino, u32>,
     inodes: BTreeSet<Ino>,
+    verify_data: bool,
+    /// The first name found for each inode: (directory, name), for paths in messages.
+    names: BTreeMap<Ino, (Ino, Vec<u8>)>,
+    /// Data blocks that failed their checksum: (inode, file block, address).
+    bad: Vec<(Ino, u64, u32)>,
 }
 
 impl<D: BlockDevice> Checker<'_, '_, D> {
@@ -208,7 +257,16 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
     }
 
     #[allow(clippy::too_many_arguments)] // one block's full context, for the messages
-    fn check_data(&mut self, ino: Ino, holder: Nid, ofs: u32, idx: u64, addr: u32, size_blocks: u64, count: &mut u64) {
+    fn check_data(
+        &mut self,
+        ino: Ino,
+        holder: Nid,
+        ofs: u32,
+        idx: u64,
+        (addr, crc): (u32, u32),
+        size_blocks: u64,
+        count: &mut u64,
+    ) {
         if addr == NULL_ADDR {
             return;
         }
@@ -225,6 +283,45 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             v.push((idx, addr));
         }
         self.claim(addr, Owner::Data { holder, ofs });
+        if self.verify_data && self.fs.data_checksums && self.fs.geo.in_main(addr) {
+            let mut buf = crate::zero_block();
+            match self.fs.dev.read(addr as u64, &mut buf) {
+                Ok(()) => {
+                    self.report.data_blocks_verified += 1;
+                    if crate::codec::crc(&buf[..]) != crc {
+                        self.bad.push((ino, idx, addr));
+                    }
+                }
+                Err(e) => self.problem(format!("inode {ino}: file block {idx}: {}", Error::from(e))),
+            }
+        }
+    }
+
+    /// A path of `ino` from the names the directory walk found (bounded by the inode
+    /// count: a cycle cannot make it run away).
+    fn path_of(&self, ino: Ino) -> String {
+        let mut parts: Vec<&[u8]> = Vec::new();
+        let mut cur = ino;
+        let bound = self.names.len() + 1;
+        while cur != ROOT_INO {
+            let Some((parent, name)) = self.names.get(&cur) else {
+                return format!("<orphan inode {ino}>");
+            };
+            parts.push(name);
+            cur = *parent;
+            if parts.len() > bound {
+                return format!("<inode {ino}>");
+            }
+        }
+        let mut out = String::new();
+        for p in parts.iter().rev() {
+            out.push('/');
+            out.push_str(&String::from_utf8_lossy(p));
+        }
+        if out.is_empty() {
+            out.push('/');
+        }
+        out
     }
 
     /// Walks an inode's node tree, claiming every node and block.
@@ -253,23 +350,10 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         };
         let mut count = 0u64;
         for ofs in 0..ADDRS_PER_INODE {
-            self.check_data(ino, ino, ofs, ofs as u64, inode::addr(&ib, ofs), size_blocks, &mut count);
+            let ptr = (inode::addr(&ib, ofs), inode::data_crc(&ib, ofs));
+            self.check_data(ino, ino, ofs, ofs as u64, ptr, size_blocks, &mut count);
         }
-        let bases = [
-            (ADDRS_PER_INODE as u64, 0usize),
-            (ADDRS_PER_INODE as u64 + ADDRS_PER_BLOCK as u64, 0),
-            (ADDRS_PER_INODE as u64 + 2 * ADDRS_PER_BLOCK as u64, 1),
-            (ADDRS_PER_INODE as u64 + 2 * ADDRS_PER_BLOCK as u64 + (ADDRS_PER_BLOCK as u64).pow(2), 1),
-            (ADDRS_PER_INODE as u64 + 2 * ADDRS_PER_BLOCK as u64 + 2 * (ADDRS_PER_BLOCK as u64).pow(2), 2),
-            (
-                ADDRS_PER_INODE as u64
-                    + 2 * ADDRS_PER_BLOCK as u64
-                    + 2 * (ADDRS_PER_BLOCK as u64).pow(2)
-                    + (ADDRS_PER_BLOCK as u64).pow(3),
-                2,
-            ),
-        ];
-        for (slot, &(base, depth)) in bases.iter().enumerate() {
+        for (slot, &(base, _, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
             let nid = inode::nid(&ib, slot);
             if nid != NULL_NID {
                 self.walk_subtree(ino, nid, depth, base, size_blocks, &mut count);
@@ -299,14 +383,15 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         if !self.claim_node(nid, ino, ty) {
             return;
         }
-        let slots: Vec<u32> = match self.fs.node_ref(nid) {
-            Ok(b) => (0..ADDRS_PER_BLOCK).map(|i| node::slot(b, i)).collect(),
+        let slots: Vec<(u32, u32)> = match self.fs.node_ref(nid) {
+            Ok(b) if depth == 0 => (0..ADDRS_PER_BLOCK).map(|i| (node::addr(b, i), node::data_crc(b, i))).collect(),
+            Ok(b) => (0..NIDS_PER_BLOCK).map(|i| (node::slot(b, i), 0)).collect(),
             Err(_) => return,
         };
-        let span = (ADDRS_PER_BLOCK as u64).pow(depth as u32);
-        for (i, &v) in slots.iter().enumerate() {
+        let span = node::entry_span(depth);
+        for (i, &(v, crc)) in slots.iter().enumerate() {
             if depth == 0 {
-                self.check_data(ino, nid, i as u32, base + i as u64, v, size_blocks, count);
+                self.check_data(ino, nid, i as u32, base + i as u64, (v, crc), size_blocks, count);
             } else if v != NULL_NID {
                 if v >= self.fs.nat.nid_count() {
                     let addr = self.fs.nat_addr(nid);
@@ -373,6 +458,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                         continue;
                     }
                     *self.refs.entry(e.ino).or_insert(0) += 1;
+                    self.names.entry(e.ino).or_insert_with(|| (d, e.name.to_vec()));
                     let kind = if self.inodes.contains(&e.ino) {
                         self.fs.inode_kind(e.ino).ok()
                     } else {
@@ -549,15 +635,20 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
     }
 }
 
-/// Checks the image on `dev` as a mount would see it (newest valid checkpoint), without
-/// writing. An `Err` means the image could not be checked at all (unreadable superblock or
-/// checkpoint, I/O error); problems found are in the report.
+/// Checks the metadata of the image on `dev` as a mount would see it (newest valid
+/// checkpoint), without writing. An `Err` means the image could not be checked at all
+/// (unreadable superblock or checkpoint, I/O error); problems found are in the report.
 pub fn check<D: BlockDevice>(dev: &mut D) -> Result<FsckReport> {
-    check_with_progress(dev, &mut |_, _| {})
+    check_with(dev, &FsckOptions::default(), &mut |_, _| {})
 }
 
-/// [`check`], reporting progress (inodes checked, inodes in use) for a progress bar.
+/// [`check`] (metadata only), reporting progress (inodes checked, inodes in use).
 pub fn check_with_progress<D: BlockDevice>(dev: &mut D, progress: Progress<'_>) -> Result<FsckReport> {
+    check_with(dev, &FsckOptions::default(), progress)
+}
+
+/// [`check`] with options (data verification), reporting progress.
+pub fn check_with<D: BlockDevice>(dev: &mut D, fsck_opts: &FsckOptions, progress: Progress<'_>) -> Result<FsckReport> {
     let mut early = match header_problems(dev) {
         Ok(p) => p,
         Err(e @ Error::Io { .. }) => return Err(e),
@@ -583,8 +674,16 @@ pub fn check_with_progress<D: BlockDevice>(dev: &mut D, progress: Progress<'_>) 
         dir_blocks: BTreeMap::new(),
         subdirs: BTreeMap::new(),
         inodes: BTreeSet::new(),
+        verify_data: fsck_opts.verify_data,
+        names: BTreeMap::new(),
+        bad: Vec::new(),
     };
     c.run();
+    let bad = core::mem::take(&mut c.bad);
+    c.report.bad_data = bad
+        .into_iter()
+        .map(|(ino, index, block)| BadData { ino, path: c.path_of(ino), index, block })
+        .collect();
     match c.fs.pending_recovery() {
         Ok((nodes, inodes)) => {
             c.report.pending_chain_nodes = nodes;
@@ -684,7 +783,8 @@ pub fn repair_with_progress<D: BlockDevice>(
     progress: Progress<'_>,
 ) -> Result<RepairReport> {
     let before = check_with_progress(dev, progress)?;
-    if before.is_clean() {
+    // Bad data blocks are not the repair's to fix (their bytes are gone): only metadata.
+    if before.problems.is_empty() {
         let after = before.clone();
         return Ok(RepairReport { before, after, ..Default::default() });
     }

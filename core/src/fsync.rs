@@ -252,14 +252,14 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut data_crcs: BTreeMap<(Nid, u32), u32> = BTreeMap::new();
         for k in keys {
             let block = self.data.remove(&k).expect("listed above");
-            let (holder, ofs) = match self.writeback_one(ino, k.1, &block) {
+            let (holder, ofs, content_crc) = match self.writeback_one(ino, k.1, &block) {
                 Ok(v) => v,
                 Err(e) => {
                     self.data.insert(k, block);
                     return Err(e);
                 }
             };
-            data_crcs.insert((holder, ofs), crate::codec::crc(&block[..]));
+            data_crcs.insert((holder, ofs), content_crc.unwrap_or_else(|| crate::codec::crc(&block[..])));
         }
         // 2. The nodes of the batch, inode last.
         let mut order: Vec<Nid> = Vec::new();

@@ -96,14 +96,18 @@ impl<D: BlockDevice> Filesystem<D> {
                 self.node_mut(s.nid)?;
             } else {
                 let holder = self.node_ref(s.nid)?;
-                let (ino, idx, slot) = match node::footer_type(holder) {
-                    Some(NodeType::Inode) if (s.ofs as u32) < ADDRS_PER_INODE => {
-                        (s.nid, s.ofs as u64, inode::addr(holder, s.ofs as u32))
-                    }
+                let (ino, idx, slot, crc) = match node::footer_type(holder) {
+                    Some(NodeType::Inode) if (s.ofs as u32) < ADDRS_PER_INODE => (
+                        s.nid,
+                        s.ofs as u64,
+                        inode::addr(holder, s.ofs as u32),
+                        inode::data_crc(holder, s.ofs as u32),
+                    ),
                     Some(NodeType::Direct) if (s.ofs as u32) < ADDRS_PER_BLOCK => (
                         node::footer_ino(holder),
                         node::dnode_first_block(node::footer_ofs(holder) as u64) + s.ofs as u64,
-                        node::slot(holder, s.ofs as u32),
+                        node::addr(holder, s.ofs as u32),
+                        node::data_crc(holder, s.ofs as u32),
                     ),
                     _ => return Err(Error::corrupt(addr as u64, "summary names a node that holds no data")),
                 };
@@ -116,6 +120,11 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
                 let mut b = zero_block();
                 self.dev.read(addr as u64, &mut b)?;
+                if self.data_checksums && crate::codec::crc(&b[..]) != crc {
+                    // Moved as it is, with its old checksum: reads of it keep failing.
+                    self.gc_kept_crcs.insert((ino, idx), crc);
+                    self.stats.gc_bad_blocks_moved += 1;
+                }
                 self.data.insert((ino, idx), b);
                 self.gc_cold.insert((ino, idx));
             }

@@ -15,17 +15,6 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 const A: u64 = ADDRS_PER_INODE as u64;
-const P: u64 = ADDRS_PER_BLOCK as u64;
-
-/// First file block and span of the subtree under each inode nid slot.
-const SLOT_BASE: [(u64, u64, usize); NIDS_PER_INODE] = [
-    (A, P, 0),
-    (A + P, P, 0),
-    (A + 2 * P, P * P, 1),
-    (A + 2 * P + P * P, P * P, 1),
-    (A + 2 * P + 2 * P * P, P * P * P, 2),
-    (A + 2 * P + 2 * P * P + P * P * P, P * P * P, 2),
-];
 
 impl<D: BlockDevice> Filesystem<D> {
     /// Loads node `nid` into the cache, validating it.
@@ -141,20 +130,30 @@ impl<D: BlockDevice> Filesystem<D> {
     /// The address of file block `idx` (NULL_ADDR for a hole, NEW_ADDR for a block that
     /// is only in the write-back cache).
     pub(crate) fn get_addr(&mut self, ino: Ino, idx: u64) -> Result<BlockAddr> {
+        Ok(self.get_ptr(ino, idx)?.0)
+    }
+
+    /// The data pointer of file block `idx`: its address (as [`Self::get_addr`]) and the
+    /// checksum stored beside it (0 for a hole or a block not yet written).
+    pub(crate) fn get_ptr(&mut self, ino: Ino, idx: u64) -> Result<(BlockAddr, u32)> {
         match node::block_path(idx)? {
-            BlockPath::Inode { ofs } => Ok(inode::addr(self.inode_ref(ino)?, ofs)),
+            BlockPath::Inode { ofs } => {
+                let b = self.inode_ref(ino)?;
+                Ok((inode::addr(b, ofs), inode::data_crc(b, ofs)))
+            }
             BlockPath::Node { slot, depth, idx: path, ofs, .. } => {
                 let mut nid = inode::nid(self.inode_ref(ino)?, slot);
                 for &i in path.iter().take(depth) {
                     if nid == NULL_NID {
-                        return Ok(NULL_ADDR);
+                        return Ok((NULL_ADDR, 0));
                     }
                     nid = node::slot(self.child(nid, ino, NodeType::Indirect)?, i);
                 }
                 if nid == NULL_NID {
-                    return Ok(NULL_ADDR);
+                    return Ok((NULL_ADDR, 0));
                 }
-                Ok(node::slot(self.child(nid, ino, NodeType::Direct)?, ofs))
+                let b = self.child(nid, ino, NodeType::Direct)?;
+                Ok((node::addr(b, ofs), node::data_crc(b, ofs)))
             }
         }
     }
@@ -201,7 +200,7 @@ impl<D: BlockDevice> Filesystem<D> {
                     }
                     nid = c;
                 }
-                let old = node::slot(self.child(nid, ino, NodeType::Direct)?, ofs);
+                let old = node::addr(self.child(nid, ino, NodeType::Direct)?, ofs);
                 Ok((nid, ofs, old))
             }
         }
@@ -231,13 +230,15 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(missing.len() as u64)
     }
 
-    /// Sets an address in the node that holds it (the inode or a direct node).
-    pub(crate) fn set_holder_slot(&mut self, holder: Nid, ofs: u32, addr: BlockAddr) -> Result<()> {
+    /// Sets a data pointer (address and checksum) in the node that holds it (the inode or
+    /// a direct node). A hole or a block only in the cache has checksum 0.
+    pub(crate) fn set_holder_slot(&mut self, holder: Nid, ofs: u32, addr: BlockAddr, crc: u32) -> Result<()> {
+        debug_assert!(crc == 0 || (addr != NULL_ADDR && addr != NEW_ADDR), "a checksum without a block");
         let b = self.node_mut(holder)?;
         if node::footer_type(b) == Some(NodeType::Inode) {
-            inode::set_addr(b, ofs, addr);
+            inode::set_ptr(b, ofs, addr, crc);
         } else {
-            node::set_slot(b, ofs, addr);
+            node::set_ptr(b, ofs, addr, crc);
         }
         Ok(())
     }
@@ -246,13 +247,15 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn put_dirty_block(&mut self, ino: Ino, idx: u64, block: Box<Block>) -> Result<()> {
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         if old == NULL_ADDR {
-            self.set_holder_slot(holder, ofs, NEW_ADDR)?;
+            self.set_holder_slot(holder, ofs, NEW_ADDR, 0)?;
             let b = self.inode_mut(ino)?;
             let n = inode::blocks(b);
             inode::set_blocks(b, n.saturating_add(1));
         }
         // A reserved hole now filled: the reservation is spent (its block is counted as dirty).
         self.prealloc.release_range(ino, idx, idx + 1);
+        // New contents get a checksum of their own, even where cleaning moved a bad block.
+        self.gc_kept_crcs.remove(&(ino, idx));
         self.data.insert((ino, idx), block);
         Ok(())
     }
@@ -262,7 +265,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if let Some(b) = self.data.get(&(ino, idx)) {
             return Ok(Some(b.clone()));
         }
-        let addr = self.get_addr(ino, idx)?;
+        let (addr, crc) = self.get_ptr(ino, idx)?;
         if addr == NULL_ADDR {
             return Ok(None);
         }
@@ -272,6 +275,12 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut b = zero_block();
         self.dev.read(addr as u64, &mut b)?;
         self.stats.device_reads += 1;
+        // Every block read from the device is checked against the checksum its node holds:
+        // flash that returns flipped or stale bytes gets EIO, never the bytes.
+        if self.data_checksums && crate::codec::crc(&b[..]) != crc {
+            self.stats.data_checksum_errors += 1;
+            return Err(Error::DataChecksum { ino, index: idx, block: addr as u64 });
+        }
         Ok(Some(b))
     }
 
@@ -314,6 +323,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..(ino, to)).map(|(k, _)| *k).collect();
         for k in doomed {
             self.data.remove(&k);
+            self.gc_kept_crcs.remove(&k);
         }
         let mut freed = 0u64;
         let ib = self.inode_block(ino)?;
@@ -321,10 +331,10 @@ impl<D: BlockDevice> Filesystem<D> {
             let a = inode::addr(&ib, ofs);
             if a != NULL_ADDR {
                 self.drop_addr(a, &mut freed)?;
-                inode::set_addr(self.inode_mut(ino)?, ofs, NULL_ADDR);
+                inode::set_ptr(self.inode_mut(ino)?, ofs, NULL_ADDR, 0);
             }
         }
-        for (slot, &(base, span, depth)) in SLOT_BASE.iter().enumerate() {
+        for (slot, &(base, span, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
             let nid = inode::nid(&ib, slot);
             if nid == NULL_NID || base + span <= from || base >= to {
                 continue;
@@ -355,14 +365,14 @@ impl<D: BlockDevice> Filesystem<D> {
         let ty = if depth == 0 { NodeType::Direct } else { NodeType::Indirect };
         let slots: Vec<u32> = {
             let b = self.child(nid, ino, ty)?;
-            (0..ADDRS_PER_BLOCK).map(|i| node::slot(b, i)).collect()
+            if depth == 0 {
+                (0..ADDRS_PER_BLOCK).map(|i| node::addr(b, i)).collect()
+            } else {
+                (0..NIDS_PER_BLOCK).map(|i| node::slot(b, i)).collect()
+            }
         };
-        let child_span = match depth {
-            0 => 1,
-            1 => P,
-            _ => P * P,
-        };
-        let whole = from <= base && base.saturating_add(child_span * P) <= to;
+        let child_span = node::entry_span(depth);
+        let whole = from <= base && base.saturating_add(child_span * node::entries_at(depth) as u64) <= to;
         for (i, &v) in slots.iter().enumerate() {
             if v == NULL_ADDR {
                 continue;
@@ -378,7 +388,12 @@ impl<D: BlockDevice> Filesystem<D> {
                 self.free_subtree_range(ino, v, depth - 1, cbase, from, to, freed)?
             };
             if clear && !whole {
-                node::set_slot(self.node_mut(nid)?, i as u32, NULL_ADDR);
+                let b = self.node_mut(nid)?;
+                if depth == 0 {
+                    node::set_ptr(b, i as u32, NULL_ADDR, 0);
+                } else {
+                    node::set_slot(b, i as u32, NULL_NID);
+                }
             }
         }
         if whole {

@@ -43,13 +43,19 @@ pub const SSA_ENTRY_SIZE: usize = 6;
 /// Node blocks: 4064 bytes of payload, then a 32-byte footer.
 pub const NODE_FOOTER_SIZE: usize = 32;
 pub const NODE_FOOTER_OFFSET: usize = BLOCK_SIZE - NODE_FOOTER_SIZE; // 4064
-pub const ADDRS_PER_BLOCK: u32 = (NODE_FOOTER_OFFSET / 4) as u32; // 1016
-pub const NIDS_PER_BLOCK: u32 = ADDRS_PER_BLOCK; // 1016
+/// Bytes one data pointer takes in a node: the block address and the CRC32C of the block's
+/// contents, stored in two parallel arrays so that the node write that publishes an address
+/// publishes its checksum with it (format 2).
+pub const DATA_POINTER_SIZE: usize = 8;
+/// Data pointers in a direct node.
+pub const ADDRS_PER_BLOCK: u32 = (NODE_FOOTER_OFFSET / DATA_POINTER_SIZE) as u32; // 508
+/// Child node ids in an indirect node.
+pub const NIDS_PER_BLOCK: u32 = (NODE_FOOTER_OFFSET / 4) as u32; // 1016
 pub const INODE_HEADER_SIZE: usize = 384;
 pub const NIDS_PER_INODE: usize = 6;
-pub const ADDRS_PER_INODE: u32 = ((NODE_FOOTER_OFFSET - INODE_HEADER_SIZE - NIDS_PER_INODE * 4) / 4) as u32; // 914
-/// Bytes of file data that fit inline in an inode (the address area).
-pub const INLINE_DATA_MAX: usize = ADDRS_PER_INODE as usize * 4; // 3656
+/// Data pointers in an inode.
+pub const ADDRS_PER_INODE: u32 =
+    ((NODE_FOOTER_OFFSET - INODE_HEADER_SIZE - NIDS_PER_INODE * 4) / DATA_POINTER_SIZE) as u32; // 457
 
 /// Block address meaning "no block" (a hole, or an unused NAT entry).
 pub const NULL_ADDR: u32 = 0;

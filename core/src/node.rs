@@ -5,11 +5,16 @@
 //! accessors here, so encode/decode is the identity and a node cannot drift from its
 //! on-disk form. Every node read from the device passes [`validate`] before use.
 //!
-//! Tree shape (f2fs style): an inode holds `ADDRS_PER_INODE` block addresses and six node
+//! Tree shape (f2fs style): an inode holds `ADDRS_PER_INODE` data pointers and six node
 //! ids: two direct nodes, two indirect nodes (each → `NIDS_PER_BLOCK` direct nodes) and two
 //! double-indirect nodes. Direct nodes are numbered in file order ("dnode number" `d`), and
 //! direct node `d` maps file blocks `ADDRS_PER_INODE + d * ADDRS_PER_BLOCK ..` — which
 //! is what lets roll-forward recovery place a direct node from its footer alone.
+//!
+//! A data pointer (format 2) is a block address and the CRC32C of the block's 4096 bytes,
+//! kept in two parallel arrays of the inode or direct node: the one node write that
+//! publishes an address publishes its checksum, so every path that moves a pointer (fsync
+//! batches, roll-forward, atomic commits, cleaning) moves the checksum with it.
 
 use crate::codec::*;
 use crate::error::{Error, Result};
@@ -44,14 +49,26 @@ pub struct RawNode {
     pub footer: NodeFooter,
 }
 
-/// A direct node (block addresses) or an indirect node (node ids): one array of 32-bit
-/// slots, then the footer.
+/// An indirect node: an array of child node ids, then the footer.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct RawSlotNode {
-    pub slots: [U32; ADDRS_PER_BLOCK as usize],
+    pub slots: [U32; NIDS_PER_BLOCK as usize],
     pub footer: NodeFooter,
 }
+
+/// A direct node: the data pointers (addresses, then the checksums of the blocks they point
+/// at, index for index), then the footer. FORMAT.md, section "Direct node".
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct RawDirectNode {
+    pub addrs: [U32; ADDRS_PER_BLOCK as usize],
+    pub data_crcs: [U32; ADDRS_PER_BLOCK as usize],
+    pub footer: NodeFooter,
+}
+
+pub const DIRECT_OFF_ADDRS: usize = offset_of!(RawDirectNode, addrs); // 0
+pub const DIRECT_OFF_DATA_CRCS: usize = offset_of!(RawDirectNode, data_crcs); // 2032
 
 pub const FOOTER_OFF_NID: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, nid); // 4064
 pub const FOOTER_OFF_INO: usize = NODE_FOOTER_OFFSET + offset_of!(NodeFooter, ino);
@@ -65,6 +82,10 @@ const _: () = {
     assert!(size_of::<NodeFooter>() == NODE_FOOTER_SIZE);
     assert!(size_of::<RawNode>() == BLOCK_SIZE);
     assert!(size_of::<RawSlotNode>() == BLOCK_SIZE);
+    assert!(size_of::<RawDirectNode>() == BLOCK_SIZE);
+    assert!(DIRECT_OFF_ADDRS == 0);
+    assert!(DIRECT_OFF_DATA_CRCS == 2032);
+    assert!(offset_of!(RawDirectNode, footer) == NODE_FOOTER_OFFSET);
     assert!(offset_of!(RawNode, footer) == NODE_FOOTER_OFFSET);
     assert!(offset_of!(RawSlotNode, footer) == NODE_FOOTER_OFFSET);
     assert!(FOOTER_OFF_NID == 4064);
@@ -177,14 +198,32 @@ pub fn validate(b: &Block, addr: u64, nid: Nid, seed: u32) -> Result<NodeType> {
     Ok(ty)
 }
 
-/// Reads entry `i` of a direct node's address array or an indirect node's nid array.
+/// Reads entry `i` of an indirect node's nid array.
 pub fn slot(b: &Block, i: u32) -> u32 {
-    debug_assert!(i < ADDRS_PER_BLOCK);
+    debug_assert!(i < NIDS_PER_BLOCK);
     view::<RawSlotNode>(b).slots[i as usize].get()
 }
 pub fn set_slot(b: &mut Block, i: u32, v: u32) {
-    debug_assert!(i < ADDRS_PER_BLOCK);
+    debug_assert!(i < NIDS_PER_BLOCK);
     view_mut::<RawSlotNode>(b).slots[i as usize].set(v)
+}
+
+/// Reads the address of data pointer `i` of a direct node.
+pub fn addr(b: &Block, i: u32) -> BlockAddr {
+    debug_assert!(i < ADDRS_PER_BLOCK);
+    view::<RawDirectNode>(b).addrs[i as usize].get()
+}
+/// Reads the checksum of data pointer `i` of a direct node.
+pub fn data_crc(b: &Block, i: u32) -> u32 {
+    debug_assert!(i < ADDRS_PER_BLOCK);
+    view::<RawDirectNode>(b).data_crcs[i as usize].get()
+}
+/// Sets data pointer `i` of a direct node: the address and the checksum together.
+pub fn set_ptr(b: &mut Block, i: u32, addr: BlockAddr, crc: u32) {
+    debug_assert!(i < ADDRS_PER_BLOCK);
+    let r = view_mut::<RawDirectNode>(b);
+    r.addrs[i as usize].set(addr);
+    r.data_crcs[i as usize].set(crc);
 }
 
 /// The inode layout: a fixed header, then the address array and the node ids.
@@ -230,6 +269,8 @@ pub mod inode {
         pub batch_blocks: U32,
         pub reserved2: [u8; 8],
         pub addrs: [U32; ADDRS_PER_INODE as usize],
+        /// CRC32C of the data block each address points at (format 2).
+        pub data_crcs: [U32; ADDRS_PER_INODE as usize],
         pub nids: [U32; NIDS_PER_INODE],
         pub footer: NodeFooter,
     }
@@ -260,9 +301,10 @@ pub mod inode {
     pub const OFF_BATCH_CRC: usize = offset_of!(RawInode, batch_crc);
     pub const OFF_BATCH_BLOCKS: usize = offset_of!(RawInode, batch_blocks);
     pub const OFF_ADDRS: usize = offset_of!(RawInode, addrs); // 384
+    pub const OFF_DATA_CRCS: usize = offset_of!(RawInode, data_crcs); // 2212
     pub const OFF_NIDS: usize = offset_of!(RawInode, nids); // 4040
 
-    // The layout FORMAT.md states (format 1.0), checked at compile time.
+    // The layout FORMAT.md states (format 2.0), checked at compile time.
     const _: () = {
         assert!(size_of::<RawInode>() == BLOCK_SIZE);
         assert!(OFF_MODE == 0);
@@ -291,6 +333,7 @@ pub mod inode {
         assert!(OFF_BATCH_CRC == 368);
         assert!(OFF_BATCH_BLOCKS == 372);
         assert!(OFF_ADDRS == INODE_HEADER_SIZE);
+        assert!(OFF_DATA_CRCS == 2212);
         assert!(OFF_NIDS == 4040);
         assert!(offset_of!(RawInode, footer) == NODE_FOOTER_OFFSET);
     };
@@ -429,9 +472,16 @@ pub mod inode {
         debug_assert!(i < ADDRS_PER_INODE);
         raw(b).addrs[i as usize].get()
     }
-    pub fn set_addr(b: &mut Block, i: u32, v: BlockAddr) {
+    pub fn data_crc(b: &Block, i: u32) -> u32 {
         debug_assert!(i < ADDRS_PER_INODE);
-        raw_mut(b).addrs[i as usize].set(v)
+        raw(b).data_crcs[i as usize].get()
+    }
+    /// Sets data pointer `i` of the inode: the address and the checksum together.
+    pub fn set_ptr(b: &mut Block, i: u32, addr: BlockAddr, crc: u32) {
+        debug_assert!(i < ADDRS_PER_INODE);
+        let r = raw_mut(b);
+        r.addrs[i as usize].set(addr);
+        r.data_crcs[i as usize].set(crc);
     }
     pub fn nid(b: &Block, i: usize) -> Nid {
         debug_assert!(i < NIDS_PER_INODE);
@@ -446,12 +496,46 @@ pub mod inode {
 // ---- file block index → tree position ------------------------------------------------
 
 const A: u64 = ADDRS_PER_INODE as u64;
+/// Data pointers per direct node.
 const P: u64 = ADDRS_PER_BLOCK as u64;
+/// Children per indirect node.
+const N: u64 = NIDS_PER_BLOCK as u64;
 
 /// Number of file blocks the tree can map.
-pub const MAX_FILE_BLOCKS: u64 = A + 2 * P + 2 * P * P + 2 * P * P * P;
+pub const MAX_FILE_BLOCKS: u64 = A + 2 * P + 2 * N * P + 2 * N * N * P;
 /// Largest file size in bytes.
 pub const MAX_FILE_SIZE: u64 = MAX_FILE_BLOCKS * BLOCK_SIZE as u64;
+
+/// First file block, span in file blocks and depth (0: a direct node, 1: an indirect node
+/// over direct nodes, 2: double indirect) of the subtree under each inode node-id slot.
+pub const SLOT_SUBTREES: [(u64, u64, usize); NIDS_PER_INODE] = [
+    (A, P, 0),
+    (A + P, P, 0),
+    (A + 2 * P, N * P, 1),
+    (A + 2 * P + N * P, N * P, 1),
+    (A + 2 * P + 2 * N * P, N * N * P, 2),
+    (A + 2 * P + 2 * N * P + N * N * P, N * N * P, 2),
+];
+
+/// Entries of a tree node at `depth` (data pointers of a direct node, child ids of an
+/// indirect node).
+pub const fn entries_at(depth: usize) -> u32 {
+    if depth == 0 {
+        ADDRS_PER_BLOCK
+    } else {
+        NIDS_PER_BLOCK
+    }
+}
+
+/// File blocks one entry of a tree node at `depth` spans: 1 for a direct node's pointer,
+/// a whole direct node's span for an indirect node's child, and so on.
+pub const fn entry_span(depth: usize) -> u64 {
+    match depth {
+        0 => 1,
+        1 => P,
+        _ => N * P,
+    }
+}
 
 /// Where the address of a file block lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -465,28 +549,26 @@ pub enum BlockPath {
 }
 
 pub fn block_path(file_block: u64) -> Result<BlockPath> {
-    let mut i = file_block;
-    if i < A {
-        return Ok(BlockPath::Inode { ofs: i as u32 });
+    if file_block < A {
+        return Ok(BlockPath::Inode { ofs: file_block as u32 });
     }
-    i -= A;
-    let dnode = i / P;
-    let ofs = (i % P) as u32;
-    if i < 2 * P {
-        return Ok(BlockPath::Node { slot: (i / P) as usize, depth: 0, idx: [0, 0], ofs, dnode });
+    if file_block >= MAX_FILE_BLOCKS {
+        return Err(Error::FileTooBig);
     }
-    i -= 2 * P;
-    if i < 2 * P * P {
-        let slot = 2 + (i / (P * P)) as usize;
-        let rem = i % (P * P);
-        return Ok(BlockPath::Node { slot, depth: 1, idx: [(rem / P) as u32, 0], ofs, dnode });
-    }
-    i -= 2 * P * P;
-    if i < 2 * P * P * P {
-        let slot = 4 + (i / (P * P * P)) as usize;
-        let rem = i % (P * P * P);
-        let idx = [(rem / (P * P)) as u32, ((rem / P) % P) as u32];
-        return Ok(BlockPath::Node { slot, depth: 2, idx, ofs, dnode });
+    // Every direct node maps P blocks, so its number and the index in it follow directly.
+    let dnode = (file_block - A) / P;
+    let ofs = ((file_block - A) % P) as u32;
+    for (slot, &(base, span, depth)) in SLOT_SUBTREES.iter().enumerate() {
+        if file_block >= base + span {
+            continue;
+        }
+        let rem = file_block - base;
+        let idx = match depth {
+            0 => [0, 0],
+            1 => [(rem / P) as u32, 0],
+            _ => [(rem / (N * P)) as u32, ((rem / P) % N) as u32],
+        };
+        return Ok(BlockPath::Node { slot, depth, idx, ofs, dnode });
     }
     Err(Error::FileTooBig)
 }
@@ -503,10 +585,10 @@ pub fn indirect_ofs(path: &BlockPath, level: usize) -> u32 {
         BlockPath::Node { slot, depth, idx, .. } => {
             // dnode number of the first direct node under this indirect node.
             let base = match slot {
-                2 | 3 => 2 + (slot as u64 - 2) * P,
-                _ => 2 + 2 * P + (slot as u64 - 4) * P * P,
+                2 | 3 => 2 + (slot as u64 - 2) * N,
+                _ => 2 + 2 * N + (slot as u64 - 4) * N * N,
             };
-            let v = if depth == 2 && level == 1 { base + idx[0] as u64 * P } else { base };
+            let v = if depth == 2 && level == 1 { base + idx[0] as u64 * N } else { base };
             let top = if depth == 2 && level == 0 { 1u32 << 31 } else { 0 };
             (v as u32) | top
         }
@@ -528,19 +610,32 @@ mod tests {
             block_path(A + 2 * P).unwrap(),
             BlockPath::Node { slot: 2, depth: 1, idx: [0, 0], ofs: 0, dnode: 2 }
         ));
-        assert!(matches!(block_path(A + 2 * P + P * P).unwrap(), BlockPath::Node { slot: 3, depth: 1, .. }));
-        let dd = A + 2 * P + 2 * P * P;
+        assert!(matches!(
+            block_path(A + 2 * P + N * P - 1).unwrap(),
+            BlockPath::Node { slot: 2, depth: 1, idx: [i, 0], .. } if i as u64 == N - 1
+        ));
+        assert!(matches!(block_path(A + 2 * P + N * P).unwrap(), BlockPath::Node { slot: 3, depth: 1, .. }));
+        let dd = A + 2 * P + 2 * N * P;
         assert!(matches!(block_path(dd).unwrap(), BlockPath::Node { slot: 4, depth: 2, idx: [0, 0], .. }));
-        assert!(matches!(block_path(dd + P * P * P).unwrap(), BlockPath::Node { slot: 5, depth: 2, .. }));
+        assert!(matches!(
+            block_path(dd + N * P + P).unwrap(),
+            BlockPath::Node { slot: 4, depth: 2, idx: [1, 1], ofs: 0, .. }
+        ));
+        assert!(matches!(block_path(dd + N * N * P).unwrap(), BlockPath::Node { slot: 5, depth: 2, .. }));
+        assert!(matches!(block_path(MAX_FILE_BLOCKS - 1).unwrap(), BlockPath::Node { slot: 5, depth: 2, .. }));
         assert_eq!(block_path(MAX_FILE_BLOCKS), Err(Error::FileTooBig));
-        // At least 4 TiB files.
-        const { assert!(MAX_FILE_SIZE >= 4u64 << 40) };
-        // dnode numbering is dense and matches the first block of each direct node.
-        for fb in [A, A + P, A + 2 * P, A + 2 * P + 5 * P + 3, dd + 7 * P + 1] {
-            if let BlockPath::Node { dnode, ofs, .. } = block_path(fb).unwrap() {
-                assert_eq!(dnode_first_block(dnode) + ofs as u64, fb);
-            } else {
-                panic!();
+        // Files of almost 4 TiB (3.91 TiB; f2fs: 3.94 TiB). Format 1 mapped 7.8 TiB before
+        // a data pointer took 8 bytes; the device itself is at most 16 TiB.
+        const { assert!(MAX_FILE_SIZE >= 3_900_000_000_000 && MAX_FILE_SIZE < 4u64 << 40) };
+        // dnode numbering is dense and matches the first block of each direct node, and the
+        // indirect nodes' footer numbers name the first direct node under them.
+        for fb in [A, A + P, A + 2 * P, A + 2 * P + 5 * P + 3, dd + 7 * P + 1, dd + N * P + 2 * P + 9] {
+            let path = block_path(fb).unwrap();
+            let BlockPath::Node { dnode, ofs, depth, idx, .. } = path else { panic!() };
+            assert_eq!(dnode_first_block(dnode) + ofs as u64, fb);
+            if depth >= 1 {
+                let lowest = indirect_ofs(&path, depth - 1) as u64 & !(1u64 << 31);
+                assert_eq!(lowest + idx[depth - 1] as u64, dnode, "file block {fb}");
             }
         }
     }

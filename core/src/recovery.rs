@@ -163,23 +163,27 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(report)
     }
 
-    /// Address changes a batch makes: (file block, new address) for every slot of its
-    /// direct nodes and its inode that differs from the current state. `None` when the
-    /// batch is inconsistent with the current state.
+    /// Pointer changes a batch makes: (file block, new address, its checksum) for every
+    /// slot of its direct nodes and its inode whose address differs from the current state.
+    /// `None` when the batch is inconsistent with the current state.
     fn batch_changes(
         &mut self,
         ino: Ino,
         nodes: &[&ChainNode],
         exists: bool,
         trunc: u64,
-    ) -> Result<Option<Vec<(u64, BlockAddr)>>> {
+    ) -> Result<Option<Vec<(u64, BlockAddr, u32)>>> {
+        type Get = fn(&Block, u32) -> u32;
         let mut changes = Vec::new();
         for n in nodes {
-            let (first, count, get): (u64, u32, fn(&Block, u32) -> u32) = match node::footer_type(&n.block) {
-                Some(NodeType::Direct) => {
-                    (node::dnode_first_block(node::footer_ofs(&n.block) as u64), ADDRS_PER_BLOCK, node::slot)
-                }
-                Some(NodeType::Inode) => (0, ADDRS_PER_INODE, inode::addr),
+            let (first, count, get, get_crc): (u64, u32, Get, Get) = match node::footer_type(&n.block) {
+                Some(NodeType::Direct) => (
+                    node::dnode_first_block(node::footer_ofs(&n.block) as u64),
+                    ADDRS_PER_BLOCK,
+                    node::addr,
+                    node::data_crc,
+                ),
+                Some(NodeType::Inode) => (0, ADDRS_PER_INODE, inode::addr, inode::data_crc),
                 _ => continue,
             };
             if first.checked_add(count as u64).is_none_or(|e| e > node::MAX_FILE_BLOCKS) {
@@ -198,7 +202,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 if new != NULL_ADDR && (new == NEW_ADDR || !self.geo.in_main(new)) {
                     return Ok(None);
                 }
-                changes.push((idx, new));
+                let crc = if new == NULL_ADDR { 0 } else { get_crc(&n.block, i) };
+                changes.push((idx, new, crc));
             }
         }
         Ok(Some(changes))
@@ -224,7 +229,7 @@ impl<D: BlockDevice> Filesystem<D> {
                     return Ok(alloc::vec![NULL_ADDR; count as usize]);
                 }
                 let b = self.tree_child(nid, ino, NodeType::Direct)?;
-                Ok((0..count).map(|i| node::slot(b, i)).collect())
+                Ok((0..count).map(|i| node::addr(b, i)).collect())
             }
             node::BlockPath::Inode { .. } => Err(Error::corrupt(0, "direct node range inside the inode")),
         }
@@ -261,7 +266,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut crc = 0u32;
         let mut count = 0u32;
         let mut buf = zero_block();
-        for &(_, addr) in &changes {
+        for &(_, addr, _) in &changes {
             if addr == NULL_ADDR {
                 continue;
             }
@@ -292,8 +297,8 @@ impl<D: BlockDevice> Filesystem<D> {
         } else if trunc != u64::MAX {
             self.truncate_blocks(ino, trunc)?;
         }
-        for (idx, new) in changes {
-            self.apply_slot(ino, idx, new)?;
+        for (idx, new, crc) in changes {
+            self.apply_slot(ino, idx, new, crc)?;
         }
         // Metadata from the marked inode (not its tree pointers or block count).
         {
@@ -327,8 +332,9 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(true)
     }
 
-    /// Points file block `idx` of `ino` at `new`, claiming `new` and releasing the old one.
-    fn apply_slot(&mut self, ino: Ino, idx: u64, new: BlockAddr) -> Result<()> {
+    /// Points file block `idx` of `ino` at `new` with checksum `crc`, claiming `new` and
+    /// releasing the old one.
+    fn apply_slot(&mut self, ino: Ino, idx: u64, new: BlockAddr, crc: u32) -> Result<()> {
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         if old == new {
             return Ok(());
@@ -340,7 +346,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             self.ssa.set(&mut self.dev, &self.geo, new, Summary { nid: holder, ofs: ofs as u16 }, self.cp.version)?;
         }
-        self.set_holder_slot(holder, ofs, new)?;
+        self.set_holder_slot(holder, ofs, new, crc)?;
         if old != NULL_ADDR && old != NEW_ADDR {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
         }

@@ -62,18 +62,6 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-const A: u64 = ADDRS_PER_INODE as u64;
-const P: u64 = ADDRS_PER_BLOCK as u64;
-
-/// First file block, span and depth of the subtree under each inode nid slot.
-const SLOT_BASE: [(u64, u64, usize); NIDS_PER_INODE] = [
-    (A, P, 0),
-    (A + P, P, 0),
-    (A + 2 * P, P * P, 1),
-    (A + 2 * P + P * P, P * P, 1),
-    (A + 2 * P + 2 * P * P, P * P * P, 2),
-    (A + 2 * P + 2 * P * P + P * P * P, P * P * P, 2),
-];
 
 /// At most this many per-segment SIT and SSA lines; the rest are counted in one line.
 const SEGMENT_LINES_MAX: usize = 32;
@@ -453,7 +441,7 @@ impl<D: BlockDevice> Rebuild<'_, D> {
 
     /// Clears the data pointer at slot `ofs` of node `holder` (an inode or a direct node).
     fn clear_slot(&mut self, holder: Nid, ofs: u32) {
-        let _ = self.fs.set_holder_slot(holder, ofs, NULL_ADDR);
+        let _ = self.fs.set_holder_slot(holder, ofs, NULL_ADDR, 0);
     }
 
     // ---- the tree --------------------------------------------------------------------
@@ -484,7 +472,7 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                 self.clear_slot(ino, ofs);
             }
         }
-        for (slot, &(base, span, depth)) in SLOT_BASE.iter().enumerate() {
+        for (slot, &(base, span, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
             let nid = inode::nid(&ib, slot);
             if nid != NULL_NID && !self.walk_subtree(ino, nid, depth, base, span, size_blocks) {
                 if let Ok(b) = self.fs.node_mut(ino) {
@@ -518,10 +506,11 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             return false;
         }
         let slots: Vec<u32> = match self.fs.node_ref(nid) {
-            Ok(b) => (0..ADDRS_PER_BLOCK).map(|i| node::slot(b, i)).collect(),
+            Ok(b) if depth == 0 => (0..ADDRS_PER_BLOCK).map(|i| node::addr(b, i)).collect(),
+            Ok(b) => (0..NIDS_PER_BLOCK).map(|i| node::slot(b, i)).collect(),
             Err(_) => return false,
         };
-        let child_span = span / P;
+        let child_span = node::entry_span(depth);
         for (i, &v) in slots.iter().enumerate() {
             let keep = if depth == 0 {
                 self.data(ino, nid, i as u32, base + i as u64, v, size_blocks)
@@ -532,7 +521,11 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             };
             if !keep {
                 if let Ok(b) = self.fs.node_mut(nid) {
-                    node::set_slot(b, i as u32, NULL_ADDR);
+                    if depth == 0 {
+                        node::set_ptr(b, i as u32, NULL_ADDR, 0);
+                    } else {
+                        node::set_slot(b, i as u32, NULL_NID);
+                    }
                 }
             }
         }

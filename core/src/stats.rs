@@ -48,6 +48,11 @@ stats! {
     /// Data blocks written into holes of used segments (slack space recycling).
     ssr_blocks,
     discard_errors,
+    /// Data blocks read from the device that failed their checksum (each read gets EIO).
+    data_checksum_errors,
+    /// Data blocks that failed their checksum when cleaning moved them (moved with their
+    /// old checksum, so they stay detected).
+    gc_bad_blocks_moved,
     // ---- rare events: what a checker of a full device must see happen (issue: the crash
     // explorer counts each and its CI sample must reach every one) ----
     /// Checkpoints written from inside an operation that is not sync/fsync/unmount: to make

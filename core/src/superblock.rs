@@ -13,14 +13,20 @@ use zerocopy::little_endian::{I64, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const SB_MAGIC: u32 = 0x5346_4C52; // "RLFS" in little-endian bytes
-pub const FORMAT_VERSION_MAJOR: u16 = 1;
+/// Format 2 added a checksum beside every data block address (format 1 images are refused
+/// with a message that says so).
+pub const FORMAT_VERSION_MAJOR: u16 = 2;
 pub const FORMAT_VERSION_MINOR: u16 = 0;
 
 /// Feature bits a mount may ignore.
 pub const FEATURE_COMPAT_ATOMIC_WRITE: u32 = 1 << 0;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
 pub const FEATURE_INCOMPAT_SUPPORTED: u32 = 0;
-pub const FEATURE_RO_COMPAT_SUPPORTED: u32 = 0;
+/// Data checksums: every data pointer's checksum is the CRC32C of its block, and reads verify
+/// it. Read-only compatible: a reader that ignores it reads correct data unverified, but a
+/// writer that ignored it would leave wrong checksums behind.
+pub const FEATURE_RO_COMPAT_DATASUM: u32 = 1 << 0;
+pub const FEATURE_RO_COMPAT_SUPPORTED: u32 = FEATURE_RO_COMPAT_DATASUM;
 
 /// The superblock as it is on disk: one whole block, little-endian, CRC in the last four
 /// bytes (as every checksummed block). FORMAT.md, section "Superblock".
@@ -196,6 +202,12 @@ impl Superblock {
             return bad("superblock: checksum mismatch");
         }
         let version_major = r.version_major.get();
+        if version_major == 1 {
+            return bad(
+                "superblock: format 1 image (made before data checksums); this rollfs reads format 2: \
+                 copy the files off with rollfs 0.1 and make a new image",
+            );
+        }
         if version_major != FORMAT_VERSION_MAJOR {
             return bad("superblock: unsupported format version");
         }

@@ -23,7 +23,7 @@ use rollfs_core::codec::{self, MetaFooter, RawMetaBlock, CRC_OFFSET};
 use rollfs_core::dir::{DentryRecord, RawDentryBlock};
 use rollfs_core::layout::*;
 use rollfs_core::nat::{Nat, NatEntry, RawNatBlock, RawNatEntry};
-use rollfs_core::node::{self, inode, inode::RawInode, NodeFooter, NodeType, RawNode, RawSlotNode};
+use rollfs_core::node::{self, inode, inode::RawInode, NodeFooter, NodeType, RawDirectNode, RawNode, RawSlotNode};
 use rollfs_core::segment::Log;
 use rollfs_core::sit::{RawSitBlock, RawSitEntry, SegEntry};
 use rollfs_core::ssa::{RawSsaBlock, RawSsaEntry, Ssa, Summary};
@@ -363,6 +363,7 @@ fn specs() -> Vec<Spec> {
                 field!(RawInode, batch_blocks),
                 field!(RawInode, reserved2, "reserved"),
                 field!(RawInode, addrs),
+                field!(RawInode, data_crcs),
                 field!(RawInode, nids),
                 field!(RawInode, footer),
             ],
@@ -370,8 +371,12 @@ fn specs() -> Vec<Spec> {
         Spec {
             heading: "Direct node",
             start: 0,
-            end: size_of::<RawSlotNode>(),
-            rows: vec![field!(RawSlotNode, slots, "addrs"), field!(RawSlotNode, footer)],
+            end: size_of::<RawDirectNode>(),
+            rows: vec![
+                field!(RawDirectNode, addrs),
+                field!(RawDirectNode, data_crcs),
+                field!(RawDirectNode, footer),
+            ],
         },
         Spec {
             heading: "Indirect node",
@@ -807,7 +812,7 @@ fn node_encoders_match_the_doc() {
     let mut b = zero_block();
     node::init_footer(&mut b, 0x0102_0304, 0x1112_1314, NodeType::Direct, 0x2122_2324);
     node::set_footer_flags(&mut b, node::FLAG_FSYNC | node::FLAG_DENTRY);
-    node::set_slot(&mut b, 7, 0xABCD_EF01);
+    node::set_ptr(&mut b, 7, 0xABCD_EF01, 0x5152_5354);
     node::seal_for_write(&mut b, 0x3132_3334_3536_3738, 0x4142_4344, seed);
     // The seeded CRC is crc32c(uuid ‖ block[0..4092]).
     let mut cat = uuid.to_vec();
@@ -830,6 +835,9 @@ fn node_encoders_match_the_doc() {
     let (ao, asz) = d.at("Direct node", "addrs");
     assert_eq!(le(&b[ao + 7 * 4..ao + 8 * 4]), 0xABCD_EF01);
     assert_eq!(asz / 4, ADDRS_PER_BLOCK as usize);
+    let (co, csz) = d.at("Direct node", "data_crcs");
+    assert_eq!(le(&b[co + 7 * 4..co + 8 * 4]), 0x5152_5354);
+    assert_eq!(csz / 4, ADDRS_PER_BLOCK as usize);
     assert_eq!(d.at("Direct node", "footer").0, d.0["Node footer"][0].off);
 
     // Inode fields through the setters.
@@ -853,7 +861,7 @@ fn node_encoders_match_the_doc() {
     inode::set_dir_depth(&mut b, 0x0C0D_0E0F);
     inode::set_name(&mut b, b"some-name.txt");
     inode::set_batch(&mut b, 0x0102_0304_0506_0708, 0x1112_1314, 0x2122_2324);
-    inode::set_addr(&mut b, ADDRS_PER_INODE - 1, 0x1C1D_1E1F);
+    inode::set_ptr(&mut b, ADDRS_PER_INODE - 1, 0x1C1D_1E1F, 0x3C3D_3E3F);
     inode::set_nid(&mut b, NIDS_PER_INODE - 1, 0x2C2D_2E2F);
     let h = "Inode";
     d.expect(
@@ -891,6 +899,10 @@ fn node_encoders_match_the_doc() {
     assert_eq!(&b[no..no + 13], b"some-name.txt");
     let (ao, asz) = d.at(h, "addrs");
     assert_eq!(le(&b[ao + asz - 4..ao + asz]), 0x1C1D_1E1F);
+    assert_eq!(asz / 4, ADDRS_PER_INODE as usize);
+    let (co, csz) = d.at(h, "data_crcs");
+    assert_eq!(le(&b[co + csz - 4..co + csz]), 0x3C3D_3E3F);
+    assert_eq!(csz / 4, ADDRS_PER_INODE as usize);
     let (io, isz) = d.at(h, "nids");
     assert_eq!(le(&b[io + isz - 4..io + isz]), 0x2C2D_2E2F);
     assert_eq!(isz / 4, NIDS_PER_INODE);
@@ -1068,6 +1080,8 @@ fn constants_table_matches_the_code() {
         ("ADDRS_PER_INODE", ADDRS_PER_INODE as u64),
         ("NIDS_PER_INODE", NIDS_PER_INODE as u64),
         ("ADDRS_PER_BLOCK", ADDRS_PER_BLOCK as u64),
+        ("NIDS_PER_BLOCK", NIDS_PER_BLOCK as u64),
+        ("DATA_POINTER_SIZE", DATA_POINTER_SIZE as u64),
         ("MAX_FILE_BLOCKS", node::MAX_FILE_BLOCKS),
         ("MAX_FILE_SIZE", node::MAX_FILE_SIZE),
         ("NAME_MAX", NAME_MAX as u64),
@@ -1098,7 +1112,8 @@ fn constants_table_matches_the_code() {
         }
     }
     assert!(errs.is_empty(), "constants table:\n  {}", errs.join("\n  "));
-    assert_eq!(NIDS_PER_BLOCK, ADDRS_PER_BLOCK);
+    assert_eq!(NIDS_PER_BLOCK, 2 * ADDRS_PER_BLOCK);
+    assert_eq!(inode::OFF_DATA_CRCS, inode::OFF_ADDRS + 4 * ADDRS_PER_INODE as usize);
     assert_eq!(inode::OFF_ADDRS, INODE_HEADER_SIZE);
     assert_eq!(dir::HEADER_SIZE, dir::BITMAP_OFFSET);
     assert_eq!(xattr::XATTR_PAYLOAD, NODE_FOOTER_OFFSET);
@@ -1128,6 +1143,10 @@ fn special_values_flags_and_types_match_the_code() {
     assert_eq!(superblock::FEATURE_COMPAT_ATOMIC_WRITE, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_COMPAT_ATOMIC_WRITE`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_SUPPORTED, 0);
+    assert_eq!(superblock::FEATURE_RO_COMPAT_DATASUM, 1 << 0);
+    assert!(doc.contains("bit 0 `FEATURE_RO_COMPAT_DATASUM`"));
+    assert_eq!(superblock::FEATURE_RO_COMPAT_SUPPORTED, superblock::FEATURE_RO_COMPAT_DATASUM);
+    assert!(doc.contains(&format!("**Format version: {}.{}**", superblock::FORMAT_VERSION_MAJOR, superblock::FORMAT_VERSION_MINOR)));
     assert_eq!(checkpoint::CP_FLAG_UMOUNT, 1 << 0);
     assert!(doc.contains("bit 0 `CP_FLAG_UMOUNT`"));
     let flags = format!(
@@ -1305,6 +1324,9 @@ const COVERED: &[&str] = &[
     "OFF_BATCH_CRC",
     "OFF_BATCH_BLOCKS",
     "OFF_ADDRS",
+    "OFF_DATA_CRCS",
+    "DIRECT_OFF_ADDRS",
+    "DIRECT_OFF_DATA_CRCS",
     "OFF_NIDS",
     // dir.rs
     "HDR_MAGIC_OFFSET",

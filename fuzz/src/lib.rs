@@ -517,15 +517,20 @@ pub fn decoders(data: &[u8]) {
                         let _ = (inode::size(&b), inode::links(&b), inode::name(&b).len(), inode::dir_depth(&b));
                         let _ = (inode::trunc_block(&b), inode::batch_crc(&b), inode::batch_blocks(&b));
                         for i in 0..rollfs_core::layout::ADDRS_PER_INODE {
-                            let _ = inode::addr(&b, i);
+                            let _ = (inode::addr(&b, i), inode::data_crc(&b, i));
                         }
                         for i in 0..rollfs_core::layout::NIDS_PER_INODE {
                             let _ = inode::nid(&b, i);
                         }
                         let _ = node::block_path(inode::size(&b) / BLOCK_SIZE as u64);
                     }
-                    NodeType::Direct | NodeType::Indirect => {
+                    NodeType::Direct => {
                         for i in 0..rollfs_core::layout::ADDRS_PER_BLOCK {
+                            let _ = (node::addr(&b, i), node::data_crc(&b, i));
+                        }
+                    }
+                    NodeType::Indirect => {
+                        for i in 0..rollfs_core::layout::NIDS_PER_BLOCK {
                             let _ = node::slot(&b, i);
                         }
                     }
