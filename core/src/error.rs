@@ -64,26 +64,26 @@ impl Error {
     /// The Linux errno value for this error.
     pub fn errno(&self) -> i32 {
         match self {
-            Error::NotPermitted => 1,     // EPERM
-            Error::NotFound => 2,         // ENOENT
-            Error::Io { .. } => 5,        // EIO
+            Error::NotPermitted => 1,        // EPERM
+            Error::NotFound => 2,            // ENOENT
+            Error::Io { .. } => 5,           // EIO
             Error::DataChecksum { .. } => 5, // EIO
-            Error::ShutDown => 5,         // EIO
-            Error::Exists => 17,          // EEXIST
-            Error::NotDir => 20,          // ENOTDIR
-            Error::IsDir => 21,           // EISDIR
-            Error::Invalid(_) => 22,      // EINVAL
-            Error::FileTooBig => 27,      // EFBIG
-            Error::NoSpace => 28,         // ENOSPC
-            Error::DirectoryFull => 28,   // ENOSPC
-            Error::ReadOnly => 30,        // EROFS
-            Error::TooManyLinks => 31,    // EMLINK
-            Error::Range => 34,           // ERANGE
-            Error::NameTooLong => 36,     // ENAMETOOLONG
-            Error::NotEmpty => 39,        // ENOTEMPTY
-            Error::NoData => 61,          // ENODATA
-            Error::NotSupported(_) => 95, // EOPNOTSUPP
-            Error::Corrupt { .. } => 117, // EUCLEAN
+            Error::ShutDown => 5,            // EIO
+            Error::Exists => 17,             // EEXIST
+            Error::NotDir => 20,             // ENOTDIR
+            Error::IsDir => 21,              // EISDIR
+            Error::Invalid(_) => 22,         // EINVAL
+            Error::FileTooBig => 27,         // EFBIG
+            Error::NoSpace => 28,            // ENOSPC
+            Error::DirectoryFull => 28,      // ENOSPC
+            Error::ReadOnly => 30,           // EROFS
+            Error::TooManyLinks => 31,       // EMLINK
+            Error::Range => 34,              // ERANGE
+            Error::NameTooLong => 36,        // ENAMETOOLONG
+            Error::NotEmpty => 39,           // ENOTEMPTY
+            Error::NoData => 61,             // ENODATA
+            Error::NotSupported(_) => 95,    // EOPNOTSUPP
+            Error::Corrupt { .. } => 117,    // EUCLEAN
         }
     }
 

@@ -680,10 +680,8 @@ pub fn check_with<D: BlockDevice>(dev: &mut D, fsck_opts: &FsckOptions, progress
     };
     c.run();
     let bad = core::mem::take(&mut c.bad);
-    c.report.bad_data = bad
-        .into_iter()
-        .map(|(ino, index, block)| BadData { ino, path: c.path_of(ino), index, block })
-        .collect();
+    c.report.bad_data =
+        bad.into_iter().map(|(ino, index, block)| BadData { ino, path: c.path_of(ino), index, block }).collect();
     match c.fs.pending_recovery() {
         Ok((nodes, inodes)) => {
             c.report.pending_chain_nodes = nodes;

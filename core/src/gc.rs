@@ -97,12 +97,9 @@ impl<D: BlockDevice> Filesystem<D> {
             } else {
                 let holder = self.node_ref(s.nid)?;
                 let (ino, idx, slot, crc) = match node::footer_type(holder) {
-                    Some(NodeType::Inode) if (s.ofs as u32) < ADDRS_PER_INODE => (
-                        s.nid,
-                        s.ofs as u64,
-                        inode::addr(holder, s.ofs as u32),
-                        inode::data_crc(holder, s.ofs as u32),
-                    ),
+                    Some(NodeType::Inode) if (s.ofs as u32) < ADDRS_PER_INODE => {
+                        (s.nid, s.ofs as u64, inode::addr(holder, s.ofs as u32), inode::data_crc(holder, s.ofs as u32))
+                    }
                     Some(NodeType::Direct) if (s.ofs as u32) < ADDRS_PER_BLOCK => (
                         node::footer_ino(holder),
                         node::dnode_first_block(node::footer_ofs(holder) as u64) + s.ofs as u64,

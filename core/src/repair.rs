@@ -62,7 +62,6 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-
 /// At most this many per-segment SIT and SSA lines; the rest are counted in one line.
 const SEGMENT_LINES_MAX: usize = 32;
 

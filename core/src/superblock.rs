@@ -203,10 +203,8 @@ impl Superblock {
         }
         let version_major = r.version_major.get();
         if version_major == 1 {
-            return bad(
-                "superblock: format 1 image (made before data checksums); this rollfs reads format 2: \
-                 copy the files off with rollfs 0.1 and make a new image",
-            );
+            return bad("superblock: format 1 image (made before data checksums); this rollfs reads format 2: \
+                 copy the files off with rollfs 0.1 and make a new image");
         }
         if version_major != FORMAT_VERSION_MAJOR {
             return bad("superblock: unsupported format version");

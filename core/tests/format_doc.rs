@@ -372,11 +372,7 @@ fn specs() -> Vec<Spec> {
             heading: "Direct node",
             start: 0,
             end: size_of::<RawDirectNode>(),
-            rows: vec![
-                field!(RawDirectNode, addrs),
-                field!(RawDirectNode, data_crcs),
-                field!(RawDirectNode, footer),
-            ],
+            rows: vec![field!(RawDirectNode, addrs), field!(RawDirectNode, data_crcs), field!(RawDirectNode, footer)],
         },
         Spec {
             heading: "Indirect node",
@@ -1146,7 +1142,11 @@ fn special_values_flags_and_types_match_the_code() {
     assert_eq!(superblock::FEATURE_RO_COMPAT_DATASUM, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_RO_COMPAT_DATASUM`"));
     assert_eq!(superblock::FEATURE_RO_COMPAT_SUPPORTED, superblock::FEATURE_RO_COMPAT_DATASUM);
-    assert!(doc.contains(&format!("**Format version: {}.{}**", superblock::FORMAT_VERSION_MAJOR, superblock::FORMAT_VERSION_MINOR)));
+    assert!(doc.contains(&format!(
+        "**Format version: {}.{}**",
+        superblock::FORMAT_VERSION_MAJOR,
+        superblock::FORMAT_VERSION_MINOR
+    )));
     assert_eq!(checkpoint::CP_FLAG_UMOUNT, 1 << 0);
     assert!(doc.contains("bit 0 `CP_FLAG_UMOUNT`"));
     let flags = format!(
