@@ -4,9 +4,11 @@
 //! This library holds what both share and what is worth unit-testing: statistics
 //! (median, ratios), the parser of fio's JSON output, the SVG chart, and workloads that
 //! drive the core directly (fsync cost on `MemDevice`, images with N fsyncs since the
-//! last checkpoint).
+//! last checkpoint), and the host side of the comparisons (`host`: commands, images, the
+//! FUSE daemon guard, the write+fsync loop).
 
 pub mod chart;
 pub mod corework;
 pub mod fio;
+pub mod host;
 pub mod stats;

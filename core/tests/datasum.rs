@@ -62,9 +62,12 @@ fn sparse_indexes() -> Vec<u64> {
     ]
 }
 
+/// A file whose contents are known: (path, content tag, file blocks written).
+type KnownFile = (&'static str, u8, Vec<u64>);
+
 /// An image with data in every kind of place, cleanly unmounted after a roll-forward.
-/// Returns it and the paths of the files whose contents are known: (path, tag, indexes).
-fn image(data_checksums: bool) -> (MemDevice, Vec<(&'static str, u8, Vec<u64>)>) {
+/// Returns it and the files whose contents are known.
+fn image(data_checksums: bool) -> (MemDevice, Vec<KnownFile>) {
     let mut fs = mkfs(16_384, 16, data_checksums);
     let mut files = Vec::new();
     let small = fs.create(1, b"small", 0o644, C, T).unwrap().ino;
