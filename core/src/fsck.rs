@@ -780,13 +780,25 @@ pub fn repair_with_progress<D: BlockDevice>(
     now: Timestamp,
     progress: Progress<'_>,
 ) -> Result<RepairReport> {
-    let before = check_with_progress(dev, progress)?;
+    repair_with(dev, now, &FsckOptions::default(), progress)
+}
+
+/// [`repair`] with check options: with [`FsckOptions::verify_data`] the checks before and
+/// after read every data block, so the report lists the bad ones (which a repair cannot
+/// bring back: `after.bad_data`, and the repair is not clean while they remain).
+pub fn repair_with<D: BlockDevice>(
+    dev: &mut D,
+    now: Timestamp,
+    fsck_opts: &FsckOptions,
+    progress: Progress<'_>,
+) -> Result<RepairReport> {
+    let before = check_with(dev, fsck_opts, progress)?;
     // Bad data blocks are not the repair's to fix (their bytes are gone): only metadata.
     if before.problems.is_empty() {
         let after = before.clone();
         return Ok(RepairReport { before, after, ..Default::default() });
     }
     let (fixes, unfixed) = crate::repair::run(dev, now)?;
-    let after = check(dev)?;
+    let after = check_with(dev, fsck_opts, &mut |_, _| {})?;
     Ok(RepairReport { before, fixes, unfixed, after })
 }

@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 19] = [
+pub const NAMES: [&str; 20] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -38,6 +38,7 @@ pub const NAMES: [&str; 19] = [
     "mutant-orphan-limit",
     "mutant-no-recovery-reserve",
     "mutant-fallocate-no-reserve",
+    "mutant-recovery-no-data-check",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

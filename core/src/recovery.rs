@@ -279,7 +279,8 @@ impl<D: BlockDevice> Filesystem<D> {
             crc = crate::codec::crc_seeded(crc, &crate::codec::crc(&buf[..]).to_le_bytes());
             count += 1;
         }
-        if crc != inode::batch_crc(ib) || count != inode::batch_blocks(ib) {
+        let batch_ok = crc == inode::batch_crc(ib) && count == inode::batch_blocks(ib);
+        if !batch_ok && !crate::mutant!("mutant-recovery-no-data-check") {
             return Ok(false);
         }
         // Apply.

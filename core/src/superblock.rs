@@ -155,6 +155,12 @@ pub struct Superblock {
 }
 
 impl Superblock {
+    /// True when the image keeps a CRC32C beside every data block address
+    /// ([`FEATURE_RO_COMPAT_DATASUM`]).
+    pub fn data_checksums(&self) -> bool {
+        self.feature_ro_compat & FEATURE_RO_COMPAT_DATASUM != 0
+    }
+
     pub fn encode(&self) -> Box<Block> {
         let g = &self.geometry;
         debug_assert!(self.root_reserve_pct.is_none_or(|p| p <= ROOT_RESERVE_PCT_MAX));

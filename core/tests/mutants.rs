@@ -15,6 +15,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-eio-no-read-only", "errors"),
     ("mutant-recovery-ignores-version", "cleaning"),
     ("mutant-fsync-no-wait", "recovery"),
+    ("mutant-recovery-no-data-check", "recovery"),
     ("mutant-atomic-no-wait", "recovery"),
     ("mutant-cp-in-recovery", "exhaustion"),
     ("mutant-truncate-free-before-reserve", "exhaustion"),

@@ -25,6 +25,23 @@ pub struct MkfsArgs {
     pub reserve_pct: Option<u32>,
     /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
     pub sparse: bool,
+    /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`.
+    pub features: Vec<String>,
+}
+
+/// Applies `-O` feature words to the mkfs options; an unknown word is an error (before
+/// anything is created or written).
+fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Result<()> {
+    for word in features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
+        match word {
+            "datasum" => opts.data_checksums = true,
+            "nodatasum" => opts.data_checksums = false,
+            other => {
+                return Err(CliError::BadOption(format!("-O {other}: unknown feature (known: datasum, nodatasum)")))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes zeros over the whole of a new image file and syncs it, so that the host has
@@ -99,6 +116,7 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let path = a.target.as_path();
     let mut opts = MkfsOptions::default();
+    apply_features(&a.features, &mut opts)?;
     if let Some(seg) = a.segment_size {
         if seg % rollfs_core::BLOCK_SIZE as u64 != 0 {
             return Err(CliError::BadOption(format!(
@@ -194,13 +212,14 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 .map_err(|e| CliError::core(path, "format did not verify", e))?;
             let g = sb.geometry;
             println!(
-                "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, uuid {}{}",
+                "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, uuid {}{}",
                 path.display(),
                 size::human(bytes),
                 g.main_segments,
                 size::human(g.segment_blocks as u64 * rollfs_core::BLOCK_SIZE as u64),
                 g.reserved_segments,
                 g.nid_count,
+                if sb.data_checksums() { "on" } else { "off" },
                 format_uuid(&sb.uuid),
                 if sb.label.is_empty() {
                     String::new()
@@ -598,8 +617,17 @@ pub const FSCK_UNCORRECTED: i32 = 4;
 pub const FSCK_OPERATIONAL: i32 = 8;
 pub const FSCK_USAGE: i32 = 16;
 
-pub fn fsck(target: &Path, repair: bool, json: bool) -> i32 {
-    match fsck_inner(target, repair, json) {
+/// `rollfs fsck` (and `scrub`) options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FsckArgs {
+    pub repair: bool,
+    pub json: bool,
+    /// Check the metadata only: skip reading every data block against its checksum.
+    pub no_verify_data: bool,
+}
+
+pub fn fsck(target: &Path, a: &FsckArgs) -> i32 {
+    match fsck_inner(target, a) {
         Ok(code) => code,
         Err((code, e)) => {
             eprintln!("rollfs fsck: {e}");
@@ -621,6 +649,8 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
             "checkpoint_version": r.checkpoint_version,
             "pending_chain_nodes": r.pending_chain_nodes,
             "pending_inodes": r.pending_inodes,
+            "data_blocks_verified": r.data_blocks_verified,
+            "bad_data": bad_data_json(&r.bad_data),
         });
         println!("{v}");
         return;
@@ -628,16 +658,23 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
     for p in &r.problems {
         println!("{}: {p}", target.display());
     }
+    for b in &r.bad_data {
+        println!("{}: {b}", target.display());
+    }
     println!(
-        "{}: {}, {} inodes ({} directories), {} data blocks, {} node blocks, checkpoint {}",
+        "{}: {}, {} inodes ({} directories), {} data blocks{}, {} node blocks, checkpoint {}",
         target.display(),
-        if r.is_clean() { "clean".to_string() } else { format!("{} problems", r.problems.len()) },
+        verdict(r),
         r.inodes,
         r.directories,
         r.data_blocks,
+        if r.data_blocks_verified > 0 { format!(" ({} verified)", r.data_blocks_verified) } else { String::new() },
         r.node_blocks,
         r.checkpoint_version
     );
+    if !r.bad_data.is_empty() {
+        println!("{}: {}", target.display(), BAD_DATA_ADVICE);
+    }
     if r.pending_chain_nodes > 0 {
         // The counts above are the checkpoint's: say what the next mount adds to them.
         println!(
@@ -647,6 +684,32 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
             r.pending_inodes
         );
     }
+}
+
+/// What to do about bad data blocks (fsck, fsck --repair, scrub).
+const BAD_DATA_ADVICE: &str = "a bad data block's bytes are lost (reads of it get EIO; the rest of each file reads fine) and no repair brings them back: restore those files from a copy, or rewrite the blocks (a write of a whole block replaces it)";
+
+/// "clean", or what is wrong: metadata problems and bad data blocks (in how many files).
+fn verdict(r: &rollfs_core::fsck::FsckReport) -> String {
+    let mut parts = Vec::new();
+    if !r.problems.is_empty() {
+        parts.push(format!("{} problems", r.problems.len()));
+    }
+    if !r.bad_data.is_empty() {
+        let files: std::collections::BTreeSet<u32> = r.bad_data.iter().map(|b| b.ino).collect();
+        parts.push(format!("{} bad data blocks in {} files", r.bad_data.len(), files.len()));
+    }
+    if parts.is_empty() {
+        "clean".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn bad_data_json(bad: &[rollfs_core::fsck::BadData]) -> serde_json::Value {
+    bad.iter()
+        .map(|b| serde_json::json!({ "ino": b.ino, "path": b.path, "index": b.index, "offset": b.index * rollfs_core::BLOCK_SIZE as u64, "block": b.block }))
+        .collect()
 }
 
 /// A progress bar on stderr when stderr is a terminal (and the output is not JSON):
@@ -704,11 +767,14 @@ fn print_repair(target: &Path, r: &rollfs_core::fsck::RepairReport, json: bool) 
             "data_blocks": r.after.data_blocks,
             "node_blocks": r.after.node_blocks,
             "checkpoint_version": r.after.checkpoint_version,
+            "data_blocks_verified": r.after.data_blocks_verified,
+            "bad_data": bad_data_json(&r.after.bad_data),
         });
         println!("{v}");
         return;
     }
-    if r.before.is_clean() {
+    if r.before.problems.is_empty() {
+        // Nothing for the repair to do (bad data blocks, if any, are not repairable).
         print_report(target, &r.after, false);
         return;
     }
@@ -725,22 +791,37 @@ fn print_repair(target: &Path, r: &rollfs_core::fsck::RepairReport, json: bool) 
     for p in &r.after.problems {
         println!("{t}: still: {p}");
     }
+    for b in &r.after.bad_data {
+        println!("{t}: still: {b}");
+    }
     let a = &r.after;
     println!(
         "{t}: {}: {} problems found, {} fixes; {}, {} inodes ({} directories), {} data blocks, {} node blocks, checkpoint {}",
         if r.is_clean() { "repaired" } else { "NOT fully repaired" },
         r.before.problems.len(),
         r.fixes.len(),
-        if r.is_clean() { "clean".to_string() } else { format!("{} problems left", a.problems.len() + r.unfixed.len()) },
+        if r.is_clean() {
+            "clean".to_string()
+        } else {
+            let mut left = format!("{} problems left", a.problems.len() + r.unfixed.len());
+            if !a.bad_data.is_empty() {
+                left += &format!(", {} bad data blocks", a.bad_data.len());
+            }
+            left
+        },
         a.inodes,
         a.directories,
         a.data_blocks,
         a.node_blocks,
         a.checkpoint_version
     );
+    if !a.bad_data.is_empty() {
+        println!("{t}: {BAD_DATA_ADVICE}");
+    }
 }
 
-fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliError)> {
+fn fsck_inner(target: &Path, a: &FsckArgs) -> Result<i32, (i32, CliError)> {
+    let (repair, json) = (a.repair, a.json);
     let op = |e| (FSCK_OPERATIONAL, e);
     let dopts = DeviceOptions { write: repair, ..Default::default() };
     let mut dev = FileDevice::open(target, dopts).map_err(op)?;
@@ -748,21 +829,22 @@ fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliE
         let code = if matches!(e, CliError::CorruptSuperblock { .. }) { FSCK_UNCORRECTED } else { FSCK_OPERATIONAL };
         return Err((code, e));
     }
+    let opts = rollfs_core::fsck::FsckOptions { verify_data: !a.no_verify_data };
     let mut bar = Bar::new(json);
     if !repair {
-        let r = rollfs_core::fsck::check_with_progress(&mut dev, &mut |d, t| bar.update(d, t));
+        let r = rollfs_core::fsck::check_with(&mut dev, &opts, &mut |d, t| bar.update(d, t));
         bar.finish();
         let report = r.map_err(|e| (FSCK_OPERATIONAL, CliError::core(target, "cannot check", e)))?;
         print_report(target, &report, json);
         if report.is_clean() {
             return Ok(FSCK_CLEAN);
         }
-        if !json {
+        if !json && !report.problems.is_empty() {
             println!("{}: run `rollfs fsck --repair` to repair", target.display());
         }
         return Ok(FSCK_UNCORRECTED);
     }
-    let r = rollfs_core::fsck::repair_with_progress(&mut dev, crate::now(), &mut |d, t| bar.update(d, t));
+    let r = rollfs_core::fsck::repair_with(&mut dev, crate::now(), &opts, &mut |d, t| bar.update(d, t));
     bar.finish();
     let rep = match r {
         Ok(rep) => rep,
@@ -779,6 +861,81 @@ fn fsck_inner(target: &Path, repair: bool, json: bool) -> Result<i32, (i32, CliE
     } else {
         FSCK_UNCORRECTED
     })
+}
+
+// ---------------------------------------------------------------- scrub
+
+/// `rollfs scrub TARGET`: reads every data block of an unmounted image and checks it
+/// against its checksum; lists the bad ones by path. Exit codes as fsck's: 0 every block
+/// good, 4 bad blocks (or metadata problems) found, 8 could not scrub (including an image
+/// without data checksums: there is nothing to check the blocks against).
+pub fn scrub(target: &Path, json: bool) -> i32 {
+    match scrub_inner(target, json) {
+        Ok(code) => code,
+        Err((code, e)) => {
+            eprintln!("rollfs scrub: {e}");
+            code
+        }
+    }
+}
+
+fn scrub_inner(target: &Path, json: bool) -> Result<i32, (i32, CliError)> {
+    let op = |e| (FSCK_OPERATIONAL, e);
+    let mut dev = FileDevice::open(target, DeviceOptions::default()).map_err(op)?;
+    if let Err(e) = probe::check_superblock(&mut dev, target) {
+        let code = if matches!(e, CliError::CorruptSuperblock { .. }) { FSCK_UNCORRECTED } else { FSCK_OPERATIONAL };
+        return Err((code, e));
+    }
+    let sb = rollfs_core::superblock::read_superblock(&mut dev)
+        .map_err(|e| (FSCK_OPERATIONAL, CliError::core(target, "cannot scrub", e)))?;
+    if !sb.data_checksums() {
+        return Err((
+            FSCK_OPERATIONAL,
+            CliError::Failed {
+                path: target.to_owned(),
+                what: "cannot scrub",
+                detail: "made with `mkfs -O nodatasum`: its data blocks have no checksums to verify".into(),
+            },
+        ));
+    }
+    let mut bar = Bar::new(json);
+    let opts = rollfs_core::fsck::FsckOptions { verify_data: true };
+    let r = rollfs_core::fsck::check_with(&mut dev, &opts, &mut |d, t| bar.update(d, t));
+    bar.finish();
+    let r = r.map_err(|e| (FSCK_OPERATIONAL, CliError::core(target, "cannot scrub", e)))?;
+    let t = target.display();
+    if json {
+        let v = serde_json::json!({
+            "target": t.to_string(),
+            "clean": r.is_clean(),
+            "data_blocks": r.data_blocks,
+            "data_blocks_verified": r.data_blocks_verified,
+            "bad_data": bad_data_json(&r.bad_data),
+            "problems": r.problems,
+        });
+        println!("{v}");
+    } else {
+        for b in &r.bad_data {
+            println!("{t}: {b}");
+        }
+        for p in &r.problems {
+            println!("{t}: metadata: {p}");
+        }
+        println!("{t}: scrub: {} data blocks verified: {}", r.data_blocks_verified, verdict(&r));
+        if !r.bad_data.is_empty() {
+            println!("{t}: {BAD_DATA_ADVICE}");
+        }
+        if !r.problems.is_empty() {
+            println!("{t}: the metadata has problems: run `rollfs fsck` for the full check");
+        }
+        if r.pending_chain_nodes > 0 {
+            println!(
+                "{t}: an fsync chain of {} node blocks awaits roll-forward: its blocks are checked when the next mount recovers it",
+                r.pending_chain_nodes
+            );
+        }
+    }
+    Ok(if r.is_clean() { FSCK_CLEAN } else { FSCK_UNCORRECTED })
 }
 
 // ---------------------------------------------------------------- replay

@@ -23,7 +23,8 @@ pub enum CliError {
     #[error("{}: not a rollfs filesystem (bad superblock magic{})", .path.display(),
         .found.as_ref().map(|f| format!("; it looks like {f}")).unwrap_or_default())]
     WrongMagic { path: PathBuf, found: Option<String> },
-    #[error("{}: unsupported rollfs format version {major}.{minor} (this rollfs reads version {supported}.x)", .path.display())]
+    #[error("{}: unsupported rollfs format version {major}.{minor} (this rollfs reads version {supported}.x){}", .path.display(),
+        if *.major == 1 { "; format 1 was made before data checksums: copy the files off with rollfs 0.1 and make a new image" } else { "" })]
     UnsupportedVersion { path: PathBuf, major: u16, minor: u16, supported: u16 },
     #[error("{}: corrupted superblock: {reason} (run `rollfs fsck` on it)", .path.display())]
     CorruptSuperblock { path: PathBuf, reason: String },

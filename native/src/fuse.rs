@@ -672,7 +672,13 @@ impl RollFuse {
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
-                if matches!(e, rollfs_core::Error::Io { .. } | rollfs_core::Error::Corrupt { .. }) {
+                if matches!(
+                    e,
+                    rollfs_core::Error::Io { .. }
+                        | rollfs_core::Error::Corrupt { .. }
+                        | rollfs_core::Error::DataChecksum { .. }
+                ) {
+                    // A data checksum error names the inode, offset and block address.
                     eprintln!("rollfs: {e}");
                 }
                 if e == rollfs_core::Error::DirectoryFull {

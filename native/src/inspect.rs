@@ -71,6 +71,8 @@ pub struct Inspection {
     pub feature_compat: u32,
     pub feature_incompat: u32,
     pub feature_ro_compat: u32,
+    /// A CRC32C is kept beside every data block address (not `mkfs -O nodatasum`).
+    pub data_checksums: bool,
     pub block_size: usize,
     pub segment_blocks: u32,
     pub main_segments: u32,
@@ -85,6 +87,10 @@ pub struct Inspection {
     pub node_blocks: Option<u64>,
     pub fsck_clean: Option<bool>,
     pub fsck_error: Option<String>,
+    /// With `--verify-data`: data blocks read and checked against their checksums, and
+    /// how many failed (`rollfs scrub` lists them by path).
+    pub data_blocks_verified: Option<u64>,
+    pub bad_data_blocks: Option<u64>,
     pub checkpoint: Option<CheckpointInfo>,
     /// Per-segment state; `None` when the checkpoint or SIT could not be read.
     pub segments: Option<Vec<SegmentInfo>>,
@@ -145,7 +151,7 @@ fn read_segments<D: BlockDevice>(dev: &mut D, g: &Geometry) -> rollfs_core::Resu
     Ok((info, segs))
 }
 
-pub fn inspect(target: &Path) -> Result<Inspection> {
+pub fn inspect(target: &Path, verify_data: bool) -> Result<Inspection> {
     let mut dev = FileDevice::open(target, DeviceOptions { write: false, ..Default::default() })?;
     let sb = probe::check_superblock(&mut dev, target)?;
     let g = sb.geometry;
@@ -160,6 +166,7 @@ pub fn inspect(target: &Path) -> Result<Inspection> {
         feature_compat: sb.feature_compat,
         feature_incompat: sb.feature_incompat,
         feature_ro_compat: sb.feature_ro_compat,
+        data_checksums: sb.data_checksums(),
         block_size: BLOCK_SIZE,
         segment_blocks: g.segment_blocks,
         main_segments: g.main_segments,
@@ -173,6 +180,8 @@ pub fn inspect(target: &Path) -> Result<Inspection> {
         node_blocks: None,
         fsck_clean: None,
         fsck_error: None,
+        data_blocks_verified: None,
+        bad_data_blocks: None,
         checkpoint: None,
         segments: None,
         segment_error: None,
@@ -184,8 +193,14 @@ pub fn inspect(target: &Path) -> Result<Inspection> {
         }
         Err(e) => ins.segment_error = Some(e.to_string()),
     }
-    match rollfs_core::fsck::check(&mut dev) {
+    let verify_data = verify_data && sb.data_checksums();
+    let opts = rollfs_core::fsck::FsckOptions { verify_data };
+    match rollfs_core::fsck::check_with(&mut dev, &opts, &mut |_, _| {}) {
         Ok(r) => {
+            if verify_data {
+                ins.data_blocks_verified = Some(r.data_blocks_verified);
+                ins.bad_data_blocks = Some(r.bad_data.len() as u64);
+            }
             ins.checkpoint_version = Some(r.checkpoint_version);
             ins.inodes = Some(r.inodes);
             ins.directories = Some(r.directories);
@@ -221,6 +236,11 @@ pub fn text(ins: &Inspection) -> String {
         ins.main_segments,
         size::human(seg_bytes),
         ins.reserved_segments
+    );
+    let _ = writeln!(
+        s,
+        "data checksums:    {}",
+        if ins.data_checksums { "on (CRC32C beside every data block address)" } else { "off (mkfs -O nodatasum)" }
     );
     let _ = writeln!(s, "max inodes:        {}", ins.nid_count);
     let _ = writeln!(s, "areas:");
@@ -268,11 +288,22 @@ pub fn text(ins: &Inspection) -> String {
     );
     match (&ins.fsck_clean, &ins.fsck_error) {
         (Some(true), _) => s.push_str("consistency:       clean\n"),
+        (Some(false), _) if ins.bad_data_blocks.unwrap_or(0) > 0 => {
+            s.push_str("consistency:       BAD DATA (run `rollfs scrub` for the list)\n")
+        }
         (Some(false), _) => s.push_str("consistency:       PROBLEMS (run `rollfs fsck`)\n"),
         (None, Some(e)) => {
             let _ = writeln!(s, "consistency:       not checked: {e}");
         }
         _ => {}
+    }
+    if ins.data_checksums {
+        match (ins.data_blocks_verified, ins.bad_data_blocks) {
+            (Some(v), Some(bad)) => {
+                let _ = writeln!(s, "data verified:     {v} blocks read, {bad} bad");
+            }
+            _ => s.push_str("data verified:     not read (inspect --verify-data, or rollfs scrub)\n"),
+        }
     }
     match &ins.segments {
         Some(segs) => {
@@ -303,8 +334,8 @@ pub fn text(ins: &Inspection) -> String {
     s
 }
 
-pub fn run(target: &Path, json: bool, svg_out: Option<&Path>) -> Result<i32> {
-    let ins = inspect(target)?;
+pub fn run(target: &Path, json: bool, svg_out: Option<&Path>, verify_data: bool) -> Result<i32> {
+    let ins = inspect(target, verify_data)?;
     if let Some(p) = svg_out {
         let mut f = crate::secure::create_private(p, "write the SVG")?;
         std::io::Write::write_all(&mut f, svg(&ins).as_bytes())

@@ -52,6 +52,11 @@ enum Cmd {
         /// it out in full: smaller, but the host then allocates inside rollfs's fsyncs.
         #[arg(long)]
         sparse: bool,
+        /// Features, comma-separated: `nodatasum` turns off the CRC32C kept beside every
+        /// data block (default `datasum`: a read of a corrupted block gets EIO instead of
+        /// the bytes; see `rollfs scrub`).
+        #[arg(short = 'O', value_name = "FEATURES")]
+        features: Vec<String>,
         target: PathBuf,
     },
     /// Mount TARGET at MOUNTPOINT through FUSE (in the background unless --foreground).
@@ -76,13 +81,24 @@ enum Cmd {
         target: PathBuf,
         mountpoint: PathBuf,
     },
-    /// Check a filesystem. Exit: 0 clean, 1 fixed, 4 errors left, 8 operational error.
+    /// Check a filesystem: its metadata, and every data block against its checksum.
+    /// Exit: 0 clean, 1 fixed, 4 errors left (or bad data blocks), 8 operational error.
     Fsck {
         /// Repair what the check finds: rebuild NAT, SIT and SSA from the tree reachable
         /// from the root, drop what cannot be read (reported per block), link unreachable
         /// files into /lost+found, write a fresh checkpoint, then check again.
         #[arg(long, short = 'y', alias = "fix")]
         repair: bool,
+        #[arg(long)]
+        json: bool,
+        /// Check the metadata only (faster: skips reading all file data).
+        #[arg(long)]
+        no_verify_data: bool,
+        target: PathBuf,
+    },
+    /// Read every data block of an unmounted image and check it against its checksum;
+    /// list bad blocks by file path. Exit: 0 all good, 4 bad blocks found, 8 could not scrub.
+    Scrub {
         #[arg(long)]
         json: bool,
         target: PathBuf,
@@ -94,6 +110,9 @@ enum Cmd {
         /// Write an SVG picture of the layout and segment utilisation.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
+        /// Also read every data block and count those that fail their checksum.
+        #[arg(long)]
+        verify_data: bool,
         target: PathBuf,
     },
     /// Build an image from a write log as a power loss would leave it.
@@ -163,8 +182,9 @@ fn main() {
     }
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, reserve, sparse, target } => {
+        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, reserve, sparse, features, target } => {
             report(cmd::mkfs(&MkfsArgs {
+                features,
                 size,
                 segment_size,
                 overprovision,
@@ -187,8 +207,13 @@ fn main() {
                 force,
             }))
         }
-        Cmd::Fsck { repair, json, target } => cmd::fsck(&target, repair, json),
-        Cmd::Inspect { json, svg, target } => report(rollfs::inspect::run(&target, json, svg.as_deref())),
+        Cmd::Fsck { repair, json, no_verify_data, target } => {
+            cmd::fsck(&target, &cmd::FsckArgs { repair, json, no_verify_data })
+        }
+        Cmd::Scrub { json, target } => cmd::scrub(&target, json),
+        Cmd::Inspect { json, svg, verify_data, target } => {
+            report(rollfs::inspect::run(&target, json, svg.as_deref(), verify_data))
+        }
         Cmd::Replay { log, out, at_flush, drop_unflushed, json } => {
             report(cmd::replay(&log, out.as_deref(), &ReplayOptions { at_flush, drop_unflushed }, json))
         }

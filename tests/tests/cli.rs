@@ -83,12 +83,21 @@ fn unsupported_format_version() {
     assert_fails(
         &rollfs([OsStr::new("fsck"), img.path.as_os_str()]),
         8,
-        "unsupported rollfs format version 9.3 (this rollfs reads version 1.x)",
+        "unsupported rollfs format version 9.3 (this rollfs reads version 2.x)",
     );
     assert_fails(
         &rollfs([OsStr::new("mount"), OsStr::new("-f"), img.path.as_os_str(), img.dir.path().as_os_str()]),
         1,
         "unsupported rollfs format version 9.3",
+    );
+    // A format 1 image (before data checksums) is refused with what to do about it.
+    b[4..6].copy_from_slice(&1u16.to_le_bytes());
+    b[6..8].copy_from_slice(&0u16.to_le_bytes());
+    write_at(&img.path, 0, &b);
+    assert_fails(
+        &rollfs([OsStr::new("fsck"), img.path.as_os_str()]),
+        8,
+        "version 1.0 (this rollfs reads version 2.x); format 1 was made before data checksums",
     );
 }
 
@@ -97,7 +106,7 @@ fn corrupted_superblock() {
     let img = Image::raw(64 << 20);
     let mut b = vec![0xA5u8; 4096];
     b[0..4].copy_from_slice(&SB_MAGIC.to_le_bytes());
-    b[4..6].copy_from_slice(&1u16.to_le_bytes());
+    b[4..6].copy_from_slice(&2u16.to_le_bytes());
     write_at(&img.path, 0, &b);
     write_at(&img.path, 4096, &b);
     let o = rollfs([OsStr::new("fsck"), img.path.as_os_str()]);
@@ -212,7 +221,7 @@ fn inspect_text_json_and_svg() {
     let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), svg.as_os_str(), img.path.as_os_str()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = stdout(&o);
-    assert!(t.contains("format version:    1.0") && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
+    assert!(t.contains("format version:    2.0") && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
     assert!(t.contains("clean unmount") && t.contains("warm-node") && t.contains("segment use:"), "{t}");
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"), "{s}");

@@ -16,7 +16,7 @@
 //! in [`Explorer::judge`] next to the whole-tree rule, using the same [`Run`] records.
 
 use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
-use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, STAT_NAMES};
+use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, E_DATASUM, STAT_NAMES};
 use crate::model::{Model, Tree};
 use crate::rng::{Hasher64, Rng};
 use crate::workload::{CaseId, Op, RecoveryEio, Workload};
@@ -463,6 +463,13 @@ fn guest_err(e: &GuestError) -> String {
     e.to_string()
 }
 
+/// The violation kind of a failed guest call: `data-checksum` when a read failed its data
+/// checksum (a durable pointer names a block that was not written completely: the oracle
+/// of data checksums), else `kind`.
+fn datasum_or(e: &GuestError, kind: &str) -> String {
+    if e.errno() == Some(E_DATASUM) { "data-checksum" } else { kind }.to_string()
+}
+
 /// An open group of repetitions of a `repeat`: the first one, its first trace event, and
 /// the first failure among them.
 type Group = (usize, usize, Option<Result<i64, GuestError>>);
@@ -507,6 +514,11 @@ fn outcome_stops(
     match (got, want) {
         (Err(GuestError::Trap(m)), _) => {
             run.problems.push(("trap".into(), format!("op {i} `{op}`: {m}")));
+            true
+        }
+        (Err(GuestError::Errno(E_DATASUM, m)), _) => {
+            // Never right: nothing in a run corrupts a block the core wrote.
+            run.problems.push(("data-checksum".into(), format!("op {i} `{op}`: {m}")));
             true
         }
         (Ok(_), Ok(())) | (Err(GuestError::Errno(_, _)), Err(_)) => false,
@@ -814,7 +826,7 @@ impl Explorer {
                 Ok(Ok(t)) if t == model.tree() => {}
                 Ok(Ok(t)) => run.problems.push(("live-mismatch".into(), t.diff(&model.tree(), 8).join("; "))),
                 Ok(Err(e)) => run.problems.push(("live-dump".into(), e)),
-                Err(e) => run.problems.push(("live-dump".into(), guest_err(&e))),
+                Err(e) => run.problems.push((datasum_or(&e, "live-dump"), guest_err(&e))),
             }
             let a = len(&g);
             let r = g.unmount(NOW_BASE + 1 + w.ops.len() as i64);
@@ -1027,8 +1039,9 @@ impl Explorer {
                 let (_, _, h, v) = self.check_image(run, &left, allowed, point, None, dev_seed ^ 1, log);
                 return (None, mount_end, h, v.map(|(k, d)| (format!("after-eio-{k}"), d)));
             }
-            let kind = if matches!(e, GuestError::Trap(_)) { "mount-trap" } else { "mount-failed" };
-            return (Some(g.into_device()), mount_end, 0, Some((kind.into(), guest_err(&e))));
+            let kind =
+                if matches!(e, GuestError::Trap(_)) { "mount-trap".into() } else { datasum_or(&e, "mount-failed") };
+            return (Some(g.into_device()), mount_end, 0, Some((kind, guest_err(&e))));
         }
         if let Ok(s) = g.stats() {
             self.add_events(&s, true);
@@ -1043,8 +1056,17 @@ impl Explorer {
                 Ok(t) => t,
                 Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("dump-parse".into(), e))),
             },
-            Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("dump".into(), guest_err(&e)))),
+            Err(e) => return (Some(g.into_device()), mount_end, 0, Some((datasum_or(&e, "dump"), guest_err(&e)))),
         };
+        // The dump read every file through the core: a block that failed its checksum
+        // fails the dump, but count it too (a read the dump's path did not return).
+        if let Ok(s) = g.stats() {
+            let bad = s[stat_index("data_checksum_errors")];
+            if bad > 0 {
+                let detail = format!("{bad} data block reads failed their checksum after recovery");
+                return (Some(g.into_device()), mount_end, 0, Some(("data-checksum".into(), detail)));
+            }
+        }
         let dev = g.into_device();
         let exact = allowed.iter().any(|&k| run.states[k] == tree);
         let (lo, hi) = window(&run.records, point);

@@ -23,37 +23,14 @@ pub const FUEL_PER_CALL: u64 = 2_000_000_000;
 /// Extra return codes of the ABI (negated), beyond errno values.
 pub const E_NOT_MOUNTED: i64 = 1001;
 pub const E_TREE: i64 = 1003;
+/// A read failed its data checksum (EIO to users): a block a durable pointer names was
+/// not written completely. Never right in a crash state: violation `data-checksum`.
+pub const E_DATASUM: i64 = 1004;
 
-/// The counters of `rollfs_core::Stats` in the order `sim_stats` returns them (the
-/// guest's `sim_stat_names`; a test checks that both agree).
-pub const STAT_NAMES: [&str; 26] = [
-    "checkpoints",
-    "data_blocks_written",
-    "node_blocks_written",
-    "meta_blocks_written",
-    "flushes",
-    "device_reads",
-    "fsyncs",
-    "fsync_checkpoint_fallbacks",
-    "fdatasync_noops",
-    "atomic_commits",
-    "atomic_aborts",
-    "recovered_batches",
-    "recovered_nodes_walked",
-    "dirty_bound_checkpoints",
-    "discards",
-    "gc_segments",
-    "gc_blocks_moved",
-    "ssr_blocks",
-    "discard_errors",
-    "op_checkpoints",
-    "enospc_returned",
-    "recovery_reserve_fallbacks",
-    "fsync_gc_rounds",
-    "recovery_full_device",
-    "atomic_commit_failures",
-    "nid_shortage_checkpoints",
-];
+/// The counters of `rollfs_core::Stats` in the order `sim_stats` returns them: the core's
+/// own list (the host links the same core the guest runs, so both agree by construction;
+/// a test still checks the guest's `sim_stat_names`).
+pub const STAT_NAMES: [&str; rollfs_core::stats::STAT_COUNT] = rollfs_core::stats::Stats::NAMES;
 
 /// The core's counters, indexed like [`STAT_NAMES`].
 pub type CoreStats = [u64; STAT_NAMES.len()];

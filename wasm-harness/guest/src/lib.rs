@@ -75,6 +75,9 @@ thread_local! {
 /// Return codes beyond errno values (negated like errnos).
 const E_NOT_MOUNTED: i64 = 1001;
 const E_TREE: i64 = 1003;
+/// A read that failed its data checksum (the core's `Error::DataChecksum`, EIO to users):
+/// its own code, so that the explorer can tell it from an injected I/O error.
+const E_DATASUM: i64 = 1004;
 
 fn now(sec: i64) -> Timestamp {
     Timestamp::new(sec, 0)
@@ -102,6 +105,9 @@ fn set_out(data: &[u8]) {
 /// Reports an error to the host: message in the out buffer, negated errno returned.
 fn fail(e: &Error) -> i64 {
     set_out(format!("{e}").as_bytes());
+    if matches!(e, Error::DataChecksum { .. }) {
+        return -E_DATASUM;
+    }
     -(e.errno() as i64)
 }
 
