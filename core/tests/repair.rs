@@ -827,7 +827,8 @@ fn repair_cut_short_at_any_write_leaves_a_mountable_image_and_can_be_rerun() {
 #[test]
 fn repair_never_panics_on_bit_flips_and_repairs_nearly_all() {
     let base = image();
-    let (mut tried, mut damaged, mut repaired, mut errors) = (0, 0, 0, 0);
+    let verify = fsck::FsckOptions { verify_data: true };
+    let (mut tried, mut damaged, mut repaired, mut errors, mut bad_data) = (0, 0, 0, 0, 0);
     for a in 0..base.block_count() {
         let mut probe = base.clone();
         if probe.block_mut(a).iter().all(|&b| b == 0) {
@@ -838,13 +839,20 @@ fn repair_never_panics_on_bit_flips_and_repairs_nearly_all() {
             dev.block_mut(a)[byte] ^= 1 << bit;
             tried += 1;
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-                let r = fsck::repair(&mut dev, LATER);
+                let r = fsck::repair_with(&mut dev, LATER, &verify, &mut |_, _| {});
                 (r, dev)
             }));
             let (r, dev) =
                 r.unwrap_or_else(|_| panic!("repair panicked after flipping bit {bit} of byte {byte} in block {a}"));
             match r {
                 Ok(rep) if rep.before.is_clean() => {}
+                // File data (format 2): found by its checksum, listed, never "repaired".
+                Ok(rep) if rep.before.problems.is_empty() => {
+                    assert_eq!(rep.before.bad_data.len(), 1, "block {a}");
+                    assert_eq!(rep.before.bad_data[0].block as u64, a, "the flipped block is the one listed");
+                    assert!(!rep.is_clean() && !rep.changed(), "bad data is reported, not rewritten");
+                    bad_data += 1;
+                }
                 Ok(rep) => {
                     damaged += 1;
                     if rep.is_clean() {
@@ -860,8 +868,12 @@ fn repair_never_panics_on_bit_flips_and_repairs_nearly_all() {
             }
         }
     }
-    eprintln!("bit flips: {tried} tried, {damaged} detected, {repaired} repaired to clean, {errors} unrepairable");
+    eprintln!(
+        "bit flips: {tried} tried, {damaged} metadata damage detected, {repaired} repaired to clean, \
+         {errors} unrepairable, {bad_data} bad data blocks found"
+    );
     assert!(damaged > 100, "{damaged} of {tried}");
+    assert!(bad_data > 1000, "data flips are detected: {bad_data} of {tried}");
     assert!(repaired * 100 >= damaged * 95, "only {repaired} of {damaged} repaired");
 }
 
