@@ -163,15 +163,29 @@ impl<D: BlockDevice> Filesystem<D> {
         if staged + (last - first + 1) > limit {
             return Err(Error::NoSpace);
         }
+        // Only the first and last blocks can be partial: read their old bytes before
+        // staging anything, so that a read that fails (EIO, a bad data checksum) leaves the
+        // session as it was (failure atomicity: the next commit must not publish half of
+        // a write that returned an error).
+        let span = |idx: u64| {
+            let blk_start = idx * BLOCK_SIZE as u64;
+            (blk_start, offset.max(blk_start), end.min(blk_start + BLOCK_SIZE as u64))
+        };
+        let mut old_partial: BTreeMap<u64, Box<Block>> = BTreeMap::new();
+        for idx in [first, last] {
+            let (_, from, to) = span(idx);
+            let staged = self.atomic[&ino].blocks.contains_key(&idx);
+            if to - from < BLOCK_SIZE as u64 && !staged && !old_partial.contains_key(&idx) {
+                let b = self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block);
+                old_partial.insert(idx, b);
+            }
+        }
         let mut done = 0usize;
         for idx in first..=last {
-            let blk_start = idx * BLOCK_SIZE as u64;
-            let from = offset.max(blk_start);
-            let to = end.min(blk_start + BLOCK_SIZE as u64);
+            let (blk_start, from, to) = span(idx);
             let mut b = match self.atomic[&ino].blocks.get(&idx) {
                 Some(b) => b.clone(),
-                None if to - from == BLOCK_SIZE as u64 => zero_block(),
-                None => self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block),
+                None => old_partial.remove(&idx).unwrap_or_else(zero_block),
             };
             let len = (to - from) as usize;
             let in_blk = (from - blk_start) as usize;

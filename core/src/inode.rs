@@ -263,7 +263,15 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Reads file block `idx`: `None` for a hole.
     pub(crate) fn read_block_opt(&mut self, ino: Ino, idx: u64) -> Result<Option<Box<Block>>> {
         if let Some(b) = self.data.get(&(ino, idx)) {
-            return Ok(Some(b.clone()));
+            if !self.gc_kept_crcs.contains_key(&(ino, idx)) {
+                return Ok(Some(b.clone()));
+            }
+            // A bad block that cleaning is moving with its old checksum: its cached bytes
+            // are the corrupt ones (until a checkpoint publishes the move, or for good if
+            // the cleaning stopped on an error). Never return or modify them.
+            self.stats.data_checksum_errors += 1;
+            let (addr, _) = self.get_ptr(ino, idx)?;
+            return Err(Error::DataChecksum { ino, index: idx, block: addr as u64 });
         }
         let (addr, crc) = self.get_ptr(ino, idx)?;
         if addr == NULL_ADDR {

@@ -16,6 +16,7 @@
 //! | file created since the checkpoint, fsync'd | dentry-marked inode | inode created and linked under its name |
 //! | name reused after the old file was unlinked or renamed away | — | fsync checkpointed instead (the checkpoint still names the old file) |
 //! | dentry mark for a name that is taken anyway (damage) | existing entry | the checkpointed file is kept, the recovered one dropped |
+//! | file created since the checkpoint, its directory's block corrupted since (data checksum) | the name cannot be added | mount goes on; the inode is kept unreachable (`recovery_unlinked_inodes`) for `fsck --repair` to link into /lost+found (test in `core/tests/review_datasum.rs`) |
 //! | file truncated then fsync'd | truncation point in the batch | blocks past it dropped before the batch's nodes apply |
 //! | atomic commit that returned | batch like an fsync | all new data |
 //! | atomic commit cut by the crash | batch CRC mismatch or no mark | all old data |
@@ -361,8 +362,22 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    /// Links a recovered new inode under the name its marked inode records.
+    /// Links a recovered new inode under the name its marked inode records. When the
+    /// parent directory's block fails its data checksum the name cannot be added (the
+    /// block's bytes are gone): the inode stays, unreachable, and the mount goes on — fsck
+    /// lists it and the bad block, and `fsck --repair` links it into /lost+found. Failing the
+    /// mount instead would turn one bad directory block into an image that does not mount.
     fn recover_dentry(&mut self, ino: Ino, ib: &Block) -> Result<()> {
+        match self.recover_dentry_inner(ino, ib) {
+            Err(Error::DataChecksum { .. }) => {
+                self.stats.recovery_unlinked_inodes += 1;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+
+    fn recover_dentry_inner(&mut self, ino: Ino, ib: &Block) -> Result<()> {
         let parent = inode::pino(ib);
         let name = inode::name(ib).to_vec();
         let parent_ok = self.check_ino(parent).is_ok() && self.inode_kind(parent)? == FileType::Directory;

@@ -53,6 +53,9 @@ stats! {
     /// Data blocks that failed their checksum when cleaning moved them (moved with their
     /// old checksum, so they stay detected).
     gc_bad_blocks_moved,
+    /// Inodes roll-forward recovered but could not name, because their directory's block
+    /// failed its checksum: kept unreachable for `fsck --repair` to link into /lost+found.
+    recovery_unlinked_inodes,
     // ---- rare events: what a checker of a full device must see happen (issue: the crash
     // explorer counts each and its CI sample must reach every one) ----
     /// Checkpoints written from inside an operation that is not sync/fsync/unmount: to make

@@ -1,6 +1,8 @@
-//! Adversarial review of format 2.0 data checksums: reproducers for the findings (these
-//! FAIL on the code under review) and checks of suspected scenarios that hold (marked
-//! "holds": they pass).
+//! Adversarial review of format 2.0 data checksums: reproducers for the findings (each
+//! failed on the code under review and passes with its fix: cached bytes of a bad block
+//! that cleaning is moving are never returned (`read_block_opt`); a bad directory block
+//! does not stop roll-forward (`recover_dentry`); a failed atomic write stages nothing
+//! (`atomic_write`)) and checks of suspected scenarios that hold (marked "holds").
 
 mod common;
 use common::CrashDevice;
@@ -145,7 +147,7 @@ fn victim_image() -> (MemDevice, Ino, u32, u32) {
 // the corruption is laundered into a block with a fresh, matching checksum.
 // ---------------------------------------------------------------------------------------
 
-/// FAILS on the code under review: the read returns the flipped bytes.
+/// Failed before the review fixes (a2606d7..): the read returns the flipped bytes.
 #[test]
 fn cleaning_error_after_a_bad_block_never_returns_its_bytes() {
     let (mut dev, f, bad, next) = victim_image();
@@ -178,7 +180,7 @@ fn cleaning_error_after_a_bad_block_never_returns_its_bytes() {
     );
 }
 
-/// FAILS on the code under review: a partial write after the failed cleaning round
+/// Failed before the review fixes (a2606d7..): a partial write after the failed cleaning round
 /// launders the bad block (new checksum over corrupt bytes), reads then succeed with
 /// bytes never written.
 #[test]
@@ -208,7 +210,7 @@ fn cleaning_error_then_partial_write_never_launders_a_bad_block() {
     );
 }
 
-/// FAILS on the code under review (same root cause as above): cleaning moved the bad block
+/// Failed before the review fixes (a2606d7..) (same root cause as above): cleaning moved the bad block
 /// into the cache, then its checkpoint failed on a write error. The filesystem shuts down
 /// (read-only), but reads are still served from the cache: the corrupt bytes come back.
 #[test]
@@ -232,7 +234,7 @@ fn cleaning_checkpoint_failure_never_returns_a_bad_blocks_bytes() {
 // The write returns EIO, but a commit publishes part of it.
 // ---------------------------------------------------------------------------------------
 
-/// FAILS on the code under review if the staged prefix survives the failed write.
+/// Failed before the review fixes (a2606d7..) if the staged prefix survives the failed write.
 #[test]
 fn a_failed_atomic_write_stages_nothing() {
     let mut fs = Filesystem::mount(mkfs_mem(2048, true), &MountOptions::default(), T).unwrap();
@@ -316,7 +318,7 @@ fn holds_pending_new_file_in_a_good_directory_recovers() {
     assert!(fs.lookup(d, b"new").is_ok());
 }
 
-/// FAILS on the code under review: mount returns EIO (DataChecksum) instead of mounting
+/// Failed before the review fixes (a2606d7..): mount returns EIO (DataChecksum) instead of mounting
 /// with the directory reading EIO.
 #[test]
 fn a_bad_dentry_block_does_not_stop_roll_forward_from_mounting() {
@@ -333,6 +335,35 @@ fn a_bad_dentry_block_does_not_stop_roll_forward_from_mounting() {
             Err(e) => panic!("read_only={ro}: one flipped bit in a dentry block fails the mount: {e}"),
         }
     }
+    // The fsync'd file is kept (unreachable, counted), and fsck --repair links it into
+    // /lost+found with its data.
+    let fs = Filesystem::mount(img, &MountOptions::default(), T).unwrap();
+    assert_eq!(fs.stats().recovery_unlinked_inodes, 1);
+    let mut dev = fs.unmount(T).unwrap();
+    let verify = fsck::FsckOptions { verify_data: true };
+    let rep = fsck::repair_with(&mut dev, T, &verify, &mut |_, _| {}).unwrap();
+    assert!(!rep.before.problems.is_empty() && rep.changed(), "{rep:#?}");
+    // The dentry block has a checksum of its own: repair drops it (the directory loses
+    // those names) and links the files it named that hold data into /lost+found.
+    assert!(rep.is_clean(), "{rep:#?}");
+    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+    let lf = fs.lookup(1, b"lost+found").unwrap().ino;
+    let mut names = Vec::new();
+    fs.readdir(lf, 0, &mut |e| {
+        if e.name != b"." && e.name != b".." {
+            names.push(e.name.to_vec());
+        }
+        true
+    })
+    .unwrap();
+    // Repair links unreachable files that hold data (the five old ones are empty).
+    assert_eq!(names.len(), 1, "the recovered file, in /lost+found");
+    let found = names.iter().any(|n| {
+        let f = fs.lookup(lf, n).unwrap().ino;
+        let mut buf = vec![0u8; BLOCK_SIZE];
+        fs.read(f, 0, &mut buf) == Ok(BLOCK_SIZE) && buf == content(4, 0)
+    });
+    assert!(found, "the fsync'd file's data is in /lost+found");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -475,8 +506,8 @@ fn check_image(img: MemDevice, what: &str, recovered: &mut u64) -> MemDevice {
         .unwrap_or_else(|e| panic!("{what}: read-only mount after crash: {e}"));
     read_all(&mut ro, what);
     drop(ro);
-    let mut rfs =
-        Filesystem::mount(img, &MountOptions::default(), T).unwrap_or_else(|e| panic!("{what}: mount after crash: {e}"));
+    let mut rfs = Filesystem::mount(img, &MountOptions::default(), T)
+        .unwrap_or_else(|e| panic!("{what}: mount after crash: {e}"));
     *recovered += rfs.stats().recovered_batches;
     read_all(&mut rfs, what);
     assert_eq!(rfs.stats().data_checksum_errors, 0, "{what}");
@@ -589,7 +620,9 @@ fn stress(seed: u64, datasum: bool, ops: usize) -> (u64, usize) {
                 let mut r = Ok(0);
                 for _ in 0..8 {
                     let off = rng.below(ballast_blocks * BS - 2 * BS);
-                    r = r.and_then(|_| fs.write(ballast, off, &vec![rng.below(250) as u8; 1 + rng.below(BS) as usize], T));
+                    r = r.and_then(|_| {
+                        fs.write(ballast, off, &vec![rng.below(250) as u8; 1 + rng.below(BS) as usize], T)
+                    });
                 }
                 if rng.below(3) == 0 {
                     r = r.and_then(|_| fs.fsync(ballast, false, T).map(|_| 0));
