@@ -5,14 +5,12 @@
 //! (`atomic_write`)) and checks of suspected scenarios that hold (marked "holds").
 
 mod common;
+use common::pointers::pointers;
 use common::CrashDevice;
-use rollfs_core::checkpoint::Checkpoint;
 use rollfs_core::device::{BlockDevice, IoError, WriteFlags};
 use rollfs_core::fsck::{self, FsckOptions};
 use rollfs_core::layout::*;
-use rollfs_core::nat::Nat;
-use rollfs_core::node::{self, inode, NodeType};
-use rollfs_core::superblock::read_superblock;
+use rollfs_core::node;
 use rollfs_core::*;
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);
@@ -65,51 +63,6 @@ impl BlockDevice for FlakyDev {
 fn mkfs_mem(blocks: u64, data_checksums: bool) -> MemDevice {
     let opts = MkfsOptions { segment_blocks: 16, uuid: [7; 16], data_checksums, ..Default::default() };
     Filesystem::format(MemDevice::new(blocks), &opts).unwrap()
-}
-
-/// Every data pointer of inode `ino` on the device: (file block, address, checksum).
-/// (Copy of the helper in datasum.rs.)
-fn pointers<D: BlockDevice>(dev: &mut D, ino: Ino) -> Vec<(u64, u32, u32)> {
-    let g = read_superblock(dev).unwrap().geometry;
-    let (cp, _) = Checkpoint::read_newest(dev, &g).unwrap();
-    let nat = Nat::load(dev, &g, cp.nat_slots.clone(), &cp.nat_journal, cp.version).unwrap();
-    let mut read = |nid: Nid, ty: NodeType| -> Box<Block> {
-        let mut b = zero_block();
-        dev.read(nat.get(nid).unwrap().addr as u64, &mut b).unwrap();
-        assert_eq!(node::footer_type(&b), Some(ty));
-        b
-    };
-    let ib = read(ino, NodeType::Inode);
-    let mut out: Vec<(u64, u32, u32)> = (0..ADDRS_PER_INODE)
-        .map(|i| (i as u64, inode::addr(&ib, i), inode::data_crc(&ib, i)))
-        .filter(|p| p.1 != NULL_ADDR)
-        .collect();
-    let mut stack: Vec<(Nid, usize, u64)> = node::SLOT_SUBTREES
-        .iter()
-        .enumerate()
-        .map(|(s, &(base, _, depth))| (inode::nid(&ib, s), depth, base))
-        .filter(|e| e.0 != NULL_NID)
-        .collect();
-    while let Some((nid, depth, base)) = stack.pop() {
-        if depth == 0 {
-            let b = read(nid, NodeType::Direct);
-            for i in 0..ADDRS_PER_BLOCK {
-                if node::addr(&b, i) != NULL_ADDR {
-                    out.push((base + i as u64, node::addr(&b, i), node::data_crc(&b, i)));
-                }
-            }
-        } else {
-            let b = read(nid, NodeType::Indirect);
-            for i in 0..NIDS_PER_BLOCK {
-                let c = node::slot(&b, i);
-                if c != NULL_NID {
-                    stack.push((c, depth - 1, base + i as u64 * node::entry_span(depth)));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// An image where /f has two blocks alone in a data segment (the rest of that segment was

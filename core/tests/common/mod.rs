@@ -4,5 +4,6 @@
 #![allow(dead_code)]
 
 pub mod limits;
+pub mod pointers;
 
 pub use rollfs_testkit::CrashDevice;
