@@ -478,11 +478,11 @@ fn stress(seed: u64, datasum: bool, ops: usize) -> (u64, usize) {
     // Variations: out-of-order completion, a small dirty bound (checkpoints inside operations).
     let crash_dev = |m: MemDevice| {
         let mut c = CrashDevice::new(m);
-        c.reverse_completion = seed % 2 == 0;
+        c.reverse_completion = seed.is_multiple_of(2);
         c
     };
     let mopts = MountOptions {
-        dirty_bytes_max: if seed % 3 == 0 { 48 * BS } else { MountOptions::default().dirty_bytes_max },
+        dirty_bytes_max: if seed.is_multiple_of(3) { 48 * BS } else { MountOptions::default().dirty_bytes_max },
         ..Default::default()
     };
     let mut fs = Filesystem::mount(crash_dev(mkfs_mem(1536, datasum)), &mopts, T).unwrap();
@@ -697,7 +697,7 @@ fn holds_corrupt_pointers_in_sealed_nodes_never_panic_fsck_repair_or_reads() {
     let base = fs.unmount(T).unwrap();
     let mut nodes = Vec::new();
     let mut b = zero_block();
-    for addr in g.main_start as u64..g.main_start as u64 + g.main_blocks() as u64 {
+    for addr in g.main_start as u64..g.main_start as u64 + g.main_blocks() {
         base.clone().read(addr, &mut b).unwrap();
         if codec::crc_ok_seeded(&b, seed) && node::footer_type(&b).is_some() {
             nodes.push(addr);
@@ -718,7 +718,7 @@ fn holds_corrupt_pointers_in_sealed_nodes_never_panic_fsck_repair_or_reads() {
                 0 => 0,
                 1 => NEW_ADDR,
                 2 => u32::MAX,
-                3 => g.main_start + rng.below(g.main_blocks() as u64) as u32,
+                3 => g.main_start + rng.below(g.main_blocks()) as u32,
                 4 => rng.below(64) as u32,
                 _ => rng.next() as u32,
             };
