@@ -187,16 +187,21 @@ fn cleaning_checkpoint_failure_never_returns_a_bad_blocks_bytes() {
 // The write returns EIO, but a commit publishes part of it.
 // ---------------------------------------------------------------------------------------
 
-/// Failed before the review fixes (a2606d7..) if the staged prefix survives the failed write.
-#[test]
-fn a_failed_atomic_write_stages_nothing() {
+/// A mounted image whose /f has two blocks, the second with a flipped bit.
+fn file_with_bad_second_block() -> (Filesystem<MemDevice>, Ino) {
     let mut fs = Filesystem::mount(mkfs_mem(2048, true), &MountOptions::default(), T).unwrap();
     let f = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
     fs.write(f, 0, &[content(1, 0), content(1, 1)].concat(), T).unwrap();
     let mut dev = fs.unmount(T).unwrap();
     let p = pointers(&mut dev, f);
     dev.block_mut(p[1].1 as u64)[9] ^= 2;
-    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+    (Filesystem::mount(dev, &MountOptions::default(), T).unwrap(), f)
+}
+
+/// Failed before the review fixes (a2606d7..) if the staged prefix survives the failed write.
+#[test]
+fn a_failed_atomic_write_stages_nothing() {
+    let (mut fs, f) = file_with_bad_second_block();
     fs.start_atomic_write(f).unwrap();
     // Block 0 whole, block 1 partly: the read of block 1 fails.
     let w = fs.write(f, 0, &vec![0xEE; BLOCK_SIZE + 10], T);
@@ -210,13 +215,7 @@ fn a_failed_atomic_write_stages_nothing() {
 /// holds: the same for a plain write (phase 1 reads before anything changes).
 #[test]
 fn holds_a_failed_plain_write_changes_nothing() {
-    let mut fs = Filesystem::mount(mkfs_mem(2048, true), &MountOptions::default(), T).unwrap();
-    let f = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
-    fs.write(f, 0, &[content(1, 0), content(1, 1)].concat(), T).unwrap();
-    let mut dev = fs.unmount(T).unwrap();
-    let p = pointers(&mut dev, f);
-    dev.block_mut(p[1].1 as u64)[9] ^= 2;
-    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+    let (mut fs, f) = file_with_bad_second_block();
     let w = fs.write(f, 0, &vec![0xEE; BLOCK_SIZE + 10], T);
     assert!(matches!(w, Err(Error::DataChecksum { .. })), "{w:?}");
     let mut buf = vec![0u8; BLOCK_SIZE];

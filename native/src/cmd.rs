@@ -820,15 +820,24 @@ fn print_repair(target: &Path, r: &rollfs_core::fsck::RepairReport, json: bool) 
     }
 }
 
+/// Opens TARGET for fsck or scrub and reads its superblock: a corrupted superblock is
+/// exit 4 (errors left), anything else that stops the check exit 8 (operational).
+fn open_checked(
+    target: &Path,
+    write: bool,
+) -> Result<(FileDevice, rollfs_core::superblock::Superblock), (i32, CliError)> {
+    let dopts = DeviceOptions { write, ..Default::default() };
+    let mut dev = FileDevice::open(target, dopts).map_err(|e| (FSCK_OPERATIONAL, e))?;
+    match probe::check_superblock(&mut dev, target) {
+        Ok(sb) => Ok((dev, sb)),
+        Err(e @ CliError::CorruptSuperblock { .. }) => Err((FSCK_UNCORRECTED, e)),
+        Err(e) => Err((FSCK_OPERATIONAL, e)),
+    }
+}
+
 fn fsck_inner(target: &Path, a: &FsckArgs) -> Result<i32, (i32, CliError)> {
     let (repair, json) = (a.repair, a.json);
-    let op = |e| (FSCK_OPERATIONAL, e);
-    let dopts = DeviceOptions { write: repair, ..Default::default() };
-    let mut dev = FileDevice::open(target, dopts).map_err(op)?;
-    if let Err(e) = probe::check_superblock(&mut dev, target) {
-        let code = if matches!(e, CliError::CorruptSuperblock { .. }) { FSCK_UNCORRECTED } else { FSCK_OPERATIONAL };
-        return Err((code, e));
-    }
+    let (mut dev, _) = open_checked(target, repair)?;
     let opts = rollfs_core::fsck::FsckOptions { verify_data: !a.no_verify_data };
     let mut bar = Bar::new(json);
     if !repair {
@@ -880,14 +889,7 @@ pub fn scrub(target: &Path, json: bool) -> i32 {
 }
 
 fn scrub_inner(target: &Path, json: bool) -> Result<i32, (i32, CliError)> {
-    let op = |e| (FSCK_OPERATIONAL, e);
-    let mut dev = FileDevice::open(target, DeviceOptions::default()).map_err(op)?;
-    if let Err(e) = probe::check_superblock(&mut dev, target) {
-        let code = if matches!(e, CliError::CorruptSuperblock { .. }) { FSCK_UNCORRECTED } else { FSCK_OPERATIONAL };
-        return Err((code, e));
-    }
-    let sb = rollfs_core::superblock::read_superblock(&mut dev)
-        .map_err(|e| (FSCK_OPERATIONAL, CliError::core(target, "cannot scrub", e)))?;
+    let (mut dev, sb) = open_checked(target, false)?;
     if !sb.data_checksums() {
         return Err((
             FSCK_OPERATIONAL,
