@@ -77,6 +77,11 @@ pub struct Rollfs {
 }
 
 impl Rollfs {
+    /// The daemon's process id (for its memory figures).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn mount(bin: &Path, image: &Path, mnt: &Path, log: &Path) -> Res<Rollfs> {
         fs::create_dir_all(mnt).map_err(|e| e.to_string())?;
         let logf = File::create(log).map_err(|e| e.to_string())?;

@@ -44,6 +44,22 @@ pub trait BlockDevice {
     fn block_count(&self) -> u64;
     /// Reads one block (the most recently submitted contents).
     fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError>;
+    /// Reads `blocks.len()` consecutive blocks starting at `addr`, each with the same
+    /// contract as [`BlockDevice::read`]. The default reads them one at a time; a device
+    /// that can serve a run in one request (one `preadv`) overrides it: a sequential file
+    /// read maps to runs of adjacent blocks.
+    fn read_run(&mut self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
+        for (i, b) in blocks.iter_mut().enumerate() {
+            self.read(addr + i as u64, b)?;
+        }
+        Ok(())
+    }
+    /// Called when a checkpoint has committed and the blocks it freed may be written or
+    /// discarded from now on (before any of that happens). Blocks still referenced never
+    /// change, so a driver that reads data blocks outside the filesystem's lock trusts what
+    /// it read only if no fence came in between (`rollfs::device::DeviceReader`). The
+    /// default does nothing.
+    fn reuse_fence(&mut self) {}
     /// Submits one block write. It may complete at any later time, in any order with other
     /// in-flight writes, until [`BlockDevice::wait_writes`] is called.
     fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError>;
@@ -64,6 +80,12 @@ macro_rules! forward_block_device {
             }
             fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
                 (**self).read(addr, buf)
+            }
+            fn read_run(&mut self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
+                (**self).read_run(addr, blocks)
+            }
+            fn reuse_fence(&mut self) {
+                (**self).reuse_fence()
             }
             fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
                 (**self).write(addr, data, flags)

@@ -11,9 +11,67 @@ use crate::layout::*;
 use crate::node::{inode, MAX_FILE_SIZE};
 use crate::{zero_block, Block, BlockDevice, Ino};
 
+use alloc::vec::Vec;
+
+/// Adjacent device blocks that [`Filesystem::read_planned`] left for its caller to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRun {
+    /// Byte offset in the caller's buffer of the run's first block.
+    pub buf_offset: usize,
+    /// Device address of the first block.
+    pub addr: u64,
+    /// Blocks in the run.
+    pub blocks: usize,
+    /// Each block's checksum, in order, when the filesystem keeps data checksums.
+    pub crcs: Option<Vec<u32>>,
+}
+
+impl PlannedRun {
+    /// Whether `data` (the run's blocks as read) matches the checksums. Always true on a
+    /// filesystem without data checksums.
+    pub fn verify(&self, data: &[Block]) -> bool {
+        match &self.crcs {
+            None => data.len() == self.blocks,
+            Some(c) => c.len() == data.len() && c.iter().zip(data).all(|(&crc, b)| crate::codec::crc(&b[..]) == crc),
+        }
+    }
+}
+
+/// What [`Filesystem::read_planned`] did: `len` bytes of the caller's buffer are the read's
+/// result once the `runs` are read into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadPlan {
+    pub len: usize,
+    pub runs: Vec<PlannedRun>,
+}
+
 impl<D: BlockDevice> Filesystem<D> {
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
     pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_inner(ino, offset, buf, None)
+    }
+
+    /// [`Filesystem::read`] for a driver that reads the device itself, outside its lock:
+    /// everything the read needs from memory (cached and staged blocks, holes, partial
+    /// blocks) is copied into `buf` now, and the whole blocks that must come from the
+    /// device are returned as runs of adjacent addresses, to be read into `buf` at their
+    /// offsets and checked with [`PlannedRun::verify`]. The result is what `read` would
+    /// have returned at this moment as long as the blocks are read before the device's
+    /// next [`BlockDevice::reuse_fence`]; a caller that cannot tell (or whose check fails)
+    /// calls `read` instead, which also reports any error properly.
+    pub fn read_planned(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
+        let mut runs = Vec::new();
+        let len = self.read_inner(ino, offset, buf, Some(&mut runs))?;
+        Ok(ReadPlan { len, runs })
+    }
+
+    fn read_inner(
+        &mut self,
+        ino: Ino,
+        offset: u64,
+        buf: &mut [u8],
+        mut plan: Option<&mut Vec<PlannedRun>>,
+    ) -> Result<usize> {
         match self.inode_kind(ino)? {
             FileType::Regular | FileType::Symlink => {}
             FileType::Directory => return Err(Error::IsDir),
@@ -33,6 +91,15 @@ impl<D: BlockDevice> Filesystem<D> {
             let idx = pos / BLOCK_SIZE as u64;
             let in_blk = (pos % BLOCK_SIZE as u64) as usize;
             let len = (BLOCK_SIZE - in_blk).min(n - done);
+            if in_blk == 0 && n - done >= BLOCK_SIZE {
+                // Whole blocks: read straight into the caller's buffer, adjacent device
+                // blocks in one request.
+                let whole = (n - done) / BLOCK_SIZE;
+                let (blocks, _) = buf[done..done + whole * BLOCK_SIZE].as_chunks_mut::<BLOCK_SIZE>();
+                self.read_blocks(ino, idx, blocks, plan.as_deref_mut().map(|p| (p, done)))?;
+                done += whole * BLOCK_SIZE;
+                continue;
+            }
             if let Some(b) = self.atomic_block(ino, idx) {
                 buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]);
             } else {

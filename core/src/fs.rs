@@ -1059,6 +1059,9 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.nat.commit();
         self.ssa.commit_written();
+        // From here on the blocks this checkpoint freed may be reallocated, written and
+        // discarded: tell the device first (readers outside the driver's lock).
+        self.dev.reuse_fence();
         let freed = self.seg.commit(&self.sit);
         if self.opts.discard {
             self.discard_segments(&freed);

@@ -15,6 +15,9 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 const A: u64 = ADDRS_PER_INODE as u64;
+/// Blocks in one device read of a file's adjacent blocks at most (1 MiB: FUSE's largest
+/// read request, and a bound on what one read holds up the filesystem for).
+pub(crate) const READ_RUN_BLOCKS_MAX: usize = 256;
 
 impl<D: BlockDevice> Filesystem<D> {
     /// Loads node `nid` into the cache, validating it.
@@ -290,6 +293,142 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::DataChecksum { ino, index: idx, block: addr as u64 });
         }
         Ok(Some(b))
+    }
+
+    /// Reads the whole blocks `idx..idx + out.len()` of `ino` into `out`, as
+    /// [`Filesystem::read_block_opt`] would one by one (holes read as zeros), except that
+    /// blocks on the device at adjacent addresses are read in one device request per run
+    /// (a sequential read of a file written sequentially is one request per
+    /// [`READ_RUN_BLOCKS_MAX`] blocks) and straight into `out`, with no copy. Every block
+    /// read from the device is verified against its pointer's checksum.
+    ///
+    /// With `plan` (the caller's list and the byte offset of `out` in its buffer), the
+    /// device runs are not read but appended to the list, their blocks in `out` left as
+    /// they are (see [`Filesystem::read_planned`]).
+    pub(crate) fn read_blocks(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        out: &mut [Block],
+        mut plan: Option<(&mut Vec<crate::file::PlannedRun>, usize)>,
+    ) -> Result<()> {
+        // The run being gathered: its first device address, its first slot in `out`, and
+        // the checksums of its blocks in order.
+        let mut run: Option<(BlockAddr, usize)> = None;
+        let mut crcs: Vec<u32> = Vec::new();
+        for i in 0..out.len() {
+            let fidx = idx + i as u64;
+            let in_memory = self.atomic_block(ino, fidx).is_some() || self.data.contains_key(&(ino, fidx));
+            // In memory (served below, after the run before it) or a hole: no address.
+            let (addr, crc) = if in_memory { (NULL_ADDR, 0) } else { self.get_ptr(ino, fidx)? };
+            if let Some((first, at)) = run {
+                let len = i - at;
+                if addr != NULL_ADDR && u64::from(first) + len as u64 == u64::from(addr) && len < READ_RUN_BLOCKS_MAX {
+                    crcs.push(crc);
+                    continue;
+                }
+                self.read_run_or_plan(
+                    ino,
+                    idx + at as u64,
+                    first,
+                    &mut out[at..i],
+                    &crcs,
+                    plan.as_mut().map(|(v, base)| (&mut **v, *base)),
+                    at,
+                )?;
+                run = None;
+            }
+            if addr != NULL_ADDR {
+                if addr == NEW_ADDR || !self.geo.in_main(addr) {
+                    return Err(Error::corrupt(self.nat_addr(ino), "data pointer outside the main area"));
+                }
+                run = Some((addr, i));
+                crcs.clear();
+                crcs.push(crc);
+                continue;
+            }
+            if !in_memory {
+                out[i].fill(0);
+                continue;
+            }
+            if let Some(b) = self.atomic_block(ino, fidx) {
+                out[i].copy_from_slice(b);
+                continue;
+            }
+            match self.data.get(&(ino, fidx)) {
+                Some(b) if !self.gc_kept_crcs.contains_key(&(ino, fidx)) => out[i].copy_from_slice(&b[..]),
+                // A cached block cleaning is moving with a kept checksum: the error, as
+                // for one block.
+                _ => match self.read_block_opt(ino, fidx)? {
+                    Some(b) => out[i].copy_from_slice(&b[..]),
+                    None => out[i].fill(0),
+                },
+            }
+        }
+        if let Some((first, at)) = run {
+            self.read_run_or_plan(
+                ino,
+                idx + at as u64,
+                first,
+                &mut out[at..],
+                &crcs,
+                plan.as_mut().map(|(v, base)| (&mut **v, *base)),
+                at,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Reads a run now, or appends it to the caller's plan (`at`: its first slot in the
+    /// blocks `plan`'s offset refers to).
+    #[allow(clippy::too_many_arguments)]
+    fn read_run_or_plan(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        addr: BlockAddr,
+        out: &mut [Block],
+        crcs: &[u32],
+        plan: Option<(&mut Vec<crate::file::PlannedRun>, usize)>,
+        at: usize,
+    ) -> Result<()> {
+        match plan {
+            None => self.read_run_verified(ino, idx, addr, out, crcs),
+            Some((runs, base)) => {
+                self.stats.device_reads += out.len() as u64;
+                runs.push(crate::file::PlannedRun {
+                    buf_offset: base + at * BLOCK_SIZE,
+                    addr: u64::from(addr),
+                    blocks: out.len(),
+                    crcs: self.data_checksums.then(|| crcs.to_vec()),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// One device read of the adjacent blocks `out` from `addr` (file blocks from `idx`),
+    /// each checked against its checksum in `crcs`.
+    fn read_run_verified(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        addr: BlockAddr,
+        out: &mut [Block],
+        crcs: &[u32],
+    ) -> Result<()> {
+        debug_assert_eq!(out.len(), crcs.len());
+        self.dev.read_run(u64::from(addr), out)?;
+        self.stats.device_reads += out.len() as u64;
+        if self.data_checksums {
+            for (k, (b, &crc)) in out.iter().zip(crcs).enumerate() {
+                if crate::codec::crc(&b[..]) != crc {
+                    self.stats.data_checksum_errors += 1;
+                    return Err(Error::DataChecksum { ino, index: idx + k as u64, block: u64::from(addr) + k as u64 });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Frees a node: its block becomes invalid and its nid free after the next checkpoint.

@@ -488,10 +488,25 @@ pub fn mount(a: &MountArgs) -> Result<i32> {
     }
 }
 
+/// One malloc arena for the whole daemon. The core's cache blocks are allocated by
+/// whichever request thread writes and freed by whichever thread writes them back; with
+/// glibc's default of an arena per thread, each of the 8 request threads' arenas kept up
+/// to the cache's size in freed blocks, and a 1 GiB sequential write left the daemon at
+/// 375 MiB resident for caches bounded at 128 MiB (93 MiB with one arena). The core runs
+/// under one lock anyway, so the arena's own lock costs nothing measurable.
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator parameters; called before other threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     // Before any thread exists (drain threads, fuser's), so that every thread inherits
     // the blocked mask and only the signal thread below ever sees SIGINT/SIGTERM.
     let sigset = block_signals();
+    one_malloc_arena();
     let o = parse_mount_options(&a.options)?;
     let path = a.target.as_path();
     check_mountpoint(&a.mountpoint)?;
@@ -512,6 +527,9 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     // Group commit flushes outside the filesystem lock; a recording must see every flush,
     // so it keeps fsync's flush inside the core.
     let flusher = a.record_writes.is_none().then(|| fdev.flush_handle());
+    // Data reads outside the lock: not with a recording (its log must see every read's
+    // device state as the core does: keep one path), nor with O_DIRECT (reader() is None).
+    let reader = if a.record_writes.is_none() { fdev.reader() } else { None };
     let dev: Dev = match &a.record_writes {
         Some(log) => {
             let snapshot_file = fdev.file().try_clone().map_err(|e| CliError::io(path, "open", e))?;
@@ -533,6 +551,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     }
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
     let mut driver = RollFuse::new(fs, flusher);
+    driver.set_reader(reader);
     driver.set_reserve_users(o.resuid, o.resgid);
     // The kernel leaves MS_DIRSYNC to the filesystem: the driver honours it.
     driver.set_dirsync(o.fuse.contains(&fuser::MountOption::DirSync));

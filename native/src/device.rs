@@ -37,6 +37,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 const BLOCK: u64 = BLOCK_SIZE as u64;
@@ -129,6 +130,10 @@ struct Shared {
     /// succeed after the error was consumed and before it was latched.
     flush_lock: Mutex<()>,
     writers: usize,
+    /// Bumped by [`BlockDevice::reuse_fence`] (a checkpoint made freed blocks reusable)
+    /// before any of them can be written or discarded: a [`DeviceReader`] that read
+    /// blocks outside the filesystem's lock trusts them only if it did not move.
+    reuse_fence: AtomicU64,
 }
 
 pub struct FileDevice {
@@ -140,6 +145,8 @@ pub struct FileDevice {
     shared: Arc<Shared>,
     seq: u64,
     counters: DeviceCounters,
+    /// Opened with `O_DIRECT`: reads need an aligned buffer of their own.
+    direct: bool,
 }
 
 impl std::fmt::Debug for FileDevice {
@@ -243,6 +250,7 @@ impl FileDevice {
             drain: Mutex::new(()),
             flush_lock: Mutex::new(()),
             writers: opts.writers.max(1),
+            reuse_fence: AtomicU64::new(0),
         });
         FileDevice {
             path: path.to_owned(),
@@ -253,6 +261,7 @@ impl FileDevice {
             shared,
             seq: 0,
             counters: DeviceCounters::default(),
+            direct: opts.direct,
         }
     }
 
@@ -276,6 +285,17 @@ impl FileDevice {
         FlushHandle { shared: self.shared.clone(), writable: self.writable }
     }
 
+    /// A handle that reads blocks without `&mut` access to the device, so a driver can
+    /// read file data outside the filesystem's lock (see [`DeviceReader`]). `None` for a
+    /// device opened with `O_DIRECT` (its reads need aligned buffers of their own).
+    pub fn reader(&self) -> Option<DeviceReader> {
+        (!self.direct).then(|| DeviceReader {
+            file: self.file.clone(),
+            shared: self.shared.clone(),
+            block_count: self.block_count,
+        })
+    }
+
     fn latched(&self) -> Option<IoError> {
         self.shared.latched()
     }
@@ -290,6 +310,96 @@ impl FileDevice {
         }
         self.shared.sync()
     }
+}
+
+/// Reads blocks of a [`FileDevice`] from another thread than the one that owns it.
+///
+/// Why it is safe to use outside the filesystem's lock: the driver asks the core, under
+/// the lock, which device blocks hold the data (a read plan) and notes [`Self::fence`];
+/// it then reads them here and keeps the result only if the fence has not moved. The
+/// core never overwrites a block that a pointer references (a log-structured filesystem
+/// writes new blocks elsewhere); a block it frees becomes writable again only when a
+/// checkpoint commits, and the core calls [`BlockDevice::reuse_fence`] at that moment,
+/// before the block can be reallocated, written or discarded. So while the fence has not
+/// moved, every block of the plan still holds what it held when the plan was made (in the
+/// file, or in the in-flight table if its write has not landed yet).
+pub struct DeviceReader {
+    file: Arc<File>,
+    shared: Arc<Shared>,
+    block_count: u64,
+}
+
+impl DeviceReader {
+    /// The reuse fence (see the type's documentation).
+    pub fn fence(&self) -> u64 {
+        self.shared.reuse_fence.load(Ordering::SeqCst)
+    }
+
+    /// Reads `blocks.len()` consecutive blocks from `addr`: the newest submitted contents
+    /// of each, as [`BlockDevice::read`].
+    pub fn read_run(&self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
+        read_run_shared(&self.file, &self.shared, self.block_count, addr, blocks)
+    }
+
+    /// Completes a read the core planned (`Filesystem::read_planned`) while the fence was
+    /// `fence`: reads every run into `buf` and verifies it. True when `buf[..plan.len]` is
+    /// the read's result; false when it must be read again under the lock — a run failed
+    /// its read or its checksum, or the fence moved (a block may have been reused).
+    pub fn complete(&self, plan: &rollfs_core::file::ReadPlan, fence: u64, buf: &mut [u8]) -> bool {
+        let runs_ok = plan.runs.iter().all(|run| {
+            let Some(bytes) = buf.get_mut(run.buf_offset..run.buf_offset + run.blocks * BLOCK_SIZE) else {
+                return false;
+            };
+            let (blocks, _) = bytes.as_chunks_mut::<BLOCK_SIZE>();
+            self.read_run(run.addr, blocks).is_ok() && run.verify(blocks)
+        });
+        // After the reads: a fence that moved before any of them landed is seen here.
+        runs_ok && self.fence() == fence
+    }
+}
+
+/// A buffered read of adjacent blocks straight into `blocks`, in-flight writes overlaid.
+fn read_run_shared(
+    file: &File,
+    shared: &Shared,
+    block_count: u64,
+    addr: u64,
+    blocks: &mut [Block],
+) -> Result<(), IoError> {
+    let err = IoError { block: addr, op: "read" };
+    if addr.checked_add(blocks.len() as u64).is_none_or(|end| end > block_count) {
+        return Err(err);
+    }
+    // The in-flight writes of the run, taken *before* the file is read: a block not among
+    // them had its write reach the file already (and no newer write of it can be
+    // submitted: the owner holds `&mut` access, or for a `DeviceReader` the reuse fence
+    // guards it), so the file read returns its newest contents; a block among them is
+    // taken from the snapshot, its newest submitted write even if that lands meanwhile.
+    let newer: Vec<(usize, Arc<AlignedBlock>)> = {
+        let st = shared.state.lock().unwrap();
+        if st.inflight.is_empty() {
+            Vec::new()
+        } else {
+            (0..blocks.len()).filter_map(|i| st.inflight.get(&(addr + i as u64)).map(|(_, d)| (i, d.clone()))).collect()
+        }
+    };
+    let bytes = blocks.as_flattened_mut();
+    let mut done = 0;
+    while done < bytes.len() {
+        match file.read_at(&mut bytes[done..], addr * BLOCK + done as u64) {
+            Ok(0) => {
+                bytes[done..].fill(0); // past the end of a short image: zeros
+                break;
+            }
+            Ok(k) => done += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(err),
+        }
+    }
+    for (i, data) in newer {
+        blocks[i].copy_from_slice(&data.0);
+    }
+    Ok(())
 }
 
 /// See [`FileDevice::flush_handle`]. Waiting covers every write submitted before the call
@@ -512,18 +622,42 @@ impl BlockDevice for FileDevice {
                 return Ok(());
             }
         }
+        // O_DIRECT reads into an aligned bounce buffer; a buffered read goes straight to
+        // the caller's block.
         let mut aligned = AlignedBlock([0u8; BLOCK_SIZE]);
+        let target: &mut Block = if self.direct { &mut aligned.0 } else { buf };
         let mut done = 0;
         while done < BLOCK_SIZE {
-            match self.file.read_at(&mut aligned.0[done..], addr * BLOCK + done as u64) {
-                Ok(0) => break, // past the end of a short image: zeros
+            match self.file.read_at(&mut target[done..], addr * BLOCK + done as u64) {
+                Ok(0) => {
+                    target[done..].fill(0); // past the end of a short image: zeros
+                    break;
+                }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return Err(err),
             }
         }
-        buf.copy_from_slice(&aligned.0);
+        if self.direct {
+            buf.copy_from_slice(&aligned.0);
+        }
         Ok(())
+    }
+
+    fn read_run(&mut self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
+        if blocks.len() <= 1 || self.direct {
+            // O_DIRECT needs an aligned buffer, which the caller's blocks need not be.
+            for (i, b) in blocks.iter_mut().enumerate() {
+                self.read(addr + i as u64, b)?;
+            }
+            return Ok(());
+        }
+        self.counters.reads += blocks.len() as u64;
+        read_run_shared(&self.file, &self.shared, self.block_count, addr, blocks)
+    }
+
+    fn reuse_fence(&mut self) {
+        self.shared.reuse_fence.fetch_add(1, Ordering::SeqCst);
     }
 
     fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
@@ -647,6 +781,92 @@ mod tests {
         for a in 0..64usize {
             assert!(bytes[a * BLOCK_SIZE..(a + 1) * BLOCK_SIZE].iter().all(|&b| b == 49u8.wrapping_add(a as u8)));
         }
+    }
+
+    #[test]
+    fn runs_and_the_unlocked_reader_see_newest_submitted_data() {
+        let (_d, p) = image(64);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let reader = dev.reader().expect("a buffered device has a reader");
+        for round in 0..40u8 {
+            // Some blocks written out long ago, some still pending or in flight.
+            for a in (0..64).filter(|a| (a + u64::from(round)) % 3 != 0) {
+                dev.write(a, &block(round.wrapping_add(a as u8)), WriteFlags::empty()).unwrap();
+            }
+            if round % 4 == 0 {
+                dev.wait_writes().unwrap();
+            }
+            let mut run = vec![[0u8; BLOCK_SIZE]; 60];
+            let mut unlocked = vec![[0u8; BLOCK_SIZE]; 60];
+            dev.read_run(2, &mut run).unwrap();
+            reader.read_run(2, &mut unlocked).unwrap();
+            for i in 0..60 {
+                let mut one = block(0);
+                dev.read(2 + i as u64, &mut one).unwrap();
+                assert_eq!(run[i], one, "run block {i} round {round}");
+                assert_eq!(unlocked[i], one, "reader block {i} round {round}");
+            }
+        }
+        assert!(reader.read_run(60, &mut vec![[0u8; BLOCK_SIZE]; 5]).is_err(), "a run past the end");
+        let f = reader.fence();
+        dev.reuse_fence();
+        assert_eq!(reader.fence(), f + 1);
+        let direct = DeviceOptions { direct: true, ..DeviceOptions::default() };
+        if let Ok(d) = FileDevice::open(&p, DeviceOptions { lock: false, ..direct }) {
+            assert!(d.reader().is_none(), "O_DIRECT reads stay with the device's aligned path");
+        }
+    }
+
+    /// The unlocked read's guard, deterministically: a read planned before the file was
+    /// rewritten, checkpointed and its old blocks reused must not complete. On an image
+    /// without data checksums, where only the fence can tell.
+    #[test]
+    fn an_unlocked_read_overtaken_by_a_checkpoint_and_reuse_is_refused() {
+        use rollfs_core::{Credentials, Filesystem, MkfsOptions, MountOptions, Timestamp};
+        let t = Timestamp::new(1_700_000_000, 0);
+        let c = Credentials { uid: 0, gid: 0 };
+        let (_d, p) = image(2048);
+        let dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let opts = MkfsOptions { segment_blocks: 16, data_checksums: false, ..Default::default() };
+        let dev = Filesystem::format(dev, &opts).unwrap();
+        let mut fs = Filesystem::mount(dev, &MountOptions::default(), t).unwrap();
+        let reader = fs.device().reader().unwrap();
+        let a = fs.create(1, b"a", 0o644, c, t).unwrap().ino;
+        let old = vec![0xa1u8; 32 * BLOCK_SIZE];
+        fs.write(a, 0, &old, t).unwrap();
+        fs.sync(t).unwrap();
+
+        let mut buf = vec![0u8; old.len()];
+        let fence = reader.fence();
+        let plan = fs.read_planned(a, 0, &mut buf).unwrap();
+        assert!(!plan.runs.is_empty(), "the blocks are on the device");
+        // The reader is descheduled; meanwhile the file is rewritten, checkpointed, and
+        // the device filled and emptied until the freed blocks are written again.
+        fs.write(a, 0, &vec![0xb2u8; old.len()], t).unwrap();
+        fs.sync(t).unwrap();
+        for round in 0..4u8 {
+            let name = [b'f', b'0' + round];
+            let f = fs.create(1, &name, 0o644, c, t).unwrap().ino;
+            fs.write(f, 0, &vec![0xc0 | round; 1200 * BLOCK_SIZE], t).unwrap();
+            fs.sync(t).unwrap();
+            fs.unlink(1, &name, t).unwrap();
+            fs.sync(t).unwrap();
+        }
+        fs.device_mut().wait_writes().unwrap();
+        let mut raw = vec![0u8; old.len()];
+        for run in &plan.runs {
+            let (blocks, _) =
+                raw[run.buf_offset..run.buf_offset + run.blocks * BLOCK_SIZE].as_chunks_mut::<BLOCK_SIZE>();
+            reader.read_run(run.addr, blocks).unwrap();
+        }
+        assert_ne!(raw, old, "the scenario must reuse the planned blocks, or it proves nothing");
+        assert!(!reader.complete(&plan, fence, &mut buf), "a read overtaken by a reuse must be retried");
+
+        // Not overtaken: completes, with the file's contents.
+        let fence = reader.fence();
+        let plan = fs.read_planned(a, 0, &mut buf).unwrap();
+        assert!(reader.complete(&plan, fence, &mut buf));
+        assert_eq!(buf, vec![0xb2u8; old.len()]);
     }
 
     #[test]

@@ -31,7 +31,7 @@
 //! - On unmount (`destroy`) the core writes its clean checkpoint; the result is kept in
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
-use crate::device::FlushHandle;
+use crate::device::{DeviceReader, FlushHandle};
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
     ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs,
@@ -91,12 +91,17 @@ pub struct DriverStats {
     pub group_fsyncs: AtomicU64,
     /// Rounds of background (idle-time) cleaning.
     pub bg_gc_rounds: AtomicU64,
+    /// Reads whose device blocks were read outside the filesystem's lock, and those that
+    /// had to be read again under it (a checkpoint came in between, or a block failed its
+    /// checksum or its read: the locked read then reports the error).
+    pub unlocked_reads: AtomicU64,
+    pub unlocked_read_retries: AtomicU64,
 }
 
 impl DriverStats {
     /// Every counter as (name, value). Destructured, so that a counter added to the struct
     /// fails the build until it is listed here.
-    pub fn counters(&self) -> [(&'static str, u64); 9] {
+    pub fn counters(&self) -> [(&'static str, u64); 11] {
         let DriverStats {
             requests,
             fsyncs,
@@ -107,6 +112,8 @@ impl DriverStats {
             group_flushes,
             group_fsyncs,
             bg_gc_rounds,
+            unlocked_reads,
+            unlocked_read_retries,
         } = self;
         let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
@@ -119,6 +126,8 @@ impl DriverStats {
             ("group_flushes", l(group_flushes)),
             ("group_fsyncs", l(group_fsyncs)),
             ("bg_gc_rounds", l(bg_gc_rounds)),
+            ("unlocked_reads", l(unlocked_reads)),
+            ("unlocked_read_retries", l(unlocked_read_retries)),
         ]
     }
 }
@@ -212,6 +221,8 @@ pub struct RollFuse {
     unmount: UnmountResult,
     /// Flushes outside the lock (None: fsync flushes under the lock, e.g. when recording).
     flusher: Option<FlushHandle>,
+    /// Reads file data outside the lock (None: reads stay under it, e.g. with O_DIRECT).
+    reader: Option<DeviceReader>,
     group: GroupCommit,
     next_fh: AtomicU64,
     /// Inode → the file handle that started its atomic write.
@@ -403,6 +414,7 @@ impl RollFuse {
             stats: Arc::new(DriverStats::default()),
             unmount: Arc::new(Mutex::new(None)),
             flusher,
+            reader: None,
             group: GroupCommit::default(),
             next_fh: AtomicU64::new(1),
             atomic_owner: Mutex::new(HashMap::new()),
@@ -414,6 +426,12 @@ impl RollFuse {
             dirsync: false,
             notifier: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Reads of file data then read the device outside the filesystem's lock (see
+    /// [`RollFuse::read_unlocked`]): concurrent reads overlap, and with writers.
+    pub fn set_reader(&mut self, reader: Option<DeviceReader>) {
+        self.reader = reader;
     }
 
     /// Besides root, the user and group who may fill the root reserve.
@@ -727,6 +745,31 @@ impl RollFuse {
         v.to_string()
     }
 
+    /// A read entirely under the filesystem's lock.
+    fn read_locked(&self, ino: u32, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+        self.call(|fs| fs.read(ino, offset, buf))
+    }
+
+    /// A read whose device blocks are read outside the lock: the core plans it under the
+    /// lock (memory parts copied, device runs listed) and the runs are read and verified
+    /// here, kept only if no checkpoint made blocks reusable meanwhile (the reuse fence,
+    /// [`DeviceReader`]); otherwise, or if a run fails its read or its checksum, the read
+    /// is done again under the lock, which returns the same bytes or reports the error
+    /// (and counts and logs it) as any read.
+    fn read_unlocked(&self, reader: &DeviceReader, ino: u32, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+        let (plan, fence) = self.call(|fs| {
+            // Checkpoints run under the lock, so the fence cannot move while the plan is made.
+            let fence = reader.fence();
+            Ok((fs.read_planned(ino, offset, buf)?, fence))
+        })?;
+        if reader.complete(&plan, fence, buf) {
+            self.stats.unlocked_reads.fetch_add(1, Ordering::Relaxed);
+            return Ok(plan.len);
+        }
+        self.stats.unlocked_read_retries.fetch_add(1, Ordering::Relaxed);
+        self.read_locked(ino, offset, buf)
+    }
+
     fn readdir_entries(&self, ino: INodeNo, offset: u64, max: usize) -> Result<Vec<rollfs_core::DirEntry>, Errno> {
         let ino = ino32(ino)?;
         self.call(|fs| {
@@ -776,7 +819,33 @@ impl fuser::Filesystem for RollFuse {
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let r = ino32(parent).and_then(|p| self.call(|fs| fs.lookup(p, name.as_bytes())));
-        self.reply_entry(r, reply)
+        match r {
+            // A negative entry (node id 0) the kernel may cache for the TTL: programs probe
+            // for files that do not exist (SQLite's hot-journal check before every
+            // transaction, a shell's PATH search), and every name this filesystem gains
+            // is created through this kernel, which drops the negative entry then.
+            Err(Errno::ENOENT) => {
+                let none = FileAttr {
+                    ino: INodeNo(0),
+                    size: 0,
+                    blocks: 0,
+                    atime: UNIX_EPOCH,
+                    mtime: UNIX_EPOCH,
+                    ctime: UNIX_EPOCH,
+                    crtime: UNIX_EPOCH,
+                    kind: fuser::FileType::RegularFile,
+                    perm: 0,
+                    nlink: 0,
+                    uid: 0,
+                    gid: 0,
+                    rdev: 0,
+                    blksize: rollfs_core::BLOCK_SIZE as u32,
+                    flags: 0,
+                };
+                reply.entry(&self.ttl, &none, Generation(0))
+            }
+            r => self.reply_entry(r, reply),
+        }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
@@ -957,24 +1026,25 @@ impl fuser::Filesystem for RollFuse {
         _lock_owner: Option<fuser::LockOwner>,
         reply: ReplyData,
     ) {
-        let mut buf = vec![0u8; size as usize];
-        let r = ino32(ino).and_then(|i| {
-            self.call(|fs| {
-                let mut done = 0;
-                while done < buf.len() {
-                    let n = fs.read(i, offset + done as u64, &mut buf[done..])?;
-                    if n == 0 {
-                        break;
-                    }
-                    done += n;
-                }
-                Ok(done)
-            })
-        });
-        match r {
-            Ok(n) => reply.data(&buf[..n]),
-            Err(e) => reply.error(e),
+        // One buffer per request thread, kept between requests: the core fills every
+        // byte it returns, so zeroing a fresh megabyte per read would be wasted work.
+        thread_local! {
+            static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        READ_BUF.with_borrow_mut(|buf| {
+            if buf.len() < size as usize {
+                buf.resize(size as usize, 0);
+            }
+            let buf = &mut buf[..size as usize];
+            let r = ino32(ino).and_then(|i| match &self.reader {
+                Some(reader) => self.read_unlocked(reader, i, offset, buf),
+                None => self.read_locked(i, offset, buf),
+            });
+            match r {
+                Ok(n) => reply.data(&buf[..n]),
+                Err(e) => reply.error(e),
+            }
+        })
     }
 
     fn write(

@@ -181,6 +181,12 @@ impl<D: BlockDevice> BlockDevice for RecordingDevice<D> {
     fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
         self.inner.read(addr, buf)
     }
+    fn read_run(&mut self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
+        self.inner.read_run(addr, blocks)
+    }
+    fn reuse_fence(&mut self) {
+        self.inner.reuse_fence()
+    }
     fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
         self.inner.write(addr, data, flags)?;
         if flags.contains(WriteFlags::PREFLUSH) {

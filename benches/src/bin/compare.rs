@@ -23,6 +23,7 @@ use rollfs::device::{DeviceOptions, FileDevice};
 use rollfs_benches::chart::ratio_chart;
 use rollfs_benches::corework::{self, FsyncScenario, Rng};
 use rollfs_benches::fio;
+use rollfs_benches::fsops;
 use rollfs_benches::host::*;
 use rollfs_benches::stats::{disk_verdict, fmt_num, fmt_ratio, median, ratio, ratios_line};
 use rollfs_core::{Filesystem, MountOptions};
@@ -64,6 +65,8 @@ struct Config {
     fio_secs: u64,
     dbench_secs: u64,
     dbench_clients: u32,
+    /// Bytes of the sequential write and cold read (dd's 1 GiB).
+    seq_bytes: u64,
     recovery_sizes: Vec<u64>,
     recovery_fsyncs: Vec<u64>,
     recovery_rounds: usize,
@@ -75,12 +78,14 @@ impl Config {
             quick,
             work,
             results,
-            image_size: 1 << 30,
+            // Room for the 1 GiB sequential file beside the other workloads' files.
+            image_size: 2 << 30,
             rounds: if quick { 2 } else { 3 },
             phase_secs: if quick { 0.5 } else { 2.0 },
             fio_secs: if quick { 1 } else { 4 },
             dbench_secs: if quick { 2 } else { 10 },
             dbench_clients: 4,
+            seq_bytes: 1 << 30,
             recovery_sizes: vec![1 << 30, 8 << 30],
             recovery_fsyncs: vec![0, 1_000, 10_000],
             recovery_rounds: if quick { 1 } else { 3 },
@@ -135,6 +140,10 @@ fn ensure_tools(notes: &mut Vec<String>) {
 trait Setup {
     fn name(&self) -> &'static str;
     fn dir(&self) -> &Path;
+    /// The daemon serving the setup, where there is one (its memory is measured).
+    fn pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 struct Ext4 {
@@ -227,6 +236,9 @@ impl Setup for Rollfs {
     }
     fn dir(&self) -> &Path {
         &self.mnt
+    }
+    fn pid(&self) -> Option<u32> {
+        Rollfs::pid(self)
     }
 }
 
@@ -748,6 +760,12 @@ struct Report {
     fsync_stats: Option<String>,
     fio_p99: Samples,
     recovery: Vec<RecoveryRow>,
+    /// The rollfs daemon's (peak, current) resident memory after every workload, bytes.
+    rss: Option<(u64, u64)>,
+    /// The daemon's (peak, current) resident memory at the start of each phase after the
+    /// first, and at the end: where the memory went.
+    rss_by_phase: Vec<(String, u64, u64)>,
+    tree_entries: u64,
 }
 
 fn run_all(cfg: &Config) -> Res<String> {
@@ -771,6 +789,9 @@ fn run_all(cfg: &Config) -> Res<String> {
         fsync_stats: None,
         fio_p99: Samples::default(),
         recovery: Vec::new(),
+        rss: None,
+        rss_by_phase: Vec::new(),
+        tree_entries: 0,
     };
 
     // SQLite compile options.
@@ -832,6 +853,12 @@ fn run_all(cfg: &Config) -> Res<String> {
         let raw_dir = cfg.work.join("raw");
         fs::create_dir_all(&raw_dir).map_err(|e| e.to_string())?;
         let raw = Raw { dir: raw_dir };
+        let rollfs_pid = setups.iter().find(|s| s.name() == "rollfs").and_then(|s| s.pid());
+        let sample_rss = |rep: &mut Report, after: &str| {
+            if let Some((peak, now)) = rollfs_pid.and_then(fsops::process_rss) {
+                rep.rss_by_phase.push((after.to_string(), peak, now));
+            }
+        };
         let rollfs_stats = |setups: &Vec<Box<dyn Setup>>| -> Option<serde_json::Value> {
             let i = rollfs_guard_index?;
             let p = setups[i].dir().join(".compare-stats");
@@ -903,6 +930,7 @@ fn run_all(cfg: &Config) -> Res<String> {
         }
 
         // 2. SQLite.
+        sample_rss(&mut rep, "fsync loops");
         rep.phases.push(("SQLite".into(), t0.elapsed().as_secs_f64()));
         eprintln!("compare: SQLite");
         for round in 0..cfg.rounds {
@@ -945,6 +973,7 @@ fn run_all(cfg: &Config) -> Res<String> {
 
         // 3. fio.
         if have("fio") {
+            sample_rss(&mut rep, "SQLite");
             rep.phases.push(("fio".into(), t0.elapsed().as_secs_f64()));
             eprintln!("compare: fio");
             // --quick: one round of fio (18 runs per round).
@@ -975,6 +1004,7 @@ fn run_all(cfg: &Config) -> Res<String> {
 
         // 4. dbench.
         if have("dbench") {
+            sample_rss(&mut rep, "fio");
             rep.phases.push(("dbench".into(), t0.elapsed().as_secs_f64()));
             eprintln!("compare: dbench");
             for _ in 0..cfg.rounds {
@@ -989,6 +1019,68 @@ fn run_all(cfg: &Config) -> Res<String> {
         } else {
             rep.notes.push("dbench not available: dbench rows skipped".into());
         }
+        // 5. Sequential write (dd bs=1M conv=fsync) and cold read.
+        sample_rss(&mut rep, "dbench");
+        rep.phases.push(("sequential".into(), t0.elapsed().as_secs_f64()));
+        eprintln!("compare: sequential write and cold read ({} MiB)", cfg.seq_bytes >> 20);
+        for _ in 0..cfg.rounds {
+            for s in &setups {
+                check_interrupt()?;
+                match fsops::seq_write(s.dir(), cfg.seq_bytes).and_then(|w| Ok((w, fsops::seq_read_cold(s.dir())?))) {
+                    Ok((w, r)) => {
+                        rep.samples.add("seq-write", s.name(), w);
+                        rep.samples.add("seq-read", s.name(), r);
+                    }
+                    Err(e) => rep.notes.push(format!("sequential on {}: {e}", s.name())),
+                }
+            }
+        }
+
+        // 6. Untar and rm -rf of a tree of small files, each made durable.
+        sample_rss(&mut rep, "sequential");
+        rep.phases.push(("untar/rm".into(), t0.elapsed().as_secs_f64()));
+        eprintln!("compare: untar and rm -rf");
+        let tar = cfg.work.join("tree.tar");
+        match fsops::make_tree_tar(&raw.dir, &tar) {
+            Ok(n) => {
+                rep.tree_entries = n;
+                for _ in 0..cfg.rounds {
+                    for s in &setups {
+                        check_interrupt()?;
+                        match fsops::untar_rm(s.dir(), &tar) {
+                            Ok((u, r)) => {
+                                rep.samples.add("untar", s.name(), u);
+                                rep.samples.add("rm", s.name(), r);
+                            }
+                            Err(e) => rep.notes.push(format!("untar/rm on {}: {e}", s.name())),
+                        }
+                    }
+                }
+            }
+            Err(e) => rep.notes.push(format!("building the tree to untar: {e}")),
+        }
+
+        // 7. Save-by-rename.
+        sample_rss(&mut rep, "untar/rm");
+        rep.phases.push(("save-by-rename".into(), t0.elapsed().as_secs_f64()));
+        eprintln!("compare: save-by-rename");
+        for _ in 0..cfg.rounds {
+            for s in &setups {
+                check_interrupt()?;
+                match fsops::save_by_rename(s.dir(), cfg.phase_secs * 2.0) {
+                    Ok((ops, p99)) => {
+                        rep.samples.add("save-rename", s.name(), ops);
+                        rep.fio_p99.add("save-rename", s.name(), p99);
+                    }
+                    Err(e) => rep.notes.push(format!("save-by-rename on {}: {e}", s.name())),
+                }
+            }
+        }
+
+        // 8. The daemon's memory after all of it.
+        sample_rss(&mut rep, "save-by-rename");
+        rep.rss = rollfs_pid.and_then(fsops::process_rss);
+
         // Setups unmount here (drop order: reverse of creation).
         while let Some(s) = setups.pop() {
             drop(s);
@@ -1016,6 +1108,53 @@ fn run_all(cfg: &Config) -> Res<String> {
     let (md, line) = render(cfg, &rep, &costs, batch, elapsed);
     fs::write(cfg.results.join("latest.md"), md).map_err(|e| e.to_string())?;
     Ok(line)
+}
+
+/// The rollfs daemon's cache bounds at the mount defaults (dirty 64 MiB + clean 64 MiB).
+const ROLLFS_CACHES_MIB: u64 = 128;
+/// What issue 14 allows the daemon beyond its caches: program, FUSE request buffers
+/// (max_write 1 MiB per request thread), per-inode state.
+const RSS_ALLOWANCE_MIB: u64 = 64;
+
+/// The ratios of issue 14's workloads (rollfs / ext4; for untar and rm, time / time).
+struct Extra {
+    seq_write: Option<f64>,
+    seq_read: Option<f64>,
+    untar: Option<f64>,
+    rm: Option<f64>,
+    dbench: Option<f64>,
+    p99_16: Option<f64>,
+    save_rename: Option<f64>,
+}
+
+impl Extra {
+    fn of(rep: &Report) -> Extra {
+        let s = &rep.samples;
+        let r = |k: &str| ratio(s.med(k, "rollfs"), s.med(k, "ext4"));
+        Extra {
+            seq_write: r("seq-write"),
+            seq_read: r("seq-read"),
+            untar: r("untar"),
+            rm: r("rm"),
+            dbench: r("dbench"),
+            p99_16: ratio(rep.fio_p99.med("fio-write-64k-16", "rollfs"), rep.fio_p99.med("fio-write-64k-16", "ext4")),
+            save_rename: r("save-rename"),
+        }
+    }
+
+    fn line(&self, rss: Option<(u64, u64)>) -> String {
+        format!(
+            "seq-write/ext4={} seq-read/ext4={} untar-time/ext4={} rm-time/ext4={} dbench/ext4={} p99-16w/ext4={} save-rename/ext4={} rss-peak={}MiB",
+            fmt_ratio(self.seq_write),
+            fmt_ratio(self.seq_read),
+            fmt_ratio(self.untar),
+            fmt_ratio(self.rm),
+            fmt_ratio(self.dbench),
+            fmt_ratio(self.p99_16),
+            fmt_ratio(self.save_rename),
+            rss.map_or("n/a".into(), |r| format!("{:.0}", r.0 as f64 / 1048576.0))
+        )
+    }
 }
 
 fn render(
@@ -1074,12 +1213,32 @@ fn render(
     let r2 = ratio(sqlite_atomic, s.med("sqlite-WAL", "ext4"));
     let r3 = ratio(s.med("fsync4k", "rollfs"), s.med("fsync4k", "ext4"));
     let r4 = ratio(s.med("fsync4k", "rollfs"), s.med("fsync4k", "raw-fdatasync"));
-    let _ = writeln!(md, "## Headline ratios (goals from issue 7)\n");
+    let _ = writeln!(md, "## Headline ratios (goals from issues 7 and 14)\n");
     let _ = writeln!(md, "| ratio | measured | goal |\n|---|---|---|");
     let _ = writeln!(md, "| SQLite rollfs DELETE (atomic writes) / ext4 DELETE | {} | ≥ 2 |", fmt_ratio(r1));
     let _ = writeln!(md, "| SQLite rollfs DELETE (atomic writes) / ext4 WAL | {} | ≥ 1.2 |", fmt_ratio(r2));
+    let _ = writeln!(
+        md,
+        "| SQLite rollfs WAL / ext4 WAL | {} | ≥ 1 |",
+        fmt_ratio(ratio(s.med("sqlite-WAL", "rollfs"), s.med("sqlite-WAL", "ext4")))
+    );
     let _ = writeln!(md, "| 4 KiB write+fsync rollfs / ext4 | {} | ≥ 1.5 |", fmt_ratio(r3));
     let _ = writeln!(md, "| 4 KiB write+fsync rollfs / raw pwrite+fdatasync | {} | ≥ 0.8 |", fmt_ratio(r4));
+    let extra = Extra::of(rep);
+    let _ = writeln!(md, "| sequential write 1 MiB + fsync, rollfs / ext4 | {} | ≥ 0.9 |", fmt_ratio(extra.seq_write));
+    let _ = writeln!(md, "| cold sequential read, rollfs / ext4 | {} | ≥ 0.8 |", fmt_ratio(extra.seq_read));
+    let _ = writeln!(md, "| untar + sync, time rollfs / ext4 | {} | ≤ 2 |", fmt_ratio(extra.untar));
+    let _ = writeln!(md, "| rm -rf + sync, time rollfs / ext4 | {} | ≤ 2 |", fmt_ratio(extra.rm));
+    let _ = writeln!(md, "| dbench rollfs / ext4 | {} | ≥ 0.5 |", fmt_ratio(extra.dbench));
+    let _ = writeln!(md, "| p99 fsync, 16 writers (fio 64 KiB), rollfs / ext4 | {} | ≤ 2 |", fmt_ratio(extra.p99_16));
+    let _ = writeln!(md, "| save-by-rename rollfs / ext4 | {} | ≥ 1.2 |", fmt_ratio(extra.save_rename));
+    let _ = writeln!(
+        md,
+        "| rollfs daemon peak resident memory | {} MiB | ≤ caches ({} MiB) + {} MiB |",
+        rep.rss.map_or("n/a".into(), |r| format!("{:.0}", r.0 as f64 / 1048576.0)),
+        ROLLFS_CACHES_MIB,
+        RSS_ALLOWANCE_MIB
+    );
     let _ =
         writeln!(md, "\nSQLite figures are the geometric mean of the insert, update and delete rates (each below).\n");
     let _ = writeln!(md, "![ratios](latest.svg)\n");
@@ -1178,6 +1337,62 @@ fn render(
 
     let _ = writeln!(
         md,
+        "\n## Sequential write and cold read ({} MiB)\n\n\
+         Written in 1 MiB writes and fsync'd (dd bs=1M conv=fsync); read back in 1 MiB reads after \
+         `echo 3 > /proc/sys/vm/drop_caches` (rollfs keeps its own clean cache, {} MiB at most).\n\n{header}",
+        cfg.seq_bytes >> 20,
+        ROLLFS_CACHES_MIB / 2
+    );
+    row(&mut md, "sequential write + fsync", "seq-write", "MB/s");
+    row(&mut md, "cold sequential read", "seq-read", "MB/s");
+
+    let _ = writeln!(
+        md,
+        "\n## Untar and rm -rf of a tree of small files\n\n\
+         {} entries ({} files of 1–24 KiB, ~120 MB) unpacked by `tar -xf` then made durable (syncfs and an fsync \
+         of the directories: the kernel sends no syncfs to a FUSE daemon, and rollfs's directory fsync writes a \
+         checkpoint); then `rm -rf` and the same. Seconds, lower is better (the ratio column is time rollfs / ext4).\n\n{header}",
+        rep.tree_entries,
+        fsops::TREE_TOP_DIRS * fsops::TREE_SUB_DIRS * fsops::TREE_FILES_PER_DIR
+    );
+    row(&mut md, "untar + sync", "untar", "s");
+    row(&mut md, "rm -rf + sync", "rm", "s");
+
+    let _ = writeln!(
+        md,
+        "\n## Save-by-rename\n\n\
+         Write a 4 KiB temporary file, fsync it, rename it over the target, fsync the directory.\n\n{header}"
+    );
+    row(&mut md, "save-by-rename", "save-rename", "ops/s");
+    let _ = writeln!(
+        md,
+        "\np99 latency (µs): rollfs {}, ext4 {}, bindfs {}.",
+        fmt_num(rep.fio_p99.med("save-rename", "rollfs")),
+        fmt_num(rep.fio_p99.med("save-rename", "ext4")),
+        fmt_num(rep.fio_p99.med("save-rename", "bindfs"))
+    );
+
+    let _ = writeln!(
+        md,
+        "\n## Memory\n\n\
+         The rollfs daemon's resident memory (`/proc/PID/status`) after every workload above on the {} MiB image: \
+         peak {}, now {}. Its caches are bounded at {} MiB (dirty data and nodes 64 MiB, clean blocks 64 MiB, the \
+         defaults); the goal allows {} MiB beyond them (program, FUSE buffers, per-inode state).",
+        cfg.image_size >> 20,
+        rep.rss.map_or("n/a".into(), |r| format!("{:.0} MiB", r.0 as f64 / 1048576.0)),
+        rep.rss.map_or("n/a".into(), |r| format!("{:.0} MiB", r.1 as f64 / 1048576.0)),
+        ROLLFS_CACHES_MIB,
+        RSS_ALLOWANCE_MIB
+    );
+    if !rep.rss_by_phase.is_empty() {
+        let _ = writeln!(md, "\n| after | peak resident (MiB) | resident (MiB) |\n|---|---|---|");
+        for (after, peak, now) in &rep.rss_by_phase {
+            let _ = writeln!(md, "| {after} | {:.0} | {:.0} |", *peak as f64 / 1048576.0, *now as f64 / 1048576.0);
+        }
+    }
+
+    let _ = writeln!(
+        md,
         "\n## Recovery: mount time\n\n\
          rollfs images are made with `rollfs mkfs` (image file written out in full) and then written through the core on the native \
          file device (`rollfs::device::FileDevice`): 16 files made durable by a checkpoint, then N × (4 KiB overwrite + fsync) \
@@ -1234,7 +1449,7 @@ fn render(
     let raw_ops = s.med("fsync4k", "raw-fdatasync");
     let ram_ops = s.med("fsync4k", "rollfs-ram");
     let verdict = disk_verdict(raw_ops, ram_ops);
-    let line = format!("{} {verdict}", ratios_line(r1, r2, r3, r4));
+    let line = format!("{} {} {verdict}", ratios_line(r1, r2, r3, r4), extra.line(rep.rss));
     let _ = writeln!(md, "\n```\n{line}\n```");
 
     // Chart.
@@ -1257,6 +1472,11 @@ fn render(
         }
     }
     bars.push(("dbench: rollfs/ext4".into(), ratio(s.med("dbench", "rollfs"), s.med("dbench", "ext4"))));
+    bars.push(("sequential write: rollfs/ext4".into(), extra.seq_write));
+    bars.push(("cold sequential read: rollfs/ext4".into(), extra.seq_read));
+    bars.push(("untar: ext4 time / rollfs time".into(), extra.untar.map(|x| 1.0 / x)));
+    bars.push(("rm -rf: ext4 time / rollfs time".into(), extra.rm.map(|x| 1.0 / x)));
+    bars.push(("save-by-rename: rollfs/ext4".into(), extra.save_rename));
     let svg = ratio_chart("rollfs relative to the reference (higher is better)", &bars);
     let _ = fs::write(cfg.results.join("latest.svg"), svg);
     (md, line)
