@@ -70,6 +70,8 @@ struct Config {
     recovery_sizes: Vec<u64>,
     recovery_fsyncs: Vec<u64>,
     recovery_rounds: usize,
+    /// An older rollfs binary run beside the current one (`--baseline`).
+    baseline: Option<PathBuf>,
 }
 
 impl Config {
@@ -89,6 +91,7 @@ impl Config {
             recovery_sizes: vec![1 << 30, 8 << 30],
             recovery_fsyncs: vec![0, 1_000, 10_000],
             recovery_rounds: if quick { 1 } else { 3 },
+            baseline: None,
         }
     }
 }
@@ -228,6 +231,21 @@ fn read_stats_ioctl(f: &File) -> Option<serde_json::Value> {
 
 fn stat_u64(v: &Option<serde_json::Value>, section: &str, key: &str) -> Option<u64> {
     v.as_ref()?.get(section)?.get(key)?.as_u64()
+}
+
+/// The `--baseline` binary's mount: rollfs as it was, beside rollfs as it is.
+struct Baseline(Rollfs);
+
+impl Setup for Baseline {
+    fn name(&self) -> &'static str {
+        "rollfs-before"
+    }
+    fn dir(&self) -> &Path {
+        &self.0.mnt
+    }
+    fn pid(&self) -> Option<u32> {
+        self.0.pid()
+    }
 }
 
 impl Setup for Rollfs {
@@ -704,6 +722,7 @@ struct Args {
     quick: bool,
     work: PathBuf,
     results: PathBuf,
+    baseline: Option<PathBuf>,
 }
 
 fn parse_args() -> Res<Args> {
@@ -711,6 +730,7 @@ fn parse_args() -> Res<Args> {
         quick: false,
         work: workspace_dir().join("target").join("compare-work"),
         results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
+        baseline: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -718,8 +738,14 @@ fn parse_args() -> Res<Args> {
             "--quick" => a.quick = true,
             "--work-dir" => a.work = PathBuf::from(it.next().ok_or("--work-dir needs a directory")?),
             "--results" => a.results = PathBuf::from(it.next().ok_or("--results needs a directory")?),
+            "--baseline" => a.baseline = Some(PathBuf::from(it.next().ok_or("--baseline needs a rollfs binary")?)),
             "-h" | "--help" => {
-                println!("usage: compare [--quick] [--work-dir DIR] [--results DIR]\n  env ROLLFS_BIN: the rollfs binary to use");
+                println!(
+                    "usage: compare [--quick] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN]\n  \
+                     env ROLLFS_BIN: the rollfs binary to use\n  \
+                     --baseline: also run this (older) rollfs binary as setup `rollfs-before`, interleaved in \
+                     the same rounds: a before/after on the same disk in one run"
+                );
                 std::process::exit(0);
             }
             _ => return Err(format!("unknown argument {x}")),
@@ -741,7 +767,7 @@ fn main() {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    let cfg = Config::new(args.quick, args.work, args.results);
+    let cfg = Config { baseline: args.baseline, ..Config::new(args.quick, args.work, args.results) };
     let line = match run_all(&cfg) {
         Ok(l) => l,
         Err(e) => {
@@ -765,6 +791,8 @@ struct Report {
     /// The daemon's (peak, current) resident memory at the start of each phase after the
     /// first, and at the end: where the memory went.
     rss_by_phase: Vec<(String, u64, u64)>,
+    /// The baseline daemon's (peak, current) resident memory at the end.
+    rss_before: Option<(u64, u64)>,
     tree_entries: u64,
 }
 
@@ -791,6 +819,7 @@ fn run_all(cfg: &Config) -> Res<String> {
         recovery: Vec::new(),
         rss: None,
         rss_by_phase: Vec::new(),
+        rss_before: None,
         tree_entries: 0,
     };
 
@@ -824,6 +853,16 @@ fn run_all(cfg: &Config) -> Res<String> {
                         setups.push(Box::new(g));
                     }
                     Err(e) => rep.notes.push(format!("rollfs mount failed: {e}")),
+                }
+            }
+            if let Some(base) = &cfg.baseline {
+                eprintln!("compare: baseline rollfs image ({} MiB, written out)", cfg.image_size >> 20);
+                let img = cfg.work.join("rollfs-before.img");
+                write_out(&img, cfg.image_size)?;
+                run(base.to_str().unwrap(), &["mkfs", "-q", "--force", img.to_str().unwrap()])?;
+                match Rollfs::mount(base, &img, &cfg.work.join("rollfs-before-mnt"), &cfg.work.join("rollfs-before-mount.log")) {
+                    Ok(g) => setups.push(Box::new(Baseline(g))),
+                    Err(e) => rep.notes.push(format!("baseline rollfs mount failed: {e}")),
                 }
             }
             if have("mkfs.ext4") {
@@ -1080,13 +1119,14 @@ fn run_all(cfg: &Config) -> Res<String> {
         // 8. The daemon's memory after all of it.
         sample_rss(&mut rep, "save-by-rename");
         rep.rss = rollfs_pid.and_then(fsops::process_rss);
+        rep.rss_before = setups.iter().find(|s| s.name() == "rollfs-before").and_then(|s| fsops::process_rss(s.pid()?));
 
         // Setups unmount here (drop order: reverse of creation).
         while let Some(s) = setups.pop() {
             drop(s);
         }
     }
-    for f in ["rollfs.img", "ext4.img"] {
+    for f in ["rollfs.img", "rollfs-before.img", "ext4.img"] {
         let _ = fs::remove_file(cfg.work.join(f));
     }
 
@@ -1116,28 +1156,41 @@ const ROLLFS_CACHES_MIB: u64 = 128;
 /// (max_write 1 MiB per request thread), per-inode state.
 const RSS_ALLOWANCE_MIB: u64 = 64;
 
-/// The ratios of issue 14's workloads (rollfs / ext4; for untar and rm, time / time).
+/// The headline ratios of one rollfs setup (rollfs / ext4; for untar and rm, time / time).
 struct Extra {
+    sqlite_atomic_delete: Option<f64>,
+    sqlite_atomic_wal: Option<f64>,
+    sqlite_wal: Option<f64>,
+    fsync: Option<f64>,
+    fsync_raw: Option<f64>,
     seq_write: Option<f64>,
     seq_read: Option<f64>,
     untar: Option<f64>,
     rm: Option<f64>,
     dbench: Option<f64>,
     p99_16: Option<f64>,
+    p99_16_4k: Option<f64>,
     save_rename: Option<f64>,
 }
 
 impl Extra {
-    fn of(rep: &Report) -> Extra {
+    fn of(rep: &Report, setup: &str) -> Extra {
         let s = &rep.samples;
-        let r = |k: &str| ratio(s.med(k, "rollfs"), s.med(k, "ext4"));
+        let r = |k: &str| ratio(s.med(k, setup), s.med(k, "ext4"));
+        let p = |k: &str| ratio(rep.fio_p99.med(k, setup), rep.fio_p99.med(k, "ext4"));
         Extra {
+            sqlite_atomic_delete: r("sqlite-DELETE"),
+            sqlite_atomic_wal: ratio(s.med("sqlite-DELETE", setup), s.med("sqlite-WAL", "ext4")),
+            sqlite_wal: r("sqlite-WAL"),
+            fsync: r("fsync4k"),
+            fsync_raw: ratio(s.med("fsync4k", setup), s.med("fsync4k", "raw-fdatasync")),
             seq_write: r("seq-write"),
             seq_read: r("seq-read"),
             untar: r("untar"),
             rm: r("rm"),
             dbench: r("dbench"),
-            p99_16: ratio(rep.fio_p99.med("fio-write-64k-16", "rollfs"), rep.fio_p99.med("fio-write-64k-16", "ext4")),
+            p99_16: p("fio-write-64k-16"),
+            p99_16_4k: p("fio-randwrite-4k-16"),
             save_rename: r("save-rename"),
         }
     }
@@ -1208,37 +1261,47 @@ fn render(
     );
 
     // Headline ratios.
-    let sqlite_atomic = s.med("sqlite-DELETE", "rollfs");
-    let r1 = ratio(sqlite_atomic, s.med("sqlite-DELETE", "ext4"));
-    let r2 = ratio(sqlite_atomic, s.med("sqlite-WAL", "ext4"));
-    let r3 = ratio(s.med("fsync4k", "rollfs"), s.med("fsync4k", "ext4"));
-    let r4 = ratio(s.med("fsync4k", "rollfs"), s.med("fsync4k", "raw-fdatasync"));
+    let base = cfg.baseline.is_some();
     let _ = writeln!(md, "## Headline ratios (goals from issues 7 and 14)\n");
-    let _ = writeln!(md, "| ratio | measured | goal |\n|---|---|---|");
-    let _ = writeln!(md, "| SQLite rollfs DELETE (atomic writes) / ext4 DELETE | {} | ≥ 2 |", fmt_ratio(r1));
-    let _ = writeln!(md, "| SQLite rollfs DELETE (atomic writes) / ext4 WAL | {} | ≥ 1.2 |", fmt_ratio(r2));
-    let _ = writeln!(
-        md,
-        "| SQLite rollfs WAL / ext4 WAL | {} | ≥ 1 |",
-        fmt_ratio(ratio(s.med("sqlite-WAL", "rollfs"), s.med("sqlite-WAL", "ext4")))
-    );
-    let _ = writeln!(md, "| 4 KiB write+fsync rollfs / ext4 | {} | ≥ 1.5 |", fmt_ratio(r3));
-    let _ = writeln!(md, "| 4 KiB write+fsync rollfs / raw pwrite+fdatasync | {} | ≥ 0.8 |", fmt_ratio(r4));
-    let extra = Extra::of(rep);
-    let _ = writeln!(md, "| sequential write 1 MiB + fsync, rollfs / ext4 | {} | ≥ 0.9 |", fmt_ratio(extra.seq_write));
-    let _ = writeln!(md, "| cold sequential read, rollfs / ext4 | {} | ≥ 0.8 |", fmt_ratio(extra.seq_read));
-    let _ = writeln!(md, "| untar + sync, time rollfs / ext4 | {} | ≤ 2 |", fmt_ratio(extra.untar));
-    let _ = writeln!(md, "| rm -rf + sync, time rollfs / ext4 | {} | ≤ 2 |", fmt_ratio(extra.rm));
-    let _ = writeln!(md, "| dbench rollfs / ext4 | {} | ≥ 0.5 |", fmt_ratio(extra.dbench));
-    let _ = writeln!(md, "| p99 fsync, 16 writers (fio 64 KiB), rollfs / ext4 | {} | ≤ 2 |", fmt_ratio(extra.p99_16));
-    let _ = writeln!(md, "| save-by-rename rollfs / ext4 | {} | ≥ 1.2 |", fmt_ratio(extra.save_rename));
-    let _ = writeln!(
-        md,
-        "| rollfs daemon peak resident memory | {} MiB | ≤ caches ({} MiB) + {} MiB |",
-        rep.rss.map_or("n/a".into(), |r| format!("{:.0}", r.0 as f64 / 1048576.0)),
-        ROLLFS_CACHES_MIB,
-        RSS_ALLOWANCE_MIB
-    );
+    if base {
+        let _ = writeln!(
+            md,
+            "`rollfs before` is the `--baseline` binary ({}), run in the same rounds on the same disk.\n\n\
+             | ratio | measured | rollfs before | goal |\n|---|---|---|---|",
+            cfg.baseline.as_ref().unwrap().display()
+        );
+    } else {
+        let _ = writeln!(md, "| ratio | measured | goal |\n|---|---|---|");
+    }
+    let now = Extra::of(rep, "rollfs");
+    let before = Extra::of(rep, "rollfs-before");
+    let mib = |r: Option<(u64, u64)>| r.map_or("n/a".into(), |r| format!("{:.0} MiB", r.0 as f64 / 1048576.0));
+    let rss_goal = format!("≤ caches ({ROLLFS_CACHES_MIB} MiB) + {RSS_ALLOWANCE_MIB} MiB");
+    let lines: [(&str, String, String, &str); 14] = [
+        ("SQLite rollfs DELETE (atomic writes) / ext4 DELETE", fmt_ratio(now.sqlite_atomic_delete), fmt_ratio(before.sqlite_atomic_delete), "≥ 2"),
+        ("SQLite rollfs DELETE (atomic writes) / ext4 WAL", fmt_ratio(now.sqlite_atomic_wal), fmt_ratio(before.sqlite_atomic_wal), "≥ 1.2"),
+        ("SQLite rollfs WAL / ext4 WAL", fmt_ratio(now.sqlite_wal), fmt_ratio(before.sqlite_wal), "≥ 1"),
+        ("4 KiB write+fsync rollfs / ext4", fmt_ratio(now.fsync), fmt_ratio(before.fsync), "≥ 1.5"),
+        ("4 KiB write+fsync rollfs / raw pwrite+fdatasync", fmt_ratio(now.fsync_raw), fmt_ratio(before.fsync_raw), "≥ 0.8"),
+        ("sequential write 1 MiB + fsync, rollfs / ext4", fmt_ratio(now.seq_write), fmt_ratio(before.seq_write), "≥ 0.9"),
+        ("cold sequential read, rollfs / ext4", fmt_ratio(now.seq_read), fmt_ratio(before.seq_read), "≥ 0.8"),
+        ("untar + sync, time rollfs / ext4", fmt_ratio(now.untar), fmt_ratio(before.untar), "≤ 2"),
+        ("rm -rf + sync, time rollfs / ext4", fmt_ratio(now.rm), fmt_ratio(before.rm), "≤ 2"),
+        ("dbench rollfs / ext4", fmt_ratio(now.dbench), fmt_ratio(before.dbench), "≥ 0.5"),
+        ("p99 fsync, 16 writers (fio 64 KiB), rollfs / ext4", fmt_ratio(now.p99_16), fmt_ratio(before.p99_16), "≤ 2"),
+        ("p99 fsync, 16 writers (fio 4 KiB random), rollfs / ext4", fmt_ratio(now.p99_16_4k), fmt_ratio(before.p99_16_4k), "≤ 2"),
+        ("save-by-rename rollfs / ext4", fmt_ratio(now.save_rename), fmt_ratio(before.save_rename), "≥ 1.2"),
+        ("rollfs daemon peak resident memory", mib(rep.rss), mib(rep.rss_before), &rss_goal),
+    ];
+    for (label, m, b, goal) in &lines {
+        if base {
+            let _ = writeln!(md, "| {label} | {m} | {b} | {goal} |");
+        } else {
+            let _ = writeln!(md, "| {label} | {m} | {goal} |");
+        }
+    }
+    let (r1, r2, r3, r4) = (now.sqlite_atomic_delete, now.sqlite_atomic_wal, now.fsync, now.fsync_raw);
+    let extra = now;
     let _ =
         writeln!(md, "\nSQLite figures are the geometric mean of the insert, update and delete rates (each below).\n");
     let _ = writeln!(md, "![ratios](latest.svg)\n");
@@ -1247,17 +1310,35 @@ fn render(
         let r = s.med(key, "rollfs");
         let e = s.med(key, "ext4");
         let b = s.med(key, "bindfs");
-        let _ = writeln!(
-            md,
-            "| {label} | {} | {} | {} | {} | {} | {unit} |",
-            fmt_num(r),
-            fmt_num(e),
-            fmt_num(b),
-            fmt_ratio(ratio(r, e)),
-            s.n(key, "rollfs").max(s.n(key, "ext4"))
-        );
+        let runs = s.n(key, "rollfs").max(s.n(key, "ext4"));
+        if base {
+            let o = s.med(key, "rollfs-before");
+            let _ = writeln!(
+                md,
+                "| {label} | {} | {} | {} | {} | {} | {} | {runs} | {unit} |",
+                fmt_num(r),
+                fmt_num(o),
+                fmt_num(e),
+                fmt_num(b),
+                fmt_ratio(ratio(r, e)),
+                fmt_ratio(ratio(o, e))
+            );
+        } else {
+            let _ = writeln!(
+                md,
+                "| {label} | {} | {} | {} | {} | {runs} | {unit} |",
+                fmt_num(r),
+                fmt_num(e),
+                fmt_num(b),
+                fmt_ratio(ratio(r, e))
+            );
+        }
     };
-    let header = "| workload | rollfs | ext4 | bindfs | rollfs/ext4 | runs | unit |\n|---|---|---|---|---|---|---|";
+    let header = if base {
+        "| workload | rollfs | rollfs before | ext4 | bindfs | rollfs/ext4 | before/ext4 | runs | unit |\n|---|---|---|---|---|---|---|---|---|"
+    } else {
+        "| workload | rollfs | ext4 | bindfs | rollfs/ext4 | runs | unit |\n|---|---|---|---|---|---|---|"
+    };
 
     let _ = writeln!(md, "## 4 KiB write + fsync loop (one thread)\n\n{header}");
     row(&mut md, "4 KiB pwrite + fsync", "fsync4k", "ops/s");
@@ -1282,10 +1363,11 @@ fn render(
     );
     let _ = writeln!(
         md,
-        "p99 latency (µs): rollfs {}, ext4 {}, bindfs {}.\n",
+        "p99 latency (µs): rollfs {}, ext4 {}, bindfs {}{}.\n",
         fmt_num(rep.fio_p99.med("fsync4k", "rollfs")),
         fmt_num(rep.fio_p99.med("fsync4k", "ext4")),
-        fmt_num(rep.fio_p99.med("fsync4k", "bindfs"))
+        fmt_num(rep.fio_p99.med("fsync4k", "bindfs")),
+        if base { format!(", rollfs before {}", fmt_num(rep.fio_p99.med("fsync4k", "rollfs-before"))) } else { String::new() }
     );
     if let Some(f) = &rep.fsync_stats {
         let _ = writeln!(md, "{f}\n");
@@ -1318,16 +1400,22 @@ fn render(
             row(&mut md, &format!("{rw} {bs}, {jobs} jobs"), &format!("fio-{rw}-{bs}-{jobs}"), "IOPS");
         }
     }
-    let _ = writeln!(md, "\np99 fsync latency (µs, worst job; fio's sync percentiles):\n\n| workload | rollfs | ext4 | bindfs |\n|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "\np99 fsync latency (µs, worst job; fio's sync percentiles):\n\n| workload | rollfs | ext4 | bindfs |{}\n|---|---|---|---|{}",
+        if base { " rollfs before |" } else { "" },
+        if base { "---|" } else { "" }
+    );
     for (rw, bs) in [("randwrite", "4k"), ("write", "64k")] {
         for jobs in [1, 4, 16] {
             let k = format!("fio-{rw}-{bs}-{jobs}");
             let _ = writeln!(
                 md,
-                "| {rw} {bs}, {jobs} jobs | {} | {} | {} |",
+                "| {rw} {bs}, {jobs} jobs | {} | {} | {} |{}",
                 fmt_num(rep.fio_p99.med(&k, "rollfs")),
                 fmt_num(rep.fio_p99.med(&k, "ext4")),
-                fmt_num(rep.fio_p99.med(&k, "bindfs"))
+                fmt_num(rep.fio_p99.med(&k, "bindfs")),
+                if base { format!(" {} |", fmt_num(rep.fio_p99.med(&k, "rollfs-before"))) } else { String::new() }
             );
         }
     }
@@ -1366,10 +1454,11 @@ fn render(
     row(&mut md, "save-by-rename", "save-rename", "ops/s");
     let _ = writeln!(
         md,
-        "\np99 latency (µs): rollfs {}, ext4 {}, bindfs {}.",
+        "\np99 latency (µs): rollfs {}, ext4 {}, bindfs {}{}.",
         fmt_num(rep.fio_p99.med("save-rename", "rollfs")),
         fmt_num(rep.fio_p99.med("save-rename", "ext4")),
-        fmt_num(rep.fio_p99.med("save-rename", "bindfs"))
+        fmt_num(rep.fio_p99.med("save-rename", "bindfs")),
+        if base { format!(", rollfs before {}", fmt_num(rep.fio_p99.med("save-rename", "rollfs-before"))) } else { String::new() }
     );
 
     let _ = writeln!(
@@ -1384,6 +1473,13 @@ fn render(
         ROLLFS_CACHES_MIB,
         RSS_ALLOWANCE_MIB
     );
+    if base {
+        let _ = writeln!(
+            md,
+            "The baseline daemon after the same workloads: peak {}.",
+            rep.rss_before.map_or("n/a".into(), |r| format!("{:.0} MiB", r.0 as f64 / 1048576.0))
+        );
+    }
     if !rep.rss_by_phase.is_empty() {
         let _ = writeln!(md, "\n| after | peak resident (MiB) | resident (MiB) |\n|---|---|---|");
         for (after, peak, now) in &rep.rss_by_phase {
