@@ -347,6 +347,10 @@ impl DeviceReader {
     /// its read or its checksum, or the fence moved (a block may have been reused).
     pub fn complete(&self, plan: &rollfs_core::file::ReadPlan, fence: u64, buf: &mut [u8]) -> bool {
         let runs_ok = plan.runs.iter().all(|run| {
+            // A fence already moved: stop reading what will be read again anyway.
+            if self.fence() != fence {
+                return false;
+            }
             let Some(bytes) = buf.get_mut(run.buf_offset..run.buf_offset + run.blocks * BLOCK_SIZE) else {
                 return false;
             };

@@ -860,7 +860,12 @@ fn run_all(cfg: &Config) -> Res<String> {
                 let img = cfg.work.join("rollfs-before.img");
                 write_out(&img, cfg.image_size)?;
                 run(base.to_str().unwrap(), &["mkfs", "-q", "--force", img.to_str().unwrap()])?;
-                match Rollfs::mount(base, &img, &cfg.work.join("rollfs-before-mnt"), &cfg.work.join("rollfs-before-mount.log")) {
+                match Rollfs::mount(
+                    base,
+                    &img,
+                    &cfg.work.join("rollfs-before-mnt"),
+                    &cfg.work.join("rollfs-before-mount.log"),
+                ) {
                     Ok(g) => setups.push(Box::new(Baseline(g))),
                     Err(e) => rep.notes.push(format!("baseline rollfs mount failed: {e}")),
                 }
@@ -1278,18 +1283,43 @@ fn render(
     let mib = |r: Option<(u64, u64)>| r.map_or("n/a".into(), |r| format!("{:.0} MiB", r.0 as f64 / 1048576.0));
     let rss_goal = format!("≤ caches ({ROLLFS_CACHES_MIB} MiB) + {RSS_ALLOWANCE_MIB} MiB");
     let lines: [(&str, String, String, &str); 14] = [
-        ("SQLite rollfs DELETE (atomic writes) / ext4 DELETE", fmt_ratio(now.sqlite_atomic_delete), fmt_ratio(before.sqlite_atomic_delete), "≥ 2"),
-        ("SQLite rollfs DELETE (atomic writes) / ext4 WAL", fmt_ratio(now.sqlite_atomic_wal), fmt_ratio(before.sqlite_atomic_wal), "≥ 1.2"),
+        (
+            "SQLite rollfs DELETE (atomic writes) / ext4 DELETE",
+            fmt_ratio(now.sqlite_atomic_delete),
+            fmt_ratio(before.sqlite_atomic_delete),
+            "≥ 2",
+        ),
+        (
+            "SQLite rollfs DELETE (atomic writes) / ext4 WAL",
+            fmt_ratio(now.sqlite_atomic_wal),
+            fmt_ratio(before.sqlite_atomic_wal),
+            "≥ 1.2",
+        ),
         ("SQLite rollfs WAL / ext4 WAL", fmt_ratio(now.sqlite_wal), fmt_ratio(before.sqlite_wal), "≥ 1"),
         ("4 KiB write+fsync rollfs / ext4", fmt_ratio(now.fsync), fmt_ratio(before.fsync), "≥ 1.5"),
-        ("4 KiB write+fsync rollfs / raw pwrite+fdatasync", fmt_ratio(now.fsync_raw), fmt_ratio(before.fsync_raw), "≥ 0.8"),
-        ("sequential write 1 MiB + fsync, rollfs / ext4", fmt_ratio(now.seq_write), fmt_ratio(before.seq_write), "≥ 0.9"),
+        (
+            "4 KiB write+fsync rollfs / raw pwrite+fdatasync",
+            fmt_ratio(now.fsync_raw),
+            fmt_ratio(before.fsync_raw),
+            "≥ 0.8",
+        ),
+        (
+            "sequential write 1 MiB + fsync, rollfs / ext4",
+            fmt_ratio(now.seq_write),
+            fmt_ratio(before.seq_write),
+            "≥ 0.9",
+        ),
         ("cold sequential read, rollfs / ext4", fmt_ratio(now.seq_read), fmt_ratio(before.seq_read), "≥ 0.8"),
         ("untar + sync, time rollfs / ext4", fmt_ratio(now.untar), fmt_ratio(before.untar), "≤ 2"),
         ("rm -rf + sync, time rollfs / ext4", fmt_ratio(now.rm), fmt_ratio(before.rm), "≤ 2"),
         ("dbench rollfs / ext4", fmt_ratio(now.dbench), fmt_ratio(before.dbench), "≥ 0.5"),
         ("p99 fsync, 16 writers (fio 64 KiB), rollfs / ext4", fmt_ratio(now.p99_16), fmt_ratio(before.p99_16), "≤ 2"),
-        ("p99 fsync, 16 writers (fio 4 KiB random), rollfs / ext4", fmt_ratio(now.p99_16_4k), fmt_ratio(before.p99_16_4k), "≤ 2"),
+        (
+            "p99 fsync, 16 writers (fio 4 KiB random), rollfs / ext4",
+            fmt_ratio(now.p99_16_4k),
+            fmt_ratio(before.p99_16_4k),
+            "≤ 2",
+        ),
         ("save-by-rename rollfs / ext4", fmt_ratio(now.save_rename), fmt_ratio(before.save_rename), "≥ 1.2"),
         ("rollfs daemon peak resident memory", mib(rep.rss), mib(rep.rss_before), &rss_goal),
     ];
@@ -1367,7 +1397,11 @@ fn render(
         fmt_num(rep.fio_p99.med("fsync4k", "rollfs")),
         fmt_num(rep.fio_p99.med("fsync4k", "ext4")),
         fmt_num(rep.fio_p99.med("fsync4k", "bindfs")),
-        if base { format!(", rollfs before {}", fmt_num(rep.fio_p99.med("fsync4k", "rollfs-before"))) } else { String::new() }
+        if base {
+            format!(", rollfs before {}", fmt_num(rep.fio_p99.med("fsync4k", "rollfs-before")))
+        } else {
+            String::new()
+        }
     );
     if let Some(f) = &rep.fsync_stats {
         let _ = writeln!(md, "{f}\n");
@@ -1458,7 +1492,11 @@ fn render(
         fmt_num(rep.fio_p99.med("save-rename", "rollfs")),
         fmt_num(rep.fio_p99.med("save-rename", "ext4")),
         fmt_num(rep.fio_p99.med("save-rename", "bindfs")),
-        if base { format!(", rollfs before {}", fmt_num(rep.fio_p99.med("save-rename", "rollfs-before"))) } else { String::new() }
+        if base {
+            format!(", rollfs before {}", fmt_num(rep.fio_p99.med("save-rename", "rollfs-before")))
+        } else {
+            String::new()
+        }
     );
 
     let _ = writeln!(
