@@ -1230,7 +1230,12 @@ fn render(
         md,
         "Produced by `cargo run --release -p rollfs-benches --bin compare{}` on {} in {:.0} s. \
          Medians of {} interleaved rounds (rollfs, ext4, bindfs, rollfs, ext4, bindfs, ...).\n",
-        if cfg.quick { " -- --quick" } else { "" },
+        match (cfg.quick, &cfg.baseline) {
+            (true, Some(b)) => format!(" -- --quick --baseline {}", b.display()),
+            (false, Some(b)) => format!(" -- --baseline {}", b.display()),
+            (true, None) => " -- --quick".to_string(),
+            (false, None) => String::new(),
+        },
         date.trim(),
         elapsed.as_secs_f64(),
         cfg.rounds
