@@ -1370,6 +1370,9 @@ pub struct Summary {
     pub seconds: f64,
     /// The core's counters over this exploration's runs and recovery mounts.
     pub events: Events,
+    /// (case index in the source, the case's digest), in exploration order: what a shard
+    /// reports so that a merge recomputes `digest` (`crate::shard`).
+    pub case_digests: Vec<(u64, u64)>,
 }
 
 impl Summary {
@@ -1449,6 +1452,21 @@ pub fn explore(
     stop_at_first: bool,
     on_violation: &mut dyn FnMut(&Violation),
 ) -> Summary {
+    explore_shard(ex, source, cases, duration, stop_at_first, crate::shard::Shard::ALL, on_violation)
+}
+
+/// [`explore`] of one shard: the cases of `source` whose index is `shard.k` modulo
+/// `shard.n`, among the first `cases` (all of them: with `cases`, the shards of one
+/// exploration split exactly its cases).
+pub fn explore_shard(
+    ex: &Explorer,
+    source: Source,
+    cases: Option<u64>,
+    duration: Option<std::time::Duration>,
+    stop_at_first: bool,
+    shard: crate::shard::Shard,
+    on_violation: &mut dyn FnMut(&Violation),
+) -> Summary {
     let start = Instant::now();
     let mut sum = Summary::default();
     let events0 = ex.events();
@@ -1458,8 +1476,12 @@ pub fn explore(
         if cases.is_some_and(|n| i >= n) || duration.is_some_and(|d| start.elapsed() >= d) {
             break;
         }
-        let Some(case) = nth_case(source, i) else { break };
+        let index = i;
         i += 1;
+        if !shard.has(index) {
+            continue;
+        }
+        let Some(case) = nth_case(source, index) else { break };
         let w = match crate::workload::workload(&case, ex.opts.seed) {
             Ok(w) => w,
             Err(e) => {
@@ -1473,6 +1495,7 @@ pub fn explore(
         sum.workloads += 1;
         sum.states += r.states;
         h.u64(r.digest);
+        sum.case_digests.push((index, r.digest));
         for v in r.violations {
             on_violation(&v);
             sum.violations.push(v);

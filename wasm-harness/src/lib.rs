@@ -24,4 +24,5 @@ pub mod guest;
 pub mod model;
 pub mod mutants;
 pub mod rng;
+pub mod shard;
 pub mod workload;

@@ -1,8 +1,9 @@
 //! The `rollfs-sim` command line: explore, replay, mutants (names relied on by docs and CI).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use rollfs_sim::explore::{explore, Explorer, Options, Source, StateId, Violation};
+use rollfs_sim::explore::{explore_shard, Explorer, Options, Source, StateId, Violation};
 use rollfs_sim::guest::GuestModule;
+use rollfs_sim::shard::{self, Params, Shard, ShardSummary};
 use rollfs_sim::workload::{regression_dir, CaseId};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -72,6 +73,23 @@ enum Cmd {
         /// Seconds spent shrinking the first failing workload (0 = do not shrink).
         #[arg(long, default_value_t = 60)]
         shrink_secs: u64,
+        /// Explore only shard K of N (0-based): the cases whose index is K modulo N. The N
+        /// shards of one seed never overlap; `rollfs-sim merge` adds up their summaries.
+        #[arg(long, default_value = "0/1")]
+        shard: Shard,
+        /// Write this run's summary (totals, one digest per case, violations) to FILE, for
+        /// `rollfs-sim merge`.
+        #[arg(long)]
+        summary: Option<std::path::PathBuf>,
+    },
+    /// Merge the summaries of the shards of one exploration (`explore --shard K/N
+    /// --summary FILE`): checks they are all N shards of the same seed and options, with no
+    /// case twice, and prints the totals, the rare-event table and the trace digest an
+    /// unsharded run of the same cases gives. Exit 1 if any shard found a violation.
+    Merge {
+        /// The summary files, one per shard.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
     },
     /// Rebuild and check one crash state, printing what happened.
     Replay {
@@ -159,6 +177,14 @@ enum Cmd {
         /// Run the guest as this core mutant.
         #[arg(long)]
         mutant: Option<String>,
+        /// Explore only shard K of N (0-based) of every round: the round's cases whose
+        /// index is K modulo N. N machines with the same --seed and --hours split the work
+        /// with no overlap; `rollfs-sim merge` adds up their `--summary` files.
+        #[arg(long, default_value = "0/1")]
+        shard: Shard,
+        /// Write the soak's summary to FILE at the end, for `rollfs-sim merge`.
+        #[arg(long)]
+        summary: Option<std::path::PathBuf>,
     },
     /// Device cost per operation: writes (data, node, other), FUA, flushes, waits and a
     /// simulated time, for steady-state 4 KiB write+fsync loops and SQLite-like atomic
@@ -236,17 +262,25 @@ fn explorer(opts: Options, mutant: Option<&str>) -> Result<Explorer, String> {
 }
 
 /// `rollfs-sim soak`: see its help.
-fn soak(
+/// `rollfs-sim soak`'s options.
+struct SoakConfig {
     hours: f64,
     seed: Option<u64>,
     ace: u64,
     random: u64,
     progress_secs: u64,
     threads: Option<usize>,
-    mutant: Option<&str>,
-) -> ExitCode {
+    shard: Shard,
+    summary: Option<std::path::PathBuf>,
+}
+
+fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
     use rollfs_sim::explore::explore_cases;
     use std::time::Instant;
+    let SoakConfig { hours, seed, ace, random, progress_secs, threads, shard, .. } = *cfg;
+    // Every case of every round, for the summary: its index (round × cases per round +
+    // its place in the round), its digest and its violations.
+    let mut total = rollfs_sim::explore::Summary::default();
     let first = seed.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
     });
@@ -257,7 +291,12 @@ fn soak(
     let mut events = rollfs_sim::explore::Events::default();
     let files = rollfs_sim::workload::regression_files();
     let ace_n = rollfs_sim::workload::ace_count();
-    println!("soak: {hours} h from seed {first}, {} regression + {ace} ACE + {random} random + {random} full workloads a round, --torn --eio", files.len());
+    println!(
+        "soak: {hours} h from seed {first}, {} regression + {ace} ACE + {random} random + {random} full workloads a round, --torn --eio{}",
+        files.len(),
+        if shard == Shard::ALL { String::new() } else { format!(", shard {shard}") }
+    );
+    let per_round = files.len() as u64 + ace + 2 * random;
     let mut s = first;
     'rounds: while start.elapsed() < budget {
         let common = Common { seed: s, torn: true, eio: true, threads, mutant: mutant.map(str::to_string) };
@@ -274,9 +313,13 @@ fn soak(
         cases.extend((0..random).map(CaseId::Random));
         cases.extend((0..random).map(CaseId::Full));
         last_seed = s;
-        for case in cases {
+        for (j, case) in cases.into_iter().enumerate() {
             if start.elapsed() >= budget {
                 break 'rounds;
+            }
+            let index = (s - first) * per_round + j as u64;
+            if !shard.has(index) {
+                continue;
             }
             let sum = explore_cases(&ex, std::slice::from_ref(&case), &mut |v| {
                 let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
@@ -287,6 +330,8 @@ fn soak(
             workloads += sum.workloads;
             violations += sum.violations.len() as u64;
             events = events.plus(&sum.events);
+            total.case_digests.push((index, sum.digest));
+            total.violations.extend(sum.violations);
             if last_progress.elapsed().as_secs() >= progress_secs {
                 last_progress = Instant::now();
                 let h = start.elapsed().as_secs_f64() / 3600.0;
@@ -305,6 +350,24 @@ fn soak(
         "soak: {:.2} h, {states} crash states from {workloads} workloads, {violations} violations, seeds {first}..{last_seed}",
         start.elapsed().as_secs_f64() / 3600.0
     );
+    if let Some(path) = &cfg.summary {
+        total.states = states;
+        total.workloads = workloads;
+        total.seconds = start.elapsed().as_secs_f64();
+        total.events = events;
+        let params = Params {
+            seed: first,
+            source: format!("soak:{ace}:{random}"),
+            torn: true,
+            eio: true,
+            max_points: Options::default().max_points,
+            mutant: mutant.unwrap_or_default().to_string(),
+        };
+        if let Err(e) = std::fs::write(path, ShardSummary::of(params, shard, &total).to_text()) {
+            eprintln!("rollfs-sim: cannot write the summary {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     if violations == 0 {
         ExitCode::SUCCESS
     } else {
@@ -329,7 +392,57 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs, only } => {
+        Cmd::Merge { files } => {
+            let mut parts = Vec::new();
+            for f in &files {
+                match std::fs::read_to_string(f).map_err(|e| e.to_string()).and_then(|t| ShardSummary::parse(&t)) {
+                    Ok(p) => parts.push(p),
+                    Err(e) => {
+                        eprintln!("rollfs-sim merge: {}: {e}", f.display());
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            let m = match shard::merge(&parts) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("rollfs-sim merge: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            for v in &m.violations {
+                let f: Vec<&str> = v.splitn(4, '\t').collect();
+                if let [kind, case, state, detail] = f[..] {
+                    println!("VIOLATION {kind} in {case} state {state}: {detail}");
+                }
+            }
+            println!(
+                "merged {} shards of seed {} ({}{}{})",
+                m.shards,
+                m.params.seed,
+                m.params.source,
+                if m.params.torn { ", torn" } else { "" },
+                if m.params.eio { ", eio" } else { "" }
+            );
+            println!("trace digest {:016x}", m.digest);
+            for l in m.events.table() {
+                println!("{l}");
+            }
+            println!(
+                "explored {} crash states from {} workloads: {} violations ({:.0} states/s over the longest shard's {:.0} s)",
+                m.states,
+                m.workloads,
+                m.violations.len(),
+                if m.seconds > 0.0 { m.states as f64 / m.seconds } else { 0.0 },
+                m.seconds
+            );
+            if m.violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs, only, shard, summary } => {
             let mut opts = options(&common);
             opts.max_points = max_points.max(2);
             let ex = match explorer(opts, common.mutant.as_deref()) {
@@ -358,8 +471,12 @@ fn main() -> ExitCode {
                     first = Some(v.clone());
                 }
             };
+            if !only.is_empty() && (shard != Shard::ALL || summary.is_some()) {
+                eprintln!("rollfs-sim: --shard and --summary split a drawn exploration; they do not apply to --case");
+                return ExitCode::from(2);
+            }
             let sum = if only.is_empty() {
-                explore(&ex, source, cases, duration.map(Duration::from_secs), false, &mut report)
+                explore_shard(&ex, source, cases, duration.map(Duration::from_secs), false, shard, &mut report)
             } else {
                 rollfs_sim::explore::explore_cases(&ex, &only, &mut report)
             };
@@ -393,6 +510,24 @@ fn main() -> ExitCode {
                 println!("{l}");
             }
             println!("{}", sum.last_line());
+            if let Some(path) = &summary {
+                let params = Params {
+                    seed: common.seed,
+                    source: format!("{:?}", source).to_lowercase(),
+                    torn: common.torn,
+                    eio: common.eio,
+                    max_points: max_points.max(2),
+                    mutant: common.mutant.clone().unwrap_or_default(),
+                };
+                let text = ShardSummary::of(params, shard, &sum).to_text();
+                if let Err(e) = std::fs::write(path, text) {
+                    eprintln!("rollfs-sim: cannot write the summary {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+                if shard != Shard::ALL {
+                    println!("shard {shard}: summary in {} (rollfs-sim merge FILES...)", path.display());
+                }
+            }
             if sum.violations.is_empty() {
                 ExitCode::SUCCESS
             } else {
@@ -455,8 +590,9 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Soak { hours, seed, ace, random, progress_secs, threads, mutant } => {
-            soak(hours, seed, ace, random, progress_secs, threads, mutant.as_deref())
+        Cmd::Soak { hours, seed, ace, random, progress_secs, threads, mutant, shard, summary } => {
+            let cfg = SoakConfig { hours, seed, ace, random, progress_secs, threads, shard, summary };
+            soak(&cfg, mutant.as_deref())
         }
         Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count } => {
             let mut opts = Options { seed, ..Options::default() };

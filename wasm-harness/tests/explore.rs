@@ -44,6 +44,32 @@ fn same_seed_same_digest() {
 }
 
 #[test]
+fn shards_merge_to_the_unsharded_exploration() {
+    use rollfs_sim::explore::explore_shard;
+    use rollfs_sim::shard::{merge, Params, Shard, ShardSummary};
+    let ex = explorer(small_opts(5));
+    let whole = explore(&ex, Source::All, Some(9), None, false, &mut |_| {});
+    let params =
+        Params { seed: 5, source: "all".into(), torn: false, eio: false, max_points: 40, mutant: String::new() };
+    let parts: Vec<ShardSummary> = (0..3)
+        .map(|k| {
+            let s = explore_shard(&ex, Source::All, Some(9), None, false, Shard { k, n: 3 }, &mut |_| {});
+            assert_eq!(s.workloads, 3, "shard {k}/3 of 9 cases");
+            // Through the file, as `explore --summary` and `merge` do.
+            ShardSummary::parse(&ShardSummary::of(params.clone(), Shard { k, n: 3 }, &s).to_text()).unwrap()
+        })
+        .collect();
+    let m = merge(&parts).unwrap();
+    assert_eq!(
+        (m.states, m.workloads, m.digest),
+        (whole.states, whole.workloads, whole.digest),
+        "the merged shards are the unsharded exploration"
+    );
+    assert_eq!(m.events.total("op_checkpoints"), whole.events.total("op_checkpoints"));
+    assert!(merge(&parts[..2]).is_err(), "a missing shard is refused");
+}
+
+#[test]
 fn replay_reproduces_a_state() {
     let ex = explorer(small_opts(1));
     let case = CaseId::Ace(3);
