@@ -310,7 +310,7 @@ mod tests {
             h.u64(i * 31 + 7);
         }
         assert_eq!(m.digest, h.finish(), "the digest hashes the cases in order, as an unsharded run");
-        assert!(merge(&[a.clone()]).unwrap_err().contains("missing: 1/2"));
+        assert!(merge(std::slice::from_ref(&a)).unwrap_err().contains("missing: 1/2"));
         assert!(merge(&[a.clone(), a.clone()]).unwrap_err().contains("twice"));
         let mut other = b.clone();
         other.params.seed = 6;
