@@ -513,7 +513,7 @@ fn main() -> ExitCode {
             if let Some(path) = &summary {
                 let params = Params {
                     seed: common.seed,
-                    source: format!("{:?}", source).to_lowercase(),
+                    source: format!("{source:?}").to_lowercase(),
                     torn: common.torn,
                     eio: common.eio,
                     max_points: max_points.max(2),
