@@ -11,6 +11,14 @@
 //!   atomic-write commit or an fsync sees every write issued before it.
 //! - A panic in the core must not take the mount down with a poisoned lock and a hung
 //!   kernel: it is caught, logged, and the filesystem turns every later request into EIO.
+//! - Reads are split too: the core plans a read under the lock (what is in memory is
+//!   copied, device blocks come back as runs) and the runs are read and verified outside
+//!   it through a [`DeviceReader`], kept only if no checkpoint made blocks reusable
+//!   meanwhile (the reuse fence), else read again under the lock. DESIGN.md, *Reads
+//!   outside the lock*.
+//! - A lookup that finds nothing is answered with a negative entry the kernel caches for
+//!   the TTL: every name the filesystem gains is created through this kernel, which drops
+//!   the negative entry then.
 //! - fsync is split for group commit: the core submits the batch under the lock
 //!   (`fsync_submit`), and the wait-for-writes + device flush runs outside it through a
 //!   [`FlushHandle`], shared by every fsync that submitted before the flush began
