@@ -316,27 +316,26 @@ impl<D: BlockDevice> Filesystem<D> {
         // the checksums of its blocks in order.
         let mut run: Option<(BlockAddr, usize)> = None;
         let mut crcs: Vec<u32> = Vec::new();
-        for i in 0..out.len() {
+        // One step past the last block, to read the run gathered last.
+        for i in 0..=out.len() {
             let fidx = idx + i as u64;
-            let in_memory = self.atomic_block(ino, fidx).is_some() || self.data.contains_key(&(ino, fidx));
-            // In memory (served below, after the run before it) or a hole: no address.
-            let (addr, crc) = if in_memory { (NULL_ADDR, 0) } else { self.get_ptr(ino, fidx)? };
+            let in_memory =
+                i < out.len() && (self.atomic_block(ino, fidx).is_some() || self.data.contains_key(&(ino, fidx)));
+            // Past the end, in memory (served below, after the run before it) or a hole:
+            // no address.
+            let (addr, crc) = if i == out.len() || in_memory { (NULL_ADDR, 0) } else { self.get_ptr(ino, fidx)? };
             if let Some((first, at)) = run {
                 let len = i - at;
                 if addr != NULL_ADDR && u64::from(first) + len as u64 == u64::from(addr) && len < READ_RUN_BLOCKS_MAX {
                     crcs.push(crc);
                     continue;
                 }
-                self.read_run_or_plan(
-                    ino,
-                    idx + at as u64,
-                    first,
-                    &mut out[at..i],
-                    &crcs,
-                    plan.as_mut().map(|(v, base)| (&mut **v, *base)),
-                    at,
-                )?;
+                let base = plan.as_mut().map(|(v, base)| (&mut **v, *base));
+                self.read_run_or_plan(ino, idx + at as u64, first, &mut out[at..i], &crcs, base, at)?;
                 run = None;
+            }
+            if i == out.len() {
+                break;
             }
             if addr != NULL_ADDR {
                 if addr == NEW_ADDR || !self.geo.in_main(addr) {
@@ -364,17 +363,6 @@ impl<D: BlockDevice> Filesystem<D> {
                     None => out[i].fill(0),
                 },
             }
-        }
-        if let Some((first, at)) = run {
-            self.read_run_or_plan(
-                ino,
-                idx + at as u64,
-                first,
-                &mut out[at..],
-                &crcs,
-                plan.as_mut().map(|(v, base)| (&mut **v, *base)),
-                at,
-            )?;
         }
         Ok(())
     }

@@ -13,48 +13,13 @@
 //!   is overwritten, checkpointed and the device filled until the blocks are reused.
 //! - `the_fence_checker_reports_a_reuse_without_fence`: the wrapper catches the bug.
 
-use rollfs_core::file::ReadPlan;
+mod common;
+use common::probe::{complete, Probe, Watch};
 use rollfs_core::*;
-use std::collections::BTreeSet;
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);
 const C: Credentials = Credentials { uid: 0, gid: 0 };
 const B: usize = BLOCK_SIZE;
-
-/// Counts device read requests (a run is one request) on top of a MemDevice.
-struct Counting {
-    inner: MemDevice,
-    requests: u64,
-}
-
-impl BlockDevice for Counting {
-    fn block_count(&self) -> u64 {
-        self.inner.block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
-        self.requests += 1;
-        self.inner.read(addr, buf)
-    }
-    fn read_run(&mut self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
-        self.requests += 1;
-        for (i, b) in blocks.iter_mut().enumerate() {
-            self.inner.read(addr + i as u64, b)?;
-        }
-        Ok(())
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
-        self.inner.write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> Result<(), IoError> {
-        self.inner.wait_writes()
-    }
-    fn flush(&mut self) -> Result<(), IoError> {
-        self.inner.flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        self.inner.discard(addr, count)
-    }
-}
 
 fn content(tag: u8, idx: u64) -> Vec<u8> {
     let mut b = vec![tag; B];
@@ -67,22 +32,9 @@ fn mkfs(blocks: u64) -> MemDevice {
     Filesystem::format(MemDevice::new(blocks), &opts).unwrap()
 }
 
-/// Reads the plan's runs from the filesystem's device into `buf` and verifies them.
-fn complete<D: BlockDevice>(fs: &mut Filesystem<D>, plan: &ReadPlan, buf: &mut [u8]) -> bool {
-    let mut ok = true;
-    for run in &plan.runs {
-        let (blocks, rest) = buf[run.buf_offset..run.buf_offset + run.blocks * B].as_chunks_mut::<B>();
-        assert!(rest.is_empty());
-        fs.device_mut().read_run(run.addr, blocks).unwrap();
-        ok &= run.verify(blocks);
-    }
-    ok
-}
-
 #[test]
 fn planned_read_equals_read_at_every_offset() {
-    let dev = Counting { inner: mkfs(8192), requests: 0 };
-    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+    let mut fs = Filesystem::mount(Probe::new(mkfs(8192)), &MountOptions::default(), T).unwrap();
     let ino = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
     // 40 blocks written in order (adjacent on the device), a hole at 40..44, 8 more
     // blocks, then a checkpoint: all of them on the device.
@@ -102,10 +54,10 @@ fn planned_read_equals_read_at_every_offset() {
     let size = 52 * B + 1000;
 
     // One request per run of adjacent blocks, not per block.
-    fs.device_mut().requests = 0;
+    fs.device_mut().read_requests = 0;
     let mut whole = vec![0u8; size];
     assert_eq!(fs.read(ino, 0, &mut whole).unwrap(), size);
-    let requests = fs.device().requests;
+    let requests = fs.device().read_requests;
     assert!(requests < 40, "{requests} device requests for 49 blocks on the device");
 
     let offsets = [0usize, 1, B - 1, B, 3 * B, 5 * B + 17, 39 * B, 40 * B, 43 * B + 5, 51 * B, 52 * B, size - 1];
@@ -117,7 +69,7 @@ fn planned_read_equals_read_at_every_offset() {
             let mut got = vec![0xeeu8; len];
             let plan = fs.read_planned(ino, off as u64, &mut got).unwrap();
             assert_eq!(plan.len, n, "length at {off}+{len}");
-            assert!(complete(&mut fs, &plan, &mut got), "verify at {off}+{len}");
+            assert!(complete(fs.device_mut(), &plan, &mut got), "verify at {off}+{len}");
             assert_eq!(got[..n], expect[..n], "bytes at {off}+{len}");
             assert_eq!(&expect[..n], &whole[off.min(size)..(off + n).min(size)]);
             for run in &plan.runs {
@@ -134,14 +86,14 @@ fn planned_read_equals_read_at_every_offset() {
     fs.read(ino, 0, &mut expect).unwrap();
     let mut got = vec![0u8; 20 * B];
     let plan = fs.read_planned(ino, 0, &mut got).unwrap();
-    assert!(complete(&mut fs, &plan, &mut got));
+    assert!(complete(fs.device_mut(), &plan, &mut got));
     assert_eq!(got, expect);
     assert_eq!(&got[10 * B..11 * B], &content(4, 10)[..]);
 }
 
 #[test]
 fn a_planned_block_that_fails_its_checksum_fails_verify_and_read_reports_it() {
-    let mut fs = Filesystem::mount(mkfs(8192), &MountOptions::default(), T).unwrap();
+    let mut fs = Filesystem::mount(Probe::new(mkfs(8192)), &MountOptions::default(), T).unwrap();
     let ino = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
     for i in 0..8 {
         fs.write(ino, i * B as u64, &content(1, i), T).unwrap();
@@ -150,80 +102,18 @@ fn a_planned_block_that_fails_its_checksum_fails_verify_and_read_reports_it() {
     let mut buf = vec![0u8; 8 * B];
     let plan = fs.read_planned(ino, 0, &mut buf).unwrap();
     let bad = plan.runs[0].addr + 3;
-    fs.device_mut().block_mut(bad)[100] ^= 1;
-    assert!(!complete(&mut fs, &plan, &mut buf), "a flipped bit must fail verify");
+    fs.device_mut().inner.block_mut(bad)[100] ^= 1;
+    assert!(!complete(fs.device_mut(), &plan, &mut buf), "a flipped bit must fail verify");
     match fs.read(ino, 0, &mut buf) {
         Err(Error::DataChecksum { block, .. }) => assert_eq!(block, bad),
         other => panic!("read of a bad block: {other:?}"),
     }
 }
 
-/// Watches blocks and records every write or discard of a watched block that came with no
-/// `reuse_fence` since the watch began: what an unlocked reader would have misread.
-struct FenceCheck {
-    inner: MemDevice,
-    fences: u64,
-    watched: BTreeSet<u64>,
-    fences_at_watch: u64,
-    violations: Vec<String>,
-    reused_after_fence: u64,
-}
-
-impl FenceCheck {
-    fn touch(&mut self, addr: u64, what: &str) {
-        if self.watched.contains(&addr) {
-            if self.fences == self.fences_at_watch {
-                self.violations.push(format!("{what} of planned block {addr} before any reuse fence"));
-            } else {
-                self.reused_after_fence += 1;
-            }
-        }
-    }
-}
-
-impl BlockDevice for FenceCheck {
-    fn block_count(&self) -> u64 {
-        self.inner.block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
-        self.inner.read(addr, buf)
-    }
-    fn reuse_fence(&mut self) {
-        self.fences += 1;
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
-        self.touch(addr, "write");
-        self.inner.write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> Result<(), IoError> {
-        self.inner.wait_writes()
-    }
-    fn flush(&mut self) -> Result<(), IoError> {
-        self.inner.flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        for a in addr..addr + count {
-            self.touch(a, "discard");
-        }
-        self.inner.discard(addr, count)
-    }
-}
-
-fn fence_check(img: MemDevice) -> FenceCheck {
-    FenceCheck {
-        inner: img,
-        fences: 0,
-        watched: BTreeSet::new(),
-        fences_at_watch: 0,
-        violations: Vec::new(),
-        reused_after_fence: 0,
-    }
-}
-
 #[test]
 fn no_planned_block_is_written_or_discarded_before_a_reuse_fence() {
     // 16 MiB, 64 KiB segments: the device fills and blocks get reused quickly.
-    let mut fs = Filesystem::mount(fence_check(mkfs(4096)), &MountOptions::default(), T).unwrap();
+    let mut fs = Filesystem::mount(Probe::new(mkfs(4096)), &MountOptions::default(), T).unwrap();
     let a = fs.create(1, b"a", 0o644, C, T).unwrap().ino;
     for i in 0..64 {
         fs.write(a, i * B as u64, &content(1, i), T).unwrap();
@@ -234,8 +124,7 @@ fn no_planned_block_is_written_or_discarded_before_a_reuse_fence() {
         let mut buf = vec![0u8; 64 * B];
         let plan = fs.read_planned(a, 0, &mut buf).unwrap();
         let dev = fs.device_mut();
-        dev.watched = plan.runs.iter().flat_map(|r| r.addr..r.addr + r.blocks as u64).collect();
-        dev.fences_at_watch = dev.fences;
+        dev.watches = vec![Watch::of(&plan, dev.fences, format!("round {round}"))];
         // Meanwhile: the file is rewritten (fsync'd, so its old blocks are invalidated
         // without a checkpoint first), another file grows and shrinks, checkpoints come.
         for i in 0..64 {
@@ -261,8 +150,10 @@ fn no_planned_block_is_written_or_discarded_before_a_reuse_fence() {
 
 #[test]
 fn the_fence_checker_reports_a_reuse_without_fence() {
-    let mut dev = fence_check(MemDevice::new(64));
-    dev.watched.insert(7);
+    let mut dev = Probe::new(MemDevice::new(64));
+    let plan =
+        file::ReadPlan { len: B, runs: vec![file::PlannedRun { buf_offset: 0, addr: 7, blocks: 1, crcs: None }] };
+    dev.watches.push(Watch::of(&plan, dev.fences, "test".into()));
     dev.write(8, &[0; B], WriteFlags::empty()).unwrap();
     assert!(dev.violations.is_empty());
     dev.write(7, &[0; B], WriteFlags::empty()).unwrap();

@@ -6,6 +6,7 @@
 
 mod common;
 use common::pointers::pointers;
+use common::probe::Rng;
 use common::CrashDevice;
 use rollfs_core::device::{BlockDevice, IoError, WriteFlags};
 use rollfs_core::fsck::{self, FsckOptions};
@@ -373,19 +374,6 @@ fn holds_random_crashes_never_produce_false_checksum_errors() {
     }
     eprintln!("crash images checked: {checked}");
     assert!(checked > 50);
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Reads everything reachable from the root; panics on a checksum error. Bounded.

@@ -10,6 +10,8 @@
 //!   core's `reuse_fence()` call removed, and under `mutant-ssr-reuse-before-cp` and
 //!   `mutant-reuse-before-cp`.
 
+mod common;
+use common::probe::{complete, Probe, Rng, Watch};
 use rollfs_core::file::ReadPlan;
 use rollfs_core::*;
 
@@ -23,89 +25,12 @@ struct Outstanding {
     what: String,
 }
 
-/// Watches the blocks of outstanding plans: a write or discard of one with no fence since
-/// its plan is a violation.
-struct Watch {
-    inner: MemDevice,
-    fences: u64,
-    plans: Vec<Outstanding>,
-    violations: Vec<String>,
-    reused_after_fence: u64,
-}
-
-impl Watch {
-    fn touch(&mut self, addr: u64, what: &str) {
-        for p in &self.plans {
-            if p.plan.runs.iter().any(|r| (r.addr..r.addr + r.blocks as u64).contains(&addr)) {
-                if p.fence == self.fences {
-                    self.violations.push(format!("{what} of block {addr} planned by [{}] with no fence", p.what));
-                } else {
-                    self.reused_after_fence += 1;
-                }
-            }
-        }
-    }
-}
-
-impl BlockDevice for Watch {
-    fn block_count(&self) -> u64 {
-        self.inner.block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
-        self.inner.read(addr, buf)
-    }
-    fn reuse_fence(&mut self) {
-        self.fences += 1;
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
-        self.touch(addr, "write");
-        self.inner.write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> Result<(), IoError> {
-        self.inner.wait_writes()
-    }
-    fn flush(&mut self) -> Result<(), IoError> {
-        self.inner.flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        for a in addr..addr + count {
-            self.touch(a, "discard");
-        }
-        self.inner.discard(addr, count)
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-fn complete(dev: &mut Watch, plan: &ReadPlan, buf: &mut [u8]) -> bool {
-    let mut ok = true;
-    for run in &plan.runs {
-        let (blocks, _) = buf[run.buf_offset..run.buf_offset + run.blocks * B].as_chunks_mut::<B>();
-        for (i, b) in blocks.iter_mut().enumerate() {
-            dev.inner.read(run.addr + i as u64, b).unwrap();
-        }
-        ok &= run.verify(blocks);
-    }
-    ok
-}
-
 fn run_seed(seed: u64, data_checksums: bool) -> (u64, Stats, u64) {
     let mut rng = Rng(seed.wrapping_mul(0x9e3779b97f4a7c15) | 1);
     let opts = MkfsOptions { segment_blocks: 16, uuid: [7; 16], data_checksums, ..Default::default() };
     let img = Filesystem::format(MemDevice::new(2048), &opts).unwrap();
-    let dev = Watch { inner: img, fences: 0, plans: Vec::new(), violations: Vec::new(), reused_after_fence: 0 };
+    let dev = Probe::new(img);
+    let mut plans: Vec<Outstanding> = Vec::new();
     let mut sec = 1_700_000_000i64;
     let mopts = MountOptions { dirty_bytes_max: 256 * B as u64, ..MountOptions::default() };
     let mut fs = Filesystem::mount(dev, &mopts, Timestamp::new(sec, 0)).unwrap();
@@ -195,9 +120,11 @@ fn run_seed(seed: u64, data_checksums: bool) -> (u64, Stats, u64) {
                 assert_eq!(&got[..n], &expect[..], "seed {seed} step {step}: plan+complete != read");
                 let what = format!("seed {seed} step {step} ino {ino} off {off} len {len}");
                 let dev = fs.device_mut();
-                dev.plans.push(Outstanding { plan, fence, expect, what });
-                if dev.plans.len() > 24 {
-                    dev.plans.remove(0);
+                dev.watches.push(Watch::of(&plan, fence, what.clone()));
+                plans.push(Outstanding { plan, fence, expect, what });
+                if plans.len() > 24 {
+                    plans.remove(0);
+                    dev.watches.remove(0);
                 }
                 Ok(())
             }
@@ -208,7 +135,6 @@ fn run_seed(seed: u64, data_checksums: bool) -> (u64, Stats, u64) {
         }
         let dev = fs.device_mut();
         let fences = dev.fences;
-        let plans = std::mem::take(&mut dev.plans);
         for p in &plans {
             if p.fence == fences {
                 let mut buf = vec![0u8; p.plan.len.max(1)];
@@ -218,7 +144,6 @@ fn run_seed(seed: u64, data_checksums: bool) -> (u64, Stats, u64) {
                 checked += 1;
             }
         }
-        dev.plans = plans;
         assert!(dev.violations.is_empty(), "{:?}", &dev.violations[..dev.violations.len().min(5)]);
     }
     let reused = fs.device().reused_after_fence;

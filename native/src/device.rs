@@ -362,6 +362,24 @@ impl DeviceReader {
     }
 }
 
+/// Fills `buf` from `offset` of the file, retrying short reads; past the end of a short
+/// image the rest reads as zeros (as never-written blocks do).
+fn read_at_or_zeros(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => {
+                buf[done..].fill(0);
+                break;
+            }
+            Ok(k) => done += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// A buffered read of adjacent blocks straight into `blocks`, in-flight writes overlaid.
 fn read_run_shared(
     file: &File,
@@ -387,19 +405,7 @@ fn read_run_shared(
             (0..blocks.len()).filter_map(|i| st.inflight.get(&(addr + i as u64)).map(|(_, d)| (i, d.clone()))).collect()
         }
     };
-    let bytes = blocks.as_flattened_mut();
-    let mut done = 0;
-    while done < bytes.len() {
-        match file.read_at(&mut bytes[done..], addr * BLOCK + done as u64) {
-            Ok(0) => {
-                bytes[done..].fill(0); // past the end of a short image: zeros
-                break;
-            }
-            Ok(k) => done += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Err(err),
-        }
-    }
+    read_at_or_zeros(file, blocks.as_flattened_mut(), addr * BLOCK).map_err(|_| err)?;
     for (i, data) in newer {
         blocks[i].copy_from_slice(&data.0);
     }
@@ -630,18 +636,7 @@ impl BlockDevice for FileDevice {
         // the caller's block.
         let mut aligned = AlignedBlock([0u8; BLOCK_SIZE]);
         let target: &mut Block = if self.direct { &mut aligned.0 } else { buf };
-        let mut done = 0;
-        while done < BLOCK_SIZE {
-            match self.file.read_at(&mut target[done..], addr * BLOCK + done as u64) {
-                Ok(0) => {
-                    target[done..].fill(0); // past the end of a short image: zeros
-                    break;
-                }
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Err(err),
-            }
-        }
+        read_at_or_zeros(&self.file, target, addr * BLOCK).map_err(|_| err)?;
         if self.direct {
             buf.copy_from_slice(&aligned.0);
         }

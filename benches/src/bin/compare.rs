@@ -1396,18 +1396,13 @@ fn render(
         fmt_num(s.med("fsync4k", "rollfs-ram")),
         disk_verdict(raw, s.med("fsync4k", "rollfs-ram"))
     );
-    let _ = writeln!(
-        md,
-        "p99 latency (µs): rollfs {}, ext4 {}, bindfs {}{}.\n",
-        fmt_num(rep.fio_p99.med("fsync4k", "rollfs")),
-        fmt_num(rep.fio_p99.med("fsync4k", "ext4")),
-        fmt_num(rep.fio_p99.med("fsync4k", "bindfs")),
-        if base {
-            format!(", rollfs before {}", fmt_num(rep.fio_p99.med("fsync4k", "rollfs-before")))
-        } else {
-            String::new()
-        }
-    );
+    // "p99 latency (µs): rollfs X, ext4 Y, bindfs Z[, rollfs before W]." of a workload.
+    let p99_line = |key: &str| {
+        let p = |setup: &str| fmt_num(rep.fio_p99.med(key, setup));
+        let before = if base { format!(", rollfs before {}", p("rollfs-before")) } else { String::new() };
+        format!("p99 latency (µs): rollfs {}, ext4 {}, bindfs {}{before}.", p("rollfs"), p("ext4"), p("bindfs"))
+    };
+    let _ = writeln!(md, "{}\n", p99_line("fsync4k"));
     if let Some(f) = &rep.fsync_stats {
         let _ = writeln!(md, "{f}\n");
     }
@@ -1491,18 +1486,7 @@ fn render(
          Write a 4 KiB temporary file, fsync it, rename it over the target, fsync the directory.\n\n{header}"
     );
     row(&mut md, "save-by-rename", "save-rename", "ops/s");
-    let _ = writeln!(
-        md,
-        "\np99 latency (µs): rollfs {}, ext4 {}, bindfs {}{}.",
-        fmt_num(rep.fio_p99.med("save-rename", "rollfs")),
-        fmt_num(rep.fio_p99.med("save-rename", "ext4")),
-        fmt_num(rep.fio_p99.med("save-rename", "bindfs")),
-        if base {
-            format!(", rollfs before {}", fmt_num(rep.fio_p99.med("save-rename", "rollfs-before")))
-        } else {
-            String::new()
-        }
-    );
+    let _ = writeln!(md, "\n{}", p99_line("save-rename"));
 
     let _ = writeln!(
         md,
