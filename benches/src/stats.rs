@@ -57,16 +57,32 @@ pub fn ratios_line(
 /// Whether the disk, not rollfs, limits the fsync rate: the raw 4 KiB pwrite+fdatasync
 /// loop on the disk (`raw_ops`) is slower than rollfs's own fsync loop on an image in RAM
 /// (`rollfs_ram_ops`, where a flush costs nothing: rollfs's CPU-bound rate). Then every
-/// fsync ratio measures the disk. The suffix of the `ratios:` line.
-pub fn disk_verdict(raw_ops: Option<f64>, rollfs_ram_ops: Option<f64>) -> String {
+/// fsync ratio measures the disk. `rollfs_disk_ops` (the same loop on this disk) says how
+/// much of the raw rate rollfs reaches: far below it, the cost is rollfs's own device
+/// round trips per fsync on this disk, not only the disk's rate. The suffix of the
+/// `ratios:` line.
+pub fn disk_verdict(raw_ops: Option<f64>, rollfs_ram_ops: Option<f64>, rollfs_disk_ops: Option<f64>) -> String {
+    let share = ratio(rollfs_disk_ops, raw_ops);
     let bound = match (raw_ops, rollfs_ram_ops) {
-        (Some(r), Some(c)) if r < c => {
-            " DISK-BOUND (the raw device is slower than rollfs on a RAM disk: fsync ratios measure the disk)"
-        }
-        (Some(_), Some(_)) => "",
-        _ => " (disk-bound unknown)",
+        (Some(r), Some(c)) if r < c => match share {
+            Some(x) if x < 0.5 => format!(
+                " DISK-BOUND (the raw device is slower than rollfs on a RAM disk, and rollfs reaches {} of its rate: \
+                 each fsync's device round trips, not the CPU, set the fsync figures)",
+                fmt_ratio(share)
+            ),
+            _ => {
+                " DISK-BOUND (the raw device is slower than rollfs on a RAM disk: fsync ratios measure the disk)".into()
+            }
+        },
+        (Some(_), Some(_)) => String::new(),
+        _ => " (disk-bound unknown)".into(),
     };
-    format!("raw-fdatasync={}/s rollfs-ram-fsync={}/s{bound}", fmt_num(raw_ops), fmt_num(rollfs_ram_ops))
+    format!(
+        "raw-fdatasync={}/s rollfs-ram-fsync={}/s rollfs-fsync/raw={}{bound}",
+        fmt_num(raw_ops),
+        fmt_num(rollfs_ram_ops),
+        fmt_ratio(share)
+    )
 }
 
 /// A percentile (0..=100) of the values by nearest rank; `None` when empty.
@@ -101,9 +117,15 @@ mod tests {
             ratios_line(Some(2.0), Some(1.234), None, Some(0.5)),
             "ratios: sqlite-atomic/ext4-delete=2.00 sqlite-atomic/ext4-wal=1.23 fsync4k/ext4=n/a fsync4k/raw-fdatasync=0.50"
         );
-        assert!(disk_verdict(Some(300.0), Some(6000.0)).contains("DISK-BOUND"));
-        assert!(!disk_verdict(Some(9000.0), Some(6000.0)).contains("DISK-BOUND"));
-        assert!(disk_verdict(None, Some(6000.0)).contains("unknown"));
+        assert!(disk_verdict(Some(300.0), Some(6000.0), Some(290.0)).contains("DISK-BOUND"));
+        assert!(!disk_verdict(Some(300.0), Some(6000.0), Some(290.0)).contains("round trips"));
+        let far = disk_verdict(Some(14000.0), Some(28000.0), Some(3900.0));
+        assert!(
+            far.contains("DISK-BOUND") && far.contains("reaches 0.28") && far.contains("rollfs-fsync/raw=0.28"),
+            "{far}"
+        );
+        assert!(!disk_verdict(Some(9000.0), Some(6000.0), Some(5000.0)).contains("DISK-BOUND"));
+        assert!(disk_verdict(None, Some(6000.0), None).contains("unknown"));
         assert_eq!(
             ratios_line(Some(2.0), Some(1.234), None, Some(0.5)),
             "ratios: sqlite-atomic/ext4-delete=2.00 sqlite-atomic/ext4-wal=1.23 fsync4k/ext4=n/a fsync4k/raw-fdatasync=0.50"

@@ -1394,7 +1394,7 @@ fn render(
         "rollfs's CPU-bound rate, the same loop on an image in RAM (/dev/shm): **{}** ops/s. \
          Device verdict: {}.\n",
         fmt_num(s.med("fsync4k", "rollfs-ram")),
-        disk_verdict(raw, s.med("fsync4k", "rollfs-ram"))
+        disk_verdict(raw, s.med("fsync4k", "rollfs-ram"), s.med("fsync4k", "rollfs"))
     );
     // "p99 latency (µs): rollfs X, ext4 Y, bindfs Z[, rollfs before W]." of a workload.
     let p99_line = |key: &str| {
@@ -1571,7 +1571,7 @@ fn render(
     }
     let raw_ops = s.med("fsync4k", "raw-fdatasync");
     let ram_ops = s.med("fsync4k", "rollfs-ram");
-    let verdict = disk_verdict(raw_ops, ram_ops);
+    let verdict = disk_verdict(raw_ops, ram_ops, s.med("fsync4k", "rollfs"));
     let line = format!("{} {} {verdict}", ratios_line(r1, r2, r3, r4), extra.line(rep.rss));
     let _ = writeln!(md, "\n```\n{line}\n```");
 
