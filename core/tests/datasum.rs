@@ -12,6 +12,7 @@
 //! - a format 1 image is refused with a message naming the format.
 
 mod common;
+use common::images::{cleaning_victim_image, content};
 use common::pointers::pointers;
 use rollfs_core::device::BlockDevice;
 use rollfs_core::fsck::{self, FsckOptions};
@@ -26,13 +27,6 @@ const UUID: [u8; 16] = [9; 16];
 const A: u64 = ADDRS_PER_INODE as u64;
 const P: u64 = ADDRS_PER_BLOCK as u64;
 const N: u64 = NIDS_PER_BLOCK as u64;
-
-/// Distinct contents for (file, block).
-fn content(tag: u8, idx: u64) -> Vec<u8> {
-    let mut b = vec![tag; BLOCK_SIZE];
-    b[..8].copy_from_slice(&idx.to_le_bytes());
-    b
-}
 
 fn mkfs(blocks: u64, segment_blocks: u32, data_checksums: bool) -> Filesystem<MemDevice> {
     let opts = MkfsOptions { segment_blocks, uuid: UUID, data_checksums, ..Default::default() };
@@ -258,21 +252,7 @@ fn cleaning_moves_a_bad_block_with_its_old_checksum() {
 /// contents get their own checksum.
 #[test]
 fn a_bad_block_moved_by_cleaning_is_counted_and_a_rewrite_heals_it() {
-    let mut fs = mkfs(2048, 16, true);
-    let f = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
-    fs.write(f, 0, &content(8, 0), T).unwrap();
-    let g = fs.create(1, b"g", 0o644, C, T).unwrap().ino;
-    fs.write(g, 0, &vec![1; 15 * BLOCK_SIZE], T).unwrap();
-    for i in 0..80 {
-        let h = fs.create(1, format!("h{i}").as_bytes(), 0o644, C, T).unwrap().ino;
-        if fs.write(h, 0, &vec![2; 16 * BLOCK_SIZE], T).is_err() {
-            break;
-        }
-    }
-    fs.sync(T).unwrap();
-    fs.unlink(1, b"g", T).unwrap();
-    fs.sync(T).unwrap();
-    let mut dev = fs.unmount(T).unwrap();
+    let (mut dev, f) = cleaning_victim_image(1);
     let addr = pointers(&mut dev, f)[0].1;
     dev.block_mut(addr as u64)[4000] ^= 1;
     let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();

@@ -14,18 +14,13 @@
 //! - `the_fence_checker_reports_a_reuse_without_fence`: the wrapper catches the bug.
 
 mod common;
+use common::images::content;
 use common::probe::{complete, Probe, Watch};
 use rollfs_core::*;
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);
 const C: Credentials = Credentials { uid: 0, gid: 0 };
 const B: usize = BLOCK_SIZE;
-
-fn content(tag: u8, idx: u64) -> Vec<u8> {
-    let mut b = vec![tag; B];
-    b[..8].copy_from_slice(&idx.to_le_bytes());
-    b
-}
 
 fn mkfs(blocks: u64) -> MemDevice {
     let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], ..Default::default() };

@@ -5,6 +5,7 @@
 //! (`atomic_write`)) and checks of suspected scenarios that hold (marked "holds").
 
 mod common;
+use common::images::{cleaning_victim_image, content};
 use common::pointers::pointers;
 use common::probe::Rng;
 use common::CrashDevice;
@@ -19,12 +20,6 @@ const C: Credentials = Credentials { uid: 1000, gid: 1000 };
 const BS: u64 = BLOCK_SIZE as u64;
 /// File offsets of the stress workload span this many blocks (8 files: space pressure).
 const SPAN: u64 = 60;
-
-fn content(tag: u8, idx: u64) -> Vec<u8> {
-    let mut b = vec![tag; BLOCK_SIZE];
-    b[..8].copy_from_slice(&idx.to_le_bytes());
-    b
-}
 
 /// A MemDevice whose reads of chosen blocks fail (a bad sector), and that can count reads.
 #[derive(Clone)]
@@ -66,26 +61,9 @@ fn mkfs_mem(blocks: u64, data_checksums: bool) -> MemDevice {
     Filesystem::format(MemDevice::new(blocks), &opts).unwrap()
 }
 
-/// An image where /f has two blocks alone in a data segment (the rest of that segment was
-/// /g, now deleted), the device mostly full: cleaning's first background victim.
-/// Returns the image, /f's inode and its two block addresses.
+/// [`cleaning_victim_image`] with /f's two blocks; also returns their addresses.
 fn victim_image() -> (MemDevice, Ino, u32, u32) {
-    let dev = mkfs_mem(2048, true);
-    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
-    let f = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
-    fs.write(f, 0, &[content(8, 0), content(8, 1)].concat(), T).unwrap();
-    let g = fs.create(1, b"g", 0o644, C, T).unwrap().ino;
-    fs.write(g, 0, &vec![1; 14 * BLOCK_SIZE], T).unwrap();
-    for i in 0..80 {
-        let h = fs.create(1, format!("h{i}").as_bytes(), 0o644, C, T).unwrap().ino;
-        if fs.write(h, 0, &vec![2; 16 * BLOCK_SIZE], T).is_err() {
-            break;
-        }
-    }
-    fs.sync(T).unwrap();
-    fs.unlink(1, b"g", T).unwrap();
-    fs.sync(T).unwrap();
-    let mut dev = fs.unmount(T).unwrap();
+    let (mut dev, f) = cleaning_victim_image(2);
     let p = pointers(&mut dev, f);
     assert_eq!(p.len(), 2);
     assert_eq!(p[1].1, p[0].1 + 1, "both blocks in one segment, in order");

@@ -4,6 +4,7 @@
 //! device of the read-path tests.
 #![allow(dead_code)]
 
+pub mod images;
 pub mod limits;
 pub mod pointers;
 pub mod probe;
