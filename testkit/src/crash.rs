@@ -6,31 +6,17 @@
 //! are durable on completion, PREFLUSH flushes first. [`CrashDevice::crash`] builds the
 //! image a power loss would leave, keeping a chosen subset of the volatile and in-flight
 //! writes; [`CrashDevice::crash_torn`] may also tear each kept write at 512-byte sectors
-//! ([`tear`]). The crash explorer (wasm-harness/src/device.rs) explores the same model
-//! exhaustively over recorded traces, with its own shared-memory images, and builds its
-//! torn blocks with [`tear`].
+//! ([`tear`], from rollfs-crash). The crash explorer and `rollfs crashtest` explore the
+//! same model over recorded traces with rollfs-crash's walker; this device is the live
+//! form the core's own tests drive directly (a power cut at the N-th write, completion
+//! order chosen by the test).
 
 use rollfs_core::device::{BlockDevice, IoError, MemDevice, WriteFlags};
-use rollfs_core::{Block, BLOCK_SIZE};
+use rollfs_core::Block;
 use std::collections::BTreeMap;
 
-/// The unit a power loss may tear a block write at: a write of a 4 KiB block reaches the
-/// media sector by sector, any subset of them.
-pub const SECTOR_SIZE: usize = 512;
-pub const SECTORS_PER_BLOCK: usize = BLOCK_SIZE / SECTOR_SIZE;
-
-/// The block a write of `new` over `old` torn by a power loss leaves: sector `i` has the
-/// new data if bit `i` of `mask` is set, else the old (`0xFF` = the whole write).
-pub fn tear(old: &Block, new: &Block, mask: u8) -> Block {
-    let mut b = *old;
-    for s in 0..SECTORS_PER_BLOCK {
-        if mask & (1 << s) != 0 {
-            let r = s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE;
-            b[r.clone()].copy_from_slice(&new[r]);
-        }
-    }
-    b
-}
+/// The torn-write rule and sector size are the shared crash model's (rollfs-crash).
+pub use rollfs_crash::{tear, SECTORS_PER_BLOCK, SECTOR_SIZE};
 
 #[derive(Clone)]
 pub struct CrashDevice {
@@ -165,6 +151,7 @@ impl BlockDevice for CrashDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rollfs_core::BLOCK_SIZE;
 
     fn blk(v: u8) -> Block {
         [v; BLOCK_SIZE]

@@ -12,20 +12,15 @@
 //!   drive a native [`rollfs_core::Filesystem`] against the model (proptest in the core,
 //!   bytes in the fuzz target); they differ only in how they produce operations.
 //! - [`crash`]: the crash model of docs/INVARIANTS.md as a native `BlockDevice`
-//!   ([`crash::CrashDevice`], used by the core's recovery, cleaning and exhaustion tests)
-//!   and the torn-write rule ([`crash::tear`]).
+//!   ([`crash::CrashDevice`], used by the core's recovery, cleaning and exhaustion tests),
+//!   tearing writes with the shared model's rule (rollfs-crash's `tear`).
 //!
 //! What stays where, and why:
-//! - The crash explorer's device (wasm-harness/src/device.rs) is the same crash model but
-//!   not the same device: the guest runs in wasm, so the device is driven through the
-//!   ABI, completes writes in an order drawn from the seed, records a trace, injects EIO,
-//!   and derives thousands of crash images per trace afterwards with shared-memory
-//!   overlays. Only the tearing of a write at sectors is literally the same code
-//!   ([`crash::tear`]); its pending/volatile bookkeeping walks a trace instead of a live
-//!   device, so it stays there.
-//! - native/src/record.rs (`rollfs mount --record-writes`, `rollfs replay`) builds crash
-//!   images from a real mount's write log, on files. It ships in the `rollfs` binary, so
-//!   it cannot depend on this dev-only crate; it stays as it is.
+//! - The crash model over recorded traces (images, the walker, survivors, torn writes)
+//!   is rollfs-crash, shared by the explorer (wasm-harness/src/device.rs records the
+//!   trace of its simulated device) and `rollfs crashtest`/`rollfs replay`
+//!   (native/src/record.rs turns a real mount's write log into the same trace): it ships
+//!   in the `rollfs` binary, so it is not part of this dev-only crate.
 //! - The explorer's model keeps its own path resolution and errno mapping
 //!   (`Error::errno`), because its workloads are paths and its errors are the guest's
 //!   errnos.

@@ -23,6 +23,6 @@ pub mod explore;
 pub mod guest;
 pub mod model;
 pub mod mutants;
-pub mod rng;
+pub use rollfs_crash::rng;
 pub mod shard;
 pub mod workload;

@@ -1,0 +1,461 @@
+//! The crash model of docs/INVARIANTS.md, one implementation for every crash tester of
+//! rollfs: the WebAssembly explorer (`rollfs-sim`, which records a [`Trace`] from its
+//! simulated device), the native crash tester (`rollfs crashtest` and `rollfs replay`,
+//! which turn a real mount's write log into a [`Trace`]) and the core's native crash
+//! device (rollfs-testkit, which tears writes with [`tear`]).
+//!
+//! | item | owns |
+//! |---|---|
+//! | [`rng`] | the seeded PRNG and hashes (the same choices on every platform) |
+//! | [`Image`] | an immutable device image: a dense shared base plus small overlays of shared blocks, so that thousands of crash images share almost all their memory |
+//! | [`Trace`], [`Event`] | what a device saw, in order: writes (with their data), completions, waits, flushes, discards, injected errors, marks |
+//! | [`CrashWalker`] | replays a trace and, at any point, derives the images a power loss there may leave |
+//! | [`choose_survivors`], [`tear`] | which non-durable writes survive, and how a write is torn at 512-byte sectors |
+//!
+//! The model: a write is *in flight* after submission and completes later; completed
+//! writes sit in the volatile cache until a flush; a flush makes durable what had
+//! completed, never what is in flight; FUA writes are durable at completion; PREFLUSH
+//! flushes before the write; a discarded block may read as zeros or its old data after a
+//! power loss. A power loss keeps the durable writes plus any subset of the volatile and
+//! in-flight writes ([`Survivors`]), each possibly torn at sectors.
+//!
+//! The walker is separate from any device on purpose: a workload runs once and records
+//! its trace; crash images are derived afterwards, so the cost of a crash state is the
+//! cost of mounting it, not of re-running the workload.
+
+pub mod rng;
+
+use rng::{block_hash, Hasher64, Rng};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+/// The unit a power loss may tear a block write at: a write of a 4 KiB block reaches the
+/// media sector by sector, any subset of them.
+pub const SECTOR_SIZE: usize = 512;
+pub const SECTORS_PER_BLOCK: usize = BLOCK_SIZE / SECTOR_SIZE;
+
+/// The block a write of `new` over `old` torn by a power loss leaves: sector `i` has the
+/// new data if bit `i` of `mask` is set, else the old (`0xFF` = the whole write).
+pub fn tear(old: &Block, new: &Block, mask: u8) -> Block {
+    let mut b = *old;
+    for s in 0..SECTORS_PER_BLOCK {
+        if mask & (1 << s) != 0 {
+            let r = s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE;
+            b[r.clone()].copy_from_slice(&new[r]);
+        }
+    }
+    b
+}
+
+pub const BLOCK_SIZE: usize = 4096;
+pub type Block = [u8; BLOCK_SIZE];
+pub type BlockRef = Arc<Block>;
+
+/// Write flags, with the values of `rollfs_core::WriteFlags` (the ABI passes them through).
+pub const FLAG_FUA: u8 = 1;
+pub const FLAG_PREFLUSH: u8 = 2;
+
+/// A deterministic hasher for block-address keys (std's default is randomly seeded; the
+/// maps are never iterated in hash order, but a fixed hasher keeps that from mattering).
+#[derive(Default, Clone, Copy)]
+pub struct AddrHasher(u64);
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(31);
+    }
+}
+pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+
+pub fn zero_block() -> BlockRef {
+    Arc::new([0u8; BLOCK_SIZE])
+}
+
+/// An immutable device image. Reads look at `extra` (last entry wins), then `over`, then
+/// `base`; absent blocks read as zeros.
+#[derive(Clone)]
+pub struct Image {
+    block_count: u64,
+    base: Arc<Vec<Option<BlockRef>>>,
+    over: Arc<AddrMap<BlockRef>>,
+    extra: Arc<Vec<(u64, BlockRef)>>,
+}
+
+impl Image {
+    pub fn blank(block_count: u64) -> Image {
+        Image {
+            block_count,
+            base: Arc::new(vec![None; block_count as usize]),
+            over: Arc::default(),
+            extra: Arc::default(),
+        }
+    }
+
+    pub fn block_count(&self) -> u64 {
+        self.block_count
+    }
+
+    /// The whole image as bytes (absent blocks as zeros), e.g. to save it for `rollfs`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.block_count as usize * BLOCK_SIZE];
+        for (addr, chunk) in out.chunks_exact_mut(BLOCK_SIZE).enumerate() {
+            if let Some(b) = self.get(addr as u64) {
+                chunk.copy_from_slice(&b[..]);
+            }
+        }
+        out
+    }
+
+    pub fn get(&self, addr: u64) -> Option<&BlockRef> {
+        if let Some((_, b)) = self.extra.iter().rev().find(|(a, _)| *a == addr) {
+            return Some(b);
+        }
+        if let Some(b) = self.over.get(&addr) {
+            return Some(b);
+        }
+        self.base.get(addr as usize).and_then(|b| b.as_ref())
+    }
+
+    /// Folds `extra` into `over` (so that later durable writes take precedence over it).
+    fn settled(&self) -> Image {
+        if self.extra.is_empty() {
+            return self.clone();
+        }
+        let mut over = (*self.over).clone();
+        for (a, b) in self.extra.iter() {
+            over.insert(*a, b.clone());
+        }
+        Image { block_count: self.block_count, base: self.base.clone(), over: Arc::new(over), extra: Arc::default() }
+    }
+
+    /// This image with `blocks` written over it (later entries win).
+    pub fn with_blocks(&self, blocks: impl IntoIterator<Item = (u64, BlockRef)>) -> Image {
+        let mut img = self.settled();
+        let over = Arc::make_mut(&mut img.over);
+        for (a, b) in blocks {
+            over.insert(a, b);
+        }
+        img
+    }
+
+    /// A copy with every overlay folded into a new dense base (for long-lived images,
+    /// e.g. the formatted image every workload starts from).
+    pub fn flatten(&self) -> Image {
+        let base = (0..self.block_count).map(|a| self.get(a).cloned()).collect();
+        Image { block_count: self.block_count, base: Arc::new(base), over: Arc::default(), extra: Arc::default() }
+    }
+
+    /// Content digest (zero blocks and absent blocks are equal).
+    pub fn digest(&self) -> u64 {
+        let mut h = Hasher64::new();
+        for a in 0..self.block_count {
+            if let Some(b) = self.get(a) {
+                if b.iter().any(|&x| x != 0) {
+                    h.u64(a);
+                    h.u64(block_hash(&b[..]));
+                }
+            }
+        }
+        h.finish()
+    }
+
+    /// Reads a block into `buf`.
+    pub fn read_into(&self, addr: u64, buf: &mut [u8]) {
+        match self.get(addr) {
+            Some(b) => buf.copy_from_slice(&b[..]),
+            None => buf.fill(0),
+        }
+    }
+}
+
+/// What kind of device operation an injected error hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Read,
+    Write,
+    Flush,
+}
+
+/// One recorded device event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Read {
+        addr: u64,
+    },
+    /// A write submitted; its data is `Trace::writes[id]`.
+    Write {
+        id: u32,
+    },
+    /// A write completed (reached the volatile cache, or the media if FUA).
+    Complete {
+        id: u32,
+    },
+    /// A cache flush (also the PREFLUSH of a write, recorded before the write).
+    Flush,
+    /// `wait_writes` returned (its completions are the `Complete` events before it).
+    WaitWrites,
+    /// A discard; recorded as zero-block writes (ids) that complete at once, because a
+    /// discarded block may read as zeros or as its old data after power loss.
+    Discard {
+        addr: u64,
+        count: u64,
+    },
+    /// An injected EIO.
+    Failed {
+        kind: IoKind,
+        addr: u64,
+    },
+    /// A mark the workload set (native logs: `rollfs mark` in a crashtest workload); a
+    /// crash after it happened after everything the workload did before the mark.
+    Mark,
+}
+
+impl Event {
+    /// Whether the event can change what a power loss leaves (reads and waits cannot).
+    pub fn changes_crash_state(&self) -> bool {
+        matches!(self, Event::Write { .. } | Event::Complete { .. } | Event::Flush | Event::Discard { .. })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WriteRec {
+    pub addr: u64,
+    pub data: BlockRef,
+    pub fua: bool,
+}
+
+/// Everything a device saw, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    pub writes: Vec<WriteRec>,
+    /// Every read, write and flush call (a PREFLUSH is a flush call), in order, with the
+    /// number of events before it: the `nth` call of a kind is what [`Eio`] `nth` fails.
+    pub calls: Vec<(IoKind, usize)>,
+}
+
+impl Trace {
+    pub fn digest(&self) -> u64 {
+        let mut h = Hasher64::new();
+        for e in &self.events {
+            match e {
+                Event::Read { addr } => {
+                    h.u64(1);
+                    h.u64(*addr)
+                }
+                Event::Write { id } => {
+                    let w = &self.writes[*id as usize];
+                    h.u64(2);
+                    h.u64(w.addr);
+                    h.u64(w.fua as u64);
+                    h.u64(block_hash(&w.data[..]));
+                }
+                Event::Complete { id } => {
+                    h.u64(3);
+                    h.u64(*id as u64)
+                }
+                Event::Flush => h.u64(4),
+                Event::WaitWrites => h.u64(5),
+                Event::Discard { addr, count } => {
+                    h.u64(6);
+                    h.u64(*addr);
+                    h.u64(*count)
+                }
+                Event::Failed { kind, addr } => {
+                    h.u64(7);
+                    h.u64(*kind as u64);
+                    h.u64(*addr)
+                }
+                Event::Mark => h.u64(8),
+            }
+        }
+        h.finish()
+    }
+
+    /// One line per event, for replay diagnostics.
+    pub fn describe(&self, range: std::ops::Range<usize>) -> Vec<String> {
+        range
+            .filter_map(|i| self.events.get(i).map(|e| (i, e)))
+            .map(|(i, e)| match e {
+                Event::Write { id } => {
+                    let w = &self.writes[*id as usize];
+                    format!("{i:6}  write #{id} block {}{}", w.addr, if w.fua { " FUA" } else { "" })
+                }
+                other => format!("{i:6}  {other:?}"),
+            })
+            .collect()
+    }
+}
+
+/// Which non-durable writes survive a power loss, and how: `(write id, sector mask)`,
+/// applied in order (a later entry for the same block wins). Mask bit `i` set = sector `i`
+/// has the new data; `0xFF` = the whole block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Survivors(pub Vec<(u32, u8)>);
+
+/// Replays a trace from its start image and derives crash images at any point.
+pub struct CrashWalker<'t> {
+    trace: &'t Trace,
+    durable: Image,
+    /// Writes not yet durable, in submission order, and whether each has completed.
+    pending: Vec<(u32, bool)>,
+    /// Completed, not yet durable writes in completion order (what a flush persists).
+    volatile: Vec<u32>,
+    pos: usize,
+    /// Bumped whenever the durable image changes (part of crash-image identity).
+    pub epoch: u64,
+}
+
+impl<'t> CrashWalker<'t> {
+    pub fn new(start: &Image, trace: &'t Trace) -> CrashWalker<'t> {
+        CrashWalker { trace, durable: start.settled(), pending: Vec::new(), volatile: Vec::new(), pos: 0, epoch: 0 }
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn make_durable(&mut self, id: u32) {
+        let w = &self.trace.writes[id as usize];
+        Arc::make_mut(&mut self.durable.over).insert(w.addr, w.data.clone());
+        self.pending.retain(|(p, _)| *p != id);
+        self.epoch += 1;
+    }
+
+    /// Applies events up to (not including) `point`. Points only move forward.
+    pub fn advance_to(&mut self, point: usize) {
+        assert!(point >= self.pos, "crash walker cannot go back");
+        while self.pos < point.min(self.trace.events.len()) {
+            match &self.trace.events[self.pos] {
+                Event::Write { id } => self.pending.push((*id, false)),
+                Event::Complete { id } => {
+                    if self.trace.writes[*id as usize].fua {
+                        self.make_durable(*id);
+                    } else {
+                        if let Some(p) = self.pending.iter_mut().find(|(p, _)| p == id) {
+                            p.1 = true;
+                        }
+                        self.volatile.push(*id);
+                    }
+                }
+                Event::Flush => {
+                    for id in std::mem::take(&mut self.volatile) {
+                        self.make_durable(id);
+                    }
+                }
+                Event::Read { .. } | Event::WaitWrites | Event::Discard { .. } | Event::Failed { .. } | Event::Mark => {
+                }
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// The writes a power loss now may or may not keep (submission order).
+    pub fn pending(&self) -> Vec<u32> {
+        self.pending.iter().map(|(id, _)| *id).collect()
+    }
+
+    /// The durable image only (every pending write lost).
+    pub fn durable(&self) -> &Image {
+        &self.durable
+    }
+
+    /// The image a power loss now leaves if exactly `survivors` reach the media.
+    pub fn image(&self, survivors: &Survivors) -> Image {
+        if survivors.0.is_empty() {
+            return self.durable.clone();
+        }
+        let mut extra: Vec<(u64, BlockRef)> = Vec::with_capacity(survivors.0.len());
+        for &(id, mask) in &survivors.0 {
+            let w = &self.trace.writes[id as usize];
+            let data = if mask == 0xFF {
+                w.data.clone()
+            } else {
+                // A torn write: sectors not in the mask keep what the media had before.
+                let old: Block = match extra.iter().rev().find(|(a, _)| *a == w.addr) {
+                    Some((_, old)) => **old,
+                    None => self.durable.get(w.addr).map(|b| **b).unwrap_or([0u8; BLOCK_SIZE]),
+                };
+                Arc::new(tear(&old, &w.data, mask))
+            };
+            extra.push((w.addr, data));
+        }
+        Image { extra: Arc::new(extra), ..self.durable.clone() }
+    }
+
+    /// A key identifying the image `survivors` gives at this point (for deduplication).
+    pub fn image_key(&self, survivors: &Survivors) -> (u64, u64) {
+        // Only the last survivor of each block (and its mask) shapes the image.
+        let mut last: Vec<(u64, u32, u8)> = Vec::new();
+        for &(id, mask) in &survivors.0 {
+            let addr = self.trace.writes[id as usize].addr;
+            if mask == 0xFF {
+                last.retain(|(a, _, _)| *a != addr);
+            }
+            last.push((addr, id, mask));
+        }
+        last.sort_unstable();
+        let mut h = Hasher64::new();
+        for (a, id, m) in last {
+            h.u64(a);
+            h.u64(block_hash(&self.trace.writes[id as usize].data[..]));
+            h.u64(m as u64);
+        }
+        (self.epoch, h.finish())
+    }
+}
+
+/// Sector mask of the deterministic torn variant: only the last sector (a node's footer).
+pub const TORN_FOOTER_MASK: u8 = 0b1000_0000;
+
+/// Variants per crash point before the random ones: none, all, and (with torn writes)
+/// all with the newest torn to its footer sector.
+pub fn fixed_variants(torn: bool) -> u32 {
+    2 + torn as u32
+}
+
+/// Chooses the survivors of variant `v` among `pending` writes.
+///
+/// Variant 0 keeps none (only what is durable), variant 1 keeps all (in submission order).
+/// With `torn`, variant 2 keeps all with the newest write torn to its last sector
+/// ([`TORN_FOOTER_MASK`]): for a node block that is a new footer (marks, checkpoint
+/// version, next address) over an old body, which only the block's CRC can tell (random
+/// masks find it too rarely). Later variants keep a random subset, each write with
+/// probability 1/2, in a shuffled order, and with `torn` each kept write is torn at a
+/// random set of sectors with probability 1/3.
+pub fn choose_survivors(pending: &[u32], v: u32, rng: &mut Rng, torn: bool) -> Survivors {
+    match v {
+        0 => Survivors::default(),
+        1 => Survivors(pending.iter().map(|&id| (id, 0xFF)).collect()),
+        2 if torn => {
+            let last = pending.len().saturating_sub(1);
+            Survivors(
+                pending
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &id)| (id, if i == last { TORN_FOOTER_MASK } else { 0xFF }))
+                    .collect(),
+            )
+        }
+        _ => {
+            let mut kept: Vec<u32> = pending.iter().copied().filter(|_| rng.chance(1, 2)).collect();
+            rng.shuffle(&mut kept);
+            Survivors(
+                kept.into_iter()
+                    .map(|id| {
+                        let mask = if torn && rng.chance(1, 3) { 1 + rng.below(254) as u8 } else { 0xFF };
+                        (id, mask)
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
