@@ -3,8 +3,8 @@
 
 use crate::device::{DeviceKind, DeviceOptions, FileDevice};
 use crate::error::{CliError, Result};
-use crate::fuse::{Dev, RollFuse};
-use crate::record::{self, RecordingDevice, ReplayOptions};
+use crate::fuse::{Dev, Flusher, RollFuse};
+use crate::record::{self, RecordingDevice, RecordingFlusher, ReplayOptions};
 use crate::{probe, size};
 use rollfs_core::{BlockDevice, Filesystem, MkfsOptions, MountOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 // ---------------------------------------------------------------- mkfs
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct MkfsArgs {
     pub size: Option<u64>,
     pub segment_size: Option<u64>,
@@ -524,19 +524,22 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let fdev_meta = fdev.file().metadata().map_err(|e| CliError::io(path, "open", e))?;
     crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
     let sb = probe::check_superblock(&mut fdev, path)?;
-    // Group commit flushes outside the filesystem lock; a recording must see every flush,
-    // so it keeps fsync's flush inside the core.
-    let flusher = a.record_writes.is_none().then(|| fdev.flush_handle());
+    // Group commit flushes outside the filesystem lock; with a recording, through the
+    // recorder (record.rs, RecordingFlusher), so that the log sees every flush.
+    let flush_handle = fdev.flush_handle();
     // Data reads outside the lock: not with a recording (its log must see every read's
     // device state as the core does: keep one path), nor with O_DIRECT (reader() is None).
     let reader = if a.record_writes.is_none() { fdev.reader() } else { None };
-    let dev: Dev = match &a.record_writes {
+    let (dev, flusher, marks): (Dev, Flusher, _) = match &a.record_writes {
         Some(log) => {
             let snapshot_file = fdev.file().try_clone().map_err(|e| CliError::io(path, "open", e))?;
             let is_image = fdev.kind() == DeviceKind::ImageFile;
-            Box::new(RecordingDevice::create(fdev, log, is_image.then_some(&snapshot_file))?)
+            let rec = RecordingDevice::create(fdev, log, is_image.then_some(&snapshot_file))?;
+            let log = rec.log();
+            let flusher = Flusher::Recorded(RecordingFlusher { inner: flush_handle, log: log.clone() });
+            (Box::new(rec), flusher, Some(log))
         }
-        None => Box::new(fdev),
+        None => (Box::new(fdev), Flusher::Device(flush_handle), None),
     };
     let discard = o.discard.unwrap_or_else(|| discard_default(fdev_kind, &fdev_meta));
     let mut mopts = MountOptions { read_only: o.read_only, discard, ssr: o.ssr, ..Default::default() };
@@ -550,7 +553,8 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         mopts.dirty_bytes_max = d;
     }
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
-    let mut driver = RollFuse::new(fs, flusher);
+    let mut driver = RollFuse::new(fs, Some(flusher));
+    driver.set_marks(marks);
     driver.set_reader(reader);
     driver.set_reserve_users(o.resuid, o.resgid);
     // The kernel leaves MS_DIRSYNC to the filesystem: the driver honours it.
@@ -969,14 +973,20 @@ pub fn replay(log: &Path, out: Option<&Path>, opts: &ReplayOptions, json: bool) 
     if json {
         println!("{}", serde_json::to_string(&summary).unwrap_or_default());
     } else {
-        println!(
-            "flushes: {}\nwrites: {}\ndurable writes: {}\nunflushed writes: {}\ndropped writes: {}",
-            summary.flushes_in_log,
-            summary.writes_in_log,
-            summary.durable_writes,
-            summary.unflushed_writes,
-            summary.dropped_writes
-        );
+        let s = &summary;
+        println!("flushes: {}\nwrites: {}\ncrash points: 0 to {}", s.flushes_in_log, s.writes_in_log, s.points - 1);
+        if out.is_some() {
+            println!(
+                "crash point: {} ({} marks before it)\ndurable writes: {}\nunflushed writes: {}\ndropped writes: {}\ntorn writes: {}\ndiscards: {}",
+                s.point,
+                s.marks_before,
+                s.durable_writes,
+                s.unflushed_writes,
+                s.dropped_writes,
+                s.torn_writes,
+                if s.discard_ignored { "ignored" } else { "zeroed" }
+            );
+        }
     }
     Ok(0)
 }

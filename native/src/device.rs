@@ -423,7 +423,17 @@ pub struct FlushHandle {
 
 impl FlushHandle {
     pub fn wait_and_flush(&self) -> Result<(), IoError> {
-        self.shared.drain()?;
+        self.drain()?;
+        self.sync()
+    }
+
+    /// Waits until every write submitted before the call has reached the host.
+    pub fn drain(&self) -> Result<(), IoError> {
+        self.shared.drain()
+    }
+
+    /// Flushes the host's cache (`fdatasync`): covers the writes that had reached it.
+    pub fn sync(&self) -> Result<(), IoError> {
         if !self.writable {
             return Ok(());
         }

@@ -21,9 +21,11 @@
 //!   the negative entry then.
 //! - fsync is split for group commit: the core submits the batch under the lock
 //!   (`fsync_submit`), and the wait-for-writes + device flush runs outside it through a
-//!   [`FlushHandle`], shared by every fsync that submitted before the flush began
-//!   ([`GroupCommit`]). With a write recording, the flush must go through the recorder,
-//!   so fsync then stays under the lock.
+//!   [`Flusher`], shared by every fsync that submitted before the flush began
+//!   ([`GroupCommit`]). With a write recording the flusher records its wait and flush
+//!   ([`crate::record::RecordingFlusher`]), so the recorded mount runs the same path.
+//! - A crashtest workload's marks: with a recording, a getxattr of
+//!   [`crate::record::MARK_XATTR`] appends a mark to the write log (`rollfs mark`).
 //! - Atomic writes (f2fs ioctls) map to the core's sessions. START needs a handle open
 //!   for writing (EBADF) and the file's owner or CAP_FOWNER (EPERM), as f2fs does. A
 //!   session belongs to the file handle that started it: only that handle may COMMIT or
@@ -40,6 +42,7 @@
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
 use crate::device::{DeviceReader, FlushHandle};
+use crate::record::{RecordingFlusher, SharedLog};
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
     ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs,
@@ -160,9 +163,25 @@ struct GroupState {
     failed_upto: u64,
 }
 
+/// Group commit's device flush: the file device's, or the same through the write recorder.
+pub enum Flusher {
+    Device(FlushHandle),
+    Recorded(RecordingFlusher),
+}
+
+impl Flusher {
+    /// Waits for every write submitted before the call, then flushes the device.
+    pub fn wait_and_flush(&self) -> Result<(), rollfs_core::IoError> {
+        match self {
+            Flusher::Device(f) => f.wait_and_flush(),
+            Flusher::Recorded(f) => f.wait_and_flush(),
+        }
+    }
+}
+
 impl GroupCommit {
     /// Returns Ok when a flush that began after this call completed successfully.
-    pub fn sync(&self, flusher: &FlushHandle, stats: &DriverStats) -> Result<(), rollfs_core::IoError> {
+    pub fn sync(&self, flusher: &Flusher, stats: &DriverStats) -> Result<(), rollfs_core::IoError> {
         let mut st = self.state.lock().unwrap();
         st.requested += 1;
         let mine = st.requested;
@@ -228,8 +247,10 @@ pub struct RollFuse {
     ttl: Duration,
     pub stats: Arc<DriverStats>,
     unmount: UnmountResult,
-    /// Flushes outside the lock (None: fsync flushes under the lock, e.g. when recording).
-    flusher: Option<FlushHandle>,
+    /// Flushes outside the lock (None: fsync flushes under the lock).
+    flusher: Option<Flusher>,
+    /// The write log of a recorded mount, for a crashtest workload's marks.
+    marks: Option<SharedLog>,
     /// Reads file data outside the lock (None: reads stay under it, e.g. with O_DIRECT).
     reader: Option<DeviceReader>,
     group: GroupCommit,
@@ -412,7 +433,7 @@ fn cred(req: &Request) -> Credentials {
 }
 
 impl RollFuse {
-    pub fn new(fs: Filesystem<Dev>, flusher: Option<FlushHandle>) -> RollFuse {
+    pub fn new(fs: Filesystem<Dev>, flusher: Option<Flusher>) -> RollFuse {
         RollFuse {
             fs: Arc::new(Mutex::new(Some(fs))),
             failed: Arc::new(AtomicBool::new(false)),
@@ -423,6 +444,7 @@ impl RollFuse {
             stats: Arc::new(DriverStats::default()),
             unmount: Arc::new(Mutex::new(None)),
             flusher,
+            marks: None,
             reader: None,
             group: GroupCommit::default(),
             next_fh: AtomicU64::new(1),
@@ -435,6 +457,11 @@ impl RollFuse {
             dirsync: false,
             notifier: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// A recorded mount: getxattr of [`crate::record::MARK_XATTR`] appends a mark to `log`.
+    pub fn set_marks(&mut self, log: Option<SharedLog>) {
+        self.marks = log;
     }
 
     /// Reads of file data then read the device outside the filesystem's lock (see
@@ -560,6 +587,11 @@ impl RollFuse {
         let ticket =
             self.unless_foreign_session(ino, fh, || self.call(|fs| fs.fsync_submit(ino, datasync, crate::now())))?;
         if !ticket.flush_needed {
+            return Ok(());
+        }
+        if crate::mutant::active("mutant-fsync-ack-before-flush") {
+            // Broken on purpose (test-only): the fsync is acknowledged with its writes
+            // submitted but neither waited for nor flushed; `rollfs crashtest` must notice.
             return Ok(());
         }
         self.stats.group_fsyncs.fetch_add(1, Ordering::Relaxed);
@@ -1235,6 +1267,17 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        if let (Some(log), true) = (&self.marks, name.as_bytes() == crate::record::MARK_XATTR.as_bytes()) {
+            // Every request the workload made before this one has been answered, so its
+            // log entries are in: the mark lands after all of them.
+            let n = log.lock().unwrap_or_else(|e| e.into_inner()).mark().map_err(|_| Errno::EIO);
+            return match n.map(|n| n.to_string().into_bytes()) {
+                Ok(v) if size == 0 => reply.size(v.len() as u32),
+                Ok(v) if v.len() > size as usize => reply.error(Errno::ERANGE),
+                Ok(v) => reply.data(&v),
+                Err(e) => reply.error(e),
+            };
+        }
         if let Err(e) = check_xattr_access(req, name.as_bytes(), false) {
             return reply.error(e);
         }

@@ -8,17 +8,21 @@
 //! | [`size`] | parsing of sizes like `1G`, `512M` |
 //! | [`device`] | [`device::FileDevice`]: pread, queued writes drained as sorted pwritev (large drains over writer threads), flush, FUA, discard, exclusive open |
 //! | [`probe`] | recognising what is on a device before it is overwritten or mounted |
-//! | [`record`] | the write log (`mount --record-writes`) and its replay into crash images |
+//! | [`record`] | the write log (`mount --record-writes`), its marks, and the crash states it gives under the shared crash model (rollfs-crash) |
+//! | [`crashtest`] | `rollfs crashtest`: run a command on a recorded mount, then check its crash states |
+//! | [`mutant`] | the driver's deliberately broken variants (test-only feature `mutants`) |
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
 //! | [`inspect`] | the `inspect` report: text, JSON and the SVG picture (layout to scale, segment utilisation with the log heads, wear) |
 //! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
 
 pub mod cmd;
+pub mod crashtest;
 pub mod device;
 pub mod error;
 pub mod fuse;
 pub mod inspect;
+pub mod mutant;
 pub mod probe;
 pub mod record;
 pub mod secure;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[command(
     name = "rollfs",
     version,
-    about = "rollfs: a log-structured filesystem for flash — mkfs, mount (FUSE), fsck, inspect, replay"
+    about = "rollfs: a log-structured filesystem for flash — mkfs, mount (FUSE), fsck, inspect, replay, crashtest"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -115,6 +115,54 @@ enum Cmd {
         verify_data: bool,
         target: PathBuf,
     },
+    /// Run CMD (in the mount point) on a fresh mount that records its writes, then check
+    /// its crash states: each must mount, fsck clean and pass --check. Exit: 0 no
+    /// violation, 1 violations (each printed with a `rollfs replay` reproducer), 2 bad
+    /// options, 8 could not run.
+    Crashtest {
+        /// Size of the fresh image.
+        #[arg(long, value_parser = parse_size, default_value = "64M")]
+        size: u64,
+        /// `mkfs -O` features of the image (e.g. nodatasum).
+        #[arg(short = 'O', value_name = "FEATURES")]
+        features: Vec<String>,
+        /// Crash states to check at most (points right after a mark, flush or wait first).
+        #[arg(long, value_name = "N", default_value_t = 2000)]
+        max_states: u64,
+        /// Seed of the random variants (which unflushed writes survive, torn sectors).
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// Random variants per crash point, after the fixed ones (none, all, newest torn).
+        #[arg(long, value_name = "N", default_value_t = 2)]
+        random_variants: u32,
+        /// Surviving writes are never torn (default: torn at 512-byte sectors too).
+        #[arg(long)]
+        no_torn: bool,
+        /// Shell command run inside each recovered mount; must exit 0. It sees
+        /// ROLLFS_CRASHTEST_MARKS, the number of `rollfs mark`s the workload had set
+        /// before the crash.
+        #[arg(long, value_name = "CMD")]
+        check: Option<String>,
+        /// Work directory (default: a new one under $TMPDIR, removed when all passed).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Keep the work directory (the image, the write log) even when all passed.
+        #[arg(long)]
+        keep: bool,
+        /// Check the crash states of this write log instead of running a command.
+        #[arg(long, value_name = "LOG")]
+        log: Option<PathBuf>,
+        /// Check only the chosen states whose index is K mod N (split one log's states).
+        #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+        shard: Option<(u64, u64)>,
+        /// The workload, run in the mount point (after `--`).
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Inside a `crashtest` workload: record a mark in the write log of the mount PATH is
+    /// on (default: the current directory). A crash after the mark happened after
+    /// everything the workload did before it; the check sees the count.
+    Mark { path: Option<PathBuf> },
     /// Build an image from a write log as a power loss would leave it.
     Replay {
         log: PathBuf,
@@ -122,14 +170,38 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Power loss right after the N-th flush (0 = before the first).
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", conflicts_with = "at_io")]
         at_flush: Option<u64>,
-        /// Drop each write not yet made durable with probability 1/2, seeded by SEED.
-        #[arg(long, value_name = "SEED")]
+        /// Power loss after the first N logged I/Os (crash point N; `crashtest` prints it).
+        #[arg(long, value_name = "N")]
+        at_io: Option<u64>,
+        /// Drop each write not yet made durable with probability 1/2, seeded by SEED
+        /// (as `--variant 4 --seed SEED`).
+        #[arg(long, value_name = "SEED", conflicts_with_all = ["variant", "seed"])]
         drop_unflushed: Option<u64>,
+        /// Which writes not yet durable survive: 0 none, 1 all (the default), 2 with
+        /// --torn all with the newest torn to its last sector, higher: a random subset
+        /// drawn from --seed (odd ones from 3 on: the device ignored discards).
+        #[arg(long, value_name = "V")]
+        variant: Option<u32>,
+        #[arg(long, value_name = "S", default_value_t = 0)]
+        seed: u64,
+        /// Surviving writes may be torn at 512-byte sectors (as `crashtest --torn`).
+        #[arg(long)]
+        torn: bool,
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `K/N` with K < N.
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 0/4")?;
+    let (k, n): (u64, u64) = (k.parse().map_err(|_| "K is not a number")?, n.parse().map_err(|_| "N is not a number")?);
+    if n == 0 || k >= n {
+        return Err(format!("{k}/{n}: K must be below N"));
+    }
+    Ok((k, n))
 }
 
 fn report(r: Result<i32, CliError>) -> i32 {
@@ -214,8 +286,44 @@ fn main() {
         Cmd::Inspect { json, svg, verify_data, target } => {
             report(rollfs::inspect::run(&target, json, svg.as_deref(), verify_data))
         }
-        Cmd::Replay { log, out, at_flush, drop_unflushed, json } => {
-            report(cmd::replay(&log, out.as_deref(), &ReplayOptions { at_flush, drop_unflushed }, json))
+        Cmd::Crashtest {
+            size,
+            features,
+            max_states,
+            seed,
+            random_variants,
+            no_torn,
+            check,
+            dir,
+            keep,
+            log,
+            shard,
+            command,
+        } => rollfs::crashtest::run(&rollfs::crashtest::CrashtestArgs {
+            size,
+            features,
+            max_states,
+            seed,
+            random_variants,
+            torn: !no_torn,
+            check,
+            dir,
+            keep,
+            replay_log: log,
+            shard: shard.unwrap_or((0, 1)),
+            command,
+        }),
+        Cmd::Mark { path } => report(rollfs::crashtest::mark(path.as_deref().unwrap_or(std::path::Path::new("."))).map(|n| {
+            println!("mark {n}");
+            0
+        })),
+        Cmd::Replay { log, out, at_flush, at_io, drop_unflushed, variant, seed, torn, json } => {
+            let opts = match drop_unflushed {
+                Some(s) => ReplayOptions::drop_unflushed(s),
+                None => ReplayOptions { variant, seed, ..Default::default() },
+            };
+            let opts = ReplayOptions { at_flush, at_io, torn, ..opts };
+            report(cmd::replay(&log, out.as_deref(), &opts, json))
         }
     };
     std::process::exit(code);

@@ -1,33 +1,54 @@
-//! The write log: `rollfs mount --record-writes LOG` records every block write, wait,
-//! flush and discard the filesystem issues, in order (like Linux dm-log-writes), and
-//! `rollfs replay` rebuilds the image as a power loss at a chosen point would leave it.
+//! The write log and the crash states of a real mount.
+//!
+//! `rollfs mount --record-writes LOG` records every block write, wait, flush and discard
+//! the filesystem issues, in order (like Linux dm-log-writes), group commit's flushes
+//! included, and the marks a crashtest workload sets. [`WriteLog::trace`] turns the log
+//! into the trace of the shared crash model (rollfs-crash, the one the WebAssembly
+//! explorer uses), and [`CrashStates`] derives from it the images a power loss after any
+//! logged I/O may leave: `rollfs replay` builds one, `rollfs crashtest` checks many.
 //!
 //! Log format (little-endian): a 24-byte header `"RLFSWLOG"`, version u32, block size
 //! u32, block count u64; then 24-byte entry headers `tag u8, flags u8, 6 reserved bytes,
 //! addr u64, count u64`, each `BASE` and `WRITE` entry followed by its 4 KiB block.
 //! `BASE` entries come first: the non-zero blocks of the image when recording started,
-//! so a log replays on its own without the original image.
+//! so a log replays on its own without the original image. Version 2 added `MARK`
+//! (version 1 logs, which have none, still read).
 //!
-//! Which writes a crash at flush N keeps. The recorder sees submissions, not completions,
-//! so it also records every `wait_writes` that returned. A write is *known complete*
-//! once a `WAIT` follows it; a `FLUSH` makes every known-complete write durable, and a
-//! FUA write is durable once known complete. Every other write submitted before the cut
-//! may or may not have reached the media: without `--drop-unflushed` all of them are kept
-//! (the most-persisted state); with it, each is independently kept or dropped by a PRNG
-//! seeded with SEED. This is deliberately the crash model of docs/INVARIANTS.md: a flush covers
-//! only writes that had completed, so an fsync that forgets to wait for its chain is
-//! caught by replay.
+//! What each entry tells the crash model. The recorder sees submissions, not completions,
+//! so it records every `wait_writes` that returned: a write is *known complete* once a
+//! `WAIT` follows it (in the trace: a completion of every write in flight, then the
+//! wait). A `FLUSH` makes every known-complete write durable, and a FUA write is durable
+//! once known complete; a write submitted but not yet known complete, or complete but not
+//! yet flushed, may or may not survive, whole or torn at sectors. A `DISCARD` becomes
+//! zero-block writes that complete at once (a power loss may keep the zeros or the old
+//! data) or, for a device that ignores TRIM, nothing at all. This is deliberately the
+//! crash model of docs/INVARIANTS.md: a flush covers only writes that had completed, so
+//! an fsync that forgets to wait for its chain is caught.
+//!
+//! Group commit's flusher (outside the filesystem lock) records through
+//! [`RecordingFlusher`]: it holds the log while it waits for the device's writes and
+//! flushes, then records `WAIT` and `FLUSH`. Every write logged before them was submitted
+//! before the wait began, so it is complete and covered; a write submitted meanwhile is
+//! logged after them and is not. Recording thus keeps the group commit path that users
+//! run, at the cost of writers queueing behind the flush for their log entries.
 
+use crate::device::FlushHandle;
 use crate::error::{CliError, Result};
 use rollfs_core::{Block, BlockDevice, IoError, WriteFlags, BLOCK_SIZE};
+use rollfs_crash::rng::Rng;
+use rollfs_crash::{choose_survivors, BlockRef, CrashWalker, Event, Image, Survivors, Trace, WriteRec};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 pub const LOG_MAGIC: &[u8; 8] = b"RLFSWLOG";
-pub const LOG_VERSION: u32 = 1;
+/// The extended attribute whose getxattr on a recorded mount sets a mark (`rollfs mark`);
+/// the value returned is the mark's number (1, 2, ...).
+pub const MARK_XATTR: &str = "user.rollfs.crashtest.mark";
+pub const LOG_VERSION: u32 = 2;
 const HEADER_LEN: usize = 24;
 const ENTRY_LEN: usize = 24;
 
@@ -39,6 +60,8 @@ pub enum Tag {
     Wait = 3,
     Flush = 4,
     Discard = 5,
+    /// A crashtest workload's mark (`rollfs mark`): everything it did before is before it.
+    Mark = 6,
 }
 
 impl Tag {
@@ -49,6 +72,7 @@ impl Tag {
             3 => Tag::Wait,
             4 => Tag::Flush,
             5 => Tag::Discard,
+            6 => Tag::Mark,
             _ => return None,
         })
     }
@@ -57,13 +81,49 @@ impl Tag {
     }
 }
 
+/// The open log: entries go through here from the device (under the filesystem lock),
+/// the group-commit flusher and the driver's marks.
+pub struct LogWriter {
+    log: BufWriter<File>,
+    /// First failure to write the log; reported as a device error from then on so the
+    /// recording is never silently incomplete.
+    failed: bool,
+    marks: u64,
+}
+
+/// The log, shared by the device, the flusher and the driver.
+pub type SharedLog = Arc<Mutex<LogWriter>>;
+
+impl LogWriter {
+    fn rec(&mut self, tag: Tag, flags: u8, addr: u64, count: u64, data: Option<&Block>) -> Result<(), IoError> {
+        if !self.failed {
+            let mut r = write_entry(&mut self.log, tag, flags, addr, count, data);
+            if r.is_ok() && matches!(tag, Tag::Flush | Tag::Wait | Tag::Mark) {
+                // Hand the log to the OS at every flush, wait and mark: a killed daemon then
+                // leaves a log complete up to its last durability point, and a test that
+                // reads the log right after an fsync returned sees all of that fsync.
+                r = self.log.flush();
+            }
+            self.failed = r.is_err();
+        }
+        if self.failed {
+            return Err(IoError { block: addr, op: "record" });
+        }
+        Ok(())
+    }
+
+    /// Records a mark; returns how many marks the log has with it.
+    pub fn mark(&mut self) -> Result<u64, IoError> {
+        self.rec(Tag::Mark, 0, 0, 0, None)?;
+        self.marks += 1;
+        Ok(self.marks)
+    }
+}
+
 /// A block device that passes everything to `inner` and logs it.
 pub struct RecordingDevice<D: BlockDevice> {
     inner: D,
-    log: BufWriter<File>,
-    /// First failure to write the log; reported as a device error so the recording is
-    /// never silently incomplete.
-    log_failed: bool,
+    log: SharedLog,
 }
 
 impl<D: BlockDevice> RecordingDevice<D> {
@@ -98,35 +158,44 @@ impl<D: BlockDevice> RecordingDevice<D> {
             }
         }
         log.flush().map_err(io_err)?;
-        Ok(RecordingDevice { inner, log, log_failed: false })
+        Ok(RecordingDevice { inner, log: Arc::new(Mutex::new(LogWriter { log, failed: false, marks: 0 })) })
     }
 
     pub fn inner(&self) -> &D {
         &self.inner
     }
 
+    /// The log, for the group-commit flusher ([`RecordingFlusher`]) and the driver's marks.
+    pub fn log(&self) -> SharedLog {
+        self.log.clone()
+    }
+
     fn rec(&mut self, tag: Tag, flags: u8, addr: u64, count: u64, data: Option<&Block>) -> Result<(), IoError> {
-        if !self.log_failed {
-            let mut r = write_entry(&mut self.log, tag, flags, addr, count, data);
-            if r.is_ok() && matches!(tag, Tag::Flush | Tag::Wait) {
-                // Hand the log to the OS at every flush and wait: a killed daemon then
-                // leaves a log complete up to its last durability point, and a test that
-                // reads the log right after an fsync returned sees all of that fsync.
-                r = self.log.flush();
-            }
-            self.log_failed = r.is_err();
-        }
-        if self.log_failed {
-            return Err(IoError { block: addr, op: "record" });
-        }
-        Ok(())
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).rec(tag, flags, addr, count, data)
     }
 }
 
-impl<D: BlockDevice> Drop for RecordingDevice<D> {
+impl Drop for LogWriter {
     fn drop(&mut self) {
         let _ = self.log.flush();
         let _ = self.log.get_ref().sync_all();
+    }
+}
+
+/// Group commit's flush, recorded: see the module documentation for why holding the log
+/// across the wait and the flush makes the log's order the device's.
+pub struct RecordingFlusher {
+    pub inner: FlushHandle,
+    pub log: SharedLog,
+}
+
+impl RecordingFlusher {
+    pub fn wait_and_flush(&self) -> Result<(), IoError> {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        self.inner.drain()?;
+        log.rec(Tag::Wait, 0, 0, 0, None)?;
+        self.inner.sync()?;
+        log.rec(Tag::Flush, 0, IoError::FLUSH_BLOCK, 0, None)
     }
 }
 
@@ -243,7 +312,7 @@ impl WriteLog {
             return Err(bad("bad magic"));
         }
         let version = u32::from_le_bytes(hdr[8..12].try_into().unwrap());
-        if version != LOG_VERSION {
+        if version != 1 && version != LOG_VERSION {
             return Err(bad(&format!("unsupported log version {version}")));
         }
         if u32::from_le_bytes(hdr[12..16].try_into().unwrap()) != BLOCK_SIZE as u32 {
@@ -281,18 +350,26 @@ impl WriteLog {
         Ok(WriteLog { file, block_count, entries, truncated })
     }
 
-    /// The number of entries up to and including the N-th flush (the replay cut of
-    /// `--at-flush N`); `None` if the log has fewer flushes.
-    pub fn cut_after_flush(&self, n: u64) -> Option<usize> {
+    /// The entries after the base snapshot: the I/O the mount issued, in order.
+    pub fn io(&self) -> &[Entry] {
+        let base = self.entries.iter().position(|e| e.tag != Tag::Base).unwrap_or(self.entries.len());
+        &self.entries[base..]
+    }
+
+    /// The crash point right after the N-th flush (N = 0: just before the first flush);
+    /// `None` if the log has fewer flushes. A crash point P is a power loss after the
+    /// first P I/O entries.
+    pub fn point_after_flush(&self, n: u64) -> Option<u64> {
+        let io = self.io();
         if n == 0 {
-            return Some(self.entries.iter().position(|e| e.tag == Tag::Flush).unwrap_or(self.entries.len()));
+            return Some(io.iter().position(|e| e.tag == Tag::Flush).unwrap_or(io.len()) as u64);
         }
         let mut seen = 0;
-        for (i, e) in self.entries.iter().enumerate() {
+        for (i, e) in io.iter().enumerate() {
             if e.tag == Tag::Flush {
                 seen += 1;
                 if seen == n {
-                    return Some(i + 1);
+                    return Some(i as u64 + 1);
                 }
             }
         }
@@ -307,131 +384,297 @@ impl WriteLog {
         self.entries.iter().filter(|e| e.tag == Tag::Write).count() as u64
     }
 
-    fn read_block(&self, e: &Entry, buf: &mut Block) -> io::Result<()> {
-        self.file.read_exact_at(buf, e.data_off)
+    pub fn mark_count(&self) -> u64 {
+        self.entries.iter().filter(|e| e.tag == Tag::Mark).count() as u64
+    }
+
+    fn read_block(&self, e: &Entry) -> io::Result<BlockRef> {
+        let mut b = [0u8; BLOCK_SIZE];
+        self.file.read_exact_at(&mut b, e.data_off)?;
+        Ok(Arc::new(b))
+    }
+
+    /// The log as the shared crash model's traces (one per way a device may treat
+    /// discards): see [`CrashStates`].
+    pub fn crash_states(&self) -> io::Result<CrashStates> {
+        let mut base = Vec::new();
+        for e in self.entries.iter().take_while(|e| e.tag == Tag::Base) {
+            if e.addr < self.block_count {
+                base.push((e.addr, self.read_block(e)?));
+            }
+        }
+        let start = Image::blank(self.block_count).with_blocks(base).flatten();
+        let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
+        let mut zeroing = TraceBuilder::default();
+        let mut ignoring = TraceBuilder::default();
+        let mut marks = 0u64;
+        let mut marks_before = vec![0u64];
+        for e in self.io() {
+            match e.tag {
+                Tag::Base => {}
+                Tag::Write => {
+                    let data = self.read_block(e)?;
+                    let fua = e.flags & WriteFlags::FUA.bits() != 0;
+                    zeroing.write(e.addr, data.clone(), fua);
+                    ignoring.write(e.addr, data, fua);
+                }
+                Tag::Wait => {
+                    zeroing.wait();
+                    ignoring.wait();
+                }
+                Tag::Flush => {
+                    zeroing.trace.events.push(Event::Flush);
+                    ignoring.trace.events.push(Event::Flush);
+                }
+                Tag::Discard => {
+                    let end = e.addr.saturating_add(e.count).min(self.block_count);
+                    zeroing.trace.events.push(Event::Discard { addr: e.addr, count: e.count });
+                    ignoring.trace.events.push(Event::Discard { addr: e.addr, count: e.count });
+                    // As the simulated device: discarded blocks complete at once into the
+                    // cache; a power loss may keep the zeros or the old contents.
+                    for a in e.addr.min(end)..end {
+                        let id = zeroing.write(a, zero.clone(), false);
+                        zeroing.complete(id);
+                    }
+                }
+                Tag::Mark => {
+                    marks += 1;
+                    zeroing.trace.events.push(Event::Mark);
+                    ignoring.trace.events.push(Event::Mark);
+                }
+            }
+            zeroing.point_event.push(zeroing.trace.events.len());
+            ignoring.point_event.push(ignoring.trace.events.len());
+            marks_before.push(marks);
+        }
+        Ok(CrashStates { start, zeroing, ignoring, marks_before })
     }
 }
 
-/// Where to cut the log and what to drop.
+/// A trace being built from log entries, and the event position of every crash point.
+#[derive(Default)]
+pub struct TraceBuilder {
+    pub trace: Trace,
+    in_flight: Vec<u32>,
+    /// `point_event[p]`: the number of events the first `p` I/O entries make.
+    point_event: Vec<usize>,
+}
+
+impl TraceBuilder {
+    fn write(&mut self, addr: u64, data: BlockRef, fua: bool) -> u32 {
+        let id = self.trace.writes.len() as u32;
+        self.trace.writes.push(WriteRec { addr, data, fua });
+        self.trace.events.push(Event::Write { id });
+        self.in_flight.push(id);
+        id
+    }
+    fn complete(&mut self, id: u32) {
+        self.in_flight.retain(|&i| i != id);
+        self.trace.events.push(Event::Complete { id });
+    }
+    /// A `WAIT`: everything in flight completed (in submission order; the order among
+    /// them is invisible to a power loss after the wait, and before it none had).
+    fn wait(&mut self) {
+        for id in std::mem::take(&mut self.in_flight) {
+            self.trace.events.push(Event::Complete { id });
+        }
+        self.trace.events.push(Event::WaitWrites);
+    }
+    /// The event position of crash point `point` (after the first `point` I/O entries).
+    fn event_at(&self, point: u64) -> usize {
+        match point {
+            0 => 0,
+            p => self.point_event[p as usize - 1],
+        }
+    }
+}
+
+/// Every crash state of a recorded log: a crash point (a power loss after the first P I/O
+/// entries, P = 0..=I/O count) and a variant (which writes not yet durable survive, and
+/// how). Variant 0 keeps none, 1 keeps all, 2 (with torn writes) keeps all with the newest
+/// torn to its last sector, later ones keep a random subset (each write with probability
+/// 1/2, some torn at random sectors when torn writes are on) drawn from
+/// `(seed, point, variant)`; odd random variants (3, 5, ...) see a device that ignored
+/// the discards ([`discard_ignored`]). The variants are the explorer's (`choose_survivors`).
+pub struct CrashStates {
+    pub start: Image,
+    zeroing: TraceBuilder,
+    ignoring: TraceBuilder,
+    marks_before: Vec<u64>,
+}
+
+/// Whether variant `v` sees a device that ignores discards (else discarded blocks may
+/// read as zeros after the crash).
+pub fn discard_ignored(variant: u32) -> bool {
+    variant >= 3 && variant % 2 == 1
+}
+
+/// One crash state's image and what made it.
+pub struct CrashState {
+    pub image: Image,
+    /// Identifies the image among this log's states (equal keys, equal images).
+    pub key: (bool, u64, u64),
+    /// Writes not yet durable at the point, and how many of them the variant keeps.
+    pub pending: usize,
+    pub kept: usize,
+    pub torn: usize,
+    pub discard_ignored: bool,
+}
+
+impl CrashStates {
+    /// The number of crash points (the I/O entries + 1).
+    pub fn points(&self) -> u64 {
+        self.marks_before.len() as u64
+    }
+
+    /// Marks the workload had set before crash point `point`.
+    pub fn marks_before(&self, point: u64) -> u64 {
+        self.marks_before[point as usize]
+    }
+
+    /// The trace of the log (discards as zero writes), e.g. for describing a point.
+    pub fn trace(&self) -> &Trace {
+        &self.zeroing.trace
+    }
+
+    /// Writes before crash point `point` in the trace variant `variant` sees (discarded
+    /// blocks count as writes of zeros when the device zeroes them).
+    pub fn writes_before(&self, point: u64, variant: u32) -> u64 {
+        let b = if discard_ignored(variant) { &self.ignoring } else { &self.zeroing };
+        b.trace.events[..b.event_at(point)].iter().filter(|e| matches!(e, Event::Write { .. })).count() as u64
+    }
+
+    /// A cursor that derives states at non-decreasing points.
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor {
+            states: self,
+            zeroing: CrashWalker::new(&self.start, &self.zeroing.trace),
+            ignoring: CrashWalker::new(&self.start, &self.ignoring.trace),
+        }
+    }
+}
+
+pub struct Cursor<'a> {
+    states: &'a CrashStates,
+    zeroing: CrashWalker<'a>,
+    ignoring: CrashWalker<'a>,
+}
+
+impl Cursor<'_> {
+    /// The state of `variant` at `point` (points must not decrease between calls).
+    pub fn state(&mut self, point: u64, variant: u32, seed: u64, torn: bool) -> CrashState {
+        assert!(point < self.states.points(), "crash point {point} beyond the log");
+        let ignored = discard_ignored(variant);
+        let (walker, builder) = if ignored {
+            (&mut self.ignoring, &self.states.ignoring)
+        } else {
+            (&mut self.zeroing, &self.states.zeroing)
+        };
+        let at = builder.event_at(point);
+        walker.advance_to(at);
+        let pending = walker.pending();
+        let mut rng = Rng::derive(&[seed, point, variant as u64]);
+        let survivors: Survivors = choose_survivors(&pending, variant, &mut rng, torn);
+        let (epoch, hash) = walker.image_key(&survivors);
+        CrashState {
+            image: walker.image(&survivors),
+            key: (ignored, epoch, hash),
+            pending: pending.len(),
+            kept: survivors.0.len(),
+            torn: survivors.0.iter().filter(|(_, m)| *m != 0xFF).count(),
+            discard_ignored: ignored,
+        }
+    }
+}
+
+/// Where to cut the log and what survives: crash point `at_io` (or right after the
+/// `at_flush`-th flush; else the end of the log) and `variant` with `seed`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReplayOptions {
-    /// Power loss right after the N-th flush (1-based; 0 = before the first flush).
-    /// `None`: at the end of the log.
     pub at_flush: Option<u64>,
-    /// Drop each write not yet made durable with probability 1/2, from this seed.
-    pub drop_unflushed: Option<u64>,
+    pub at_io: Option<u64>,
+    /// Default 1: every write not yet durable survives (the most-persisted state).
+    pub variant: Option<u32>,
+    pub seed: u64,
+    pub torn: bool,
+}
+
+impl ReplayOptions {
+    /// `--drop-unflushed SEED`: each write not yet durable dropped with probability 1/2
+    /// (variant 4: a random subset, discards zeroed).
+    pub fn drop_unflushed(seed: u64) -> ReplayOptions {
+        ReplayOptions { variant: Some(4), seed, ..Default::default() }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReplaySummary {
     pub flushes_in_log: u64,
     pub writes_in_log: u64,
+    /// Crash points of the log (its I/O entries + 1) and the one replayed.
+    pub points: u64,
+    pub point: u64,
+    pub marks_before: u64,
     /// Writes before the cut that a flush had made durable (or FUA, known complete).
     pub durable_writes: u64,
     /// Writes before the cut that were not yet durable.
     pub unflushed_writes: u64,
-    /// Of those, how many the replay dropped.
+    /// Of those, how many the replay dropped, and how many it kept torn.
     pub dropped_writes: u64,
-}
-
-/// splitmix64: small, well-mixed, and the same on every platform.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Decides, for every entry before the cut, whether it is applied. Returns the cut index
-/// and the keep flags.
-fn plan(log: &WriteLog, opts: &ReplayOptions, summary: &mut ReplaySummary) -> Result<(usize, Vec<bool>), String> {
-    let n = log.entries.len();
-    let cut = match opts.at_flush {
-        None => n,
-        Some(k) => log
-            .cut_after_flush(k)
-            .ok_or_else(|| format!("--at-flush {k}: the log has only {} flushes", log.flush_count()))?,
-    };
-    let mut durable = vec![false; n];
-    let mut pending: Vec<usize> = Vec::new(); // submitted, not known complete
-    let mut completed: Vec<usize> = Vec::new(); // known complete, not yet flushed
-    for (i, e) in log.entries[..cut].iter().enumerate() {
-        match e.tag {
-            Tag::Base | Tag::Discard => durable[i] = true,
-            Tag::Write => pending.push(i),
-            Tag::Wait => {
-                for j in pending.drain(..) {
-                    if log.entries[j].flags & WriteFlags::FUA.bits() != 0 {
-                        durable[j] = true;
-                    } else {
-                        completed.push(j);
-                    }
-                }
-            }
-            Tag::Flush => {
-                for j in completed.drain(..) {
-                    durable[j] = true;
-                }
-            }
-        }
-    }
-    let mut keep = durable.clone();
-    let mut rng = opts.drop_unflushed.unwrap_or(0);
-    for (i, e) in log.entries[..cut].iter().enumerate() {
-        if e.tag != Tag::Write {
-            continue;
-        }
-        if durable[i] {
-            summary.durable_writes += 1;
-            continue;
-        }
-        summary.unflushed_writes += 1;
-        keep[i] = match opts.drop_unflushed {
-            None => true,
-            Some(_) => splitmix64(&mut rng) & 1 == 0,
-        };
-        if !keep[i] {
-            summary.dropped_writes += 1;
-        }
-    }
-    Ok((cut, keep))
+    pub torn_writes: u64,
+    pub discard_ignored: bool,
 }
 
 /// Summarises a log without replaying it.
 pub fn summarize(log: &WriteLog) -> ReplaySummary {
-    ReplaySummary { flushes_in_log: log.flush_count(), writes_in_log: log.write_count(), ..Default::default() }
+    ReplaySummary {
+        flushes_in_log: log.flush_count(),
+        writes_in_log: log.write_count(),
+        points: log.io().len() as u64 + 1,
+        ..Default::default()
+    }
+}
+
+/// Writes `img` to a new file at `out` (private to the caller; holes where the image
+/// has zeros).
+pub fn write_image(img: &Image, out: &Path) -> Result<()> {
+    let out_err = |e| CliError::io(out, "write the replayed image", e);
+    let f = crate::secure::create_private(out, "write the replayed image")?;
+    f.set_len(img.block_count() * BLOCK_SIZE as u64).map_err(out_err)?;
+    for a in 0..img.block_count() {
+        if let Some(b) = img.get(a) {
+            if b.iter().any(|&x| x != 0) {
+                f.write_all_at(&b[..], a * BLOCK_SIZE as u64).map_err(out_err)?;
+            }
+        }
+    }
+    f.sync_all().map_err(out_err)
 }
 
 /// Builds `out` as a crash at the chosen point would leave the device.
 pub fn replay(log_path: &Path, out: &Path, opts: &ReplayOptions) -> Result<ReplaySummary> {
     let log = WriteLog::open(log_path)?;
     let mut summary = summarize(&log);
-    let (cut, keep) = plan(&log, opts, &mut summary).map_err(CliError::BadOption)?;
-    let out_err = |e| CliError::io(out, "write the replayed image", e);
-    let f = crate::secure::create_private(out, "write the replayed image")?;
-    f.set_len(log.block_count * BLOCK_SIZE as u64).map_err(out_err)?;
-    let mut buf = [0u8; BLOCK_SIZE];
-    let zero = [0u8; BLOCK_SIZE];
-    for (i, e) in log.entries[..cut].iter().enumerate() {
-        if !keep[i] {
-            continue;
+    let point = match (opts.at_io, opts.at_flush) {
+        (Some(p), _) if p >= summary.points => {
+            return Err(CliError::BadOption(format!("--at-io {p}: the log has crash points 0 to {}", summary.points - 1)))
         }
-        match e.tag {
-            Tag::Base | Tag::Write => {
-                log.read_block(e, &mut buf).map_err(|e| CliError::io(log_path, "read the write log", e))?;
-                f.write_all_at(&buf, e.addr * BLOCK_SIZE as u64).map_err(out_err)?;
-            }
-            Tag::Discard => {
-                for a in e.addr..e.addr.saturating_add(e.count).min(log.block_count) {
-                    f.write_all_at(&zero, a * BLOCK_SIZE as u64).map_err(out_err)?;
-                }
-            }
-            Tag::Wait | Tag::Flush => {}
-        }
-    }
-    f.sync_all().map_err(out_err)?;
-    let _ = (&log.file).seek(SeekFrom::Start(0));
+        (Some(p), _) => p,
+        (None, Some(k)) => log.point_after_flush(k).ok_or_else(|| {
+            CliError::BadOption(format!("--at-flush {k}: the log has only {} flushes", log.flush_count()))
+        })?,
+        (None, None) => summary.points - 1,
+    };
+    let states = log.crash_states().map_err(|e| CliError::io(log_path, "read the write log", e))?;
+    let st = states.cursor().state(point, opts.variant.unwrap_or(1), opts.seed, opts.torn);
+    write_image(&st.image, out)?;
+    summary.point = point;
+    summary.marks_before = states.marks_before(point);
+    summary.durable_writes = states.writes_before(point, opts.variant.unwrap_or(1)) - st.pending as u64;
+    summary.unflushed_writes = st.pending as u64;
+    summary.dropped_writes = (st.pending - st.kept) as u64;
+    summary.torn_writes = st.torn as u64;
+    summary.discard_ignored = st.discard_ignored;
     Ok(summary)
 }
 
@@ -472,25 +715,25 @@ mod tests {
         let wl = WriteLog::open(&log).unwrap();
         assert_eq!((wl.flush_count(), wl.write_count(), wl.truncated), (3, 3, false));
         let out = d.path().join("o.img");
-        let s = replay(&log, &out, &ReplayOptions { at_flush: Some(2), drop_unflushed: Some(1) }).unwrap();
+        let s = replay(&log, &out, &ReplayOptions { at_flush: Some(2), ..ReplayOptions::drop_unflushed(1) }).unwrap();
         assert_eq!((s.durable_writes, s.unflushed_writes), (1, 1));
         assert_eq!(read_img(&out, 0), 0xAA);
         assert_eq!(read_img(&out, 1), 1);
         // Block 2 is kept or dropped depending on the seed; find seeds for both.
         let mut seen = [false; 2];
         for seed in 0..16 {
-            replay(&log, &out, &ReplayOptions { at_flush: Some(2), drop_unflushed: Some(seed) }).unwrap();
+            replay(&log, &out, &ReplayOptions { at_flush: Some(2), ..ReplayOptions::drop_unflushed(seed) }).unwrap();
             seen[(read_img(&out, 2) == 2) as usize] = true;
         }
         assert_eq!(seen, [true, true]);
-        let s = replay(&log, &out, &ReplayOptions { at_flush: Some(3), drop_unflushed: Some(7) }).unwrap();
+        let s = replay(&log, &out, &ReplayOptions { at_flush: Some(3), ..ReplayOptions::drop_unflushed(7) }).unwrap();
         assert_eq!((s.durable_writes, s.unflushed_writes, s.dropped_writes), (3, 0, 0));
         assert_eq!((read_img(&out, 2), read_img(&out, 3)), (2, 3));
         replay(&log, &out, &ReplayOptions::default()).unwrap();
         assert_eq!(read_img(&out, 1), 0, "discarded");
-        let e = replay(&log, &out, &ReplayOptions { at_flush: Some(9), drop_unflushed: None }).unwrap_err();
+        let e = replay(&log, &out, &ReplayOptions { at_flush: Some(9), ..Default::default() }).unwrap_err();
         assert!(e.to_string().contains("only 3 flushes"), "{e}");
-        replay(&log, &out, &ReplayOptions { at_flush: Some(0), drop_unflushed: Some(3) }).unwrap();
+        replay(&log, &out, &ReplayOptions { at_flush: Some(0), ..ReplayOptions::drop_unflushed(3) }).unwrap();
         assert_eq!(read_img(&out, 0), 0xAA);
     }
 

@@ -1,0 +1,528 @@
+//! `rollfs crashtest`: CrashMonkey for the real stack. Runs a command on a fresh mount
+//! that records its writes (`mount --record-writes`, group commit on), then explores the
+//! crash states of the log under the shared crash model (record.rs, rollfs-crash) and
+//! checks each one:
+//!
+//! 1. it mounts (recovery runs) and fsck finds nothing wrong, checked in this process on
+//!    the crash image;
+//! 2. with `--check CMD`: the recovered image mounts through FUSE and CMD, run by `sh -c`
+//!    inside the mount, exits 0. CMD sees `ROLLFS_CRASHTEST_MARKS` (how many marks the
+//!    workload had set before the crash point: `rollfs mark` after a step whose effect
+//!    must survive) and `ROLLFS_CRASHTEST_POINT`.
+//!
+//! Which states: every crash point (a power loss after any logged write, wait, flush,
+//! discard or mark) and per point the variants of [`record::CrashStates`] (none of the
+//! writes not yet durable survive, all, all with the newest torn, random subsets some
+//! torn, discards zeroed or ignored). When they are more than `--max-states`, the points
+//! right after a mark, flush or wait come first, then the others spread evenly; a state
+//! whose image equals one already checked is skipped (and counted). `--shard K/N` checks
+//! the chosen states whose index is K mod N, so that the states of one log (`--log`,
+//! recorded once) split across machines.
+//!
+//! Output: one line per violation with a reproducer (`rollfs replay ... --out IMG`
+//! rebuilds the crash image; the image is also saved in the work directory), and at the
+//! end `crashtest: N crash states of M I/Os: V violations`. Exit 0 without violations,
+//! 1 with, 2 for bad options, 8 when the test could not run (the workload failed, no
+//! FUSE).
+
+use crate::error::{CliError, Result, EXIT_USAGE};
+use crate::record::{self, CrashStates, Tag, WriteLog};
+use rollfs_core::{Block, BlockDevice, Filesystem, IoError, MountOptions, WriteFlags, BLOCK_SIZE};
+use rollfs_crash::{fixed_variants, AddrMap, BlockRef, Image};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit code when the test could not run (as fsck's operational error).
+pub const EXIT_COULD_NOT_RUN: i32 = 8;
+/// Exit code when a crash state failed its checks.
+pub const EXIT_VIOLATIONS: i32 = 1;
+
+#[derive(Debug, Clone)]
+pub struct CrashtestArgs {
+    /// Size of the fresh image the workload runs on.
+    pub size: u64,
+    /// `mkfs -O` features of that image.
+    pub features: Vec<String>,
+    pub max_states: u64,
+    pub seed: u64,
+    /// Random variants per crash point, after the fixed ones.
+    pub random_variants: u32,
+    pub torn: bool,
+    pub check: Option<String>,
+    /// Work directory (default: a new one under the system's temporary directory, removed
+    /// unless a violation was found or `--keep`).
+    pub dir: Option<PathBuf>,
+    pub keep: bool,
+    /// Check the states of this existing log instead of running a workload.
+    pub replay_log: Option<PathBuf>,
+    pub shard: (u64, u64),
+    pub command: Vec<String>,
+}
+
+impl Default for CrashtestArgs {
+    fn default() -> Self {
+        CrashtestArgs {
+            size: 64 << 20,
+            features: Vec::new(),
+            max_states: 2000,
+            seed: 1,
+            random_variants: 2,
+            torn: true,
+            check: None,
+            dir: None,
+            keep: false,
+            replay_log: None,
+            shard: (0, 1),
+            command: Vec::new(),
+        }
+    }
+}
+
+/// What a run found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub io_count: u64,
+    pub states: u64,
+    pub duplicates: u64,
+    pub violations: Vec<String>,
+}
+
+/// `rollfs crashtest`: returns the exit code.
+pub fn run(a: &CrashtestArgs) -> i32 {
+    match run_inner(a) {
+        Ok(o) if o.violations.is_empty() => 0,
+        Ok(_) => EXIT_VIOLATIONS,
+        Err(e) => {
+            eprintln!("rollfs crashtest: {e}");
+            if matches!(e, CliError::BadOption(_)) {
+                EXIT_USAGE
+            } else {
+                EXIT_COULD_NOT_RUN
+            }
+        }
+    }
+}
+
+fn failed(path: &Path, what: &'static str, detail: impl Into<String>) -> CliError {
+    CliError::Failed { path: path.to_owned(), what, detail: detail.into() }
+}
+
+pub fn run_inner(a: &CrashtestArgs) -> Result<Outcome> {
+    if a.shard.1 == 0 || a.shard.0 >= a.shard.1 {
+        return Err(CliError::BadOption(format!("--shard {}/{}: K must be below N", a.shard.0, a.shard.1)));
+    }
+    if a.replay_log.is_none() && a.command.is_empty() {
+        return Err(CliError::BadOption("no command to run (rollfs crashtest [OPTIONS] -- CMD...)".into()));
+    }
+    let (dir, made_dir) = match &a.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| CliError::io(d, "create the work directory", e))?;
+            (d.clone(), false)
+        }
+        None => (new_work_dir()?, true),
+    };
+    let log_path = match &a.replay_log {
+        Some(l) => l.clone(),
+        None => {
+            let log = dir.join("writes.log");
+            record_workload(a, &dir, &log)?;
+            log
+        }
+    };
+    let outcome = check_log(a, &dir, &log_path)?;
+    println!(
+        "crashtest: {} crash states of {} I/Os: {} violations",
+        outcome.states,
+        outcome.io_count,
+        outcome.violations.len()
+    );
+    if outcome.violations.is_empty() && made_dir && !a.keep {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("crashtest: work directory kept: {}", dir.display());
+    }
+    Ok(outcome)
+}
+
+fn new_work_dir() -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for i in 0..1000u32 {
+        let d = base.join(format!("rollfs-crashtest-{}-{i}", std::process::id()));
+        match std::fs::create_dir(&d) {
+            Ok(()) => {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
+                return Ok(d);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(CliError::io(&d, "create the work directory", e)),
+        }
+    }
+    Err(failed(&base, "cannot create a work directory", "1000 names taken"))
+}
+
+/// mkfs, a recorded mount, the workload inside it, unmount.
+fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Path) -> Result<()> {
+    let img = dir.join("workload.img");
+    let _ = std::fs::remove_file(&img);
+    crate::cmd::mkfs(&crate::cmd::MkfsArgs {
+        size: Some(a.size),
+        target: img.clone(),
+        quiet: true,
+        sparse: true,
+        features: a.features.clone(),
+        ..Default::default()
+    })?;
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).map_err(|e| CliError::io(&mnt, "create the mount point", e))?;
+    let mount = FuseMount::start(&img, &mnt, Some(log), &dir.join("workload-mount.log"))?;
+    let rollfs = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rollfs"));
+    let status = Command::new(&a.command[0])
+        .args(&a.command[1..])
+        .current_dir(&mnt)
+        .env("ROLLFS", &rollfs)
+        .env("ROLLFS_CRASHTEST", "1")
+        .stdin(Stdio::null())
+        .status();
+    let unmounted = mount.stop();
+    let status = status.map_err(|e| CliError::io(Path::new(&a.command[0]), "run the workload", e))?;
+    if !status.success() {
+        return Err(failed(Path::new(&a.command[0]), "the workload failed", format!("{status}")));
+    }
+    unmounted?;
+    Ok(())
+}
+
+/// The states to check, in point order: `(point, variant)`.
+pub fn choose_states(states: &CrashStates, log: &WriteLog, a: &CrashtestArgs) -> Vec<(u64, u32)> {
+    let variants = fixed_variants(a.torn) + a.random_variants;
+    let points = states.points();
+    let budget_points = (a.max_states / variants as u64).max(1);
+    // Points right after a mark, flush or wait: where the workload or the filesystem had
+    // just made something durable, so a lost write matters most.
+    let io = log.io();
+    let mut key: Vec<u64> = vec![0, points - 1];
+    for (i, e) in io.iter().enumerate() {
+        if matches!(e.tag, Tag::Mark | Tag::Flush | Tag::Wait) {
+            key.push(i as u64 + 1);
+        }
+    }
+    key.sort_unstable();
+    key.dedup();
+    let mut chosen: Vec<u64> = if key.len() as u64 >= budget_points {
+        spread(&key, budget_points)
+    } else {
+        let set: HashSet<u64> = key.iter().copied().collect();
+        let others: Vec<u64> = (0..points).filter(|p| !set.contains(p)).collect();
+        let mut c = key.clone();
+        c.extend(spread(&others, budget_points - key.len() as u64));
+        c
+    };
+    chosen.sort_unstable();
+    let mut out = Vec::with_capacity(chosen.len() * variants as usize);
+    for p in chosen {
+        for v in 0..variants {
+            out.push((p, v));
+        }
+    }
+    out
+}
+
+/// `n` items of `items` spread evenly (all of them if there are fewer).
+fn spread(items: &[u64], n: u64) -> Vec<u64> {
+    let len = items.len() as u64;
+    if n >= len {
+        return items.to_vec();
+    }
+    (0..n).map(|i| items[(i * len / n) as usize]).collect()
+}
+
+fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> {
+    let log = WriteLog::open(log_path)?;
+    if log.truncated {
+        eprintln!("rollfs crashtest: {}: the log ends in a partial entry (ignored)", log_path.display());
+    }
+    let states = log.crash_states().map_err(|e| CliError::io(log_path, "read the write log", e))?;
+    let io_count = states.points() - 1;
+    println!(
+        "crashtest: {} I/Os logged ({} writes, {} flushes, {} marks); checking up to {} states{}",
+        io_count,
+        log.write_count(),
+        log.flush_count(),
+        log.mark_count(),
+        a.max_states,
+        if a.shard.1 > 1 { format!(" (shard {}/{})", a.shard.0, a.shard.1) } else { String::new() }
+    );
+    let chosen = choose_states(&states, &log, a);
+    let mut cursor = states.cursor();
+    let mut seen: HashSet<(bool, u64, u64)> = HashSet::new();
+    let mut out = Outcome { io_count, ..Default::default() };
+    let check_img = dir.join("check.img");
+    let check_mnt = dir.join("check-mnt");
+    for (i, &(point, variant)) in chosen.iter().enumerate() {
+        if i as u64 % a.shard.1 != a.shard.0 {
+            continue;
+        }
+        let st = cursor.state(point, variant, a.seed, a.torn);
+        if !seen.insert(st.key) {
+            out.duplicates += 1;
+            continue;
+        }
+        out.states += 1;
+        let marks = states.marks_before(point);
+        if let Err(why) = check_state(&st.image, a, &check_img, &check_mnt, point, marks, dir) {
+            let saved = dir.join(format!("violation-{point}-{variant}.img"));
+            let _ = std::fs::remove_file(&saved);
+            let _ = record::write_image(&st.image, &saved);
+            let line = format!(
+                "crashtest: VIOLATION at crash point {point} variant {variant} ({marks} marks before it, {} of {} pending writes kept, {} torn): {why}\n  reproduce: rollfs replay {} --at-io {point} --variant {variant} --seed {}{} --out STATE.img   (saved: {})",
+                st.kept,
+                st.pending,
+                st.torn,
+                log_path.display(),
+                a.seed,
+                if a.torn { " --torn" } else { "" },
+                saved.display()
+            );
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+            out.violations.push(line);
+        }
+    }
+    if out.duplicates > 0 {
+        println!("crashtest: {} states skipped as images already checked", out.duplicates);
+    }
+    Ok(out)
+}
+
+/// Checks one crash image: recovery and fsck in this process, then `--check` on a FUSE
+/// mount of the recovered image. Returns why it fails.
+fn check_state(
+    img: &Image,
+    a: &CrashtestArgs,
+    check_img: &Path,
+    check_mnt: &Path,
+    point: u64,
+    marks: u64,
+    dir: &Path,
+) -> std::result::Result<(), String> {
+    let dev = ImageDevice { img: img.clone(), over: AddrMap::default() };
+    let mut fs = Filesystem::mount(dev, &MountOptions::default(), crate::now())
+        .map_err(|e| format!("does not mount: {e}"))?;
+    let report = rollfs_core::fsck::check(fs.device_mut()).map_err(|e| format!("fsck after recovery failed: {e}"))?;
+    if !report.problems.is_empty() {
+        return Err(format!("fsck after recovery: {}", report.problems.join("; ")));
+    }
+    let dev = fs.unmount(crate::now()).map_err(|e| format!("unmount after recovery failed: {e}"))?;
+    let Some(check) = &a.check else { return Ok(()) };
+    let recovered = dev.into_image();
+    let _ = std::fs::remove_file(check_img);
+    record::write_image(&recovered, check_img).map_err(|e| format!("cannot write the image to check: {e}"))?;
+    std::fs::create_dir_all(check_mnt).map_err(|e| format!("cannot create {}: {e}", check_mnt.display()))?;
+    let mount = FuseMount::start(check_img, check_mnt, None, &dir.join("check-mount.log"))
+        .map_err(|e| format!("the recovered image does not mount through FUSE: {e}"))?;
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(check)
+        .current_dir(check_mnt)
+        .env("ROLLFS_CRASHTEST_MARKS", marks.to_string())
+        .env("ROLLFS_CRASHTEST_POINT", point.to_string())
+        .env("ROLLFS", std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rollfs")))
+        .stdin(Stdio::null())
+        .output();
+    let stopped = mount.stop();
+    let out = out.map_err(|e| format!("cannot run the check: {e}"))?;
+    if !out.status.success() {
+        let mut msg = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !err.trim().is_empty() {
+            msg = format!("{msg} {}", err.trim());
+        }
+        return Err(format!("the check failed ({}): {}", out.status, msg.split_whitespace().collect::<Vec<_>>().join(" ")));
+    }
+    stopped.map_err(|e| format!("the recovered mount did not unmount cleanly: {e}"))
+}
+
+/// A crash image as a block device: reads from the image, writes to an overlay (the image
+/// is shared with the other states).
+struct ImageDevice {
+    img: Image,
+    over: AddrMap<BlockRef>,
+}
+
+impl ImageDevice {
+    fn into_image(self) -> Image {
+        self.img.with_blocks(self.over)
+    }
+}
+
+impl BlockDevice for ImageDevice {
+    fn block_count(&self) -> u64 {
+        self.img.block_count()
+    }
+    fn read(&mut self, addr: u64, buf: &mut Block) -> std::result::Result<(), IoError> {
+        if addr >= self.img.block_count() {
+            return Err(IoError { block: addr, op: "read" });
+        }
+        match self.over.get(&addr) {
+            Some(b) => buf.copy_from_slice(&b[..]),
+            None => self.img.read_into(addr, buf),
+        }
+        Ok(())
+    }
+    fn write(&mut self, addr: u64, data: &Block, _flags: WriteFlags) -> std::result::Result<(), IoError> {
+        if addr >= self.img.block_count() {
+            return Err(IoError { block: addr, op: "write" });
+        }
+        self.over.insert(addr, Arc::new(*data));
+        Ok(())
+    }
+    fn wait_writes(&mut self) -> std::result::Result<(), IoError> {
+        Ok(())
+    }
+    fn flush(&mut self) -> std::result::Result<(), IoError> {
+        Ok(())
+    }
+    fn discard(&mut self, addr: u64, count: u64) -> std::result::Result<(), IoError> {
+        let end = addr.saturating_add(count).min(self.img.block_count());
+        let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
+        for a in addr..end {
+            self.over.insert(a, zero.clone());
+        }
+        Ok(())
+    }
+}
+
+/// A `rollfs mount -f` child of this process, unmounted by [`FuseMount::stop`].
+struct FuseMount {
+    child: Option<Child>,
+    mnt: PathBuf,
+    log: PathBuf,
+}
+
+impl FuseMount {
+    fn start(img: &Path, mnt: &Path, record: Option<&Path>, log: &Path) -> Result<FuseMount> {
+        let exe = std::env::current_exe().map_err(|e| CliError::io(Path::new("/proc/self/exe"), "find rollfs", e))?;
+        let logf = std::fs::File::create(log).map_err(|e| CliError::io(log, "create the mount log", e))?;
+        let errf = logf.try_clone().map_err(|e| CliError::io(log, "create the mount log", e))?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("mount").arg("-f");
+        if let Some(r) = record {
+            cmd.arg("--record-writes").arg(r);
+        }
+        let child = cmd
+            .arg(img)
+            .arg(mnt)
+            .stdin(Stdio::null())
+            .stdout(logf)
+            .stderr(errf)
+            .spawn()
+            .map_err(|e| CliError::io(img, "start rollfs mount", e))?;
+        let mut m = FuseMount { child: Some(child), mnt: mnt.to_owned(), log: log.to_owned() };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if is_mounted(mnt) {
+                return Ok(m);
+            }
+            if let Ok(Some(st)) = m.child.as_mut().expect("child").try_wait() {
+                m.child = None;
+                return Err(failed(img, "cannot mount", format!("rollfs mount exited with {st}: {}", m.log_text())));
+            }
+            if Instant::now() > deadline {
+                return Err(failed(img, "cannot mount", format!("not mounted within 30 s: {}", m.log_text())));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default().trim().to_string()
+    }
+
+    /// Unmounts (retrying while busy, for up to 10 s) and waits for the daemon: Ok when it
+    /// exited 0 (its unmount checkpoint written).
+    fn stop(mut self) -> Result<()> {
+        let mut unmounted = false;
+        for _ in 0..200 {
+            if !is_mounted(&self.mnt) || unmount_cmd(&self.mnt) {
+                unmounted = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut child = self.child.take().expect("child");
+        if !unmounted {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(failed(&self.mnt, "cannot unmount", "still busy after 10 s"));
+        }
+        let st = child.wait().map_err(|e| CliError::io(&self.mnt, "wait for rollfs mount", e))?;
+        if !st.success() {
+            return Err(failed(&self.mnt, "unclean unmount", format!("rollfs mount exited with {st}: {}", self.log_text())));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FuseMount {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = unmount_cmd(&self.mnt);
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn is_mounted(p: &Path) -> bool {
+    let Ok(want) = std::fs::canonicalize(p) else { return false };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
+    info.lines().any(|l| {
+        l.split(' ').nth(4).is_some_and(|m| {
+            let m = m.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+            Path::new(&m) == want
+        })
+    })
+}
+
+fn unmount_cmd(mnt: &Path) -> bool {
+    for (bin, args) in [("fusermount3", &["-u"][..]), ("fusermount", &["-u"][..]), ("umount", &[][..])] {
+        if let Ok(s) = Command::new(bin).args(args).arg(mnt).stdout(Stdio::null()).stderr(Stdio::null()).status() {
+            if s.success() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// `rollfs mark [PATH]`: sets a mark in the write log of the recorded mount PATH is on
+/// (getxattr of [`record::MARK_XATTR`]); returns the mark's number.
+pub fn mark(path: &Path) -> Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| CliError::BadOption(format!("{}: a path with a NUL byte", path.display())))?;
+    let name = std::ffi::CString::new(record::MARK_XATTR).expect("no NUL");
+    let mut buf = [0u8; 32];
+    // SAFETY: valid C strings and a buffer of the length passed.
+    let n = unsafe { libc::getxattr(c_path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) => failed(
+                path,
+                "cannot set a mark",
+                "not on a rollfs mount that records its writes (run the workload under `rollfs crashtest`)",
+            ),
+            _ => CliError::io(path, "set a mark", e),
+        });
+    }
+    std::str::from_utf8(&buf[..n as usize])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| failed(path, "cannot set a mark", "the mount answered with something else than a mark"))
+}

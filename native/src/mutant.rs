@@ -1,0 +1,26 @@
+//! Deliberately broken variants of the driver (test-only), which `rollfs crashtest` must
+//! catch; the core's own mutants are `rollfs_core::mutant`. Built only with the `mutants`
+//! feature (which also compiles in every core mutant): then `ROLLFS_MUTANT=<name>` chooses
+//! one mutant, of the driver or of the core, for the process. Without the feature
+//! [`active`] is the constant `false` and the broken code compiles away.
+//!
+//! | mutant | what it breaks |
+//! |---|---|
+//! | `mutant-fsync-ack-before-flush` | fsync returns once its writes are submitted, before they are waited for and flushed |
+
+/// The driver's mutants (a test checks them against Cargo.toml).
+pub const NAMES: [&str; 1] = ["mutant-fsync-ack-before-flush"];
+
+/// Whether mutant `name` is chosen for this process.
+#[cfg(feature = "mutants")]
+pub fn active(name: &str) -> bool {
+    static CHOSEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    CHOSEN.get_or_init(|| std::env::var("ROLLFS_MUTANT").ok()).as_deref() == Some(name)
+}
+
+/// Whether mutant `name` is chosen for this process: never, without the feature.
+#[cfg(not(feature = "mutants"))]
+#[inline(always)]
+pub fn active(_name: &str) -> bool {
+    false
+}
