@@ -26,7 +26,7 @@
 //! FUSE).
 
 use crate::error::{CliError, Result, EXIT_USAGE};
-use crate::record::{self, CrashStates, Tag, WriteLog};
+use crate::record::{self, Tag, WriteLog};
 use rollfs_core::{Block, BlockDevice, Filesystem, IoError, MountOptions, WriteFlags, BLOCK_SIZE};
 use rollfs_crash::{fixed_variants, AddrMap, BlockRef, Image};
 use std::collections::HashSet;
@@ -197,11 +197,13 @@ fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The states to check, in point order: `(point, variant)`.
-pub fn choose_states(states: &CrashStates, log: &WriteLog, a: &CrashtestArgs) -> Vec<(u64, u32)> {
-    let variants = fixed_variants(a.torn) + a.random_variants;
-    let points = states.points();
-    let budget_points = (a.max_states / variants as u64).max(1);
+/// The states to check, in point order: `(point, variant)`, at most `max_states` (at
+/// least one point), each chosen point with every fixed variant and `random_variants`
+/// random ones.
+pub fn choose_states(log: &WriteLog, max_states: u64, torn: bool, random_variants: u32) -> Vec<(u64, u32)> {
+    let variants = fixed_variants(torn) + random_variants;
+    let points = log.io().len() as u64 + 1;
+    let budget_points = (max_states / variants as u64).max(1);
     // Points right after a mark, flush or wait: where the workload or the filesystem had
     // just made something durable, so a lost write matters most.
     let io = log.io();
@@ -257,7 +259,7 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
         a.max_states,
         if a.shard.1 > 1 { format!(" (shard {}/{})", a.shard.0, a.shard.1) } else { String::new() }
     );
-    let chosen = choose_states(&states, &log, a);
+    let chosen = choose_states(&log, a.max_states, a.torn, a.random_variants);
     let mut cursor = states.cursor();
     let mut seen: HashSet<(bool, u64, u64)> = HashSet::new();
     let mut out = Outcome { io_count, ..Default::default() };
@@ -311,8 +313,8 @@ fn check_state(
     dir: &Path,
 ) -> std::result::Result<(), String> {
     let dev = ImageDevice { img: img.clone(), over: AddrMap::default() };
-    let mut fs = Filesystem::mount(dev, &MountOptions::default(), crate::now())
-        .map_err(|e| format!("does not mount: {e}"))?;
+    let mut fs =
+        Filesystem::mount(dev, &MountOptions::default(), crate::now()).map_err(|e| format!("does not mount: {e}"))?;
     let report = rollfs_core::fsck::check(fs.device_mut()).map_err(|e| format!("fsck after recovery failed: {e}"))?;
     if !report.problems.is_empty() {
         return Err(format!("fsck after recovery: {}", report.problems.join("; ")));
@@ -342,7 +344,11 @@ fn check_state(
         if !err.trim().is_empty() {
             msg = format!("{msg} {}", err.trim());
         }
-        return Err(format!("the check failed ({}): {}", out.status, msg.split_whitespace().collect::<Vec<_>>().join(" ")));
+        return Err(format!(
+            "the check failed ({}): {}",
+            out.status,
+            msg.split_whitespace().collect::<Vec<_>>().join(" ")
+        ));
     }
     stopped.map_err(|e| format!("the recovered mount did not unmount cleanly: {e}"))
 }
@@ -462,7 +468,11 @@ impl FuseMount {
         }
         let st = child.wait().map_err(|e| CliError::io(&self.mnt, "wait for rollfs mount", e))?;
         if !st.success() {
-            return Err(failed(&self.mnt, "unclean unmount", format!("rollfs mount exited with {st}: {}", self.log_text())));
+            return Err(failed(
+                &self.mnt,
+                "unclean unmount",
+                format!("rollfs mount exited with {st}: {}", self.log_text()),
+            ));
         }
         Ok(())
     }

@@ -313,10 +313,12 @@ fn main() {
             shard: shard.unwrap_or((0, 1)),
             command,
         }),
-        Cmd::Mark { path } => report(rollfs::crashtest::mark(path.as_deref().unwrap_or(std::path::Path::new("."))).map(|n| {
-            println!("mark {n}");
-            0
-        })),
+        Cmd::Mark { path } => {
+            report(rollfs::crashtest::mark(path.as_deref().unwrap_or(std::path::Path::new("."))).map(|n| {
+                println!("mark {n}");
+                0
+            }))
+        }
         Cmd::Replay { log, out, at_flush, at_io, drop_unflushed, variant, seed, torn, json } => {
             let opts = match drop_unflushed {
                 Some(s) => ReplayOptions::drop_unflushed(s),

@@ -657,7 +657,10 @@ pub fn replay(log_path: &Path, out: &Path, opts: &ReplayOptions) -> Result<Repla
     let mut summary = summarize(&log);
     let point = match (opts.at_io, opts.at_flush) {
         (Some(p), _) if p >= summary.points => {
-            return Err(CliError::BadOption(format!("--at-io {p}: the log has crash points 0 to {}", summary.points - 1)))
+            return Err(CliError::BadOption(format!(
+                "--at-io {p}: the log has crash points 0 to {}",
+                summary.points - 1
+            )))
         }
         (Some(p), _) => p,
         (None, Some(k)) => log.point_after_flush(k).ok_or_else(|| {
@@ -754,5 +757,83 @@ mod tests {
         assert_eq!(wl.write_count(), 0);
         std::fs::write(&log, b"not a log at all, definitely").unwrap();
         assert!(WriteLog::open(&log).unwrap_err().to_string().contains("not a rollfs write log"));
+    }
+
+    fn val(img: &Image, addr: u64, at: usize) -> u8 {
+        img.get(addr).map(|b| b[at]).unwrap_or(0)
+    }
+
+    #[test]
+    fn crash_states_follow_the_shared_model() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("w.log");
+        let mut mem = MemDevice::new(16);
+        mem.write(5, &blk(0xAA), WriteFlags::empty()).unwrap();
+        {
+            let mut r = RecordingDevice::create(mem, &log, None).unwrap();
+            r.write(1, &blk(1), WriteFlags::empty()).unwrap(); // point 1
+            r.wait_writes().unwrap(); // 2
+            r.flush().unwrap(); // 3: block 1 durable
+            r.write(2, &blk(2), WriteFlags::empty()).unwrap(); // 4: in flight
+            r.log().lock().unwrap().mark().unwrap(); // 5
+            r.discard(5, 1).unwrap(); // 6: zeroed or ignored, not yet durable
+            r.write(3, &blk(3), WriteFlags::empty()).unwrap(); // 7
+        }
+        let wl = WriteLog::open(&log).unwrap();
+        assert_eq!((wl.io().len(), wl.mark_count(), wl.point_after_flush(1)), (7, 1, Some(3)));
+        let cs = wl.crash_states().unwrap();
+        assert_eq!(cs.points(), 8);
+        assert_eq!((cs.marks_before(4), cs.marks_before(5), cs.marks_before(7)), (0, 1, 1));
+        let mut c = cs.cursor();
+        let s = c.state(3, 0, 1, true);
+        assert_eq!((val(&s.image, 1, 0), s.pending), (1, 0), "flushed after its wait: durable");
+        let s = c.state(5, 0, 1, true);
+        assert_eq!((val(&s.image, 2, 0), s.pending), (0, 1), "variant 0: the unwaited write is lost");
+        let s = c.state(5, 1, 1, true);
+        assert_eq!(val(&s.image, 2, 0), 2, "variant 1: kept");
+        let s = c.state(5, 2, 1, true);
+        let torn = (val(&s.image, 2, 0), val(&s.image, 2, BLOCK_SIZE - 1));
+        assert_eq!((torn, s.torn), ((0, 2), 1), "variant 2: the newest write torn to its last sector");
+        let s = c.state(6, 1, 1, true);
+        assert_eq!(val(&s.image, 5, 0), 0, "variant 1: the discard zeroed the block");
+        assert!(!s.discard_ignored);
+        let s = c.state(6, 3, 1, true);
+        assert!(s.discard_ignored);
+        assert_eq!(val(&s.image, 5, 0), 0xAA, "variant 3: a device that ignores discards keeps the data");
+        // Every subset of the pending writes is reached by the random variants.
+        let mut seen = std::collections::BTreeSet::new();
+        for v in 3..40 {
+            let s = c.state(7, v, 9, false);
+            seen.insert((val(&s.image, 2, 0), val(&s.image, 3, 0)));
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    #[test]
+    fn group_commit_flushes_are_recorded_in_device_order() {
+        use crate::device::{DeviceOptions, FileDevice};
+        let d = tempfile::tempdir().unwrap();
+        let img = d.path().join("i.img");
+        std::fs::File::create(&img).unwrap().set_len(64 * BLOCK_SIZE as u64).unwrap();
+        let log = d.path().join("w.log");
+        let fdev = FileDevice::open(&img, DeviceOptions::default()).unwrap();
+        let handle = fdev.flush_handle();
+        let mut r = RecordingDevice::create(fdev, &log, None).unwrap();
+        let flusher = RecordingFlusher { inner: handle, log: r.log() };
+        r.write(1, &blk(1), WriteFlags::empty()).unwrap();
+        flusher.wait_and_flush().unwrap();
+        r.write(2, &blk(2), WriteFlags::empty()).unwrap();
+        drop(r);
+        drop(flusher);
+        let wl = WriteLog::open(&log).unwrap();
+        let tags: Vec<Tag> = wl.io().iter().map(|e| e.tag).collect();
+        assert_eq!(tags, [Tag::Write, Tag::Wait, Tag::Flush, Tag::Write]);
+        let cs = wl.crash_states().unwrap();
+        let s = cs.cursor().state(4, 0, 0, false);
+        assert_eq!(
+            (val(&s.image, 1, 0), val(&s.image, 2, 0)),
+            (1, 0),
+            "the flusher's wait and flush cover block 1 only"
+        );
     }
 }

@@ -62,7 +62,7 @@ fn newest_mtime(dir: &Path) -> Option<std::time::SystemTime> {
 fn binary_is_stale(bin: &Path) -> bool {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let Ok(built) = std::fs::metadata(bin).and_then(|m| m.modified()) else { return true };
-    ["native/src", "native/Cargo.toml", "core/src", "core/Cargo.toml", "Cargo.lock"].iter().any(|p| {
+    ["native/src", "native/Cargo.toml", "core/src", "core/Cargo.toml", "crash/src", "Cargo.lock"].iter().any(|p| {
         let p = root.join(p);
         let t = if p.is_dir() { newest_mtime(&p) } else { std::fs::metadata(&p).and_then(|m| m.modified()).ok() };
         t.is_some_and(|t| t > built)
@@ -400,4 +400,47 @@ pub fn replay_power_cut(log: &Path, out: &Path, at_flush: Option<u64>, drop_seed
     }
     let o = rollfs(&a);
     assert!(o.status.success(), "replay: {}", stderr(&o));
+}
+
+/// The crash states `rollfs crashtest` would check of a recorded log (at most
+/// `max_states`: the points right after a mark, flush or wait first, each with every
+/// fixed variant and two random ones, torn writes on; images already seen skipped),
+/// each written in turn to `out` for `check(point, description)`. Returns the number of
+/// states checked.
+pub fn for_each_crash_state(
+    log: &Path,
+    out: &Path,
+    max_states: u64,
+    seed: u64,
+    mut check: impl FnMut(u64, &str),
+) -> u64 {
+    let wl = rollfs::record::WriteLog::open(log).expect("open the write log");
+    let states = wl.crash_states().expect("read the write log");
+    let mut cursor = states.cursor();
+    let mut seen = std::collections::HashSet::new();
+    let mut n = 0;
+    for (point, variant) in rollfs::crashtest::choose_states(&wl, max_states, true, 2) {
+        let st = cursor.state(point, variant, seed, true);
+        if !seen.insert(st.key) {
+            continue;
+        }
+        let _ = std::fs::remove_file(out);
+        rollfs::record::write_image(&st.image, out).expect("write the crash image");
+        let what = format!(
+            "crash point {point}/{} variant {variant} ({} of {} pending writes kept, {} torn; reproduce: rollfs replay LOG --at-io {point} --variant {variant} --seed {seed} --torn)",
+            states.points() - 1,
+            st.kept,
+            st.pending,
+            st.torn
+        );
+        check(point, &what);
+        n += 1;
+    }
+    n
+}
+
+/// The crash point a write log has reached now (its I/O entries so far): a crash at this
+/// point or later happened after everything the caller did before it.
+pub fn log_point(log: &Path) -> u64 {
+    rollfs::record::WriteLog::open(log).expect("open the write log").io().len() as u64
 }
