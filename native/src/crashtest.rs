@@ -8,7 +8,8 @@
 //! 2. with `--check CMD`: the recovered image mounts through FUSE and CMD, run by `sh -c`
 //!    inside the mount, exits 0. CMD sees `ROLLFS_CRASHTEST_MARKS` (how many marks the
 //!    workload had set before the crash point: `rollfs mark` after a step whose effect
-//!    must survive) and `ROLLFS_CRASHTEST_POINT`.
+//!    must survive) and `ROLLFS_CRASHTEST_POINT`. The workload and the check find this
+//!    rollfs first on their PATH (and in `ROLLFS`).
 //!
 //! Which states: every crash point (a power loss after any logged write, wait, flush,
 //! discard or mark) and per point the variants of [`record::CrashStates`] (none of the
@@ -107,6 +108,17 @@ pub fn run(a: &CrashtestArgs) -> i32 {
     }
 }
 
+/// PATH for the workload and the check: this rollfs first, so that `rollfs mark` is the
+/// binary that recorded the log.
+fn path_with_rollfs() -> std::ffi::OsString {
+    let mut dirs: Vec<PathBuf> =
+        std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).into_iter().collect();
+    if let Some(p) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(dirs).unwrap_or_default()
+}
+
 fn failed(path: &Path, what: &'static str, detail: impl Into<String>) -> CliError {
     CliError::Failed { path: path.to_owned(), what, detail: detail.into() }
 }
@@ -185,6 +197,7 @@ fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Path) -> Result<()> {
         .args(&a.command[1..])
         .current_dir(&mnt)
         .env("ROLLFS", &rollfs)
+        .env("PATH", path_with_rollfs())
         .env("ROLLFS_CRASHTEST", "1")
         .stdin(Stdio::null())
         .status();
@@ -334,6 +347,7 @@ fn check_state(
         .env("ROLLFS_CRASHTEST_MARKS", marks.to_string())
         .env("ROLLFS_CRASHTEST_POINT", point.to_string())
         .env("ROLLFS", std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rollfs")))
+        .env("PATH", path_with_rollfs())
         .stdin(Stdio::null())
         .output();
     let stopped = mount.stop();
