@@ -305,10 +305,18 @@ pub struct Survivors(pub Vec<(u32, u8)>);
 pub struct CrashWalker<'t> {
     trace: &'t Trace,
     durable: Image,
-    /// Writes not yet durable, in submission order, and whether each has completed.
-    pending: Vec<(u32, bool)>,
+    /// Writes submitted and not yet durable, in submission order; may still list writes
+    /// made durable since (`is_durable`), removed in batches so that a flush of many
+    /// writes is not quadratic.
+    pending: Vec<u32>,
+    /// By write id: made durable.
+    is_durable: Vec<bool>,
+    /// Entries of `pending` that are durable.
+    stale: usize,
     /// Completed, not yet durable writes in completion order (what a flush persists).
     volatile: Vec<u32>,
+    /// By write id: the write's [`block_hash`], computed at most once.
+    hashes: Vec<std::cell::OnceCell<u64>>,
     pos: usize,
     /// Bumped whenever the durable image changes (part of crash-image identity).
     pub epoch: u64,
@@ -316,7 +324,22 @@ pub struct CrashWalker<'t> {
 
 impl<'t> CrashWalker<'t> {
     pub fn new(start: &Image, trace: &'t Trace) -> CrashWalker<'t> {
-        CrashWalker { trace, durable: start.settled(), pending: Vec::new(), volatile: Vec::new(), pos: 0, epoch: 0 }
+        let n = trace.writes.len();
+        CrashWalker {
+            trace,
+            durable: start.settled(),
+            pending: Vec::new(),
+            is_durable: vec![false; n],
+            stale: 0,
+            volatile: Vec::new(),
+            hashes: (0..n).map(|_| std::cell::OnceCell::new()).collect(),
+            pos: 0,
+            epoch: 0,
+        }
+    }
+
+    fn write_hash(&self, id: u32) -> u64 {
+        *self.hashes[id as usize].get_or_init(|| block_hash(&self.trace.writes[id as usize].data[..]))
     }
 
     pub fn position(&self) -> usize {
@@ -326,8 +349,20 @@ impl<'t> CrashWalker<'t> {
     fn make_durable(&mut self, id: u32) {
         let w = &self.trace.writes[id as usize];
         Arc::make_mut(&mut self.durable.over).insert(w.addr, w.data.clone());
-        self.pending.retain(|(p, _)| *p != id);
+        if !self.is_durable[id as usize] {
+            self.is_durable[id as usize] = true;
+            self.stale += 1;
+        }
         self.epoch += 1;
+    }
+
+    /// Drops durable writes from `pending` once they are half of it.
+    fn compact(&mut self) {
+        if self.stale > 0 && self.stale * 2 >= self.pending.len() {
+            let d = &self.is_durable;
+            self.pending.retain(|&id| !d[id as usize]);
+            self.stale = 0;
+        }
     }
 
     /// Applies events up to (not including) `point`. Points only move forward.
@@ -335,14 +370,12 @@ impl<'t> CrashWalker<'t> {
         assert!(point >= self.pos, "crash walker cannot go back");
         while self.pos < point.min(self.trace.events.len()) {
             match &self.trace.events[self.pos] {
-                Event::Write { id } => self.pending.push((*id, false)),
+                Event::Write { id } => self.pending.push(*id),
                 Event::Complete { id } => {
                     if self.trace.writes[*id as usize].fua {
                         self.make_durable(*id);
+                        self.compact();
                     } else {
-                        if let Some(p) = self.pending.iter_mut().find(|(p, _)| p == id) {
-                            p.1 = true;
-                        }
                         self.volatile.push(*id);
                     }
                 }
@@ -350,6 +383,7 @@ impl<'t> CrashWalker<'t> {
                     for id in std::mem::take(&mut self.volatile) {
                         self.make_durable(id);
                     }
+                    self.compact();
                 }
                 Event::Read { .. } | Event::WaitWrites | Event::Discard { .. } | Event::Failed { .. } | Event::Mark => {
                 }
@@ -360,7 +394,7 @@ impl<'t> CrashWalker<'t> {
 
     /// The writes a power loss now may or may not keep (submission order).
     pub fn pending(&self) -> Vec<u32> {
-        self.pending.iter().map(|(id, _)| *id).collect()
+        self.pending.iter().copied().filter(|&id| !self.is_durable[id as usize]).collect()
     }
 
     /// The durable image only (every pending write lost).
@@ -393,12 +427,23 @@ impl<'t> CrashWalker<'t> {
 
     /// A key identifying the image `survivors` gives at this point (for deduplication).
     pub fn image_key(&self, survivors: &Survivors) -> (u64, u64) {
-        // Only the last survivor of each block (and its mask) shapes the image.
-        let mut last: Vec<(u64, u32, u8)> = Vec::new();
-        for &(id, mask) in &survivors.0 {
-            let addr = self.trace.writes[id as usize].addr;
+        // Only the survivors of each block from its last whole one on (with their masks)
+        // shape the image: sort by block, keeping the order among a block's survivors.
+        let mut all: Vec<(u64, usize, u32, u8)> = survivors
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, &(id, mask))| (self.trace.writes[id as usize].addr, i, id, mask))
+            .collect();
+        all.sort_unstable();
+        let mut last: Vec<(u64, u32, u8)> = Vec::with_capacity(all.len());
+        let mut group = 0usize;
+        for (k, &(addr, _, id, mask)) in all.iter().enumerate() {
+            if k > 0 && all[k - 1].0 != addr {
+                group = last.len();
+            }
             if mask == 0xFF {
-                last.retain(|(a, _, _)| *a != addr);
+                last.truncate(group);
             }
             last.push((addr, id, mask));
         }
@@ -406,7 +451,7 @@ impl<'t> CrashWalker<'t> {
         let mut h = Hasher64::new();
         for (a, id, m) in last {
             h.u64(a);
-            h.u64(block_hash(&self.trace.writes[id as usize].data[..]));
+            h.u64(self.write_hash(id));
             h.u64(m as u64);
         }
         (self.epoch, h.finish())

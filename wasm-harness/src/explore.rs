@@ -17,7 +17,7 @@
 
 use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
 use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, E_DATASUM, STAT_NAMES};
-use crate::model::{Model, Tree};
+use crate::model::{BlockCache, DumpBlocks, DumpFault, Model, Tree};
 use crate::rng::{Hasher64, Rng};
 use crate::workload::{CaseId, Op, RecoveryEio, Workload};
 use std::fmt;
@@ -105,6 +105,8 @@ pub struct Run {
     pub problems: Vec<(String, String)>,
     pub counts: IoCounts,
     pub eio: Option<Eio>,
+    /// Hashes and checksums of the blocks this run's crash images share (planned dumps).
+    pub block_cache: BlockCache,
 }
 
 /// Identity of one crash state within a case.
@@ -727,6 +729,7 @@ impl Explorer {
             problems: Vec::new(),
             counts: IoCounts::default(),
             eio,
+            block_cache: BlockCache::default(),
         };
         if let Err(e) = base {
             run.problems.push(("device".into(), format!("{:?}: {e}", w.device)));
@@ -1051,11 +1054,22 @@ impl Explorer {
             Ok(p) => return (Some(g.into_device()), mount_end, 0, Some(("fsck".into(), p.join("; ")))),
             Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("fsck-error".into(), guest_err(&e)))),
         }
-        let tree = match g.dump() {
-            Ok(d) => match Tree::parse_dump(&d) {
-                Ok(t) => t,
-                Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("dump-parse".into(), e))),
-            },
+        // The planned dump names each file's device blocks; they are hashed and checked
+        // against their data checksums here, once per block of the run (BlockCache).
+        let tree = match g.dump_planned() {
+            Ok(d) => {
+                let dev = g.device();
+                let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache: &run.block_cache };
+                match Tree::parse_planned_dump(&d, &blocks) {
+                    Ok(t) => t,
+                    Err(DumpFault::Parse(e)) => {
+                        return (Some(g.into_device()), mount_end, 0, Some(("dump-parse".into(), e)))
+                    }
+                    Err(DumpFault::Checksum(e)) => {
+                        return (Some(g.into_device()), mount_end, 0, Some(("data-checksum".into(), e)))
+                    }
+                }
+            }
             Err(e) => return (Some(g.into_device()), mount_end, 0, Some((datasum_or(&e, "dump"), guest_err(&e)))),
         };
         // The dump read every file through the core: a block that failed its checksum
@@ -1227,15 +1241,29 @@ impl Explorer {
 
     /// Explores every crash state of one workload (and of its EIO run with `--eio`).
     pub fn explore_workload(&self, case: &CaseId, w: &Workload) -> CaseResult {
-        let mut res = CaseResult::default();
+        let runs = self.prepare_workload(w);
+        self.check_workload(case, w, &runs)
+    }
+
+    /// The runs of a workload to explore: as it is, and (with `--eio`) with one injected
+    /// error. Single-threaded; [`explore_shard`] overlaps it with the checks of the case
+    /// before.
+    pub fn prepare_workload(&self, w: &Workload) -> (Run, Option<Run>) {
         let run = self.run(w, None);
+        let erun = match self.opts.eio {
+            true => self.eio_choice(w, &run.counts).map(|eio| self.run(w, Some(eio))),
+            false => None,
+        };
+        (run, erun)
+    }
+
+    /// Checks the crash states of a workload's runs (on the explorer's threads).
+    pub fn check_workload(&self, case: &CaseId, w: &Workload, runs: &(Run, Option<Run>)) -> CaseResult {
+        let mut res = CaseResult::default();
         let limit = w.max_points.map_or(self.opts.max_points, |n| n.min(self.opts.max_points));
-        self.case_of_run(case, &run, limit, &mut res);
-        if self.opts.eio {
-            if let Some(eio) = self.eio_choice(w, &run.counts) {
-                let erun = self.run(w, Some(eio));
-                self.case_of_run(case, &erun, limit / 4 + 2, &mut res);
-            }
+        self.case_of_run(case, &runs.0, limit, &mut res);
+        if let Some(erun) = &runs.1 {
+            self.case_of_run(case, erun, limit / 4 + 2, &mut res);
         }
         res
     }
@@ -1350,14 +1378,18 @@ pub fn phase_costs(ex: &Explorer, w: &Workload, iters: u32) -> Vec<(&'static str
         let t2 = Instant::now();
         g.fsck().expect("fsck");
         let t3 = Instant::now();
-        g.dump().expect("dump");
+        // As check_image does: the planned dump, parsed against the device.
+        let d = g.dump_planned().expect("dump");
+        let dev = g.device();
+        let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache: &run.block_cache };
+        Tree::parse_planned_dump(&d, &blocks).expect("parse the dump");
         let t4 = Instant::now();
         reads = g.device().counts.reads;
         for (i, d) in [t1 - t0, t2 - t1, t3 - t2, t4 - t3].iter().enumerate() {
             t[i] += d.as_secs_f64() / iters as f64;
         }
     }
-    vec![("instantiate", t[0]), ("mount", t[1]), ("fsck", t[2]), ("dump", t[3]), ("block reads", reads as f64)]
+    vec![("instantiate", t[0]), ("mount", t[1]), ("fsck", t[2]), ("dump + parse", t[3]), ("block reads", reads as f64)]
 }
 
 /// A whole exploration's totals.
@@ -1472,38 +1504,58 @@ pub fn explore_shard(
     let events0 = ex.events();
     let mut h = Hasher64::new();
     let mut i = 0u64;
-    loop {
+    // The next case of the shard and its workload (or why there is none to run).
+    let mut next_case = |sum: &mut Summary, on_violation: &mut dyn FnMut(&Violation)| loop {
         if cases.is_some_and(|n| i >= n) || duration.is_some_and(|d| start.elapsed() >= d) {
-            break;
+            return None;
         }
         let index = i;
         i += 1;
         if !shard.has(index) {
             continue;
         }
-        let Some(case) = nth_case(source, index) else { break };
-        let w = match crate::workload::workload(&case, ex.opts.seed) {
-            Ok(w) => w,
+        let case = nth_case(source, index)?;
+        match crate::workload::workload(&case, ex.opts.seed) {
+            Ok(w) => return Some((index, case, w)),
             Err(e) => {
                 let v = workload_violation(&case, e);
                 on_violation(&v);
                 sum.violations.push(v);
-                continue;
             }
+        }
+    };
+    // Running a workload is single-threaded and the checks of its crash states use every
+    // thread: the next case's runs are made while this case's states are checked. The
+    // results are taken in case order, so the digest is the same as without overlap.
+    std::thread::scope(|scope| {
+        let prepare = |w: Workload| {
+            scope.spawn(move || {
+                let runs = ex.prepare_workload(&w);
+                (w, runs)
+            })
         };
-        let r = ex.explore_workload(&case, &w);
-        sum.workloads += 1;
-        sum.states += r.states;
-        h.u64(r.digest);
-        sum.case_digests.push((index, r.digest));
-        for v in r.violations {
-            on_violation(&v);
-            sum.violations.push(v);
+        let mut ahead = next_case(&mut sum, on_violation).map(|(index, case, w)| (index, case, prepare(w)));
+        while let Some((index, case, handle)) = ahead.take() {
+            let (w, runs) = handle.join().expect("a workload run panicked");
+            if duration.is_some_and(|d| start.elapsed() >= d) {
+                break;
+            }
+            ahead = next_case(&mut sum, on_violation).map(|(index, case, w)| (index, case, prepare(w)));
+            let r = ex.check_workload(&case, &w, &runs);
+            drop(runs);
+            sum.workloads += 1;
+            sum.states += r.states;
+            h.u64(r.digest);
+            sum.case_digests.push((index, r.digest));
+            for v in r.violations {
+                on_violation(&v);
+                sum.violations.push(v);
+            }
+            if stop_at_first && !sum.violations.is_empty() {
+                break;
+            }
         }
-        if stop_at_first && !sum.violations.is_empty() {
-            break;
-        }
-    }
+    });
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();
     sum.events = ex.events().since(&events0);

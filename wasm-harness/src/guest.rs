@@ -505,6 +505,13 @@ impl Guest {
         self.call("sim_dump", ())?;
         self.out()
     }
+
+    /// The tree dump with regular files' device blocks named, not read (ABI.md, "Planned
+    /// contents"); parse it with `Tree::parse_planned_dump` against this guest's device.
+    pub fn dump_planned(&mut self) -> GuestResult<Vec<u8>> {
+        self.call("sim_dump_planned", ())?;
+        self.out()
+    }
 }
 
 /// Builds the guest with extra cargo features (e.g. `rollfs-core/mutant-cp-no-crc`) into a

@@ -12,6 +12,7 @@
 //! which the model cannot predict. [`Tree::parse_dump`] reads the guest's serialization
 //! (ABI.md).
 
+use crate::device::{BlockRef, BLOCK_SIZE};
 use crate::rng::{block_hash, Hasher64};
 use crate::workload::{pattern_bytes, Op, RENAME_EXCHANGE, RENAME_NOREPLACE};
 use rollfs_core::{Error, Ino, RenameFlags};
@@ -508,6 +509,128 @@ impl Model {
 /// name: same content / xattrs as its first record, no bytes follow (ABI.md).
 pub const SAME_AS_FIRST: u32 = u32::MAX;
 
+/// `content_len` of a planned file record: the device blocks are named, not read (ABI.md,
+/// "Planned contents").
+pub const PLANNED: u32 = u32::MAX - 1;
+
+/// Each device block's [`block_hash`] and data checksum, computed once per block of a run:
+/// the crash images of one run share their blocks (`Arc`s), so most states find them here.
+/// Keyed by the block's address in memory; the cache holds a reference so the address is
+/// not reused while cached. Bounded: cleared at [`BlockCache::ENTRIES_MAX`].
+#[derive(Default)]
+pub struct BlockCache(std::sync::Mutex<std::collections::HashMap<usize, (BlockRef, u64, u32)>>);
+
+impl BlockCache {
+    pub const ENTRIES_MAX: usize = 1 << 17;
+
+    /// `(block_hash, crc)` of `b`.
+    pub fn info(&self, b: &BlockRef) -> (u64, u32) {
+        let key = Arc::as_ptr(b) as usize;
+        if let Some(&(_, h, c)) = self.0.lock().unwrap().get(&key) {
+            return (h, c);
+        }
+        let (h, c) = (block_hash(&b[..]), rollfs_core::codec::crc(&b[..]));
+        let mut m = self.0.lock().unwrap();
+        if m.len() >= Self::ENTRIES_MAX {
+            m.clear();
+        }
+        m.insert(key, (b.clone(), h, c));
+        (h, c)
+    }
+}
+
+/// Where a planned dump's blocks come from: the device as the mounted filesystem sees it.
+pub struct DumpBlocks<'a> {
+    pub get: &'a dyn Fn(u64) -> Option<BlockRef>,
+    pub cache: &'a BlockCache,
+}
+
+/// Why a dump could not be turned into a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DumpFault {
+    /// Malformed (a guest or harness bug).
+    Parse(String),
+    /// A device block named by a file does not match its data checksum: a read would have
+    /// failed (the oracle of data checksums).
+    Checksum(String),
+}
+
+/// One run of a planned record.
+struct PlannedRun {
+    offset: usize,
+    addr: u64,
+    blocks: usize,
+    crcs: Option<Vec<u32>>,
+}
+
+/// Parses a planned record's body at `pos` (after its marker) and returns the content
+/// length and [`content_hash`], computed from the named blocks and the bytes between them.
+fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> Result<(u64, u64), DumpFault> {
+    let p = |e: String| DumpFault::Parse(e);
+    let len = le32(b, pos).map_err(p)? as usize;
+    let nruns = le32(b, pos).map_err(p)? as usize;
+    let blocks_max = len / BLOCK_SIZE;
+    if nruns > blocks_max {
+        return Err(p(format!("{path}: {nruns} runs in {len} bytes")));
+    }
+    let mut runs = Vec::with_capacity(nruns);
+    let mut next_free = 0usize;
+    for _ in 0..nruns {
+        let offset = le32(b, pos).map_err(p)? as usize;
+        let addr = u64::from_le_bytes(take(b, pos, 8).map_err(p)?.try_into().unwrap());
+        let blocks = le32(b, pos).map_err(p)? as usize;
+        let crcs = match take(b, pos, 1).map_err(p)?[0] {
+            0 => None,
+            _ => Some((0..blocks).map(|_| le32(b, pos)).collect::<Result<Vec<u32>, String>>().map_err(p)?),
+        };
+        // Runs are whole blocks at block-aligned offsets, in order, inside the content: the
+        // guest reads from offset 0, so content_hash's 4 KiB chunks are the runs' blocks.
+        let end = offset.checked_add(blocks.saturating_mul(BLOCK_SIZE)).filter(|&e| e <= len);
+        if !offset.is_multiple_of(BLOCK_SIZE) || offset < next_free || blocks == 0 || end.is_none() {
+            return Err(p(format!("{path}: run at {offset} of {blocks} blocks is malformed")));
+        }
+        next_free = end.unwrap_or(len);
+        runs.push(PlannedRun { offset, addr, blocks, crcs });
+    }
+    let run_bytes: usize = runs.iter().map(|r| r.blocks * BLOCK_SIZE).sum();
+    let gaps = take(b, pos, len - run_bytes).map_err(p)?;
+    let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
+    let mut h = Hasher64::new();
+    h.u64(len as u64);
+    let mut gap_at = 0usize;
+    let mut hash_gap = |h: &mut Hasher64, n: usize| {
+        for piece in gaps[gap_at..gap_at + n].chunks(BLOCK_SIZE) {
+            if piece.len() == BLOCK_SIZE {
+                h.u64(block_hash(piece));
+            } else {
+                h.bytes(piece);
+            }
+        }
+        gap_at += n;
+    };
+    let mut off = 0usize;
+    for r in &runs {
+        hash_gap(&mut h, r.offset - off);
+        for j in 0..r.blocks {
+            let addr = r.addr + j as u64;
+            let block = (dev.get)(addr).unwrap_or_else(|| zero.clone());
+            let (bh, crc) = dev.cache.info(&block);
+            if let Some(c) = &r.crcs {
+                if c[j] != crc {
+                    return Err(DumpFault::Checksum(format!(
+                        "{path}: block {addr} (file offset {}) fails its data checksum",
+                        r.offset + j * BLOCK_SIZE
+                    )));
+                }
+            }
+            h.u64(bh);
+        }
+        off = r.offset + r.blocks * BLOCK_SIZE;
+    }
+    hash_gap(&mut h, len - off);
+    Ok((len as u64, h.finish()))
+}
+
 /// One entry as read from a dump (or the model), before canonicalization.
 #[derive(Debug, Clone)]
 pub struct RawEntry {
@@ -525,7 +648,9 @@ pub struct RawEntry {
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Equal when everything but `content` is: `chash` stands for the content, which a planned
+/// dump does not carry.
+#[derive(Debug, Clone)]
 pub struct Entry {
     pub kind: u8,
     pub perm: u16,
@@ -538,6 +663,20 @@ pub struct Entry {
     /// The smallest path naming the same inode (hard links share it).
     pub link: String,
 }
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Entry) -> bool {
+        self.kind == o.kind
+            && self.perm == o.perm
+            && self.nlink == o.nlink
+            && self.size == o.size
+            && self.chash == o.chash
+            && self.xattrs == o.xattrs
+            && self.link == o.link
+    }
+}
+
+impl Eq for Entry {}
 
 /// A canonical tree with a precomputed hash (for fast matching against model states).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -610,42 +749,63 @@ impl Tree {
 
     /// Parses the guest's dump (ABI.md, "Tree dump").
     pub fn parse_dump(b: &[u8]) -> Result<Tree, String> {
+        Self::parse_dump_with(b, None).map_err(|e| match e {
+            DumpFault::Parse(m) | DumpFault::Checksum(m) => m,
+        })
+    }
+
+    /// Parses a dump of `sim_dump_planned`: the blocks files name are read from `dev`.
+    pub fn parse_planned_dump(b: &[u8], dev: &DumpBlocks) -> Result<Tree, DumpFault> {
+        Self::parse_dump_with(b, Some(dev))
+    }
+
+    fn parse_dump_with(b: &[u8], dev: Option<&DumpBlocks>) -> Result<Tree, DumpFault> {
+        let p = DumpFault::Parse;
         let mut pos = 0;
         let mut raw = Vec::new();
-        type Shared = (Arc<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>);
+        type Shared = (Arc<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>, Option<u64>);
         let mut seen: BTreeMap<u32, Shared> = BTreeMap::new();
         while pos < b.len() {
-            let n = le32(b, &mut pos)? as usize;
-            let path = String::from_utf8_lossy(take(b, &mut pos, n)?).into_owned();
-            let ino = le32(b, &mut pos)?;
-            let kind = take(b, &mut pos, 1)?[0];
-            let perm = u16::from_le_bytes(take(b, &mut pos, 2)?.try_into().unwrap());
-            let _uid = le32(b, &mut pos)?;
-            let _gid = le32(b, &mut pos)?;
-            let nlink = le32(b, &mut pos)?;
-            let size = u64::from_le_bytes(take(b, &mut pos, 8)?.try_into().unwrap());
-            let n = le32(b, &mut pos)?;
-            let content = if n == SAME_AS_FIRST {
-                seen.get(&ino).ok_or_else(|| format!("{path}: content refers to an inode not dumped before"))?.0.clone()
+            let n = le32(b, &mut pos).map_err(p)? as usize;
+            let path = String::from_utf8_lossy(take(b, &mut pos, n).map_err(p)?).into_owned();
+            let ino = le32(b, &mut pos).map_err(p)?;
+            let kind = take(b, &mut pos, 1).map_err(p)?[0];
+            let perm = u16::from_le_bytes(take(b, &mut pos, 2).map_err(p)?.try_into().unwrap());
+            let _uid = le32(b, &mut pos).map_err(p)?;
+            let _gid = le32(b, &mut pos).map_err(p)?;
+            let nlink = le32(b, &mut pos).map_err(p)?;
+            let size = u64::from_le_bytes(take(b, &mut pos, 8).map_err(p)?.try_into().unwrap());
+            let n = le32(b, &mut pos).map_err(p)?;
+            let (content, chash) = if n == SAME_AS_FIRST {
+                let first =
+                    seen.get(&ino).ok_or_else(|| p(format!("{path}: content refers to an inode not dumped before")))?;
+                (first.0.clone(), first.2)
+            } else if n == PLANNED {
+                let dev = dev.ok_or_else(|| p(format!("{path}: a planned record in a dump without a device")))?;
+                let (_, h) = planned_content(b, &mut pos, &path, dev)?;
+                (Arc::new(Vec::new()), Some(h))
             } else {
-                Arc::new(take(b, &mut pos, n as usize)?.to_vec())
+                (Arc::new(take(b, &mut pos, n as usize).map_err(p)?.to_vec()), None)
             };
-            let nx = le32(b, &mut pos)?;
+            let nx = le32(b, &mut pos).map_err(p)?;
             let xattrs = if nx == SAME_AS_FIRST {
-                seen.get(&ino).ok_or_else(|| format!("{path}: xattrs refer to an inode not dumped before"))?.1.clone()
+                seen.get(&ino)
+                    .ok_or_else(|| p(format!("{path}: xattrs refer to an inode not dumped before")))?
+                    .1
+                    .clone()
             } else {
                 let mut xattrs = Vec::new();
                 for _ in 0..nx {
-                    let n = le32(b, &mut pos)? as usize;
-                    let k = take(b, &mut pos, n)?.to_vec();
-                    let n = le32(b, &mut pos)? as usize;
-                    let v = take(b, &mut pos, n)?.to_vec();
+                    let n = le32(b, &mut pos).map_err(p)? as usize;
+                    let k = take(b, &mut pos, n).map_err(p)?.to_vec();
+                    let n = le32(b, &mut pos).map_err(p)? as usize;
+                    let v = take(b, &mut pos, n).map_err(p)?.to_vec();
                     xattrs.push((k, v));
                 }
                 xattrs
             };
-            seen.entry(ino).or_insert_with(|| (content.clone(), xattrs.clone()));
-            raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, chash: None, xattrs });
+            seen.entry(ino).or_insert_with(|| (content.clone(), xattrs.clone(), chash));
+            raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, chash, xattrs });
         }
         Ok(Tree::from_raw(raw))
     }
@@ -672,14 +832,20 @@ impl Tree {
                     if a.size != b.size {
                         what.push(format!("size {} vs {}", a.size, b.size));
                     }
-                    if a.content != b.content {
-                        let at = a.content.iter().zip(b.content.iter()).position(|(x, y)| x != y);
-                        what.push(format!(
-                            "content differs (len {} vs {}, first difference at {:?})",
-                            a.content.len(),
-                            b.content.len(),
-                            at
-                        ));
+                    if a.chash != b.chash {
+                        // A planned dump carries no bytes: then only the hashes differ.
+                        let whole = |e: &Entry| e.kind != KIND_FILE || e.content.len() as u64 == e.size;
+                        if whole(a) && whole(b) {
+                            let at = a.content.iter().zip(b.content.iter()).position(|(x, y)| x != y);
+                            what.push(format!(
+                                "content differs (len {} vs {}, first difference at {:?})",
+                                a.content.len(),
+                                b.content.len(),
+                                at
+                            ));
+                        } else {
+                            what.push(format!("content differs (hash {:016x} vs {:016x})", a.chash, b.chash));
+                        }
                     }
                     if a.xattrs != b.xattrs {
                         what.push("xattrs differ".into());

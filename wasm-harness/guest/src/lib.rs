@@ -491,13 +491,24 @@ pub extern "C" fn sim_fsck() -> i64 {
 /// lists but lookup cannot find, a directory reached twice) fail with E_TREE.
 #[no_mangle]
 pub extern "C" fn sim_dump() -> i64 {
+    dump_export(false)
+}
+
+/// [`sim_dump`] with each regular file's device blocks named instead of read (ABI.md,
+/// "Planned contents"): the host reads and verifies them from the device image.
+#[no_mangle]
+pub extern "C" fn sim_dump_planned() -> i64 {
+    dump_export(true)
+}
+
+fn dump_export(planned: bool) -> i64 {
     let fs = STATE.with(|s| s.borrow_mut().fs.take());
     let Some(mut fs) = fs else {
         set_out(b"not mounted");
         return -E_NOT_MOUNTED;
     };
     let mut out = Vec::new();
-    let r = dump(&mut fs, &mut out);
+    let r = dump(&mut fs, &mut out, planned);
     STATE.with(|s| s.borrow_mut().fs = Some(fs));
     match r {
         Ok(()) => {
@@ -548,7 +559,43 @@ const DUMP_MAX_FILE: u64 = 64 << 20;
 /// `content_len` and `xattr_count` of a later record of an inode already dumped.
 const SAME_AS_FIRST: u32 = u32::MAX;
 
-fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError> {
+/// Content length of a planned file record (ABI.md).
+const PLANNED: u32 = u32::MAX - 1;
+
+/// A regular file's content as `read_planned` gives it (ABI.md, "Planned contents"): the
+/// runs of device blocks, then every byte of the file outside them.
+fn put_planned(fs: &mut Filesystem<HostDev>, ino: Ino, size: usize, out: &mut Vec<u8>) -> Result<(), DumpError> {
+    let mut data = vec![0u8; size];
+    let plan = fs.read_planned(ino, 0, &mut data)?;
+    put32(out, PLANNED);
+    put32(out, plan.len as u32);
+    put32(out, plan.runs.len() as u32);
+    let mut runs = plan.runs;
+    runs.sort_by_key(|r| r.buf_offset);
+    for r in &runs {
+        put32(out, r.buf_offset as u32);
+        out.extend_from_slice(&r.addr.to_le_bytes());
+        put32(out, r.blocks as u32);
+        match &r.crcs {
+            Some(c) => {
+                out.push(1);
+                for &x in c {
+                    put32(out, x);
+                }
+            }
+            None => out.push(0),
+        }
+    }
+    let mut pos = 0usize;
+    for r in &runs {
+        out.extend_from_slice(&data[pos..r.buf_offset]);
+        pos = r.buf_offset + r.blocks * rollfs_core::BLOCK_SIZE;
+    }
+    out.extend_from_slice(&data[pos..plan.len]);
+    Ok(())
+}
+
+fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Result<(), DumpError> {
     let root = rollfs_core::layout::ROOT_INO;
     let mut visited_dirs = std::collections::BTreeSet::new();
     let mut stack: Vec<(Vec<u8>, Ino)> = vec![(b"/".to_vec(), root)];
@@ -575,11 +622,15 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError
             put32(out, SAME_AS_FIRST);
             continue;
         }
+        if attr.kind == FileType::Regular && attr.size > DUMP_MAX_FILE {
+            return Err(DumpError::Tree(format!("{} size {} too large", show(&path), attr.size)));
+        }
         let content = match attr.kind {
+            FileType::Regular if planned => {
+                put_planned(fs, ino, attr.size as usize, out)?;
+                None
+            }
             FileType::Regular => {
-                if attr.size > DUMP_MAX_FILE {
-                    return Err(DumpError::Tree(format!("{} size {} too large", show(&path), attr.size)));
-                }
                 let mut data = vec![0u8; attr.size as usize];
                 let mut off = 0usize;
                 while off < data.len() {
@@ -590,12 +641,14 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>) -> Result<(), DumpError
                     off += n;
                 }
                 data.truncate(off);
-                data
+                Some(data)
             }
-            FileType::Symlink => fs.readlink(ino)?,
-            _ => Vec::new(),
+            FileType::Symlink => Some(fs.readlink(ino)?),
+            _ => Some(Vec::new()),
         };
-        put_bytes(out, &content);
+        if let Some(content) = content {
+            put_bytes(out, &content);
+        }
         let mut names = fs.listxattr(ino)?;
         names.sort();
         put32(out, names.len() as u32);
