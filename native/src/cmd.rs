@@ -3,8 +3,8 @@
 
 use crate::device::{DeviceKind, DeviceOptions, FileDevice};
 use crate::error::{CliError, Result};
-use crate::fuse::{Dev, Flusher, RollFuse};
-use crate::record::{self, RecordingDevice, RecordingFlusher, ReplayOptions};
+use crate::fuse::{Dev, RollFuse};
+use crate::record::{self, RecordingDevice, ReplayOptions};
 use crate::{probe, size};
 use rollfs_core::{BlockDevice, Filesystem, MkfsOptions, MountOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -524,22 +524,22 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let fdev_meta = fdev.file().metadata().map_err(|e| CliError::io(path, "open", e))?;
     crate::secure::check_target(fdev.file(), path, "mount", a.force || o.force)?;
     let sb = probe::check_superblock(&mut fdev, path)?;
-    // Group commit flushes outside the filesystem lock; with a recording, through the
-    // recorder (record.rs, RecordingFlusher), so that the log sees every flush.
-    let flush_handle = fdev.flush_handle();
+    // Group commit flushes outside the filesystem lock, recording or not: the recorder
+    // learns of completions and flushes from the device itself (record.rs).
+    let flusher = fdev.flush_handle();
     // Data reads outside the lock: not with a recording (its log must see every read's
     // device state as the core does: keep one path), nor with O_DIRECT (reader() is None).
     let reader = if a.record_writes.is_none() { fdev.reader() } else { None };
-    let (dev, flusher, marks): (Dev, Flusher, _) = match &a.record_writes {
+    let (dev, marks): (Dev, _) = match &a.record_writes {
         Some(log) => {
             let snapshot_file = fdev.file().try_clone().map_err(|e| CliError::io(path, "open", e))?;
             let is_image = fdev.kind() == DeviceKind::ImageFile;
-            let rec = RecordingDevice::create(fdev, log, is_image.then_some(&snapshot_file))?;
+            let rec = RecordingDevice::create(fdev, log, is_image.then_some(&snapshot_file), true)?;
+            rec.inner().observe(rec.observer());
             let log = rec.log();
-            let flusher = Flusher::Recorded(RecordingFlusher { inner: flush_handle, log: log.clone() });
-            (Box::new(rec), flusher, Some(log))
+            (Box::new(rec), Some(log))
         }
-        None => (Box::new(fdev), Flusher::Device(flush_handle), None),
+        None => (Box::new(fdev), None),
     };
     let discard = o.discard.unwrap_or_else(|| discard_default(fdev_kind, &fdev_meta));
     let mut mopts = MountOptions { read_only: o.read_only, discard, ssr: o.ssr, ..Default::default() };

@@ -8,15 +8,17 @@
 //! 2. with `--check CMD`: the recovered image mounts through FUSE and CMD, run by `sh -c`
 //!    inside the mount, exits 0. CMD sees `ROLLFS_CRASHTEST_MARKS` (how many marks the
 //!    workload had set before the crash point: `rollfs mark` after a step whose effect
-//!    must survive) and `ROLLFS_CRASHTEST_POINT`. The workload and the check find this
-//!    rollfs first on their PATH (and in `ROLLFS`).
+//!    must survive), `ROLLFS_CRASHTEST_POINT` and `ROLLFS_CRASHTEST_CWD` (the directory
+//!    crashtest was started in); it is killed after `--check-timeout` seconds. The
+//!    workload and the check find this rollfs first on their PATH (and in `ROLLFS`).
 //!
 //! Which states: every crash point (a power loss after any logged write, wait, flush,
 //! discard or mark) and per point the variants of [`record::CrashStates`] (none of the
 //! writes not yet durable survive, all, all with the newest torn, random subsets some
 //! torn, discards zeroed or ignored). When they are more than `--max-states`, the points
 //! right after a mark, flush or wait come first, then the others spread evenly; a state
-//! whose image equals one already checked is skipped (and counted). `--shard K/N` checks
+//! whose image equals one already checked with as many marks before it is skipped (and
+//! counted). `--shard K/N` checks
 //! the chosen states whose index is K mod N, so that the states of one log (`--log`,
 //! recorded once) split across machines.
 //!
@@ -61,6 +63,8 @@ pub struct CrashtestArgs {
     /// Check the states of this existing log instead of running a workload.
     pub replay_log: Option<PathBuf>,
     pub shard: (u64, u64),
+    /// Seconds a check may run before it is killed (and the state reported).
+    pub check_timeout_secs: u64,
     pub command: Vec<String>,
 }
 
@@ -78,6 +82,7 @@ impl Default for CrashtestArgs {
             keep: false,
             replay_log: None,
             shard: (0, 1),
+            check_timeout_secs: 60,
             command: Vec::new(),
         }
     }
@@ -141,7 +146,10 @@ pub fn run_inner(a: &CrashtestArgs) -> Result<Outcome> {
         Some(l) => l.clone(),
         None => {
             let log = dir.join("writes.log");
-            record_workload(a, &dir, &log)?;
+            if let Err(e) = record_workload(a, &dir, &log) {
+                eprintln!("rollfs crashtest: work directory kept: {}", dir.display());
+                return Err(e);
+            }
             log
         }
     };
@@ -193,12 +201,19 @@ fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Path) -> Result<()> {
     std::fs::create_dir_all(&mnt).map_err(|e| CliError::io(&mnt, "create the mount point", e))?;
     let mount = FuseMount::start(&img, &mnt, Some(log), &dir.join("workload-mount.log"))?;
     let rollfs = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rollfs"));
-    let status = Command::new(&a.command[0])
+    // The workload runs inside the mount: a program named by a relative path is the
+    // caller's (`./work.sh`), not one inside the mount.
+    let program = match Path::new(&a.command[0]) {
+        p if p.is_relative() && a.command[0].contains('/') => std::path::absolute(p).unwrap_or_else(|_| p.to_owned()),
+        p => p.to_owned(),
+    };
+    let status = Command::new(&program)
         .args(&a.command[1..])
         .current_dir(&mnt)
         .env("ROLLFS", &rollfs)
         .env("PATH", path_with_rollfs())
         .env("ROLLFS_CRASHTEST", "1")
+        .env("ROLLFS_CRASHTEST_CWD", std::env::current_dir().unwrap_or_default())
         .stdin(Stdio::null())
         .status();
     let unmounted = mount.stop();
@@ -274,7 +289,9 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
     );
     let chosen = choose_states(&log, a.max_states, a.torn, a.random_variants);
     let mut cursor = states.cursor();
-    let mut seen: HashSet<(bool, u64, u64)> = HashSet::new();
+    // A state's verdict depends on its image and, with --check, on the marks before it:
+    // the same image after one more mark is checked again (it must now show more).
+    let mut seen: HashSet<((bool, u64, u64), u64)> = HashSet::new();
     let mut out = Outcome { io_count, ..Default::default() };
     let check_img = dir.join("check.img");
     let check_mnt = dir.join("check-mnt");
@@ -283,7 +300,8 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
             continue;
         }
         let st = cursor.state(point, variant, a.seed, a.torn);
-        if !seen.insert(st.key) {
+        let marks_key = if a.check.is_some() { states.marks_before(point) } else { 0 };
+        if !seen.insert((st.key, marks_key)) {
             out.duplicates += 1;
             continue;
         }
@@ -328,9 +346,17 @@ fn check_state(
     let dev = ImageDevice { img: img.clone(), over: AddrMap::default() };
     let mut fs =
         Filesystem::mount(dev, &MountOptions::default(), crate::now()).map_err(|e| format!("does not mount: {e}"))?;
-    let report = rollfs_core::fsck::check(fs.device_mut()).map_err(|e| format!("fsck after recovery failed: {e}"))?;
-    if !report.problems.is_empty() {
-        return Err(format!("fsck after recovery: {}", report.problems.join("; ")));
+    // Metadata and every data block against its checksum; what the files should hold is
+    // the --check command's to say.
+    let fsck_opts = rollfs_core::fsck::FsckOptions { verify_data: true };
+    let report = rollfs_core::fsck::check_with(fs.device_mut(), &fsck_opts, &mut |_, _| {})
+        .map_err(|e| format!("fsck after recovery failed: {e}"))?;
+    if !report.problems.is_empty() || !report.bad_data.is_empty() {
+        let bad = report.bad_data.iter().map(|b| b.to_string());
+        return Err(format!(
+            "fsck after recovery: {}",
+            report.problems.iter().cloned().chain(bad).collect::<Vec<_>>().join("; ")
+        ));
     }
     let dev = fs.unmount(crate::now()).map_err(|e| format!("unmount after recovery failed: {e}"))?;
     let Some(check) = &a.check else { return Ok(()) };
@@ -340,31 +366,60 @@ fn check_state(
     std::fs::create_dir_all(check_mnt).map_err(|e| format!("cannot create {}: {e}", check_mnt.display()))?;
     let mount = FuseMount::start(check_img, check_mnt, None, &dir.join("check-mount.log"))
         .map_err(|e| format!("the recovered image does not mount through FUSE: {e}"))?;
-    let out = Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(check)
         .current_dir(check_mnt)
         .env("ROLLFS_CRASHTEST_MARKS", marks.to_string())
         .env("ROLLFS_CRASHTEST_POINT", point.to_string())
+        .env("ROLLFS_CRASHTEST_CWD", std::env::current_dir().unwrap_or_default())
         .env("ROLLFS", std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rollfs")))
-        .env("PATH", path_with_rollfs())
-        .stdin(Stdio::null())
-        .output();
+        .env("PATH", path_with_rollfs());
+    let out = run_bounded(cmd, Duration::from_secs(a.check_timeout_secs), &dir.join("check.out"));
     let stopped = mount.stop();
-    let out = out.map_err(|e| format!("cannot run the check: {e}"))?;
-    if !out.status.success() {
-        let mut msg = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let err = String::from_utf8_lossy(&out.stderr);
-        if !err.trim().is_empty() {
-            msg = format!("{msg} {}", err.trim());
-        }
-        return Err(format!(
-            "the check failed ({}): {}",
-            out.status,
-            msg.split_whitespace().collect::<Vec<_>>().join(" ")
-        ));
+    let (status, text) = out.map_err(|e| format!("the check {e}"))?;
+    if !status.success() {
+        return Err(format!("the check failed ({status}): {}", text.split_whitespace().collect::<Vec<_>>().join(" ")));
     }
     stopped.map_err(|e| format!("the recovered mount did not unmount cleanly: {e}"))
+}
+
+/// Runs `cmd` in a process group of its own with stdin closed and its output in `out`
+/// (a file: a pipe would stay open as long as anything the command left in the background),
+/// killing the group when it runs longer than `limit`, and afterwards whatever the
+/// command left running in the background (which would keep the mount busy). Returns
+/// the exit status and the output.
+fn run_bounded(
+    mut cmd: Command,
+    limit: Duration,
+    out: &Path,
+) -> std::result::Result<(std::process::ExitStatus, String), String> {
+    use std::os::unix::process::CommandExt;
+    let f = std::fs::File::create(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let f2 = f.try_clone().map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(f)
+        .stderr(f2)
+        .spawn()
+        .map_err(|e| format!("cannot run: {e}"))?;
+    let pgid = child.id() as i32;
+    let end = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(5)),
+            _ => break None,
+        }
+    };
+    // SAFETY: signals the process group the command runs in (gone already: ESRCH).
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let Some(status) = status else {
+        let _ = child.wait();
+        return Err(format!("ran longer than {} s and was killed", limit.as_secs()));
+    };
+    Ok((status, std::fs::read_to_string(out).unwrap_or_default()))
 }
 
 /// A crash image as a block device: reads from the image, writes to an overlay (the image
@@ -476,6 +531,8 @@ impl FuseMount {
         }
         let mut child = self.child.take().expect("child");
         if !unmounted {
+            // Detach it so that the next state's mount point is free, then stop the daemon.
+            lazy_unmount(&self.mnt);
             let _ = child.kill();
             let _ = child.wait();
             return Err(failed(&self.mnt, "cannot unmount", "still busy after 10 s"));
@@ -495,9 +552,22 @@ impl FuseMount {
 impl Drop for FuseMount {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = unmount_cmd(&self.mnt);
+            if !unmount_cmd(&self.mnt) {
+                lazy_unmount(&self.mnt);
+            }
             let _ = c.kill();
             let _ = c.wait();
+        }
+    }
+}
+
+fn lazy_unmount(mnt: &Path) {
+    for (bin, args) in [("fusermount3", &["-u", "-z"][..]), ("fusermount", &["-u", "-z"][..]), ("umount", &["-l"][..])]
+    {
+        if let Ok(s) = Command::new(bin).args(args).arg(mnt).stdout(Stdio::null()).stderr(Stdio::null()).status() {
+            if s.success() {
+                return;
+            }
         }
     }
 }

@@ -38,7 +38,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 const BLOCK: u64 = BLOCK_SIZE as u64;
 /// Pending writes that make a submission drain the queue itself: bounds the daemon's memory
@@ -118,8 +118,24 @@ struct State {
     error: Option<IoError>,
 }
 
+/// What the host did with the writes, told to an observer (the write recorder,
+/// native/src/record.rs): which writes reached the host, and when a host flush began or
+/// failed. Called from whichever thread drains or flushes, holding no lock of the device's
+/// state; the observer must not call back into the device.
+pub trait IoObserver: Send + Sync {
+    /// Every write with a submission number up to `seq` (the device's count of accepted
+    /// writes: the first is 1) has reached the host.
+    fn completed_upto(&self, seq: u64);
+    /// A host flush begins: it covers the writes reported complete before it. Returns an
+    /// id for [`IoObserver::flush_failed`].
+    fn flush_begins(&self) -> u64;
+    /// The flush `id` failed: it covers nothing.
+    fn flush_failed(&self, id: u64);
+}
+
 struct Shared {
     file: Arc<File>,
+    observer: OnceLock<Arc<dyn IoObserver>>,
     state: Mutex<State>,
     /// Held for a whole drain: drains run one at a time, each over a prefix of the
     /// submission order, so writes of one block reach the host in submission order.
@@ -246,6 +262,7 @@ impl FileDevice {
         let file = Arc::new(file);
         let shared = Arc::new(Shared {
             file: file.clone(),
+            observer: OnceLock::new(),
             state: Mutex::new(State::default()),
             drain: Mutex::new(()),
             flush_lock: Mutex::new(()),
@@ -281,6 +298,12 @@ impl FileDevice {
 
     /// A handle that waits for in-flight writes and flushes without `&mut` access to the
     /// device, so a driver can flush outside the filesystem's lock (group commit).
+    /// Tells `o` what the host does with this device's writes from now on (once; false if
+    /// an observer was set already).
+    pub fn observe(&self, o: Arc<dyn IoObserver>) -> bool {
+        self.shared.observer.set(o).is_ok()
+    }
+
     pub fn flush_handle(&self) -> FlushHandle {
         FlushHandle { shared: self.shared.clone(), writable: self.writable }
     }
@@ -423,7 +446,11 @@ pub struct FlushHandle {
 
 impl FlushHandle {
     pub fn wait_and_flush(&self) -> Result<(), IoError> {
-        self.drain()?;
+        if !crate::mutant::active("mutant-flush-without-drain") {
+            self.drain()?;
+        }
+        // (The mutant, test-only: group commit flushes without waiting for the fsync's
+        // writes, which may then still be on their way to the host.)
         self.sync()
     }
 
@@ -457,7 +484,11 @@ impl Shared {
         if let Some(e) = self.latched() {
             return Err(e);
         }
+        let observed = self.observer.get().map(|o| (o, o.flush_begins()));
         if self.file.sync_data().is_err() {
+            if let Some((o, id)) = observed {
+                o.flush_failed(id);
+            }
             return Err(self.latch(IoError { block: IoError::FLUSH_BLOCK, op: "flush" }));
         }
         self.latched().map_or(Ok(()), Err)
@@ -495,6 +526,11 @@ impl Shared {
                 let _one_reporter = self.flush_lock.lock().unwrap();
                 let failed_at = if self.latched().is_some() { Some(j.addr) } else { write_run(&self.file, &run) };
                 self.settle(std::slice::from_ref(&run), &[failed_at]);
+            }
+            // Every write taken (a prefix of the submission order; earlier prefixes were
+            // drained before, one drain at a time) reached the host, unless one failed.
+            if let (Some(o), None, Some(last)) = (self.observer.get(), self.latched(), jobs.last()) {
+                o.completed_upto(last.seq);
             }
         }
         self.latched().map_or(Ok(()), Err)

@@ -21,9 +21,9 @@
 //!   the negative entry then.
 //! - fsync is split for group commit: the core submits the batch under the lock
 //!   (`fsync_submit`), and the wait-for-writes + device flush runs outside it through a
-//!   [`Flusher`], shared by every fsync that submitted before the flush began
-//!   ([`GroupCommit`]). With a write recording the flusher records its wait and flush
-//!   ([`crate::record::RecordingFlusher`]), so the recorded mount runs the same path.
+//!   [`FlushHandle`], shared by every fsync that submitted before the flush began
+//!   ([`GroupCommit`]). A recorded mount runs the same path: the device itself reports
+//!   to the write log what reached the host and when it flushed (record.rs).
 //! - A crashtest workload's marks: with a recording, a getxattr of
 //!   [`crate::record::MARK_XATTR`] appends a mark to the write log (`rollfs mark`).
 //! - Atomic writes (f2fs ioctls) map to the core's sessions. START needs a handle open
@@ -42,7 +42,7 @@
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
 use crate::device::{DeviceReader, FlushHandle};
-use crate::record::{RecordingFlusher, SharedLog};
+use crate::record::SharedLog;
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
     ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs,
@@ -163,25 +163,9 @@ struct GroupState {
     failed_upto: u64,
 }
 
-/// Group commit's device flush: the file device's, or the same through the write recorder.
-pub enum Flusher {
-    Device(FlushHandle),
-    Recorded(RecordingFlusher),
-}
-
-impl Flusher {
-    /// Waits for every write submitted before the call, then flushes the device.
-    pub fn wait_and_flush(&self) -> Result<(), rollfs_core::IoError> {
-        match self {
-            Flusher::Device(f) => f.wait_and_flush(),
-            Flusher::Recorded(f) => f.wait_and_flush(),
-        }
-    }
-}
-
 impl GroupCommit {
     /// Returns Ok when a flush that began after this call completed successfully.
-    pub fn sync(&self, flusher: &Flusher, stats: &DriverStats) -> Result<(), rollfs_core::IoError> {
+    pub fn sync(&self, flusher: &FlushHandle, stats: &DriverStats) -> Result<(), rollfs_core::IoError> {
         let mut st = self.state.lock().unwrap();
         st.requested += 1;
         let mine = st.requested;
@@ -248,7 +232,7 @@ pub struct RollFuse {
     pub stats: Arc<DriverStats>,
     unmount: UnmountResult,
     /// Flushes outside the lock (None: fsync flushes under the lock).
-    flusher: Option<Flusher>,
+    flusher: Option<FlushHandle>,
     /// The write log of a recorded mount, for a crashtest workload's marks.
     marks: Option<SharedLog>,
     /// Reads file data outside the lock (None: reads stay under it, e.g. with O_DIRECT).
@@ -433,7 +417,7 @@ fn cred(req: &Request) -> Credentials {
 }
 
 impl RollFuse {
-    pub fn new(fs: Filesystem<Dev>, flusher: Option<Flusher>) -> RollFuse {
+    pub fn new(fs: Filesystem<Dev>, flusher: Option<FlushHandle>) -> RollFuse {
         RollFuse {
             fs: Arc::new(Mutex::new(Some(fs))),
             failed: Arc::new(AtomicBool::new(false)),

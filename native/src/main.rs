@@ -155,7 +155,11 @@ enum Cmd {
         /// Check only the chosen states whose index is K mod N (split one log's states).
         #[arg(long, value_name = "K/N", value_parser = parse_shard)]
         shard: Option<(u64, u64)>,
-        /// The workload, run in the mount point (after `--`).
+        /// Seconds a check may run before it is killed (its state is then a violation).
+        #[arg(long, value_name = "SECS", default_value_t = 60)]
+        check_timeout: u64,
+        /// The workload, run in the mount point (after `--`; a program given by a relative
+        /// path is found from the current directory).
         #[arg(last = true)]
         command: Vec<String>,
     },
@@ -298,6 +302,7 @@ fn main() {
             keep,
             log,
             shard,
+            check_timeout,
             command,
         } => rollfs::crashtest::run(&rollfs::crashtest::CrashtestArgs {
             size,
@@ -311,6 +316,7 @@ fn main() {
             keep,
             replay_log: log,
             shard: shard.unwrap_or((0, 1)),
+            check_timeout_secs: check_timeout,
             command,
         }),
         Cmd::Mark { path } => {

@@ -7,9 +7,10 @@
 //! | mutant | what it breaks |
 //! |---|---|
 //! | `mutant-fsync-ack-before-flush` | fsync returns once its writes are submitted, before they are waited for and flushed |
+//! | `mutant-flush-without-drain` | group commit's flush does not wait for the writes submitted before it (device.rs, `FlushHandle`) |
 
-/// The driver's mutants (a test checks them against Cargo.toml).
-pub const NAMES: [&str; 1] = ["mutant-fsync-ack-before-flush"];
+/// The driver's mutants.
+pub const NAMES: [&str; 2] = ["mutant-fsync-ack-before-flush", "mutant-flush-without-drain"];
 
 /// Whether mutant `name` is chosen for this process.
 #[cfg(feature = "mutants")]

@@ -14,25 +14,26 @@
 //! so a log replays on its own without the original image. Version 2 added `MARK`
 //! (version 1 logs, which have none, still read).
 //!
-//! What each entry tells the crash model. The recorder sees submissions, not completions,
-//! so it records every `wait_writes` that returned: a write is *known complete* once a
-//! `WAIT` follows it (in the trace: a completion of every write in flight, then the
-//! wait). A `FLUSH` makes every known-complete write durable, and a FUA write is durable
-//! once known complete; a write submitted but not yet known complete, or complete but not
-//! yet flushed, may or may not survive, whole or torn at sectors. A `DISCARD` becomes
-//! zero-block writes that complete at once (a power loss may keep the zeros or the old
-//! data) or, for a device that ignores TRIM, nothing at all. This is deliberately the
-//! crash model of docs/INVARIANTS.md: a flush covers only writes that had completed, so
-//! an fsync that forgets to wait for its chain is caught.
+//! What each entry tells the crash model. A write is in flight once its `WRITE` is
+//! logged. It is *known complete* once the device reports it reached the host: a
+//! `COMPLETE` entry (addr = N: every write up to the N-th has), which the native device
+//! logs itself at the end of every drain ([`crate::device::IoObserver`]), whoever drains
+//! — a `wait_writes` of the filesystem, group commit's flusher, a full queue. The device
+//! logs its flushes too: a `FLUSH` entry (addr = its id) when a host flush *begins*, so it
+//! covers exactly the writes reported complete before it; a `FLUSH_FAILED` entry cancels
+//! it. So the log is what the device did, not what the filesystem asked for: a flush that
+//! forgot to wait for its writes shows as a flush over writes still in flight. A log made
+//! over a device that reports nothing (a memory device in tests; logs of version 1 and 2)
+//! has no `DEVICE_LOG` entry: then a `WAIT` completes every write before it and the
+//! recorder logs `FLUSH` when the flush returns.
 //!
-//! Group commit's flusher (outside the filesystem lock) records through
-//! [`RecordingFlusher`]: it holds the log while it waits for the device's writes and
-//! flushes, then records `WAIT` and `FLUSH`. Every write logged before them was submitted
-//! before the wait began, so it is complete and covered; a write submitted meanwhile is
-//! logged after them and is not. Recording thus keeps the group commit path that users
-//! run, at the cost of writers queueing behind the flush for their log entries.
+//! A FUA write is durable once complete; a write in flight, or complete but not flushed,
+//! may or may not survive, whole or torn at sectors. A `DISCARD` becomes zero-block writes
+//! that complete at once (a power loss may keep the zeros or the old data) or, for a device
+//! that ignores TRIM, nothing at all. This is deliberately the crash model of
+//! docs/INVARIANTS.md.
 
-use crate::device::FlushHandle;
+use crate::device::IoObserver;
 use crate::error::{CliError, Result};
 use rollfs_core::{Block, BlockDevice, IoError, WriteFlags, BLOCK_SIZE};
 use rollfs_crash::rng::Rng;
@@ -48,7 +49,7 @@ pub const LOG_MAGIC: &[u8; 8] = b"RLFSWLOG";
 /// The extended attribute whose getxattr on a recorded mount sets a mark (`rollfs mark`);
 /// the value returned is the mark's number (1, 2, ...).
 pub const MARK_XATTR: &str = "user.rollfs.crashtest.mark";
-pub const LOG_VERSION: u32 = 2;
+pub const LOG_VERSION: u32 = 3;
 const HEADER_LEN: usize = 24;
 const ENTRY_LEN: usize = 24;
 
@@ -62,6 +63,12 @@ pub enum Tag {
     Discard = 5,
     /// A crashtest workload's mark (`rollfs mark`): everything it did before is before it.
     Mark = 6,
+    /// The device: every write up to the `addr`-th has reached the host.
+    Complete = 7,
+    /// The device: the flush with id `addr` failed.
+    FlushFailed = 8,
+    /// First entry of a log whose device reports completions and flushes itself.
+    DeviceLog = 9,
 }
 
 impl Tag {
@@ -73,6 +80,9 @@ impl Tag {
             4 => Tag::Flush,
             5 => Tag::Discard,
             6 => Tag::Mark,
+            7 => Tag::Complete,
+            8 => Tag::FlushFailed,
+            9 => Tag::DeviceLog,
             _ => return None,
         })
     }
@@ -89,6 +99,7 @@ pub struct LogWriter {
     /// recording is never silently incomplete.
     failed: bool,
     marks: u64,
+    flushes: u64,
 }
 
 /// The log, shared by the device, the flusher and the driver.
@@ -98,7 +109,7 @@ impl LogWriter {
     fn rec(&mut self, tag: Tag, flags: u8, addr: u64, count: u64, data: Option<&Block>) -> Result<(), IoError> {
         if !self.failed {
             let mut r = write_entry(&mut self.log, tag, flags, addr, count, data);
-            if r.is_ok() && matches!(tag, Tag::Flush | Tag::Wait | Tag::Mark) {
+            if r.is_ok() && matches!(tag, Tag::Flush | Tag::Wait | Tag::Mark | Tag::Complete) {
                 // Hand the log to the OS at every flush, wait and mark: a killed daemon then
                 // leaves a log complete up to its last durability point, and a test that
                 // reads the log right after an fsync returned sees all of that fsync.
@@ -120,16 +131,39 @@ impl LogWriter {
     }
 }
 
+/// The device's reports ([`IoObserver`]) into the log.
+struct DeviceReports(SharedLog);
+
+impl IoObserver for DeviceReports {
+    fn completed_upto(&self, seq: u64) {
+        let _ = self.0.lock().unwrap_or_else(|e| e.into_inner()).rec(Tag::Complete, 0, seq, 0, None);
+    }
+    fn flush_begins(&self) -> u64 {
+        let mut l = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        l.flushes += 1;
+        let id = l.flushes;
+        let _ = l.rec(Tag::Flush, 0, id, 0, None);
+        id
+    }
+    fn flush_failed(&self, id: u64) {
+        let _ = self.0.lock().unwrap_or_else(|e| e.into_inner()).rec(Tag::FlushFailed, 0, id, 0, None);
+    }
+}
+
 /// A block device that passes everything to `inner` and logs it.
 pub struct RecordingDevice<D: BlockDevice> {
     inner: D,
     log: SharedLog,
+    /// The device reports completions and flushes itself ([`RecordingDevice::observer`]).
+    device_reports: bool,
 }
 
 impl<D: BlockDevice> RecordingDevice<D> {
     /// Starts a log at `log_path` with a snapshot of the device's current contents.
     /// `data_file`, when given, is the image file behind `inner`; its holes are skipped.
-    pub fn create(mut inner: D, log_path: &Path, data_file: Option<&File>) -> Result<Self> {
+    /// With `device_reports`, the caller connects `inner` to [`RecordingDevice::observer`]
+    /// before any write: the device logs completions and flushes, the recorder does not.
+    pub fn create(mut inner: D, log_path: &Path, data_file: Option<&File>, device_reports: bool) -> Result<Self> {
         let f = crate::secure::create_private(log_path, "create the write log")?;
         let mut log = BufWriter::with_capacity(1 << 20, f);
         let count = inner.block_count();
@@ -157,8 +191,17 @@ impl<D: BlockDevice> RecordingDevice<D> {
                 }
             }
         }
+        if device_reports {
+            write_entry(&mut log, Tag::DeviceLog, 0, 0, 0, None).map_err(io_err)?;
+        }
         log.flush().map_err(io_err)?;
-        Ok(RecordingDevice { inner, log: Arc::new(Mutex::new(LogWriter { log, failed: false, marks: 0 })) })
+        let log = Arc::new(Mutex::new(LogWriter { log, failed: false, marks: 0, flushes: 0 }));
+        Ok(RecordingDevice { inner, log, device_reports })
+    }
+
+    /// What the device reports into the log (see [`RecordingDevice::create`]).
+    pub fn observer(&self) -> Arc<dyn IoObserver> {
+        Arc::new(DeviceReports(self.log.clone()))
     }
 
     pub fn inner(&self) -> &D {
@@ -179,23 +222,6 @@ impl Drop for LogWriter {
     fn drop(&mut self) {
         let _ = self.log.flush();
         let _ = self.log.get_ref().sync_all();
-    }
-}
-
-/// Group commit's flush, recorded: see the module documentation for why holding the log
-/// across the wait and the flush makes the log's order the device's.
-pub struct RecordingFlusher {
-    pub inner: FlushHandle,
-    pub log: SharedLog,
-}
-
-impl RecordingFlusher {
-    pub fn wait_and_flush(&self) -> Result<(), IoError> {
-        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        self.inner.drain()?;
-        log.rec(Tag::Wait, 0, 0, 0, None)?;
-        self.inner.sync()?;
-        log.rec(Tag::Flush, 0, IoError::FLUSH_BLOCK, 0, None)
     }
 }
 
@@ -257,8 +283,10 @@ impl<D: BlockDevice> BlockDevice for RecordingDevice<D> {
         self.inner.reuse_fence()
     }
     fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
+        // Logged after the device accepted it: the n-th WRITE entry is the device's n-th
+        // write (writes come one at a time, under the filesystem's lock).
         self.inner.write(addr, data, flags)?;
-        if flags.contains(WriteFlags::PREFLUSH) {
+        if flags.contains(WriteFlags::PREFLUSH) && !self.device_reports {
             self.rec(Tag::Flush, 0, IoError::FLUSH_BLOCK, 0, None)?;
         }
         self.rec(Tag::Write, flags.bits(), addr, 1, Some(data))
@@ -269,6 +297,9 @@ impl<D: BlockDevice> BlockDevice for RecordingDevice<D> {
     }
     fn flush(&mut self) -> Result<(), IoError> {
         self.inner.flush()?;
+        if self.device_reports {
+            return Ok(());
+        }
         self.rec(Tag::Flush, 0, IoError::FLUSH_BLOCK, 0, None)
     }
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
@@ -405,23 +436,36 @@ impl WriteLog {
         }
         let start = Image::blank(self.block_count).with_blocks(base).flatten();
         let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
+        // The device's own reports, when it made them, are what counts (module header).
+        let device_reports = self.io().iter().any(|e| e.tag == Tag::DeviceLog);
+        let failed_flushes: std::collections::HashSet<u64> =
+            self.io().iter().filter(|e| e.tag == Tag::FlushFailed).map(|e| e.addr).collect();
         let mut zeroing = TraceBuilder::default();
         let mut ignoring = TraceBuilder::default();
         let mut marks = 0u64;
         let mut marks_before = vec![0u64];
         for e in self.io() {
             match e.tag {
-                Tag::Base => {}
+                Tag::Base | Tag::DeviceLog | Tag::FlushFailed => {}
                 Tag::Write => {
                     let data = self.read_block(e)?;
                     let fua = e.flags & WriteFlags::FUA.bits() != 0;
                     zeroing.write(e.addr, data.clone(), fua);
                     ignoring.write(e.addr, data, fua);
                 }
+                Tag::Complete => {
+                    zeroing.complete_upto(e.addr);
+                    ignoring.complete_upto(e.addr);
+                }
+                Tag::Wait if device_reports => {
+                    zeroing.trace.events.push(Event::WaitWrites);
+                    ignoring.trace.events.push(Event::WaitWrites);
+                }
                 Tag::Wait => {
                     zeroing.wait();
                     ignoring.wait();
                 }
+                Tag::Flush if device_reports && failed_flushes.contains(&e.addr) => {}
                 Tag::Flush => {
                     zeroing.trace.events.push(Event::Flush);
                     ignoring.trace.events.push(Event::Flush);
@@ -433,7 +477,7 @@ impl WriteLog {
                     // As the simulated device: discarded blocks complete at once into the
                     // cache; a power loss may keep the zeros or the old contents.
                     for a in e.addr.min(end)..end {
-                        let id = zeroing.write(a, zero.clone(), false);
+                        let id = zeroing.add_write(a, zero.clone(), false);
                         zeroing.complete(id);
                     }
                 }
@@ -455,27 +499,53 @@ impl WriteLog {
 #[derive(Default)]
 pub struct TraceBuilder {
     pub trace: Trace,
-    in_flight: Vec<u32>,
+    /// Device writes in flight: (the device's number for it, trace id), in order.
+    in_flight: Vec<(u64, u32)>,
+    /// Device writes logged so far (the device numbers them 1, 2, ...).
+    device_writes: u64,
+    /// The device reported every write up to this one complete.
+    completed_upto: u64,
     /// `point_event[p]`: the number of events the first `p` I/O entries make.
     point_event: Vec<usize>,
 }
 
 impl TraceBuilder {
+    /// A device write (its WRITE entry).
     fn write(&mut self, addr: u64, data: BlockRef, fua: bool) -> u32 {
+        self.device_writes += 1;
+        let id = self.add_write(addr, data, fua);
+        if self.device_writes <= self.completed_upto {
+            // Reported complete before its entry was logged (a drain ran between the
+            // device accepting it and the recorder logging it).
+            self.trace.events.push(Event::Complete { id });
+        } else {
+            self.in_flight.push((self.device_writes, id));
+        }
+        id
+    }
+    /// A write in the trace only (a discarded block's zeros), completed by the caller.
+    fn add_write(&mut self, addr: u64, data: BlockRef, fua: bool) -> u32 {
         let id = self.trace.writes.len() as u32;
         self.trace.writes.push(WriteRec { addr, data, fua });
         self.trace.events.push(Event::Write { id });
-        self.in_flight.push(id);
         id
     }
     fn complete(&mut self, id: u32) {
-        self.in_flight.retain(|&i| i != id);
         self.trace.events.push(Event::Complete { id });
     }
-    /// A `WAIT`: everything in flight completed (in submission order; the order among
-    /// them is invisible to a power loss after the wait, and before it none had).
+    /// A `COMPLETE` report: the device's writes up to the `upto`-th reached the host.
+    fn complete_upto(&mut self, upto: u64) {
+        self.completed_upto = self.completed_upto.max(upto);
+        let done = self.in_flight.iter().take_while(|(n, _)| *n <= upto).count();
+        for (_, id) in self.in_flight.drain(..done) {
+            self.trace.events.push(Event::Complete { id });
+        }
+    }
+    /// A `WAIT` of a log without device reports: everything in flight completed (in
+    /// submission order; the order among them is invisible to a power loss after the
+    /// wait, and before it none had).
     fn wait(&mut self) {
-        for id in std::mem::take(&mut self.in_flight) {
+        for (_, id) in std::mem::take(&mut self.in_flight) {
             self.trace.events.push(Event::Complete { id });
         }
         self.trace.events.push(Event::WaitWrites);
@@ -704,7 +774,7 @@ mod tests {
         let mut mem = MemDevice::new(32);
         mem.write(0, &blk(0xAA), WriteFlags::empty()).unwrap(); // base content
         {
-            let mut r = RecordingDevice::create(mem, &log, None).unwrap();
+            let mut r = RecordingDevice::create(mem, &log, None, false).unwrap();
             r.write(1, &blk(1), WriteFlags::empty()).unwrap();
             r.wait_writes().unwrap();
             r.flush().unwrap(); // flush 1: block 1 durable
@@ -745,7 +815,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("w.log");
         {
-            let mut r = RecordingDevice::create(MemDevice::new(8), &log, None).unwrap();
+            let mut r = RecordingDevice::create(MemDevice::new(8), &log, None, false).unwrap();
             r.write(1, &blk(1), WriteFlags::empty()).unwrap();
             r.flush().unwrap();
         }
@@ -770,7 +840,7 @@ mod tests {
         let mut mem = MemDevice::new(16);
         mem.write(5, &blk(0xAA), WriteFlags::empty()).unwrap();
         {
-            let mut r = RecordingDevice::create(mem, &log, None).unwrap();
+            let mut r = RecordingDevice::create(mem, &log, None, false).unwrap();
             r.write(1, &blk(1), WriteFlags::empty()).unwrap(); // point 1
             r.wait_writes().unwrap(); // 2
             r.flush().unwrap(); // 3: block 1 durable
@@ -810,7 +880,7 @@ mod tests {
     }
 
     #[test]
-    fn group_commit_flushes_are_recorded_in_device_order() {
+    fn the_device_reports_completions_and_flushes() {
         use crate::device::{DeviceOptions, FileDevice};
         let d = tempfile::tempdir().unwrap();
         let img = d.path().join("i.img");
@@ -818,22 +888,26 @@ mod tests {
         let log = d.path().join("w.log");
         let fdev = FileDevice::open(&img, DeviceOptions::default()).unwrap();
         let handle = fdev.flush_handle();
-        let mut r = RecordingDevice::create(fdev, &log, None).unwrap();
-        let flusher = RecordingFlusher { inner: handle, log: r.log() };
+        let mut r = RecordingDevice::create(fdev, &log, None, true).unwrap();
+        assert!(r.inner().observe(r.observer()));
         r.write(1, &blk(1), WriteFlags::empty()).unwrap();
-        flusher.wait_and_flush().unwrap();
+        handle.wait_and_flush().unwrap(); // group commit's flush, outside the recorder
         r.write(2, &blk(2), WriteFlags::empty()).unwrap();
+        r.flush().unwrap(); // a flush without a wait: covers nothing new
+        r.write(3, &blk(3), WriteFlags::empty()).unwrap();
+        r.wait_writes().unwrap();
         drop(r);
-        drop(flusher);
         let wl = WriteLog::open(&log).unwrap();
         let tags: Vec<Tag> = wl.io().iter().map(|e| e.tag).collect();
-        assert_eq!(tags, [Tag::Write, Tag::Wait, Tag::Flush, Tag::Write]);
+        use Tag::*;
+        assert_eq!(tags, [DeviceLog, Write, Complete, Flush, Write, Flush, Write, Complete, Wait]);
         let cs = wl.crash_states().unwrap();
-        let s = cs.cursor().state(4, 0, 0, false);
-        assert_eq!(
-            (val(&s.image, 1, 0), val(&s.image, 2, 0)),
-            (1, 0),
-            "the flusher's wait and flush cover block 1 only"
-        );
+        let mut c = cs.cursor();
+        let s = c.state(6, 0, 0, false);
+        assert_eq!((val(&s.image, 1, 0), val(&s.image, 2, 0)), (1, 0), "block 2 was in flight at its flush");
+        let s = c.state(9, 0, 0, false);
+        assert_eq!((val(&s.image, 2, 0), val(&s.image, 3, 0), s.pending), (0, 0, 2), "complete, never flushed");
+        let s = c.state(9, 1, 0, false);
+        assert_eq!((val(&s.image, 2, 0), val(&s.image, 3, 0)), (2, 3));
     }
 }

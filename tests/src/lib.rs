@@ -404,7 +404,8 @@ pub fn replay_power_cut(log: &Path, out: &Path, at_flush: Option<u64>, drop_seed
 
 /// The crash states `rollfs crashtest` would check of a recorded log (at most
 /// `max_states`: the points right after a mark, flush or wait first, each with every
-/// fixed variant and two random ones, torn writes on; images already seen skipped),
+/// fixed variant and two random ones, torn writes on; an image already seen at the same
+/// point skipped),
 /// each written in turn to `out` for `check(point, description)`. Returns the number of
 /// states checked.
 pub fn for_each_crash_state(
@@ -421,7 +422,9 @@ pub fn for_each_crash_state(
     let mut n = 0;
     for (point, variant) in rollfs::crashtest::choose_states(&wl, max_states, true, 2) {
         let st = cursor.state(point, variant, seed, true);
-        if !seen.insert(st.key) {
+        // The checks depend on the point (what had been acknowledged by then), not only on
+        // the image: an image seen before is checked again at a later point.
+        if !seen.insert((st.key, point)) {
             continue;
         }
         let _ = std::fs::remove_file(out);

@@ -1,7 +1,7 @@
 //! `rollfs crashtest` end to end: the seed scenarios (tests/scripts/seed-scenarios.sh,
 //! with marks, and its check) and an SQLite load (src/bin/sqlite-load.rs) pass on main;
-//! the driver mutant that acknowledges fsync before the flush is caught, and the
-//! reproducer it prints rebuilds a failing state; shards of one log add up to the whole;
+//! the driver mutants (fsync acknowledged before the flush; group commit flushing without
+//! waiting for the writes) are caught, and a reproducer printed rebuilds a failing state; shards of one log add up to the whole;
 //! bad usage and a failing workload are reported, not mistaken for a pass.
 
 use rollfs_tests::*;
@@ -92,8 +92,19 @@ fn mutants_bin() -> PathBuf {
 }
 
 #[test]
-fn crashtest_catches_the_driver_mutant() {
+fn crashtest_catches_the_driver_mutants() {
     let bin = mutants_bin();
+    // Each driver mutant, also with the fixed variants only (none, all of the unflushed
+    // writes kept): a state right after a mark must be checked with that mark counted.
+    for mutant in rollfs::mutant::NAMES {
+        for fixed_only in [false, true] {
+            let args: &[&str] = if fixed_only { &["--no-torn", "--random-variants", "0"] } else { &[] };
+            let o = crashtest(&bin, &[args, &["--check", &seed_check()]].concat(), &seed_workload(), Some(mutant));
+            let (states, _, violations) = summary(&o);
+            eprintln!("{mutant} (fixed variants only: {fixed_only}): {violations} violations in {states} states");
+            assert!(violations > 0 && o.status.code() == Some(1), "{mutant} was not caught:\n{}", stdout(&o));
+        }
+    }
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("work");
     let o = crashtest(
@@ -102,9 +113,6 @@ fn crashtest_catches_the_driver_mutant() {
         &seed_workload(),
         Some("mutant-fsync-ack-before-flush"),
     );
-    let (states, _, violations) = summary(&o);
-    eprintln!("mutant-fsync-ack-before-flush: {violations} violations in {states} states");
-    assert!(violations > 0 && o.status.code() == Some(1), "the mutant was not caught:\n{}", stdout(&o));
     // The first reproducer rebuilds a state that fails the same check.
     let out = stdout(&o);
     let repro = out.lines().find_map(|l| l.trim().strip_prefix("reproduce: rollfs ")).expect("a reproducer line");
@@ -169,10 +177,35 @@ fn crashtest_reports_bad_usage_and_failing_workloads() {
     assert_fails(&o, 2, "no command to run");
     let o = Command::new(rollfs_bin()).args(["crashtest", "--shard", "3/2", "--", "true"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let o = crashtest(&rollfs_bin(), &[], &["sh".into(), "-c".into(), "echo hi > f; exit 3".into()], None);
-    assert_fails(&o, 8, "the workload failed");
-    // A mark outside a recorded mount is an error, not a silent no-op.
     let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("work");
+    let o = crashtest(
+        &rollfs_bin(),
+        &["--dir", dir.to_str().unwrap()],
+        &["sh".into(), "-c".into(), "echo hi > f; exit 3".into()],
+        None,
+    );
+    assert_fails(&o, 8, "the workload failed");
+    assert!(stderr(&o).contains("work directory kept"), "{}", stderr(&o));
+    // A check that hangs, or leaves a process behind in the mount, is killed: its states
+    // are violations, and the next states are checked normally.
+    let o = crashtest(
+        &rollfs_bin(),
+        &[
+            "--max-states",
+            "12",
+            "--check-timeout",
+            "2",
+            "--check",
+            "(sleep 30 &) ; test $ROLLFS_CRASHTEST_POINT -gt 3 && sleep 30; true",
+        ],
+        &["sh".into(), "-c".into(), "echo a > f; sync f".into()],
+        None,
+    );
+    let (states, _, violations) = summary(&o);
+    assert!(violations > 0 && violations < states, "{}", stdout(&o));
+    assert!(stdout(&o).contains("ran longer than 2 s"), "{}", stdout(&o));
+    // A mark outside a recorded mount is an error, not a silent no-op.
     let o = rollfs(["mark".to_string(), d.path().display().to_string()]);
     assert!(!o.status.success() && stderr(&o).contains("cannot set a mark"), "{}", stderr(&o));
 }
