@@ -107,6 +107,9 @@ fn engine() -> anyhow::Result<Engine> {
     // explorer's time went to page faults and madvise). Kept resident, a slot's pages are
     // zeroed in place instead.
     pool.linear_memory_keep_resident(GUEST_MEMORY_KEEP_RESIDENT_BYTES);
+    // With PAGEMAP_SCAN (Linux 6.7+; ignored elsewhere) a released memory resets only the
+    // pages the instance touched instead of memsetting the whole resident region.
+    pool.pagemap_scan(wasmtime::Enabled::Auto);
     let mut pooled = config.clone();
     pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     match Engine::new(&pooled) {
