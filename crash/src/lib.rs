@@ -216,12 +216,29 @@ pub enum Event {
     /// A mark the workload set (native logs: `rollfs mark` in a crashtest workload); a
     /// crash after it happened after everything the workload did before the mark.
     Mark,
+    /// A flush observed as it began (native logs): it will cover the writes completed
+    /// by now, once its [`Event::FlushDone`] says it succeeded; until then (or without one,
+    /// when it failed) it makes nothing durable.
+    FlushStart {
+        id: u32,
+    },
+    /// The flush `id` succeeded.
+    FlushDone {
+        id: u32,
+    },
 }
 
 impl Event {
     /// Whether the event can change what a power loss leaves (reads and waits cannot).
     pub fn changes_crash_state(&self) -> bool {
-        matches!(self, Event::Write { .. } | Event::Complete { .. } | Event::Flush | Event::Discard { .. })
+        matches!(
+            self,
+            Event::Write { .. }
+                | Event::Complete { .. }
+                | Event::Flush
+                | Event::Discard { .. }
+                | Event::FlushDone { .. }
+        )
     }
 }
 
@@ -275,6 +292,14 @@ impl Trace {
                     h.u64(*addr)
                 }
                 Event::Mark => h.u64(8),
+                Event::FlushStart { id } => {
+                    h.u64(9);
+                    h.u64(*id as u64)
+                }
+                Event::FlushDone { id } => {
+                    h.u64(10);
+                    h.u64(*id as u64)
+                }
             }
         }
         h.finish()
@@ -311,12 +336,28 @@ pub struct CrashWalker<'t> {
     pending: Vec<u32>,
     /// By write id: made durable.
     is_durable: Vec<bool>,
-    /// Entries of `pending` that are durable.
+    /// Entries of `pending` that are durable or superseded (counted at most once each:
+    /// a write is superseded only while volatile, and then never made durable by a plain
+    /// flush; a flush begun before may still make it durable, counting it again, which
+    /// only makes a compaction come earlier).
     stale: usize,
     /// Completed, not yet durable writes in completion order (what a flush persists).
     volatile: Vec<u32>,
     /// By write id: the write's [`block_hash`], computed at most once.
     hashes: Vec<std::cell::OnceCell<u64>>,
+    /// Flushes begun and not done: their id and the writes they cover.
+    flushing: Vec<(u32, Vec<u32>)>,
+    /// By write id: the event position of its completion (`u64::MAX`: not completed).
+    completed_at: Vec<u64>,
+    /// By write id: superseded in the cache by a later completion of the same block (a
+    /// cache holds one version of a block), so neither a flush nor a power loss can put
+    /// it on the media any more.
+    superseded: Vec<bool>,
+    /// By block: the volatile write whose data the cache holds.
+    cached: AddrMap<u32>,
+    /// By block: when the write whose data is durable completed. A flush of a version
+    /// that completed earlier cannot replace it.
+    durable_from: AddrMap<u64>,
     pos: usize,
     /// Bumped whenever the durable image changes (part of crash-image identity).
     pub epoch: u64,
@@ -333,6 +374,11 @@ impl<'t> CrashWalker<'t> {
             stale: 0,
             volatile: Vec::new(),
             hashes: (0..n).map(|_| std::cell::OnceCell::new()).collect(),
+            flushing: Vec::new(),
+            completed_at: vec![u64::MAX; n],
+            superseded: vec![false; n],
+            cached: AddrMap::default(),
+            durable_from: AddrMap::default(),
             pos: 0,
             epoch: 0,
         }
@@ -348,7 +394,14 @@ impl<'t> CrashWalker<'t> {
 
     fn make_durable(&mut self, id: u32) {
         let w = &self.trace.writes[id as usize];
-        Arc::make_mut(&mut self.durable.over).insert(w.addr, w.data.clone());
+        let at = self.completed_at[id as usize];
+        if self.durable_from.get(&w.addr).is_none_or(|&d| d <= at) {
+            Arc::make_mut(&mut self.durable.over).insert(w.addr, w.data.clone());
+            self.durable_from.insert(w.addr, at);
+        }
+        if self.cached.get(&w.addr) == Some(&id) {
+            self.cached.remove(&w.addr);
+        }
         if !self.is_durable[id as usize] {
             self.is_durable[id as usize] = true;
             self.stale += 1;
@@ -356,11 +409,11 @@ impl<'t> CrashWalker<'t> {
         self.epoch += 1;
     }
 
-    /// Drops durable writes from `pending` once they are half of it.
+    /// Drops durable and superseded writes from `pending` once they are half of it.
     fn compact(&mut self) {
         if self.stale > 0 && self.stale * 2 >= self.pending.len() {
-            let d = &self.is_durable;
-            self.pending.retain(|&id| !d[id as usize]);
+            let (d, s) = (&self.is_durable, &self.superseded);
+            self.pending.retain(|&id| !d[id as usize] && !s[id as usize]);
             self.stale = 0;
         }
     }
@@ -372,18 +425,48 @@ impl<'t> CrashWalker<'t> {
             match &self.trace.events[self.pos] {
                 Event::Write { id } => self.pending.push(*id),
                 Event::Complete { id } => {
+                    self.completed_at[*id as usize] = self.pos as u64;
+                    // The cache now holds this version of the block: an earlier cached one
+                    // is gone.
+                    let addr = self.trace.writes[*id as usize].addr;
+                    if let Some(old) = self.cached.remove(&addr) {
+                        self.superseded[old as usize] = true;
+                        self.stale += 1;
+                    }
                     if self.trace.writes[*id as usize].fua {
                         self.make_durable(*id);
                         self.compact();
                     } else {
+                        self.cached.insert(addr, *id);
                         self.volatile.push(*id);
                     }
                 }
                 Event::Flush => {
                     for id in std::mem::take(&mut self.volatile) {
-                        self.make_durable(id);
+                        if !self.superseded[id as usize] {
+                            self.make_durable(id);
+                        }
                     }
                     self.compact();
+                }
+                Event::FlushStart { id } => {
+                    let covered = self.volatile.iter().copied().filter(|&v| !self.superseded[v as usize]).collect();
+                    self.flushing.push((*id, covered));
+                }
+                Event::FlushDone { id } => {
+                    if let Some(i) = self.flushing.iter().position(|(f, _)| f == id) {
+                        // What the cache held when the flush began reached the media (or a
+                        // version completed since, which stays volatile in the model).
+                        let (_, mut covered) = self.flushing.swap_remove(i);
+                        covered.sort_unstable();
+                        self.volatile.retain(|v| covered.binary_search(v).is_err());
+                        for id in covered {
+                            if !self.is_durable[id as usize] {
+                                self.make_durable(id);
+                            }
+                        }
+                        self.compact();
+                    }
                 }
                 Event::Read { .. } | Event::WaitWrites | Event::Discard { .. } | Event::Failed { .. } | Event::Mark => {
                 }
@@ -394,7 +477,11 @@ impl<'t> CrashWalker<'t> {
 
     /// The writes a power loss now may or may not keep (submission order).
     pub fn pending(&self) -> Vec<u32> {
-        self.pending.iter().copied().filter(|&id| !self.is_durable[id as usize]).collect()
+        self.pending
+            .iter()
+            .copied()
+            .filter(|&id| !self.is_durable[id as usize] && !self.superseded[id as usize])
+            .collect()
     }
 
     /// The durable image only (every pending write lost).
@@ -502,5 +589,76 @@ pub fn choose_survivors(pending: &[u32], v: u32, rng: &mut Rng, torn: bool) -> S
                     .collect(),
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(writes: &[(u64, u8, bool)], events: Vec<Event>) -> Trace {
+        Trace {
+            events,
+            writes: writes
+                .iter()
+                .map(|&(addr, v, fua)| WriteRec { addr, data: Arc::new([v; BLOCK_SIZE]), fua })
+                .collect(),
+            calls: Vec::new(),
+        }
+    }
+
+    fn val(img: &Image, addr: u64) -> u8 {
+        img.get(addr).map(|b| b[0]).unwrap_or(0)
+    }
+
+    #[test]
+    fn a_flush_covers_what_completed_before_it_began_once_it_is_done() {
+        use Event::*;
+        let t = trace(
+            &[(1, 1, false), (2, 2, false)],
+            vec![
+                Write { id: 0 },
+                Complete { id: 0 },
+                FlushStart { id: 7 },
+                Write { id: 1 },
+                Complete { id: 1 },
+                FlushDone { id: 7 },
+                FlushStart { id: 8 }, // never done: failed
+            ],
+        );
+        let mut w = CrashWalker::new(&Image::blank(4), &t);
+        w.advance_to(5);
+        assert_eq!((val(w.durable(), 1), w.pending()), (0, vec![0, 1]), "not durable before the flush is done");
+        w.advance_to(6);
+        assert_eq!((val(w.durable(), 1), val(w.durable(), 2)), (1, 0), "done: only what completed before it began");
+        assert_eq!(w.pending(), vec![1]);
+        w.advance_to(7);
+        assert_eq!(w.pending(), vec![1], "a flush that never finished covers nothing");
+    }
+
+    #[test]
+    fn a_later_completion_of_a_block_supersedes_the_cached_one() {
+        use Event::*;
+        // Plain write of 1, then a FUA write of 2 to the same block, then a flush: the
+        // cache no longer holds 1, so the media keeps 2.
+        let t = trace(
+            &[(7, 1, false), (7, 2, true)],
+            vec![Write { id: 0 }, Complete { id: 0 }, Write { id: 1 }, Complete { id: 1 }, Flush],
+        );
+        let mut w = CrashWalker::new(&Image::blank(8), &t);
+        w.advance_to(4);
+        assert_eq!((val(w.durable(), 7), w.pending()), (2, vec![]), "the FUA write is durable, the cached 1 gone");
+        w.advance_to(5);
+        assert_eq!(val(w.durable(), 7), 2, "the flush does not bring back the older version");
+        // Two plain versions: the one that completed last is what the cache holds.
+        let t = trace(
+            &[(3, 1, false), (3, 2, false)],
+            vec![Write { id: 0 }, Write { id: 1 }, Complete { id: 1 }, Complete { id: 0 }, Flush],
+        );
+        let mut w = CrashWalker::new(&Image::blank(8), &t);
+        w.advance_to(4);
+        assert_eq!(w.pending(), vec![0], "write 1 was replaced in the cache by write 0");
+        w.advance_to(5);
+        assert_eq!(val(w.durable(), 3), 1);
     }
 }

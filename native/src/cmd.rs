@@ -535,7 +535,10 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
             let snapshot_file = fdev.file().try_clone().map_err(|e| CliError::io(path, "open", e))?;
             let is_image = fdev.kind() == DeviceKind::ImageFile;
             let rec = RecordingDevice::create(fdev, log, is_image.then_some(&snapshot_file), true)?;
-            rec.inner().observe(rec.observer());
+            // A fresh device has no observer: this cannot fail, and a log claiming device
+            // reports without them would make every crash state look unflushed.
+            let observed = rec.inner().observe(rec.observer());
+            assert!(observed, "the device had an observer already");
             let log = rec.log();
             (Box::new(rec), Some(log))
         }

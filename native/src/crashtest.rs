@@ -237,7 +237,7 @@ pub fn choose_states(log: &WriteLog, max_states: u64, torn: bool, random_variant
     let io = log.io();
     let mut key: Vec<u64> = vec![0, points - 1];
     for (i, e) in io.iter().enumerate() {
-        if matches!(e.tag, Tag::Mark | Tag::Flush | Tag::Wait) {
+        if matches!(e.tag, Tag::Mark | Tag::Flush | Tag::FlushDone | Tag::Wait | Tag::Complete) {
             key.push(i as u64 + 1);
         }
     }

@@ -119,16 +119,20 @@ struct State {
 }
 
 /// What the host did with the writes, told to an observer (the write recorder,
-/// native/src/record.rs): which writes reached the host, and when a host flush began or
-/// failed. Called from whichever thread drains or flushes, holding no lock of the device's
-/// state; the observer must not call back into the device.
+/// native/src/record.rs): which writes reached the host, and when a host flush began and
+/// ended. Called from whichever thread drains or flushes: `completed_upto` under the
+/// drain lock (so a later drain's report, and a flush begun after this drain returned,
+/// come after it: the observer's order is the device's), the flush calls under the flush
+/// lock. The observer must not call back into the device.
 pub trait IoObserver: Send + Sync {
     /// Every write with a submission number up to `seq` (the device's count of accepted
     /// writes: the first is 1) has reached the host.
     fn completed_upto(&self, seq: u64);
-    /// A host flush begins: it covers the writes reported complete before it. Returns an
-    /// id for [`IoObserver::flush_failed`].
+    /// A host flush begins: once done, it covers the writes reported complete before it.
+    /// Returns its id.
     fn flush_begins(&self) -> u64;
+    /// The flush `id` returned successfully.
+    fn flush_done(&self, id: u64);
     /// The flush `id` failed: it covers nothing.
     fn flush_failed(&self, id: u64);
 }
@@ -491,6 +495,9 @@ impl Shared {
             }
             return Err(self.latch(IoError { block: IoError::FLUSH_BLOCK, op: "flush" }));
         }
+        if let Some((o, id)) = observed {
+            o.flush_done(id);
+        }
         self.latched().map_or(Ok(()), Err)
     }
 
@@ -508,14 +515,18 @@ impl Shared {
             return Err(e);
         }
         if !jobs.is_empty() {
-            // The newest write of each block (later entries supersede earlier ones).
-            let mut newest: HashMap<u64, usize> = HashMap::with_capacity(jobs.len());
+            // The newest write of each block (later entries supersede earlier ones). A
+            // superseded FUA write promised durability on completion: its block's newest
+            // write goes out FUA in its place (durable with newer data, as if both landed).
+            let mut newest: HashMap<u64, (usize, bool)> = HashMap::with_capacity(jobs.len());
             for (i, j) in jobs.iter().enumerate() {
-                newest.insert(j.addr, i);
+                let fua = j.fua || newest.get(&j.addr).is_some_and(|&(_, f)| f);
+                newest.insert(j.addr, (i, fua));
             }
-            let mut order: Vec<&Job> = newest.values().map(|&i| &jobs[i]).collect();
-            order.sort_unstable_by_key(|j| j.addr);
-            let (fua, plain): (Vec<&Job>, Vec<&Job>) = order.into_iter().partition(|j| j.fua);
+            let mut order: Vec<(&Job, bool)> = newest.values().map(|&(i, fua)| (&jobs[i], fua)).collect();
+            order.sort_unstable_by_key(|(j, _)| j.addr);
+            let fua: Vec<&Job> = order.iter().filter(|(_, f)| *f).map(|(j, _)| *j).collect();
+            let plain: Vec<&Job> = order.iter().filter(|(_, f)| !*f).map(|(j, _)| *j).collect();
             let runs = runs_of(&plain);
             let failed = self.write_runs(&runs);
             self.settle(&runs, &failed);
@@ -524,7 +535,12 @@ impl Shared {
             for j in fua {
                 let run = vec![j];
                 let _one_reporter = self.flush_lock.lock().unwrap();
-                let failed_at = if self.latched().is_some() { Some(j.addr) } else { write_run(&self.file, &run) };
+                let failed_at = if self.latched().is_some() {
+                    Some(j.addr)
+                } else {
+                    // FUA also for a plain write standing in for a superseded FUA one.
+                    write_block(&self.file, j.addr, &j.data.0, true).err().map(|_| j.addr)
+                };
                 self.settle(std::slice::from_ref(&run), &[failed_at]);
             }
             // Every write taken (a prefix of the submission order; earlier prefixes were
@@ -972,6 +988,46 @@ mod tests {
         let ro = DeviceOptions { write: false, ..Default::default() };
         let mut dev = FileDevice::open(&p, ro).unwrap();
         assert!(dev.write(0, &buf, WriteFlags::empty()).is_err());
+    }
+
+    /// Records what a device reports (`IoObserver`).
+    #[derive(Default)]
+    struct Reports(Mutex<Vec<String>>);
+    impl IoObserver for Reports {
+        fn completed_upto(&self, seq: u64) {
+            self.0.lock().unwrap().push(format!("complete {seq}"));
+        }
+        fn flush_begins(&self) -> u64 {
+            let mut r = self.0.lock().unwrap();
+            r.push("flush".into());
+            r.len() as u64
+        }
+        fn flush_done(&self, id: u64) {
+            self.0.lock().unwrap().push(format!("done {id}"));
+        }
+        fn flush_failed(&self, id: u64) {
+            self.0.lock().unwrap().push(format!("failed {id}"));
+        }
+    }
+
+    #[test]
+    fn the_device_reports_completions_and_flushes_and_keeps_a_superseded_fua_promise() {
+        let (_d, p) = image(16);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        let reports = Arc::new(Reports::default());
+        assert!(dev.observe(reports.clone()));
+        assert!(!dev.observe(reports.clone()), "one observer");
+        dev.write(3, &block(1), WriteFlags::FUA).unwrap();
+        dev.write(3, &block(2), WriteFlags::empty()).unwrap(); // supersedes the FUA write
+        dev.write(4, &block(4), WriteFlags::empty()).unwrap();
+        dev.wait_writes().unwrap();
+        dev.flush().unwrap();
+        dev.flush_handle().wait_and_flush().unwrap(); // nothing new to drain: no report
+        let got = reports.0.lock().unwrap().clone();
+        assert_eq!(got, ["complete 3", "flush", "done 2", "flush", "done 4"]);
+        let mut b = block(0);
+        dev.read(3, &mut b).unwrap();
+        assert_eq!(b[0], 2, "the newest version of the block went out (as FUA, in place of the first)");
     }
 
     #[test]

@@ -19,10 +19,12 @@
 //! `COMPLETE` entry (addr = N: every write up to the N-th has), which the native device
 //! logs itself at the end of every drain ([`crate::device::IoObserver`]), whoever drains
 //! — a `wait_writes` of the filesystem, group commit's flusher, a full queue. The device
-//! logs its flushes too: a `FLUSH` entry (addr = its id) when a host flush *begins*, so it
-//! covers exactly the writes reported complete before it; a `FLUSH_FAILED` entry cancels
-//! it. So the log is what the device did, not what the filesystem asked for: a flush that
-//! forgot to wait for its writes shows as a flush over writes still in flight. A log made
+//! logs its flushes too: a `FLUSH` entry (addr = its id) when a host flush *begins* and a
+//! `FLUSH_DONE` entry when it returned successfully (`FLUSH_FAILED` when it failed); the
+//! writes reported complete before the begin are durable from the `FLUSH_DONE` on. So the
+//! log is what the device did, not what the filesystem asked for: a flush that forgot to
+//! wait for its writes shows as a flush over writes still in flight, and a waiter woken
+//! before its flush returned shows as a mark before the `FLUSH_DONE`. A log made
 //! over a device that reports nothing (a memory device in tests; logs of version 1 and 2)
 //! has no `DEVICE_LOG` entry: then a `WAIT` completes every write before it and the
 //! recorder logs `FLUSH` when the flush returns.
@@ -69,6 +71,8 @@ pub enum Tag {
     FlushFailed = 8,
     /// First entry of a log whose device reports completions and flushes itself.
     DeviceLog = 9,
+    /// The device: the flush with id `addr` (logged when it began) returned successfully.
+    FlushDone = 10,
 }
 
 impl Tag {
@@ -83,6 +87,7 @@ impl Tag {
             7 => Tag::Complete,
             8 => Tag::FlushFailed,
             9 => Tag::DeviceLog,
+            10 => Tag::FlushDone,
             _ => return None,
         })
     }
@@ -109,7 +114,7 @@ impl LogWriter {
     fn rec(&mut self, tag: Tag, flags: u8, addr: u64, count: u64, data: Option<&Block>) -> Result<(), IoError> {
         if !self.failed {
             let mut r = write_entry(&mut self.log, tag, flags, addr, count, data);
-            if r.is_ok() && matches!(tag, Tag::Flush | Tag::Wait | Tag::Mark | Tag::Complete) {
+            if r.is_ok() && matches!(tag, Tag::Flush | Tag::FlushDone | Tag::Wait | Tag::Mark | Tag::Complete) {
                 // Hand the log to the OS at every flush, wait and mark: a killed daemon then
                 // leaves a log complete up to its last durability point, and a test that
                 // reads the log right after an fsync returned sees all of that fsync.
@@ -144,6 +149,9 @@ impl IoObserver for DeviceReports {
         let id = l.flushes;
         let _ = l.rec(Tag::Flush, 0, id, 0, None);
         id
+    }
+    fn flush_done(&self, id: u64) {
+        let _ = self.0.lock().unwrap_or_else(|e| e.into_inner()).rec(Tag::FlushDone, 0, id, 0, None);
     }
     fn flush_failed(&self, id: u64) {
         let _ = self.0.lock().unwrap_or_else(|e| e.into_inner()).rec(Tag::FlushFailed, 0, id, 0, None);
@@ -303,8 +311,11 @@ impl<D: BlockDevice> BlockDevice for RecordingDevice<D> {
         self.rec(Tag::Flush, 0, IoError::FLUSH_BLOCK, 0, None)
     }
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        self.inner.discard(addr, count)?;
-        self.rec(Tag::Discard, 0, addr, count, None)
+        // Logged even when it failed: part of the range may be zeroed already, and a
+        // discard may zero or be ignored in the model anyway.
+        let r = self.inner.discard(addr, count);
+        self.rec(Tag::Discard, 0, addr, count, None)?;
+        r
     }
 }
 
@@ -343,7 +354,7 @@ impl WriteLog {
             return Err(bad("bad magic"));
         }
         let version = u32::from_le_bytes(hdr[8..12].try_into().unwrap());
-        if version != 1 && version != LOG_VERSION {
+        if !(1..=LOG_VERSION).contains(&version) {
             return Err(bad(&format!("unsupported log version {version}")));
         }
         if u32::from_le_bytes(hdr[12..16].try_into().unwrap()) != BLOCK_SIZE as u32 {
@@ -392,12 +403,13 @@ impl WriteLog {
     /// first P I/O entries.
     pub fn point_after_flush(&self, n: u64) -> Option<u64> {
         let io = self.io();
+        let tag = self.flush_tag();
         if n == 0 {
-            return Some(io.iter().position(|e| e.tag == Tag::Flush).unwrap_or(io.len()) as u64);
+            return Some(io.iter().position(|e| e.tag == tag).unwrap_or(io.len()) as u64);
         }
         let mut seen = 0;
         for (i, e) in io.iter().enumerate() {
-            if e.tag == Tag::Flush {
+            if e.tag == tag {
                 seen += 1;
                 if seen == n {
                     return Some(i as u64 + 1);
@@ -407,8 +419,25 @@ impl WriteLog {
         None
     }
 
+    /// Whether the device reported its completions and flushes itself (module header).
+    pub fn device_reports(&self) -> bool {
+        self.io().iter().any(|e| e.tag == Tag::DeviceLog)
+    }
+
+    /// The entry that makes a flush effective: its `FLUSH_DONE` when the device reports,
+    /// else the `FLUSH` the recorder logged when it returned.
+    fn flush_tag(&self) -> Tag {
+        if self.device_reports() {
+            Tag::FlushDone
+        } else {
+            Tag::Flush
+        }
+    }
+
+    /// Flushes that succeeded.
     pub fn flush_count(&self) -> u64 {
-        self.entries.iter().filter(|e| e.tag == Tag::Flush).count() as u64
+        let tag = self.flush_tag();
+        self.entries.iter().filter(|e| e.tag == tag).count() as u64
     }
 
     pub fn write_count(&self) -> u64 {
@@ -437,9 +466,7 @@ impl WriteLog {
         let start = Image::blank(self.block_count).with_blocks(base).flatten();
         let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
         // The device's own reports, when it made them, are what counts (module header).
-        let device_reports = self.io().iter().any(|e| e.tag == Tag::DeviceLog);
-        let failed_flushes: std::collections::HashSet<u64> =
-            self.io().iter().filter(|e| e.tag == Tag::FlushFailed).map(|e| e.addr).collect();
+        let device_reports = self.device_reports();
         let mut zeroing = TraceBuilder::default();
         let mut ignoring = TraceBuilder::default();
         let mut marks = 0u64;
@@ -447,6 +474,16 @@ impl WriteLog {
         for e in self.io() {
             match e.tag {
                 Tag::Base | Tag::DeviceLog | Tag::FlushFailed => {}
+                Tag::Flush if device_reports => {
+                    let id = e.addr as u32;
+                    zeroing.trace.events.push(Event::FlushStart { id });
+                    ignoring.trace.events.push(Event::FlushStart { id });
+                }
+                Tag::FlushDone => {
+                    let id = e.addr as u32;
+                    zeroing.trace.events.push(Event::FlushDone { id });
+                    ignoring.trace.events.push(Event::FlushDone { id });
+                }
                 Tag::Write => {
                     let data = self.read_block(e)?;
                     let fua = e.flags & WriteFlags::FUA.bits() != 0;
@@ -465,7 +502,6 @@ impl WriteLog {
                     zeroing.wait();
                     ignoring.wait();
                 }
-                Tag::Flush if device_reports && failed_flushes.contains(&e.addr) => {}
                 Tag::Flush => {
                     zeroing.trace.events.push(Event::Flush);
                     ignoring.trace.events.push(Event::Flush);
@@ -900,14 +936,60 @@ mod tests {
         let wl = WriteLog::open(&log).unwrap();
         let tags: Vec<Tag> = wl.io().iter().map(|e| e.tag).collect();
         use Tag::*;
-        assert_eq!(tags, [DeviceLog, Write, Complete, Flush, Write, Flush, Write, Complete, Wait]);
+        assert_eq!(
+            tags,
+            [DeviceLog, Write, Complete, Flush, FlushDone, Write, Flush, FlushDone, Write, Complete, Wait]
+        );
+        assert_eq!((wl.flush_count(), wl.point_after_flush(1)), (2, Some(5)));
         let cs = wl.crash_states().unwrap();
         let mut c = cs.cursor();
-        let s = c.state(6, 0, 0, false);
+        let s = c.state(4, 0, 0, false);
+        assert_eq!(val(&s.image, 1, 0), 0, "a flush begun is not yet done");
+        let s = c.state(8, 0, 0, false);
         assert_eq!((val(&s.image, 1, 0), val(&s.image, 2, 0)), (1, 0), "block 2 was in flight at its flush");
-        let s = c.state(9, 0, 0, false);
+        let s = c.state(11, 0, 0, false);
         assert_eq!((val(&s.image, 2, 0), val(&s.image, 3, 0), s.pending), (0, 0, 2), "complete, never flushed");
-        let s = c.state(9, 1, 0, false);
+        let s = c.state(11, 1, 0, false);
         assert_eq!((val(&s.image, 2, 0), val(&s.image, 3, 0)), (2, 3));
+    }
+
+    #[test]
+    fn a_flush_counts_when_it_returns_and_old_logs_still_read() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("w.log");
+        {
+            let mut r = RecordingDevice::create(MemDevice::new(8), &log, None, true).unwrap();
+            let obs = r.observer();
+            r.write(1, &blk(1), WriteFlags::empty()).unwrap();
+            obs.completed_upto(1);
+            let id = obs.flush_begins();
+            // A waiter woken before its flush returned: its mark lands before FLUSH_DONE.
+            r.log().lock().unwrap().mark().unwrap();
+            obs.flush_done(id);
+            let failed = obs.flush_begins();
+            r.write(2, &blk(2), WriteFlags::empty()).unwrap();
+            obs.completed_upto(2);
+            obs.flush_failed(failed);
+        }
+        let wl = WriteLog::open(&log).unwrap();
+        let cs = wl.crash_states().unwrap();
+        let mut c = cs.cursor();
+        let at_mark = 4; // DeviceLog, Write, Complete, Flush, [Mark]
+        assert_eq!(cs.marks_before(at_mark + 1), 1);
+        let s = c.state(at_mark + 1, 0, 0, false);
+        assert_eq!(val(&s.image, 1, 0), 0, "not durable at the mark: the flush had not returned");
+        let s = c.state(at_mark + 2, 0, 0, false);
+        assert_eq!(val(&s.image, 1, 0), 1);
+        let s = c.state(cs.points() - 1, 0, 0, false);
+        assert_eq!((val(&s.image, 2, 0), s.pending), (0, 1), "a failed flush covers nothing");
+        assert_eq!(wl.flush_count(), 1);
+        // A version-2 log (no device reports) still opens and replays.
+        let mut bytes = std::fs::read(&log).unwrap();
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        std::fs::write(&log, &bytes).unwrap();
+        assert!(WriteLog::open(&log).is_ok());
+        bytes[8..12].copy_from_slice(&(LOG_VERSION + 1).to_le_bytes());
+        std::fs::write(&log, &bytes).unwrap();
+        assert!(WriteLog::open(&log).unwrap_err().to_string().contains("unsupported log version"));
     }
 }

@@ -80,7 +80,12 @@ pub fn simulated_us(events: &[Event], trace: &crate::device::Trace, lat: &Latenc
                 slots.clear();
             }
             Event::Flush => now += lat.flush_us,
-            Event::Complete { .. } | Event::Discard { .. } | Event::Failed { .. } | Event::Mark => {}
+            Event::Complete { .. }
+            | Event::Discard { .. }
+            | Event::Failed { .. }
+            | Event::Mark
+            | Event::FlushStart { .. }
+            | Event::FlushDone { .. } => {}
         }
     }
     (now, waited)
