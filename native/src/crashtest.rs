@@ -523,7 +523,7 @@ impl FuseMount {
     fn stop(mut self) -> Result<()> {
         let mut unmounted = false;
         for _ in 0..200 {
-            if !is_mounted(&self.mnt) || unmount_cmd(&self.mnt) {
+            if !is_mounted(&self.mnt) || unmount(&self.mnt, false) {
                 unmounted = true;
                 break;
             }
@@ -532,7 +532,7 @@ impl FuseMount {
         let mut child = self.child.take().expect("child");
         if !unmounted {
             // Detach it so that the next state's mount point is free, then stop the daemon.
-            lazy_unmount(&self.mnt);
+            unmount(&self.mnt, true);
             let _ = child.kill();
             let _ = child.wait();
             return Err(failed(&self.mnt, "cannot unmount", "still busy after 10 s"));
@@ -552,8 +552,8 @@ impl FuseMount {
 impl Drop for FuseMount {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            if !unmount_cmd(&self.mnt) {
-                lazy_unmount(&self.mnt);
+            if !unmount(&self.mnt, false) {
+                unmount(&self.mnt, true);
             }
             let _ = c.kill();
             let _ = c.wait();
@@ -561,37 +561,32 @@ impl Drop for FuseMount {
     }
 }
 
-fn lazy_unmount(mnt: &Path) {
-    for (bin, args) in [("fusermount3", &["-u", "-z"][..]), ("fusermount", &["-u", "-z"][..]), ("umount", &["-l"][..])]
-    {
-        if let Ok(s) = Command::new(bin).args(args).arg(mnt).stdout(Stdio::null()).stderr(Stdio::null()).status() {
-            if s.success() {
-                return;
-            }
-        }
-    }
-}
-
-fn is_mounted(p: &Path) -> bool {
+/// Whether a filesystem is mounted at `p` (per /proc/self/mountinfo).
+pub fn is_mounted(p: &Path) -> bool {
     let Ok(want) = std::fs::canonicalize(p) else { return false };
     let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
-    info.lines().any(|l| {
-        l.split(' ').nth(4).is_some_and(|m| {
-            let m = m.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
-            Path::new(&m) == want
-        })
-    })
+    let unescape =
+        |m: &str| m.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+    info.lines().any(|l| l.split(' ').nth(4).is_some_and(|m| Path::new(&unescape(m)) == want))
 }
 
-fn unmount_cmd(mnt: &Path) -> bool {
-    for (bin, args) in [("fusermount3", &["-u"][..]), ("fusermount", &["-u"][..]), ("umount", &[][..])] {
-        if let Ok(s) = Command::new(bin).args(args).arg(mnt).stdout(Stdio::null()).stderr(Stdio::null()).status() {
-            if s.success() {
-                return true;
-            }
-        }
-    }
-    false
+/// Unmounts a FUSE mount with fusermount3, fusermount or umount (whichever works);
+/// `lazy` detaches a busy one. True when one of them succeeded.
+pub fn unmount(mnt: &Path, lazy: bool) -> bool {
+    let tools: [(&str, &[&str]); 3] = if lazy {
+        [("fusermount3", &["-u", "-z"]), ("fusermount", &["-u", "-z"]), ("umount", &["-l"])]
+    } else {
+        [("fusermount3", &["-u"]), ("fusermount", &["-u"]), ("umount", &[])]
+    };
+    tools.iter().any(|(bin, args)| {
+        Command::new(bin)
+            .args(*args)
+            .arg(mnt)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
 }
 
 /// `rollfs mark [PATH]`: sets a mark in the write log of the recorded mount PATH is on

@@ -175,31 +175,7 @@ impl Image {
     }
 }
 
-fn is_mounted(mnt: &Path) -> bool {
-    let want = mnt.canonicalize().unwrap_or(mnt.to_owned());
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
-    info.lines().any(|l| l.split(' ').nth(4).map(unescape_mountinfo).is_some_and(|p| Path::new(&p) == want))
-}
-
-fn unescape_mountinfo(s: &str) -> String {
-    s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
-}
-
-fn unmount_cmd(mnt: &Path, lazy: bool) -> bool {
-    let mut tried = Vec::new();
-    for (bin, args) in [
-        ("fusermount3", if lazy { vec!["-u", "-z"] } else { vec!["-u"] }),
-        ("fusermount", if lazy { vec!["-u", "-z"] } else { vec!["-u"] }),
-        ("umount", if lazy { vec!["-l"] } else { vec![] }),
-    ] {
-        match Command::new(bin).args(&args).arg(mnt).stdout(Stdio::null()).stderr(Stdio::null()).status() {
-            Ok(s) if s.success() => return true,
-            Ok(_) => tried.push(bin),
-            Err(_) => {}
-        }
-    }
-    false
-}
+use rollfs::crashtest::{is_mounted, unmount as unmount_cmd};
 
 /// A running `rollfs mount -f` with its mount point. Unmounts on drop.
 pub struct Mount {
