@@ -2,7 +2,7 @@
 //!
 //! `rollfs mount --record-writes LOG` records every block write, wait, flush and discard
 //! the filesystem issues, in order (like Linux dm-log-writes), group commit's flushes
-//! included, and the marks a crashtest workload sets. [`WriteLog::trace`] turns the log
+//! included, and the marks a crashtest workload sets. [`WriteLog::crash_states`] turns the log
 //! into the trace of the shared crash model (rollfs-crash, the one the WebAssembly
 //! explorer uses), and [`CrashStates`] derives from it the images a power loss after any
 //! logged I/O may leave: `rollfs replay` builds one, `rollfs crashtest` checks many.
@@ -11,8 +11,10 @@
 //! u32, block count u64; then 24-byte entry headers `tag u8, flags u8, 6 reserved bytes,
 //! addr u64, count u64`, each `BASE` and `WRITE` entry followed by its 4 KiB block.
 //! `BASE` entries come first: the non-zero blocks of the image when recording started,
-//! so a log replays on its own without the original image. Version 2 added `MARK`
-//! (version 1 logs, which have none, still read).
+//! so a log replays on its own without the original image. Version 2 added `MARK`,
+//! version 3 the device's reports (`DEVICE_LOG`, `COMPLETE`, `FLUSH_DONE`,
+//! `FLUSH_FAILED`); older logs still read. The n-th `WRITE` entry is the device's n-th
+//! accepted write (writes come one at a time, under the filesystem's lock).
 //!
 //! What each entry tells the crash model. A write is in flight once its `WRITE` is
 //! logged. It is *known complete* once the device reports it reached the host: a
@@ -216,7 +218,7 @@ impl<D: BlockDevice> RecordingDevice<D> {
         &self.inner
     }
 
-    /// The log, for the group-commit flusher ([`RecordingFlusher`]) and the driver's marks.
+    /// The log, for the driver's marks.
     pub fn log(&self) -> SharedLog {
         self.log.clone()
     }
