@@ -31,6 +31,7 @@
 use crate::error::{CliError, Result, EXIT_USAGE};
 use crate::record::{self, Tag, WriteLog};
 use rollfs_core::{Block, BlockDevice, Filesystem, IoError, MountOptions, WriteFlags, BLOCK_SIZE};
+use rollfs_crash::rng::Hasher64;
 use rollfs_crash::{fixed_variants, AddrMap, BlockRef, Image};
 use std::collections::HashSet;
 use std::io::Write;
@@ -65,6 +66,8 @@ pub struct CrashtestArgs {
     pub shard: (u64, u64),
     /// Seconds a check may run before it is killed (and the state reported).
     pub check_timeout_secs: u64,
+    /// Write a summary here that `rollfs-sim merge` merges with the other shards'.
+    pub summary: Option<PathBuf>,
     pub command: Vec<String>,
 }
 
@@ -83,18 +86,24 @@ impl Default for CrashtestArgs {
             replay_log: None,
             shard: (0, 1),
             check_timeout_secs: 60,
+            summary: None,
             command: Vec::new(),
         }
     }
 }
 
 /// What a run found.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Outcome {
     pub io_count: u64,
     pub states: u64,
     pub duplicates: u64,
     pub violations: Vec<String>,
+    /// (index in the chosen states, digest of the verdict) of every state checked.
+    pub case_digests: Vec<(u64, u64)>,
+    /// The violations as the summary file lists them.
+    pub summary_violations: Vec<String>,
+    pub seconds: f64,
 }
 
 /// `rollfs crashtest`: returns the exit code.
@@ -290,24 +299,33 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
     let chosen = choose_states(&log, a.max_states, a.torn, a.random_variants);
     let mut cursor = states.cursor();
     // A state's verdict depends on its image and, with --check, on the marks before it:
-    // the same image after one more mark is checked again (it must now show more).
+    // the same image after one more mark is checked again (it must now show more). Every
+    // shard derives every chosen state and skips the same duplicates, so the shards split
+    // exactly the states one unsharded run checks.
     let mut seen: HashSet<((bool, u64, u64), u64)> = HashSet::new();
     let mut out = Outcome { io_count, ..Default::default() };
     let check_img = dir.join("check.img");
     let check_mnt = dir.join("check-mnt");
+    let started = Instant::now();
     for (i, &(point, variant)) in chosen.iter().enumerate() {
-        if i as u64 % a.shard.1 != a.shard.0 {
-            continue;
-        }
         let st = cursor.state(point, variant, a.seed, a.torn);
         let marks_key = if a.check.is_some() { states.marks_before(point) } else { 0 };
         if !seen.insert((st.key, marks_key)) {
             out.duplicates += 1;
             continue;
         }
+        if i as u64 % a.shard.1 != a.shard.0 {
+            continue;
+        }
         out.states += 1;
         let marks = states.marks_before(point);
-        if let Err(why) = check_state(&st.image, a, &check_img, &check_mnt, point, marks, dir) {
+        let verdict = check_state(&st.image, a, &check_img, &check_mnt, point, marks, dir);
+        let mut h = Hasher64::new();
+        h.u64(point);
+        h.u64(variant as u64);
+        h.bytes(verdict.as_ref().err().map_or(&b""[..], |w| w.as_bytes()));
+        out.case_digests.push((i as u64, h.finish()));
+        if let Err(why) = verdict {
             let saved = dir.join(format!("violation-{point}-{variant}.img"));
             let _ = std::fs::remove_file(&saved);
             let _ = record::write_image(&st.image, &saved);
@@ -323,13 +341,68 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
             );
             println!("{line}");
             let _ = std::io::stdout().flush();
+            out.summary_violations
+                .push(format!("check\tstate:{i}\t{point}:{variant}\t{}", why.replace(['\t', '\n'], " ")));
             out.violations.push(line);
         }
     }
+    out.seconds = started.elapsed().as_secs_f64();
     if out.duplicates > 0 {
         println!("crashtest: {} states skipped as images already checked", out.duplicates);
     }
+    if let Some(path) = &a.summary {
+        let text = summary_text(a, &log_digest(log_path)?, &out);
+        let f = crate::secure::create_private(path, "write the summary")?;
+        (&f).write_all(text.as_bytes()).map_err(|e| CliError::io(path, "write the summary", e))?;
+    }
     Ok(out)
+}
+
+/// A digest of the log file's bytes: the shards of one exploration name the same log.
+fn log_digest(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| CliError::io(path, "read the write log", e))?;
+    let mut h = Hasher64::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| CliError::io(path, "read the write log", e))?;
+        if n == 0 {
+            break;
+        }
+        for chunk in buf[..n].chunks(BLOCK_SIZE) {
+            h.u64(rollfs_crash::rng::block_hash(chunk));
+        }
+    }
+    Ok(format!("{:016x}", h.finish()))
+}
+
+/// The run's summary in the format of `rollfs-sim explore --summary` (wasm-harness/src/
+/// shard.rs, version 1), so that `rollfs-sim merge` merges crashtest shards too: the
+/// source names the log by its digest, a "case" is a chosen crash state (its index in the
+/// chosen list) with the digest of its verdict.
+pub fn summary_text(a: &CrashtestArgs, log_digest: &str, out: &Outcome) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "rollfs-sim shard summary 1");
+    let _ = writeln!(s, "seed {}", a.seed);
+    let _ = writeln!(s, "source crashtest:{log_digest}:{}:{}", a.random_variants, u8::from(a.check.is_some()));
+    let _ = writeln!(s, "torn {}", u8::from(a.torn));
+    let _ = writeln!(s, "eio 0");
+    let _ = writeln!(s, "max_points {}", a.max_states);
+    let mutant = std::env::var("ROLLFS_MUTANT").ok().filter(|m| !m.is_empty() && cfg!(feature = "mutants"));
+    let _ = writeln!(s, "mutant {}", mutant.as_deref().unwrap_or("-"));
+    let _ = writeln!(s, "shard {}/{}", a.shard.0, a.shard.1);
+    let _ = writeln!(s, "states {}", out.states);
+    // The log is one workload: shard 0 counts it.
+    let _ = writeln!(s, "workloads {}", u64::from(a.shard.0 == 0));
+    let _ = writeln!(s, "seconds {:.3}", out.seconds);
+    for (i, d) in &out.case_digests {
+        let _ = writeln!(s, "case {i} {d:016x}");
+    }
+    for v in &out.summary_violations {
+        let _ = writeln!(s, "violation {v}");
+    }
+    s
 }
 
 /// Checks one crash image: recovery and fsck in this process, then `--check` on a FUSE

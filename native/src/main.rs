@@ -158,6 +158,9 @@ enum Cmd {
         /// Seconds a check may run before it is killed (its state is then a violation).
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         check_timeout: u64,
+        /// Write the run's summary to FILE (`rollfs-sim merge` merges the shards' files).
+        #[arg(long, value_name = "FILE")]
+        summary: Option<PathBuf>,
         /// The workload, run in the mount point (after `--`; a program given by a relative
         /// path is found from the current directory).
         #[arg(last = true)]
@@ -303,6 +306,7 @@ fn main() {
             log,
             shard,
             check_timeout,
+            summary,
             command,
         } => rollfs::crashtest::run(&rollfs::crashtest::CrashtestArgs {
             size,
@@ -317,6 +321,7 @@ fn main() {
             replay_log: log,
             shard: shard.unwrap_or((0, 1)),
             check_timeout_secs: check_timeout,
+            summary,
             command,
         }),
         Cmd::Mark { path } => {
