@@ -309,8 +309,8 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
     let started = Instant::now();
     for (i, &(point, variant)) in chosen.iter().enumerate() {
         let st = cursor.state(point, variant, a.seed, a.torn);
-        let marks_key = if a.check.is_some() { states.marks_before(point) } else { 0 };
-        if !seen.insert((st.key, marks_key)) {
+        let marks = states.marks_before(point);
+        if !seen.insert((st.key, if a.check.is_some() { marks } else { 0 })) {
             out.duplicates += 1;
             continue;
         }
@@ -318,7 +318,6 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
             continue;
         }
         out.states += 1;
-        let marks = states.marks_before(point);
         let verdict = check_state(&st.image, a, &check_img, &check_mnt, point, marks, dir);
         let mut h = Hasher64::new();
         h.u64(point);

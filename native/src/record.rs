@@ -535,8 +535,8 @@ impl WriteLog {
 
 /// A trace being built from log entries, and the event position of every crash point.
 #[derive(Default)]
-pub struct TraceBuilder {
-    pub trace: Trace,
+struct TraceBuilder {
+    trace: Trace,
     /// Device writes in flight: (the device's number for it, trace id), in order.
     in_flight: Vec<(u64, u32)>,
     /// Device writes logged so far (the device numbers them 1, 2, ...).
