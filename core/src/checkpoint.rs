@@ -313,7 +313,10 @@ impl Checkpoint {
         if r.magic.get() != CP_MAGIC || !crc_ok(h) || r.pack.get() != pack as u32 {
             return Ok(None);
         }
-        let p: Vec<u8> = rest.iter().flat_map(|b| b.iter().copied()).collect();
+        let mut p: Vec<u8> = Vec::with_capacity(rest.len() * BLOCK_SIZE);
+        for b in rest {
+            p.extend_from_slice(&b[..]);
+        }
         Checkpoint::decode(geo, pack, h, &p)
     }
 

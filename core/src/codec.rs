@@ -86,9 +86,34 @@ pub fn put_i64(b: &mut [u8], off: usize, v: i64) {
     put_u64(b, off, v as u64);
 }
 
+#[cfg(feature = "embedder-crc32c")]
+#[allow(unsafe_code)]
+extern "Rust" {
+    /// CRC32C of `bytes` continued from `seed` (`crc32c::crc32c_append`), defined by the
+    /// embedding that enables `embedder-crc32c`. It must be that function exactly: every
+    /// checksum on disk is compared with it.
+    fn rollfs_crc32c_append(seed: u32, bytes: &[u8]) -> u32;
+}
+
+/// CRC32C continued from `seed` (0 starts a fresh CRC): the one place the core computes it.
+#[inline]
+#[cfg_attr(feature = "embedder-crc32c", allow(unsafe_code))]
+fn crc32c_append(seed: u32, bytes: &[u8]) -> u32 {
+    #[cfg(feature = "embedder-crc32c")]
+    {
+        // SAFETY: the embedding that enables the feature defines the function with this
+        // signature (the linker refuses a build where it is missing).
+        unsafe { rollfs_crc32c_append(seed, bytes) }
+    }
+    #[cfg(not(feature = "embedder-crc32c"))]
+    {
+        crc32c::crc32c_append(seed, bytes)
+    }
+}
+
 /// CRC32C of a byte slice.
 pub fn crc(bytes: &[u8]) -> u32 {
-    crc32c::crc32c(bytes)
+    crc32c_append(0, bytes)
 }
 
 /// Computes and stores the block's CRC (covering bytes `0..CRC_OFFSET`).
@@ -106,7 +131,7 @@ pub fn crc_ok(block: &Block) -> bool {
 /// volume UUID, so that node blocks left on the device by an earlier filesystem can never
 /// pass as this filesystem's (roll-forward walks raw log positions and must not be fooled).
 pub fn crc_seeded(seed: u32, bytes: &[u8]) -> u32 {
-    crc32c::crc32c_append(seed, bytes)
+    crc32c_append(seed, bytes)
 }
 
 pub fn seal_seeded(block: &mut Block, seed: u32) {

@@ -212,27 +212,28 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
     /// Claims and validates a node; returns false if it could not be used.
     fn claim_node(&mut self, nid: Nid, ino: Ino, ty: NodeType) -> bool {
         let what = type_name(ty);
-        let desc = node_desc(nid, ino, ty);
+        // Named only for a message: fsck claims every node of the image.
+        let desc = || node_desc(nid, ino, ty);
         if !self.seen_nodes.insert(nid) {
-            self.problem(format!("{desc}: referenced twice"));
+            self.problem(format!("{}: referenced twice", desc()));
             return false;
         }
         let e = match self.fs.nat.get(nid) {
             Some(e) if !e.is_free() => e,
             _ => {
                 let nb = self.nat_block_of(nid);
-                self.problem(format!("{desc}: NAT entry is free (NAT block {nb})"));
+                self.problem(format!("{}: NAT entry is free (NAT block {nb})", desc()));
                 return false;
             }
         };
         if e.ino != ino {
             let nb = self.nat_block_of(nid);
-            self.problem(format!("{desc}: NAT entry names inode {} (NAT block {nb})", e.ino));
+            self.problem(format!("{}: NAT entry names inode {} (NAT block {nb})", desc(), e.ino));
             return false;
         }
         if !self.fs.geo.in_main(e.addr) {
             let nb = self.nat_block_of(nid);
-            self.problem(format!("{desc}: NAT address {} outside the main area (NAT block {nb})", e.addr));
+            self.problem(format!("{}: NAT address {} outside the main area (NAT block {nb})", desc(), e.addr));
             return false;
         }
         match self.fs.node_ref(nid) {
@@ -247,7 +248,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 }
             }
             Err(err) => {
-                self.problem(format!("{desc}: {err}"));
+                self.problem(format!("{}: {err}", desc()));
                 return false;
             }
         }
@@ -582,12 +583,17 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         let mut sit_valid = 0u64;
         // Runs of consecutive blocks with the same disagreement make one message.
         let mut run: Option<(bool, u32, u32)> = None; // (valid but unowned?, first, last)
+                                                      // `owners` holds main-area addresses only (`claim`), in order: walked beside the
+                                                      // blocks instead of looked up per block.
+        let owned_list: Vec<u32> = self.owners.keys().copied().collect();
+        let mut owned_addrs = owned_list.into_iter().peekable();
         for segno in 0..g.main_segments {
             let e = *self.fs.sit.get(segno);
             sit_valid += e.valid as u64;
+            let start = g.seg_start(segno);
             for off in 0..g.segment_blocks {
-                let addr = g.seg_start(segno) + off;
-                let owned = self.owners.contains_key(&addr);
+                let addr = start + off;
+                let owned = owned_addrs.next_if_eq(&addr).is_some();
                 let bad = match (e.is_valid(off), owned) {
                     (true, false) => Some(true),
                     (false, true) => Some(false),

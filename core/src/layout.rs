@@ -243,32 +243,41 @@ impl Geometry {
     pub fn cp_pack_addr(&self, pack: usize) -> u64 {
         CP_START as u64 + pack as u64 * self.cp_pack_blocks as u64
     }
+    #[inline]
     pub fn nat_addr(&self, index: u32, slot: u8) -> u64 {
         self.nat_start as u64 + 2 * index as u64 + slot as u64
     }
+    #[inline]
     pub fn sit_addr(&self, index: u32, slot: u8) -> u64 {
         self.sit_start as u64 + 2 * index as u64 + slot as u64
     }
+    #[inline]
     pub fn ssa_addr(&self, segno: u32, slot: u8) -> u64 {
         self.ssa_start as u64 + 2 * segno as u64 + slot as u64
     }
+    #[inline]
     pub fn main_blocks(&self) -> u64 {
         self.main_segments as u64 * self.segment_blocks as u64
     }
+    #[inline]
     pub fn main_end(&self) -> u64 {
         self.main_start as u64 + self.main_blocks()
     }
     /// True when `addr` is a block of the main area.
+    #[inline]
     pub fn in_main(&self, addr: u32) -> bool {
         (addr as u64) >= self.main_start as u64 && (addr as u64) < self.main_end()
     }
+    #[inline]
     pub fn segno_of(&self, addr: u32) -> u32 {
         debug_assert!(self.in_main(addr));
         (addr - self.main_start) / self.segment_blocks
     }
+    #[inline]
     pub fn blkoff_of(&self, addr: u32) -> u32 {
         (addr - self.main_start) % self.segment_blocks
     }
+    #[inline]
     pub fn seg_start(&self, segno: u32) -> u32 {
         self.main_start + segno * self.segment_blocks
     }

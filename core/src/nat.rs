@@ -46,6 +46,7 @@ const _: () = {
 };
 
 impl RawNatEntry {
+    #[inline]
     fn get(&self) -> NatEntry {
         NatEntry { ino: self.ino.get(), addr: self.addr.get() }
     }
@@ -58,6 +59,7 @@ pub struct NatEntry {
 }
 
 impl NatEntry {
+    #[inline]
     pub fn is_free(&self) -> bool {
         self.ino == 0 && self.addr == NULL_ADDR
     }
@@ -127,27 +129,32 @@ impl Nat {
             nat.entries[nid as usize] = e;
             nat.dirty.insert(nid);
         }
-        for (nid, e) in nat.entries.iter().enumerate() {
-            if nid as u32 == NULL_NID {
-                if !e.is_free() {
-                    return Err(Error::corrupt(geo.nat_addr(0, nat.slots[0]), "NAT: nid 0 in use"));
-                }
-                continue;
-            }
-            // The block the entry was read from, for the error (a journal entry overrides it
-            // but the block still names the nid's place).
-            let block = nid as u32 / NAT_ENTRIES_PER_BLOCK;
-            let at = geo.nat_addr(block, nat.slots[block as usize]);
-            if e.addr != NULL_ADDR && !geo.in_main(e.addr) {
-                return Err(Error::corrupt(at, "NAT: block address outside the main area"));
-            }
+        if !nat.entries[NULL_NID as usize].is_free() {
+            return Err(Error::corrupt(geo.nat_addr(0, nat.slots[0]), "NAT: nid 0 in use"));
+        }
+        // One pass: every mount and fsck checks every entry (the crash explorer mounts twice
+        // per crash state), so the error's block is worked out only for a bad entry.
+        let mut free_count = 0u32;
+        for (nid, e) in nat.entries.iter().enumerate().skip(1) {
+            let outside = e.addr != NULL_ADDR && !geo.in_main(e.addr);
             // An entry is free (no owner, no block) or in use (both): a checkpoint writes
             // every node it names, so half of one is damage (as `load_tolerant` says too).
-            if (e.addr == NULL_ADDR) != (e.ino == 0) {
-                return Err(Error::corrupt(at, "NAT: entry with an owner but no block, or a block but no owner"));
+            let half = (e.addr == NULL_ADDR) != (e.ino == 0);
+            if outside || half {
+                // The block the entry was read from (a journal entry overrides it but the
+                // block still names the nid's place).
+                let block = nid as u32 / NAT_ENTRIES_PER_BLOCK;
+                let at = geo.nat_addr(block, nat.slots[block as usize]);
+                let why = if outside {
+                    "NAT: block address outside the main area"
+                } else {
+                    "NAT: entry with an owner but no block, or a block but no owner"
+                };
+                return Err(Error::corrupt(at, why));
             }
+            free_count += e.is_free() as u32;
         }
-        nat.free_count = nat.entries.iter().skip(1).filter(|e| e.is_free()).count() as u32;
+        nat.free_count = free_count;
         Ok(nat)
     }
 
@@ -341,5 +348,63 @@ impl Nat {
     /// Iterates over in-use entries (for fsck and inspect).
     pub fn iter_used(&self) -> impl Iterator<Item = (Nid, NatEntry)> + '_ {
         self.entries.iter().enumerate().filter(|(_, e)| !e.is_free()).map(|(n, e)| (n as Nid, *e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::MemDevice;
+
+    /// A NAT written block by block into slot 0 of a fresh device.
+    fn store(nat: &Nat, geo: &Geometry, dev: &mut MemDevice) {
+        for i in 0..geo.nat_blocks {
+            dev.write(geo.nat_addr(i, 0), &nat.encode_block(i, 1), crate::WriteFlags::empty()).unwrap();
+        }
+    }
+
+    fn load(geo: &Geometry, dev: &mut MemDevice) -> Result<Nat> {
+        Nat::load(dev, geo, vec![0; geo.nat_blocks as usize], &[], 1)
+    }
+
+    #[test]
+    fn nat_load_counts_free_entries_and_refuses_half_entries() {
+        let geo = Geometry::compute(2048, 16, 5).unwrap();
+        let mut dev = MemDevice::new(2048);
+        let mut nat = Nat::new_empty(&geo);
+        let main = geo.main_start;
+        // Entries in the first and the last NAT block.
+        let last = geo.nid_count - 1;
+        for (nid, addr) in [(1, main), (2, main + 1), (last, main + 2)] {
+            nat.set(nid, NatEntry { ino: nid, addr });
+        }
+        store(&nat, &geo, &mut dev);
+        let loaded = load(&geo, &mut dev).unwrap();
+        assert_eq!(loaded.used_count(), 3);
+        assert_eq!(loaded.get(last), Some(NatEntry { ino: last, addr: main + 2 }));
+
+        // Each damage names the NAT block the entry lives in.
+        let last_block = geo.nat_addr(last / NAT_ENTRIES_PER_BLOCK, 0);
+        let cases: [(NatEntry, &str); 3] = [
+            (NatEntry { ino: last, addr: NULL_ADDR }, "owner but no block"),
+            (NatEntry { ino: 0, addr: main + 5 }, "owner but no block"),
+            (NatEntry { ino: last, addr: 3 }, "outside the main area"),
+        ];
+        for (bad, why) in cases {
+            let mut broken = Nat::new_empty(&geo);
+            broken.set(last, bad);
+            store(&broken, &geo, &mut dev);
+            match load(&geo, &mut dev) {
+                Err(Error::Corrupt { block, reason }) => {
+                    assert_eq!(block, last_block, "{bad:?}");
+                    assert!(reason.contains(why), "{bad:?}: {reason}");
+                }
+                other => panic!("{bad:?}: loaded {:?}", other.map(|n| n.used_count())),
+            }
+        }
+        let mut nid0 = Nat::new_empty(&geo);
+        nid0.set(0, NatEntry { ino: 1, addr: main });
+        store(&nid0, &geo, &mut dev);
+        assert!(matches!(load(&geo, &mut dev), Err(Error::Corrupt { reason: "NAT: nid 0 in use", .. })));
     }
 }

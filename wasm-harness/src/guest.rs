@@ -153,6 +153,17 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         st.panic = Some(String::from_utf8_lossy(msg).into_owned());
         Ok(())
     })?;
+    // The core's CRC32C (its feature `embedder-crc32c`): the crc32c crate's own function,
+    // with the CPU's CRC instruction where there is one.
+    l.func_wrap("rollfs_host", "crc32c_append", |c: Caller<'_, HostState>, seed: i32, ptr: i32, len: i32| {
+        let mem = c.data().memory.expect("memory");
+        let data = mem.data(&c);
+        let start = ptr as u32 as usize;
+        let bytes = data
+            .get(start..start.saturating_add(len.max(0) as usize))
+            .ok_or_else(|| wasmtime::format_err!("guest passed an out-of-bounds buffer"))?;
+        Ok(crc32c::crc32c_append(seed as u32, bytes) as i32)
+    })?;
     Ok(l)
 }
 

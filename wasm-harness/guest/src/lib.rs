@@ -26,6 +26,17 @@ extern "C" {
 #[link(wasm_import_module = "rollfs_host")]
 extern "C" {
     fn panic_message(ptr: *const u8, len: i32);
+    fn crc32c_append(seed: i32, ptr: *const u8, len: i32) -> i32;
+}
+
+/// The core's CRC32C (feature `embedder-crc32c`), computed by the host: wasm has no CRC
+/// instruction and the table-driven CRC was a quarter of the explorer's time. The host runs
+/// `crc32c::crc32c_append`, the function the core computes natively (ABI.md).
+#[no_mangle]
+pub fn rollfs_crc32c_append(seed: u32, bytes: &[u8]) -> u32 {
+    // Blocks are 4 KiB; nothing the core checksums comes near i32::MAX bytes.
+    assert!(bytes.len() <= i32::MAX as usize, "CRC input too long");
+    unsafe { crc32c_append(seed as i32, bytes.as_ptr(), bytes.len() as i32) as u32 }
 }
 
 /// The host's simulated device. Status codes: 0 ok, otherwise an errno (5 = EIO).
