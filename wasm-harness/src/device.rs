@@ -47,6 +47,29 @@ pub struct IoCounts {
     pub discards: u64,
 }
 
+/// One call the guest made on the device, in order ([`SimDevice::record`]). The device's
+/// answers to a sequence of these depend only on its start image, seed and EIO setting, so
+/// replaying the sequence on another device rebuilds that device's trace exactly.
+#[derive(Debug, Clone)]
+pub enum Request {
+    Read(u64),
+    Write(u64, BlockRef, u8),
+    WaitWrites,
+    Flush,
+    Discard(u64, u64),
+}
+
+/// What a recording device saw the guest do ([`SimDevice::record`]).
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    pub requests: Vec<Request>,
+    /// Every read answered from the start image (not from a write of this session), with
+    /// the block it returned (`None`: never written, read as zeros). The guest's
+    /// only input from the device: a guest run on another start image that holds the same
+    /// blocks at these addresses reads exactly the same bytes.
+    pub inputs: Vec<(u64, Option<BlockRef>)>,
+}
+
 /// The simulated device. See the module documentation for its semantics.
 pub struct SimDevice {
     start: Image,
@@ -60,6 +83,8 @@ pub struct SimDevice {
     pub discard_ignored: bool,
     pub eio: Option<Eio>,
     pub counts: IoCounts,
+    /// The guest's requests and inputs, when recording ([`SimDevice::record`]).
+    pub recording: Option<Recording>,
 }
 
 impl SimDevice {
@@ -74,6 +99,42 @@ impl SimDevice {
             discard_ignored: false,
             eio: None,
             counts: IoCounts::default(),
+            recording: None,
+        }
+    }
+
+    /// Starts recording the requests made from now on and the start-image blocks they read.
+    pub fn record(&mut self) {
+        self.recording = Some(Recording::default());
+    }
+
+    fn log(&mut self, r: Request) {
+        if let Some(rec) = self.recording.as_mut() {
+            rec.requests.push(r);
+        }
+    }
+
+    /// Makes `requests` on this device, as the guest made them on the recording one.
+    pub fn replay(&mut self, requests: &[Request]) {
+        let mut buf = vec![0u8; BLOCK_SIZE];
+        for r in requests {
+            match r {
+                Request::Read(addr) => {
+                    self.read(*addr, &mut buf);
+                }
+                Request::Write(addr, data, flags) => {
+                    self.write_block(*addr, data.clone(), *flags);
+                }
+                Request::WaitWrites => {
+                    self.wait_writes();
+                }
+                Request::Flush => {
+                    self.flush();
+                }
+                Request::Discard(addr, count) => {
+                    self.discard(*addr, *count);
+                }
+            }
         }
     }
 
@@ -101,12 +162,18 @@ impl SimDevice {
     }
 
     pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> i32 {
+        self.log(Request::Read(addr));
         let nth = self.counts.reads;
         self.counts.reads += 1;
         if self.inject(IoKind::Read, nth, addr) || addr >= self.block_count() {
             return EIO;
         }
         self.trace.events.push(Event::Read { addr });
+        if let Some(rec) = self.recording.as_mut() {
+            if !self.latest.contains_key(&addr) {
+                rec.inputs.push((addr, self.start.get(addr).cloned()));
+            }
+        }
         match self.current(addr) {
             Some(b) => buf.copy_from_slice(&b[..]),
             None => buf.fill(0),
@@ -116,6 +183,13 @@ impl SimDevice {
     }
 
     pub fn write(&mut self, addr: u64, data: &[u8], flags: u8) -> i32 {
+        self.write_block(addr, Arc::new(data.try_into().expect("4 KiB block")), flags)
+    }
+
+    fn write_block(&mut self, addr: u64, block: BlockRef, flags: u8) -> i32 {
+        if self.recording.is_some() {
+            self.log(Request::Write(addr, block.clone(), flags));
+        }
         let nth = self.counts.writes;
         self.counts.writes += 1;
         if self.inject(IoKind::Write, nth, addr) || addr >= self.block_count() {
@@ -127,7 +201,6 @@ impl SimDevice {
                 return r;
             }
         }
-        let block: BlockRef = Arc::new(data.try_into().expect("4 KiB block"));
         let fua = flags & FLAG_FUA != 0;
         if fua {
             self.counts.fua_writes += 1;
@@ -147,6 +220,7 @@ impl SimDevice {
     }
 
     pub fn wait_writes(&mut self) -> i32 {
+        self.log(Request::WaitWrites);
         let mut ids = std::mem::take(&mut self.in_flight);
         match self.completion {
             Completion::Reverse => ids.reverse(),
@@ -161,6 +235,7 @@ impl SimDevice {
     }
 
     pub fn flush(&mut self) -> i32 {
+        self.log(Request::Flush);
         let r = self.flush_inner();
         self.progress();
         r
@@ -177,6 +252,7 @@ impl SimDevice {
     }
 
     pub fn discard(&mut self, addr: u64, count: u64) -> i32 {
+        self.log(Request::Discard(addr, count));
         if addr.checked_add(count).is_none_or(|end| end > self.block_count()) {
             return EIO;
         }

@@ -15,14 +15,16 @@
 //! Per-file rules (fsync, fdatasync, atomic writes: invariants 2-5 of docs/INVARIANTS.md) belong
 //! in [`Explorer::judge`] next to the whole-tree rule, using the same [`Run`] records.
 
-use crate::device::{choose_survivors, fixed_variants, CrashWalker, Eio, Image, IoCounts, IoKind, SimDevice};
+use crate::device::{
+    choose_survivors, fixed_variants, BlockRef, CrashWalker, Eio, Image, IoCounts, IoKind, Recording, SimDevice,
+};
 use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, E_DATASUM, STAT_NAMES};
 use crate::model::{BlockCache, DumpBlocks, DumpFault, Model, Tree};
 use crate::rng::{Hasher64, Rng};
 use crate::workload::{CaseId, Op, RecoveryEio, Workload};
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -46,6 +48,9 @@ pub struct Options {
     pub threads: usize,
     /// Log every I/O of each recovery mount (replay's view; too slow for exploration).
     pub trace_mount: bool,
+    /// Answer a crash image from an earlier guest session of the run when the guest would
+    /// read the same blocks ([`GuestMemo`]); off only to compare (`--no-memo`).
+    pub memo: bool,
 }
 
 impl Default for Options {
@@ -61,6 +66,7 @@ impl Default for Options {
             recovery_crashes: 2,
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8),
             trace_mount: false,
+            memo: true,
         }
     }
 }
@@ -107,6 +113,8 @@ pub struct Run {
     pub eio: Option<Eio>,
     /// Hashes and checksums of the blocks this run's crash images share (planned dumps).
     pub block_cache: BlockCache,
+    /// Guest sessions of this run's crash images, for images that read the same.
+    pub memo: GuestMemo,
 }
 
 /// Identity of one crash state within a case.
@@ -193,6 +201,66 @@ pub struct CaseResult {
     pub violations: Vec<Violation>,
 }
 
+/// The guest's answers for one crash image and the device requests it made
+/// ([`Explorer::guest_session`]). `None` for the calls it did not get to.
+pub struct GuestSession {
+    pub recording: Recording,
+    /// The injected failing read of the recovery mount, if any (part of the key).
+    pub eio_read: Option<u64>,
+    /// Requests the mount made (the injected error applies to these only).
+    pub mount_requests: usize,
+    pub mount: Result<(), GuestError>,
+    pub stats_after_mount: Option<Result<CoreStats, GuestError>>,
+    pub fsck: Option<Result<Vec<String>, GuestError>>,
+    pub dump: Option<Result<Vec<u8>, GuestError>>,
+    pub stats_after_dump: Option<Result<CoreStats, GuestError>>,
+}
+
+impl GuestSession {
+    /// True when a guest on `image` would read exactly what this one read: every block it
+    /// read from its start image is the same in `image` (absent blocks read as zeros).
+    fn fits(&self, image: &Image, eio_read: Option<u64>) -> bool {
+        if self.eio_read != eio_read {
+            return false;
+        }
+        let zero = |b: &BlockRef| b.iter().all(|&x| x == 0);
+        self.recording.inputs.iter().all(|(addr, was)| match (image.get(*addr), was) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a[..] == b[..],
+            (None, None) => true,
+            (Some(x), None) | (None, Some(x)) => zero(x),
+        })
+    }
+}
+
+/// The guest sessions of one run's crash images, for images that hold the same blocks where
+/// an earlier one was read (`--no-memo` turns it off). Bounded: the newest
+/// [`GuestMemo::SESSIONS_MAX`] sessions are kept, a hit moves to the front.
+#[derive(Default)]
+pub struct GuestMemo {
+    sessions: Mutex<std::collections::VecDeque<Arc<GuestSession>>>,
+}
+
+impl GuestMemo {
+    pub const SESSIONS_MAX: usize = 48;
+
+    fn find(&self, image: &Image, eio_read: Option<u64>) -> Option<Arc<GuestSession>> {
+        let snapshot: Vec<Arc<GuestSession>> = self.sessions.lock().unwrap().iter().cloned().collect();
+        let hit = snapshot.into_iter().find(|s| s.fits(image, eio_read))?;
+        let mut q = self.sessions.lock().unwrap();
+        if let Some(i) = q.iter().position(|s| Arc::ptr_eq(s, &hit)) {
+            let s = q.remove(i).expect("position is in range");
+            q.push_front(s);
+        }
+        Some(hit)
+    }
+
+    fn insert(&self, s: Arc<GuestSession>) {
+        let mut q = self.sessions.lock().unwrap();
+        q.push_front(s);
+        q.truncate(Self::SESSIONS_MAX);
+    }
+}
+
 pub struct Explorer {
     pub module: Arc<GuestModule>,
     pub opts: Options,
@@ -203,6 +271,10 @@ pub struct Explorer {
     smallest: Mutex<std::collections::HashMap<u32, Result<u64, String>>>,
     /// The core's counters summed over every workload run and every recovery mount.
     events: Mutex<Events>,
+    /// Crash images a live guest checked, and those answered by replaying an earlier
+    /// guest session of their run ([`GuestMemo`]).
+    pub guest_runs: AtomicU64,
+    pub replayed: AtomicU64,
 }
 
 /// The core's counters summed over workload runs (at their end) and over recovery mounts
@@ -602,6 +674,8 @@ impl Explorer {
             bases: Default::default(),
             smallest: Default::default(),
             events: Default::default(),
+            guest_runs: AtomicU64::new(0),
+            replayed: AtomicU64::new(0),
         })
     }
 
@@ -730,6 +804,7 @@ impl Explorer {
             counts: IoCounts::default(),
             eio,
             block_cache: BlockCache::default(),
+            memo: GuestMemo::default(),
         };
         if let Err(e) = base {
             run.problems.push(("device".into(), format!("{:?}: {e}", w.device)));
@@ -1005,6 +1080,71 @@ impl Explorer {
         Job { id, image: walker.image(&surv), allowed: allowed_states(&run.records, id.point) }
     }
 
+    /// The guest's part of checking a crash image: mount (recovery), fsck and the planned
+    /// dump in a fresh instance, with the device it left. Answered from `run.memo` when an
+    /// earlier image of the run held the same blocks wherever that guest read (the guest is
+    /// deterministic: its only input is what its reads return), by replaying that guest's
+    /// requests on this image's device, so that the device and its trace are exactly those
+    /// of a live run. `Err` when no instance could be made.
+    fn guest_session(
+        &self,
+        run: &Run,
+        image: &Image,
+        eio_read: Option<u64>,
+        dev_seed: u64,
+    ) -> Result<(Arc<GuestSession>, SimDevice, usize), GuestError> {
+        let mut dev = SimDevice::new(image.clone(), dev_seed);
+        dev.discard_ignored = run.workload.discard_ignored;
+        dev.eio = eio_read.map(|nth| Eio { kind: IoKind::Read, nth });
+        if self.opts.memo {
+            if let Some(s) = run.memo.find(image, eio_read) {
+                dev.replay(&s.recording.requests[..s.mount_requests]);
+                let mount_end = dev.trace.events.len();
+                dev.eio = None;
+                dev.replay(&s.recording.requests[s.mount_requests..]);
+                self.replayed.fetch_add(1, Ordering::Relaxed);
+                return Ok((s, dev, mount_end));
+            }
+        }
+        dev.record();
+        let mut g = self.module.instantiate(dev)?;
+        let mount = g.mount(false, NOW_BASE + 100_000);
+        let mount_requests = g.device().recording.as_ref().map_or(0, |r| r.requests.len());
+        let mount_end = g.device().trace.events.len();
+        // The injected read error is for recovery only; fsck and the dump read healthily.
+        g.device_mut().eio = None;
+        let (mut stats_after_mount, mut fsck, mut dump, mut stats_after_dump) = (None, None, None, None);
+        if mount.is_ok() {
+            stats_after_mount = Some(g.stats());
+            let f = g.fsck();
+            if matches!(&f, Ok(p) if p.is_empty()) {
+                let d = g.dump_planned();
+                if d.is_ok() {
+                    stats_after_dump = Some(g.stats());
+                }
+                dump = Some(d);
+            }
+            fsck = Some(f);
+        }
+        let mut dev = g.into_device();
+        let recording = dev.recording.take().unwrap_or_default();
+        let s = Arc::new(GuestSession {
+            recording,
+            eio_read,
+            mount_requests,
+            mount,
+            stats_after_mount,
+            fsck,
+            dump,
+            stats_after_dump,
+        });
+        self.guest_runs.fetch_add(1, Ordering::Relaxed);
+        if self.opts.memo {
+            run.memo.insert(s.clone());
+        }
+        Ok((s, dev, mount_end))
+    }
+
     /// Mounts an image in a fresh instance and checks it: fsck clean, tree allowed.
     /// Returns the guest (for its recovery trace) and the failure, if any.
     #[allow(clippy::too_many_arguments)]
@@ -1018,70 +1158,58 @@ impl Explorer {
         dev_seed: u64,
         log: &mut Vec<String>,
     ) -> (Option<SimDevice>, usize, u64, Option<(String, String)>) {
-        let mut dev = SimDevice::new(image.clone(), dev_seed);
-        dev.discard_ignored = run.workload.discard_ignored;
-        dev.eio = eio_read.map(|nth| Eio { kind: IoKind::Read, nth });
-        let mut g = match self.module.instantiate(dev) {
-            Ok(g) => g,
+        let (s, dev, mount_end) = match self.guest_session(run, image, eio_read, dev_seed) {
+            Ok(x) => x,
             Err(e) => return (None, 0, 0, Some(("instantiate".into(), guest_err(&e)))),
         };
-        let mount = g.mount(false, NOW_BASE + 100_000);
-        let mount_end = g.device().trace.events.len();
-        // The injected read error is for recovery only; fsck and the dump read healthily.
-        let fired = g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
-        g.device_mut().eio = None;
+        let mount = &s.mount;
+        let fired = dev.trace.events[..mount_end].iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
         log.push(format!("mount: {mount:?} ({mount_end} I/O events)"));
         if self.opts.trace_mount {
-            log.extend(g.device().trace.describe(0..mount_end).into_iter().map(|l| format!("  mount {l}")));
+            log.extend(dev.trace.describe(0..mount_end).into_iter().map(|l| format!("  mount {l}")));
         }
         if let Err(e) = mount {
             if e.errno() == Some(5) && fired {
                 // A clear I/O error is the right answer; a later healthy mount of what the
                 // failed mount left must still recover.
-                let left = g.into_device().final_image();
+                let left = dev.final_image();
                 let (_, _, h, v) = self.check_image(run, &left, allowed, point, None, dev_seed ^ 1, log);
                 return (None, mount_end, h, v.map(|(k, d)| (format!("after-eio-{k}"), d)));
             }
             let kind =
-                if matches!(e, GuestError::Trap(_)) { "mount-trap".into() } else { datasum_or(&e, "mount-failed") };
-            return (Some(g.into_device()), mount_end, 0, Some((kind, guest_err(&e))));
+                if matches!(e, GuestError::Trap(_)) { "mount-trap".into() } else { datasum_or(e, "mount-failed") };
+            return (Some(dev), mount_end, 0, Some((kind, guest_err(e))));
         }
-        if let Ok(s) = g.stats() {
-            self.add_events(&s, true);
+        if let Some(Ok(st)) = &s.stats_after_mount {
+            self.add_events(st, true);
         }
-        match g.fsck() {
+        match s.fsck.as_ref().expect("fsck ran after a mount that succeeded") {
             Ok(p) if p.is_empty() => {}
-            Ok(p) => return (Some(g.into_device()), mount_end, 0, Some(("fsck".into(), p.join("; ")))),
-            Err(e) => return (Some(g.into_device()), mount_end, 0, Some(("fsck-error".into(), guest_err(&e)))),
+            Ok(p) => return (Some(dev), mount_end, 0, Some(("fsck".into(), p.join("; ")))),
+            Err(e) => return (Some(dev), mount_end, 0, Some(("fsck-error".into(), guest_err(e)))),
         }
         // The planned dump names each file's device blocks; they are hashed and checked
         // against their data checksums here, once per block of the run (BlockCache).
-        let tree = match g.dump_planned() {
+        let tree = match s.dump.as_ref().expect("dump ran after a clean fsck") {
             Ok(d) => {
-                let dev = g.device();
                 let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache: &run.block_cache };
-                match Tree::parse_planned_dump(&d, &blocks) {
+                match Tree::parse_planned_dump(d, &blocks) {
                     Ok(t) => t,
-                    Err(DumpFault::Parse(e)) => {
-                        return (Some(g.into_device()), mount_end, 0, Some(("dump-parse".into(), e)))
-                    }
-                    Err(DumpFault::Checksum(e)) => {
-                        return (Some(g.into_device()), mount_end, 0, Some(("data-checksum".into(), e)))
-                    }
+                    Err(DumpFault::Parse(e)) => return (Some(dev), mount_end, 0, Some(("dump-parse".into(), e))),
+                    Err(DumpFault::Checksum(e)) => return (Some(dev), mount_end, 0, Some(("data-checksum".into(), e))),
                 }
             }
-            Err(e) => return (Some(g.into_device()), mount_end, 0, Some((datasum_or(&e, "dump"), guest_err(&e)))),
+            Err(e) => return (Some(dev), mount_end, 0, Some((datasum_or(e, "dump"), guest_err(e)))),
         };
         // The dump read every file through the core: a block that failed its checksum
         // fails the dump, but count it too (a read the dump's path did not return).
-        if let Ok(s) = g.stats() {
-            let bad = s[stat_index("data_checksum_errors")];
+        if let Some(Ok(st)) = &s.stats_after_dump {
+            let bad = st[stat_index("data_checksum_errors")];
             if bad > 0 {
                 let detail = format!("{bad} data block reads failed their checksum after recovery");
-                return (Some(g.into_device()), mount_end, 0, Some(("data-checksum".into(), detail)));
+                return (Some(dev), mount_end, 0, Some(("data-checksum".into(), detail)));
             }
         }
-        let dev = g.into_device();
         let exact = allowed.iter().any(|&k| run.states[k] == tree);
         let (lo, hi) = window(&run.records, point);
         if exact || window_has_fsync(run, lo, hi) {

@@ -47,6 +47,11 @@ struct Common {
     /// look at how a mutant fails.
     #[arg(long)]
     mutant: Option<String>,
+    /// Run a live guest for every crash image, even one that holds the same blocks where
+    /// an earlier image of its run was read (whose checks are otherwise replayed: the same
+    /// verdicts and digest, to compare).
+    #[arg(long)]
+    no_memo: bool,
 }
 
 #[derive(Subcommand)]
@@ -233,11 +238,19 @@ enum Cmd {
 }
 
 fn options(c: &Common) -> Options {
-    let mut o = Options { seed: c.seed, torn: c.torn, eio: c.eio, ..Options::default() };
+    let mut o = Options { seed: c.seed, torn: c.torn, eio: c.eio, memo: !c.no_memo, ..Options::default() };
     if let Some(t) = c.threads {
         o.threads = t.max(1);
     }
     o
+}
+
+/// How the crash images of an exploration were checked: by a live guest, or by replaying
+/// an earlier guest of the same run that read the same blocks.
+fn guest_line(ex: &rollfs_sim::explore::Explorer) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (live, replayed) = (ex.guest_runs.load(Relaxed), ex.replayed.load(Relaxed));
+    format!("guest checks: {live} live, {replayed} replayed from a guest that read the same blocks")
 }
 
 fn replay_command(c: &Common, v: &Violation) -> String {
@@ -299,7 +312,8 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
     let per_round = files.len() as u64 + ace + 2 * random;
     let mut s = first;
     'rounds: while start.elapsed() < budget {
-        let common = Common { seed: s, torn: true, eio: true, threads, mutant: mutant.map(str::to_string) };
+        let common =
+            Common { seed: s, torn: true, eio: true, threads, mutant: mutant.map(str::to_string), no_memo: false };
         let ex = match explorer(options(&common), mutant) {
             Ok(ex) => ex,
             Err(e) => {
@@ -510,6 +524,7 @@ fn main() -> ExitCode {
                 println!("{l}");
             }
             println!("{}", sum.last_line());
+            println!("{}", guest_line(&ex));
             if let Some(path) = &summary {
                 let params = Params {
                     seed: common.seed,

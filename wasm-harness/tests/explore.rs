@@ -43,6 +43,27 @@ fn same_seed_same_digest() {
     assert_ne!(c.digest, d.digest, "a different seed explores differently");
 }
 
+/// A crash image answered by replaying an earlier guest of its run (one that read the same
+/// blocks) gets the verdict, device trace and recovery counters a live guest gives it.
+#[test]
+fn memo_replays_give_the_live_verdicts() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let opts = Options { torn: true, eio: true, ..small_opts(11) };
+    let memo = explorer(opts.clone());
+    let live = explorer(Options { memo: false, ..opts });
+    for (src, n) in [(Source::Regression, 6), (Source::Random, 8), (Source::Full, 3)] {
+        let a = explore(&memo, src, Some(n), None, false, &mut |_| {});
+        let b = explore(&live, src, Some(n), None, false, &mut |_| {});
+        assert_eq!((a.states, a.digest, a.violations.len()), (b.states, b.digest, b.violations.len()), "{src:?}");
+        assert_eq!(a.events.table(), b.events.table(), "{src:?}: recovery counters");
+    }
+    let replayed = memo.replayed.load(Relaxed);
+    let (runs_memo, runs_live) = (memo.guest_runs.load(Relaxed), live.guest_runs.load(Relaxed));
+    assert_eq!(runs_memo + replayed, runs_live, "every check is either live or replayed");
+    assert!(replayed * 4 > runs_live, "the memo answers a good part ({replayed} of {runs_live})");
+    assert_eq!(live.replayed.load(Relaxed), 0);
+}
+
 #[test]
 fn shards_merge_to_the_unsharded_exploration() {
     use rollfs_sim::explore::explore_shard;
