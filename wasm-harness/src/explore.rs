@@ -19,6 +19,7 @@ use crate::device::{
     choose_survivors, fixed_variants, BlockRef, CrashWalker, Eio, Image, IoCounts, IoKind, Recording, SimDevice,
 };
 use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, E_DATASUM, STAT_NAMES};
+use crate::history::{self, History};
 use crate::model::{BlockCache, DumpBlocks, DumpFault, Model, Tree};
 use crate::rng::{Hasher64, Rng};
 use crate::workload::{CaseId, Op, RecoveryEio, Workload};
@@ -115,6 +116,8 @@ pub struct Run {
     pub block_cache: BlockCache,
     /// Guest sessions of this run's crash images, for images that read the same.
     pub memo: GuestMemo,
+    /// Interval histories of `states` and `snaps` for the per-file rules (made on first use).
+    pub history: std::sync::OnceLock<History>,
 }
 
 /// Identity of one crash state within a case.
@@ -399,6 +402,120 @@ pub fn window(records: &[OpRecord], c: usize) -> (usize, usize) {
 /// recovered to `tree`. `exact`: the tree equals an allowed whole-tree state (then only
 /// the fsync-class guarantees are checked). Returns the violated rule and its detail.
 pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option<(String, String)> {
+    let (lo, hi) = window(&run.records, c);
+    let hi = hi.min(run.snaps.len().saturating_sub(1));
+    if lo > hi {
+        return None;
+    }
+    let h = run.history.get_or_init(|| History::build(&run.states, &run.snaps));
+    let snaps = &run.snaps;
+    let file_hash = |p: &str| tree.entries.get(p).filter(|e| e.kind == crate::model::KIND_FILE).map(|e| e.chash);
+    // 2, 3, 5: every fsync/fdatasync/atomic commit that returned before the crash.
+    for f in lo + 1..=hi {
+        let r = &run.records[f];
+        let Some((op, Some(ino))) = &run.ops[f] else { continue };
+        if !(r.ok && r.events.end <= c) {
+            continue;
+        }
+        let names = history::names_in(h, *ino, f, hi);
+        if names.is_empty() || history::value_at(h.content.get(ino), hi).is_none() {
+            continue; // a directory, or deleted since: a later state of its own
+        }
+        let states: std::collections::BTreeSet<u64> = history::values_in(h.content.get(ino), f, hi).copied().collect();
+        if !names.iter().any(|p| file_hash(p).is_some_and(|h| states.contains(&h))) {
+            let found: Vec<String> = names
+                .iter()
+                .map(|p| match tree.entries.get(*p) {
+                    None => format!("{p} absent"),
+                    Some(e) => format!("{p} size {}", e.size),
+                })
+                .collect();
+            let kind = if matches!(op, Op::AtomicCommit(_)) { "atomic-commit-lost" } else { "fsync-lost" };
+            return Some((
+                kind.into(),
+                format!(
+                    "`{}` returned before the crash, but no name of its file shows that state or a later one ({})",
+                    r.label,
+                    found.join(", ")
+                ),
+            ));
+        }
+    }
+    // 4: a rename of a single-name file that existed at the checkpoint, with neither
+    // name touched by anything else in the window, shows exactly one of the names.
+    for k in lo + 1..=hi {
+        let Some((Op::Rename(from, to, fl), _)) = &run.ops[k] else { continue };
+        if *fl == crate::workload::RENAME_EXCHANGE || !run.records[k].ok || from == to {
+            continue;
+        }
+        let Some(ino) = snaps[lo].names.get(from) else { continue };
+        let single = history::single_name_throughout(h, *ino, lo, hi);
+        let untouched = (lo + 1..=hi).filter(|&j| j != k).all(|j| match &run.ops[j] {
+            Some((op, _)) => op.paths().iter().all(|p| {
+                let p = *p;
+                p != from && p != to && !from.starts_with(&format!("{p}/")) && !to.starts_with(&format!("{p}/"))
+            }),
+            None => true,
+        });
+        if !single || !untouched || snaps[lo].names.contains_key(to) {
+            continue;
+        }
+        let (a, b) = (tree.entries.contains_key(from), tree.entries.contains_key(to));
+        if a == b {
+            return Some((
+                "rename-not-atomic".into(),
+                format!(
+                    "`{}`: {} names present after the crash",
+                    run.records[k].label,
+                    if a { "both" } else { "neither" }
+                ),
+            ));
+        }
+    }
+    if exact {
+        return None;
+    }
+    // Relaxed whole-tree rule for windows with fsync-class points: every file shows a
+    // state of its own from the window (6: no byte it never held), every entry existed in
+    // the window, and every name untouched throughout the window is still there.
+    for (p, e) in &tree.entries {
+        if e.kind == crate::model::KIND_FILE {
+            let hash = e.chash;
+            let ok = history::values_in(h.names.get(p), lo, hi)
+                .any(|i| history::values_in(h.content.get(i), lo, hi).any(|&x| x == hash));
+            if !ok {
+                return Some((
+                    "tree-mismatch".into(),
+                    format!(
+                        "{p}: content (size {}) is no state any file of that name had since the checkpoint",
+                        e.size
+                    ),
+                ));
+            }
+        } else if !history::values_in(h.kinds.get(p), lo, hi).any(|&k| k == e.kind) {
+            return Some(("tree-mismatch".into(), format!("{p}: no such entry since the checkpoint")));
+        }
+    }
+    for (p, e) in &run.states[lo].entries {
+        let name_runs = h.names.get(p);
+        let name_stable = match snaps[lo].names.get(p) {
+            Some(i) => history::held_throughout(name_runs, lo, hi, i),
+            None => history::values_in(name_runs, lo, hi).next().is_none(),
+        };
+        let stable = history::held_throughout(h.kinds.get(p), lo, hi, &e.kind)
+            && (e.kind != crate::model::KIND_FILE || name_stable);
+        if stable && !tree.entries.contains_key(p) {
+            return Some((
+                "tree-mismatch".into(),
+                format!("{p}: missing, though no operation since the checkpoint removed it"),
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+fn per_file_verdict_by_scan(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option<(String, String)> {
     let (lo, hi) = window(&run.records, c);
     let hi = hi.min(run.snaps.len().saturating_sub(1));
     if lo > hi {
@@ -805,6 +922,7 @@ impl Explorer {
             eio,
             block_cache: BlockCache::default(),
             memo: GuestMemo::default(),
+            history: Default::default(),
         };
         if let Err(e) = base {
             run.problems.push(("device".into(), format!("{:?}: {e}", w.device)));
@@ -1776,6 +1894,98 @@ mod tests {
     fn state_id_round_trip() {
         for s in ["3:1", "e10:0", "7:2/4:1", "5:0@3", "e5:1@12"] {
             assert_eq!(s.parse::<StateId>().unwrap().to_string(), s);
+        }
+    }
+}
+
+/// The per-file rules on the run's interval history give the verdicts of the scan over
+/// the window's states they replaced, for the allowed trees of every crash point and for
+/// damaged ones (an entry dropped, a file's content replaced, an entry from later added).
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+    use crate::workload::{regression_dir, workload, CaseId};
+
+    fn damaged(t: &Tree, later: &Tree, salt: usize) -> Vec<Tree> {
+        let mut out = Vec::new();
+        let keys: Vec<String> = t.entries.keys().cloned().collect();
+        for (i, k) in keys.iter().enumerate().take(12) {
+            let mut d = t.clone();
+            d.entries.remove(k);
+            out.push(d);
+            if (i + salt) % 3 == 0 {
+                let mut d = t.clone();
+                if let Some(e) = d.entries.get_mut(k) {
+                    e.chash ^= 0x9E37_79B9 + i as u64;
+                }
+                out.push(d);
+            }
+        }
+        for (k, e) in later.entries.iter().filter(|(k, _)| !t.entries.contains_key(*k)).take(2) {
+            let mut d = t.clone();
+            d.entries.insert(k.clone(), e.clone());
+            out.push(d);
+        }
+        out
+    }
+
+    #[test]
+    fn history_verdicts_match_the_window_scan() {
+        let ex =
+            Explorer::new(GuestModule::default_guest().unwrap(), Options { seed: 5, ..Options::default() }).unwrap();
+        let dir = regression_dir();
+        let mut cases: Vec<CaseId> = [
+            "rename-atomic.wl",
+            "links-and-unlink.wl",
+            "seed-fsync-atomic.wl",
+            "seed-btrfs-logged-trans-rename.wl",
+            "seed-btrfs-logged-trans-link.wl",
+            "found-fsync-lost-02b92f74.wl",
+            "many-small-syncs.wl",
+        ]
+        .iter()
+        .map(|f| CaseId::File(dir.join(f)))
+        .collect();
+        cases.extend((0..6).map(CaseId::Random));
+        cases.extend((0..10).map(|i| CaseId::Ace(i * 37)));
+        let (mut compared, mut violations) = (0usize, 0usize);
+        let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+        // Renames of files that have a second name in part of the window (rule 4 applies
+        // only to single-name files), with fsyncs so that the window reaches across them.
+        let linked = "create /x\nwrite /x 0 100 1\nlink /x /f\ncreate /h\nsync\nrename /f /g\nfsync /h\n\
+                      create /y\nsync\nrename /y /z\nlink /z /w\nfsync /h\nlink /x /v\nrename /g /u\nfsync /h\n";
+        let mut workloads: Vec<(String, Workload)> =
+            vec![("linked".into(), Workload::parse("linked", linked, 5).unwrap())];
+        workloads.extend(cases.iter().map(|c| (c.to_string(), workload(c, 5).unwrap())));
+        for (case, w) in workloads {
+            let run = ex.run(&w, None);
+            let n = run.trace.events.len();
+            for c in (0..=n).step_by((n / 40).max(1)) {
+                let (lo, hi) = window(&run.records, c);
+                let hi = hi.min(run.states.len() - 1);
+                let later = &run.states[(hi + 1).min(run.states.len() - 1)];
+                for k in lo..=hi {
+                    let mut trees = vec![run.states[k].clone()];
+                    trees.extend(damaged(&run.states[k], later, c + k));
+                    for t in &trees {
+                        for exact in [false, true] {
+                            let got = per_file_verdict(&run, c, t, exact);
+                            let want = per_file_verdict_by_scan(&run, c, t, exact);
+                            assert_eq!(got, want, "{case} crash point {c}, state {k}, exact {exact}");
+                            compared += 1;
+                            violations += want.is_some() as usize;
+                            if let Some((kind, _)) = want {
+                                *kinds.entry(kind).or_default() += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!("{compared} verdicts compared, {violations} violations: {kinds:?}");
+        assert!(compared > 2000 && violations > 200, "{compared} verdicts compared, {violations} violations");
+        for rule in ["fsync-lost", "rename-not-atomic", "tree-mismatch"] {
+            assert!(kinds.get(rule).is_some_and(|&n| n > 0), "rule {rule} never decided: {kinds:?}");
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod device;
 pub mod eio;
 pub mod explore;
 pub mod guest;
+pub mod history;
 pub mod model;
 pub mod mutants;
 pub use rollfs_crash::rng;

@@ -1,0 +1,105 @@
+//! Interval histories of a run's model states ([`History`]): for each path, inode and file
+//! name, the record ranges over which it kept one value. The per-file rules
+//! ([`crate::explore::per_file_verdict`]) ask "did path P have kind K somewhere in records
+//! lo..=hi", "which names did inode I have", "which contents"; scanning the window's states
+//! for every entry of every crash state was most of the explorer's time on long fsync
+//! workloads (windows thousands of records wide, trees thousands of entries big). Built
+//! once per run, on first use.
+
+use crate::model::{Snap, Tree};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Maximal runs `(first, last, value)` of records (inclusive) over which a key kept one value.
+pub type Runs<V> = Vec<(usize, usize, V)>;
+
+#[derive(Debug, Default)]
+pub struct History {
+    /// Path -> runs of `states[k].entries[path].kind`.
+    pub kinds: HashMap<String, Runs<u8>>,
+    /// File path -> runs of `snaps[k].names[path]` (the model inode).
+    pub names: HashMap<String, Runs<u64>>,
+    /// Model inode -> runs of each path naming it: `(first, last, path)`.
+    pub ino_names: HashMap<u64, Runs<String>>,
+    /// Model inode -> runs of `snaps[k].content[inode]`.
+    pub content: HashMap<u64, Runs<u64>>,
+}
+
+/// Extends `runs` with `value` at record `k` (records are visited in order).
+fn note<K: Hash + Eq, V: PartialEq>(map: &mut HashMap<K, Runs<V>>, key: K, k: usize, value: V) {
+    let runs = map.entry(key).or_default();
+    match runs.last_mut() {
+        Some((_, last, v)) if *last + 1 == k && *v == value => *last = k,
+        _ => runs.push((k, k, value)),
+    }
+}
+
+impl History {
+    pub fn build(states: &[Tree], snaps: &[Snap]) -> History {
+        let mut h = History::default();
+        for (k, t) in states.iter().enumerate() {
+            for (p, e) in &t.entries {
+                note(&mut h.kinds, p.clone(), k, e.kind);
+            }
+        }
+        for (k, s) in snaps.iter().enumerate() {
+            for (p, &ino) in &s.names {
+                note(&mut h.names, p.clone(), k, ino);
+            }
+            for (&ino, &hash) in &s.content {
+                note(&mut h.content, ino, k, hash);
+            }
+        }
+        // Each path's runs of naming an inode, regrouped by inode.
+        for (p, runs) in &h.names {
+            for &(a, b, ino) in runs {
+                h.ino_names.entry(ino).or_default().push((a, b, p.clone()));
+            }
+        }
+        h
+    }
+}
+
+/// The values a key had somewhere in `lo..=hi`.
+pub fn values_in<V>(runs: Option<&Runs<V>>, lo: usize, hi: usize) -> impl Iterator<Item = &V> {
+    runs.into_iter().flatten().filter(move |(a, b, _)| *a <= hi && *b >= lo).map(|(_, _, v)| v)
+}
+
+/// The value the key had at record `k`, if any.
+pub fn value_at<V>(runs: Option<&Runs<V>>, k: usize) -> Option<&V> {
+    values_in(runs, k, k).next()
+}
+
+/// True when the key had `value` at every record of `lo..=hi` (one run covers them: runs
+/// are maximal).
+pub fn held_throughout<V: PartialEq>(runs: Option<&Runs<V>>, lo: usize, hi: usize, value: &V) -> bool {
+    runs.into_iter().flatten().any(|(a, b, v)| *a <= lo && *b >= hi && v == value)
+}
+
+/// Paths naming `ino` somewhere in `lo..=hi`, in order.
+pub fn names_in(h: &History, ino: u64, lo: usize, hi: usize) -> std::collections::BTreeSet<&String> {
+    values_in(h.ino_names.get(&ino), lo, hi).collect()
+}
+
+/// True when exactly one name refers to `ino` at every record of `lo..=hi`.
+pub fn single_name_throughout(h: &History, ino: u64, lo: usize, hi: usize) -> bool {
+    let mut runs: Vec<(usize, usize)> = h
+        .ino_names
+        .get(&ino)
+        .into_iter()
+        .flatten()
+        .filter(|(a, b, _)| *a <= hi && *b >= lo)
+        .map(|(a, b, _)| ((*a).max(lo), (*b).min(hi)))
+        .collect();
+    runs.sort_unstable();
+    // Clipped to the window, the runs must tile it exactly: no gap (no name), no overlap
+    // (two names).
+    let mut next = lo;
+    for (a, b) in runs {
+        if a != next {
+            return false;
+        }
+        next = b + 1;
+    }
+    next == hi + 1
+}
