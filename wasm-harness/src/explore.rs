@@ -1913,7 +1913,7 @@ mod history_tests {
             let mut d = t.clone();
             d.entries.remove(k);
             out.push(d);
-            if (i + salt) % 3 == 0 {
+            if (i + salt).is_multiple_of(3) {
                 let mut d = t.clone();
                 if let Some(e) = d.entries.get_mut(k) {
                     e.chash ^= 0x9E37_79B9 + i as u64;
