@@ -210,6 +210,8 @@ pub struct GuestSession {
     pub recording: Recording,
     /// The injected failing read of the recovery mount, if any (part of the key).
     pub eio_read: Option<u64>,
+    /// The device's size (the guest asks for it; every image of a run has the run's).
+    pub block_count: u64,
     /// Requests the mount made (the injected error applies to these only).
     pub mount_requests: usize,
     pub mount: Result<(), GuestError>,
@@ -223,7 +225,7 @@ impl GuestSession {
     /// True when a guest on `image` would read exactly what this one read: every block it
     /// read from its start image is the same in `image` (absent blocks read as zeros).
     fn fits(&self, image: &Image, eio_read: Option<u64>) -> bool {
-        if self.eio_read != eio_read {
+        if self.eio_read != eio_read || self.block_count != image.block_count() {
             return false;
         }
         let zero = |b: &BlockRef| b.iter().all(|&x| x == 0);
@@ -1249,6 +1251,7 @@ impl Explorer {
         let s = Arc::new(GuestSession {
             recording,
             eio_read,
+            block_count: image.block_count(),
             mount_requests,
             mount,
             stats_after_mount,

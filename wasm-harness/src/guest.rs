@@ -159,8 +159,9 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         let mem = c.data().memory.expect("memory");
         let data = mem.data(&c);
         let start = ptr as u32 as usize;
+        let len = usize::try_from(len).map_err(|_| wasmtime::format_err!("guest passed a negative length"))?;
         let bytes = data
-            .get(start..start.saturating_add(len.max(0) as usize))
+            .get(start..start.saturating_add(len))
             .ok_or_else(|| wasmtime::format_err!("guest passed an out-of-bounds buffer"))?;
         Ok(crc32c::crc32c_append(seed as u32, bytes) as i32)
     })?;
