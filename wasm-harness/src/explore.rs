@@ -444,7 +444,9 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         }
     }
     // 4: a rename of a single-name file that existed at the checkpoint, with neither
-    // name touched by anything else in the window, shows exactly one of the names.
+    // name touched by anything else in the window, shows exactly one of the names. Not
+    // when the new name existed at the checkpoint (as anything: a file, a symlink): the
+    // checkpoint's state shows both names, and is allowed.
     for k in lo + 1..=hi {
         let Some((Op::Rename(from, to, fl), _)) = &run.ops[k] else { continue };
         if *fl == crate::workload::RENAME_EXCHANGE || !run.records[k].ok || from == to {
@@ -459,7 +461,7 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
             }),
             None => true,
         });
-        if !single || !untouched || snaps[lo].names.contains_key(to) {
+        if !single || !untouched || run.states[lo].entries.contains_key(to) {
             continue;
         }
         let (a, b) = (tree.entries.contains_key(from), tree.entries.contains_key(to));
@@ -559,7 +561,9 @@ fn per_file_verdict_by_scan(run: &Run, c: usize, tree: &Tree, exact: bool) -> Op
         }
     }
     // 4: a rename of a single-name file that existed at the checkpoint, with neither
-    // name touched by anything else in the window, shows exactly one of the names.
+    // name touched by anything else in the window, shows exactly one of the names. Not
+    // when the new name existed at the checkpoint (as anything: a file, a symlink): the
+    // checkpoint's state shows both names, and is allowed.
     for k in lo + 1..=hi {
         let Some((Op::Rename(from, to, fl), _)) = &run.ops[k] else { continue };
         if *fl == crate::workload::RENAME_EXCHANGE || !run.records[k].ok || from == to {
@@ -574,7 +578,7 @@ fn per_file_verdict_by_scan(run: &Run, c: usize, tree: &Tree, exact: bool) -> Op
             }),
             None => true,
         });
-        if !single || !untouched || snaps[lo].names.contains_key(to) {
+        if !single || !untouched || run.states[lo].entries.contains_key(to) {
             continue;
         }
         let (a, b) = (tree.entries.contains_key(from), tree.entries.contains_key(to));
