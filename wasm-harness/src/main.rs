@@ -157,6 +157,9 @@ enum Cmd {
         /// Only count each workload's I/O-error points (one healthy run each).
         #[arg(long)]
         count: bool,
+        /// Check every remount with a live guest (as `explore --no-memo`), to compare.
+        #[arg(long)]
+        no_memo: bool,
     },
     /// Explore until the time is up: round after round with fresh seeds, each round every
     /// regression workload plus seeded ACE and random cases, with --torn and --eio.
@@ -609,8 +612,8 @@ fn main() -> ExitCode {
             let cfg = SoakConfig { hours, seed, ace, random, progress_secs, threads, shard, summary };
             soak(&cfg, mutant.as_deref())
         }
-        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count } => {
-            let mut opts = Options { seed, ..Options::default() };
+        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count, no_memo } => {
+            let mut opts = Options { seed, memo: !no_memo, ..Options::default() };
             if let Some(t) = threads {
                 opts.threads = t.max(1);
             }
