@@ -1947,7 +1947,6 @@ mod history_tests {
             "seed-fsync-atomic.wl",
             "seed-btrfs-logged-trans-rename.wl",
             "seed-btrfs-logged-trans-link.wl",
-            "found-fsync-lost-02b92f74.wl",
             "many-small-syncs.wl",
         ]
         .iter()
