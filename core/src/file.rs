@@ -39,10 +39,36 @@ impl PlannedRun {
 
 /// What [`Filesystem::read_planned`] did: `len` bytes of the caller's buffer are the read's
 /// result once the `runs` are read into it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadPlan {
     pub len: usize,
     pub runs: Vec<PlannedRun>,
+    /// Whole blocks of the buffer that are holes of the file, already zeroed in it, in
+    /// order and coalesced. Information only (nothing to read): a caller that copies the
+    /// result elsewhere may skip them. Not every zero block is listed (e.g. a partial block
+    /// of a hole, or a cached block cleaning dropped), but every listed one is a hole.
+    pub holes: Vec<PlannedHole>,
+}
+
+/// Adjacent whole blocks of a planned read's buffer that read as zeros because the file
+/// has no block there (see [`ReadPlan::holes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedHole {
+    /// Byte offset in the caller's buffer of the first block.
+    pub buf_offset: usize,
+    /// Blocks in the hole.
+    pub blocks: usize,
+}
+
+impl ReadPlan {
+    /// Notes the whole block at `buf_offset` as a hole, merging it with the hole before
+    /// when adjacent (blocks are noted in increasing order).
+    pub(crate) fn note_hole(&mut self, buf_offset: usize) {
+        match self.holes.last_mut() {
+            Some(h) if h.buf_offset + h.blocks * BLOCK_SIZE == buf_offset => h.blocks += 1,
+            _ => self.holes.push(PlannedHole { buf_offset, blocks: 1 }),
+        }
+    }
 }
 
 impl<D: BlockDevice> Filesystem<D> {
@@ -60,18 +86,12 @@ impl<D: BlockDevice> Filesystem<D> {
     /// next [`BlockDevice::reuse_fence`]; a caller that cannot tell (or whose check fails)
     /// calls `read` instead, which also reports any error properly.
     pub fn read_planned(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
-        let mut runs = Vec::new();
-        let len = self.read_inner(ino, offset, buf, Some(&mut runs))?;
-        Ok(ReadPlan { len, runs })
+        let mut plan = ReadPlan::default();
+        plan.len = self.read_inner(ino, offset, buf, Some(&mut plan))?;
+        Ok(plan)
     }
 
-    fn read_inner(
-        &mut self,
-        ino: Ino,
-        offset: u64,
-        buf: &mut [u8],
-        mut plan: Option<&mut Vec<PlannedRun>>,
-    ) -> Result<usize> {
+    fn read_inner(&mut self, ino: Ino, offset: u64, buf: &mut [u8], mut plan: Option<&mut ReadPlan>) -> Result<usize> {
         match self.inode_kind(ino)? {
             FileType::Regular | FileType::Symlink => {}
             FileType::Directory => return Err(Error::IsDir),

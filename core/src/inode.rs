@@ -310,7 +310,7 @@ impl<D: BlockDevice> Filesystem<D> {
         ino: Ino,
         idx: u64,
         out: &mut [Block],
-        mut plan: Option<(&mut Vec<crate::file::PlannedRun>, usize)>,
+        mut plan: Option<(&mut crate::file::ReadPlan, usize)>,
     ) -> Result<()> {
         // The run being gathered: its first device address, its first slot in `out`, and
         // the checksums of its blocks in order.
@@ -348,6 +348,9 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             if !in_memory {
                 out[i].fill(0);
+                if let Some((p, base)) = plan.as_mut() {
+                    p.note_hole(*base + i * BLOCK_SIZE);
+                }
                 continue;
             }
             if let Some(b) = self.atomic_block(ino, fidx) {
@@ -377,14 +380,14 @@ impl<D: BlockDevice> Filesystem<D> {
         addr: BlockAddr,
         out: &mut [Block],
         crcs: &[u32],
-        plan: Option<(&mut Vec<crate::file::PlannedRun>, usize)>,
+        plan: Option<(&mut crate::file::ReadPlan, usize)>,
         at: usize,
     ) -> Result<()> {
         match plan {
             None => self.read_run_verified(ino, idx, addr, out, crcs),
-            Some((runs, base)) => {
+            Some((p, base)) => {
                 self.stats.device_reads += out.len() as u64;
-                runs.push(crate::file::PlannedRun {
+                p.runs.push(crate::file::PlannedRun {
                     buf_offset: base + at * BLOCK_SIZE,
                     addr: u64::from(addr),
                     blocks: out.len(),

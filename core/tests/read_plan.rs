@@ -5,7 +5,7 @@
 //!   exactly what `read` gives, for reads at block and byte offsets over a file mixing
 //!   device blocks (adjacent and not), cached dirty blocks, holes, a partial last block and
 //!   blocks staged by an atomic write; and `read` itself issues one device request per
-//!   run of adjacent blocks.
+//!   run of adjacent blocks; the holes it lists are whole zero blocks apart from the runs.
 //! - `a_planned_block_that_fails_its_checksum_fails_verify_and_read_reports_it`.
 //! - `no_planned_block_is_written_or_discarded_before_a_reuse_fence`: the invariant the
 //!   driver's unlocked read rests on. A device wrapper watches the blocks of a plan and
@@ -71,8 +71,22 @@ fn planned_read_equals_read_at_every_offset() {
                 assert_eq!(run.buf_offset % B, (B - off % B) % B, "runs hold whole blocks");
                 assert!(run.blocks >= 1 && run.crcs.as_ref().unwrap().len() == run.blocks);
             }
+            // Listed holes are whole zero blocks of the result, apart from every run.
+            let mut prev_end = 0;
+            for h in &plan.holes {
+                let end = h.buf_offset + h.blocks * B;
+                assert!(h.blocks >= 1 && h.buf_offset >= prev_end && end <= n, "hole {h:?} at {off}+{len}");
+                assert!(got[h.buf_offset..end].iter().all(|&x| x == 0), "hole {h:?} at {off}+{len} not zero");
+                let overlaps = |r: &file::PlannedRun| r.buf_offset < end && h.buf_offset < r.buf_offset + r.blocks * B;
+                assert!(!plan.runs.iter().any(overlaps), "hole {h:?} overlaps a run at {off}+{len}");
+                prev_end = end;
+            }
         }
     }
+    // The file's one hole (blocks 40..44) is listed, as one entry, and nothing else is.
+    let mut buf = vec![0u8; size];
+    let plan = fs.read_planned(ino, 0, &mut buf).unwrap();
+    assert_eq!(plan.holes, vec![file::PlannedHole { buf_offset: 40 * B, blocks: 4 }]);
 
     // Blocks staged by an atomic write are the session's view, from memory.
     fs.start_atomic_write(ino).unwrap();
@@ -146,8 +160,11 @@ fn no_planned_block_is_written_or_discarded_before_a_reuse_fence() {
 #[test]
 fn the_fence_checker_reports_a_reuse_without_fence() {
     let mut dev = Probe::new(MemDevice::new(64));
-    let plan =
-        file::ReadPlan { len: B, runs: vec![file::PlannedRun { buf_offset: 0, addr: 7, blocks: 1, crcs: None }] };
+    let plan = file::ReadPlan {
+        len: B,
+        runs: vec![file::PlannedRun { buf_offset: 0, addr: 7, blocks: 1, crcs: None }],
+        holes: vec![],
+    };
     dev.watches.push(Watch::of(&plan, dev.fences, "test".into()));
     dev.write(8, &[0; B], WriteFlags::empty()).unwrap();
     assert!(dev.violations.is_empty());

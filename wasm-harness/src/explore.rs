@@ -1995,3 +1995,48 @@ mod history_tests {
         }
     }
 }
+
+/// The planned dump (device blocks and holes named, not sent) parses to the tree the plain
+/// dump gives, on images from every regression workload and some full-device and random
+/// cases, at several points of each run.
+#[cfg(test)]
+mod planned_dump_tests {
+    use super::*;
+    use crate::workload::{regression_files, workload, CaseId};
+
+    #[test]
+    fn planned_dump_gives_the_plain_dumps_tree() {
+        let ex =
+            Explorer::new(GuestModule::default_guest().unwrap(), Options { seed: 2, ..Options::default() }).unwrap();
+        let mut cases: Vec<CaseId> = regression_files().into_iter().map(CaseId::File).collect();
+        cases.extend((0..6).map(CaseId::Full));
+        cases.extend((0..4).map(CaseId::Random));
+        let (mut images, mut plain_bytes, mut planned_bytes) = (0, 0usize, 0usize);
+        for case in &cases {
+            let w = workload(case, 2).unwrap();
+            let run = ex.run(&w, None);
+            let n = run.trace.events.len();
+            let mut walker = CrashWalker::new(&run.start, &run.trace);
+            for c in [n / 3, 2 * n / 3, n] {
+                walker.advance_to(c);
+                let mut g = ex.module.instantiate(SimDevice::new(walker.durable().clone(), 1)).unwrap();
+                if g.mount(false, NOW_BASE).is_err() {
+                    continue;
+                }
+                let plain = g.dump().unwrap();
+                let planned = g.dump_planned().unwrap();
+                let dev = g.device();
+                let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache: &run.block_cache };
+                let a = Tree::parse_dump(&plain).unwrap();
+                let b = Tree::parse_planned_dump(&planned, &blocks).unwrap();
+                assert!(a == b, "{case} at {c}: {:?}", a.diff(&b, 6));
+                images += 1;
+                plain_bytes += plain.len();
+                planned_bytes += planned.len();
+            }
+        }
+        assert!(images > 60, "only {images} images mounted");
+        // Full devices' files are mostly holes: named, they are not sent.
+        assert!(planned_bytes * 4 < plain_bytes, "planned {planned_bytes} bytes vs plain {plain_bytes}");
+    }
+}

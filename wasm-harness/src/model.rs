@@ -563,14 +563,15 @@ struct PlannedRun {
     crcs: Option<Vec<u32>>,
 }
 
-/// Parses a planned record's body at `pos` (after its marker) and returns the content
-/// length and [`content_hash`], computed from the named blocks and the bytes between them.
 /// [`block_hash`] of a block of zeros, computed once.
 fn zero_block_hash() -> u64 {
     static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *HASH.get_or_init(|| block_hash(&[0u8; BLOCK_SIZE]))
 }
 
+/// Parses a planned record's body at `pos` (after its marker) and returns the content
+/// length and [`content_hash`], computed from the named blocks, the holes (zeros) and the
+/// bytes between them.
 fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> Result<(u64, u64), DumpFault> {
     let p = |e: String| DumpFault::Parse(e);
     let len = le32(b, pos).map_err(p)? as usize;
@@ -580,7 +581,6 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
         return Err(p(format!("{path}: {nruns} runs in {len} bytes")));
     }
     let mut runs = Vec::with_capacity(nruns);
-    let mut next_free = 0usize;
     for _ in 0..nruns {
         let offset = le32(b, pos).map_err(p)? as usize;
         let addr = u64::from_le_bytes(take(b, pos, 8).map_err(p)?.try_into().unwrap());
@@ -589,17 +589,35 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
             0 => None,
             _ => Some((0..blocks).map(|_| le32(b, pos)).collect::<Result<Vec<u32>, String>>().map_err(p)?),
         };
-        // Runs are whole blocks at block-aligned offsets, in order, inside the content: the
-        // guest reads from offset 0, so content_hash's 4 KiB chunks are the runs' blocks.
-        let end = offset.checked_add(blocks.saturating_mul(BLOCK_SIZE)).filter(|&e| e <= len);
-        if !offset.is_multiple_of(BLOCK_SIZE) || offset < next_free || blocks == 0 || end.is_none() {
-            return Err(p(format!("{path}: run at {offset} of {blocks} blocks is malformed")));
-        }
-        next_free = end.unwrap_or(len);
         runs.push(PlannedRun { offset, addr, blocks, crcs });
     }
-    let run_bytes: usize = runs.iter().map(|r| r.blocks * BLOCK_SIZE).sum();
-    let gaps = take(b, pos, len - run_bytes).map_err(p)?;
+    let nholes = le32(b, pos).map_err(p)? as usize;
+    if nholes > blocks_max {
+        return Err(p(format!("{path}: {nholes} holes in {len} bytes")));
+    }
+    let mut holes = Vec::with_capacity(nholes);
+    for _ in 0..nholes {
+        let offset = le32(b, pos).map_err(p)? as usize;
+        let blocks = le32(b, pos).map_err(p)? as usize;
+        holes.push(PlannedRun { offset, addr: 0, blocks, crcs: None });
+    }
+    // Runs and holes are whole blocks at block-aligned offsets, each list in order, none
+    // overlapping another, inside the content: the guest reads from offset 0, so
+    // content_hash's 4 KiB chunks are their blocks. Merged in offset order (a hole is a
+    // run without an address).
+    let mut pieces: Vec<(&PlannedRun, bool)> =
+        runs.iter().map(|r| (r, true)).chain(holes.iter().map(|h| (h, false))).collect();
+    pieces.sort_by_key(|(r, _)| r.offset);
+    let mut next_free = 0usize;
+    for (r, _) in &pieces {
+        let end = r.offset.checked_add(r.blocks.saturating_mul(BLOCK_SIZE)).filter(|&e| e <= len);
+        if !r.offset.is_multiple_of(BLOCK_SIZE) || r.offset < next_free || r.blocks == 0 || end.is_none() {
+            return Err(p(format!("{path}: run or hole at {} of {} blocks is malformed", r.offset, r.blocks)));
+        }
+        next_free = end.unwrap_or(len);
+    }
+    let named_bytes: usize = pieces.iter().map(|(r, _)| r.blocks * BLOCK_SIZE).sum();
+    let gaps = take(b, pos, len - named_bytes).map_err(p)?;
     let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
     let mut h = Hasher64::new();
     h.u64(len as u64);
@@ -607,10 +625,7 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
     let mut hash_gap = |h: &mut Hasher64, n: usize| {
         for piece in gaps[gap_at..gap_at + n].chunks(BLOCK_SIZE) {
             if piece.len() == BLOCK_SIZE {
-                // Holes come as zeros (the files of full-device workloads are mostly
-                // holes): a zero block's hash is a constant, and checking for zeros is
-                // several times cheaper than hashing.
-                h.u64(if piece.iter().all(|&x| x == 0) { zero_block_hash() } else { block_hash(piece) });
+                h.u64(block_hash(piece));
             } else {
                 h.bytes(piece);
             }
@@ -618,8 +633,15 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
         gap_at += n;
     };
     let mut off = 0usize;
-    for r in &runs {
+    for (r, on_device) in &pieces {
         hash_gap(&mut h, r.offset - off);
+        off = r.offset + r.blocks * BLOCK_SIZE;
+        if !on_device {
+            for _ in 0..r.blocks {
+                h.u64(zero_block_hash());
+            }
+            continue;
+        }
         for j in 0..r.blocks {
             let addr = r.addr + j as u64;
             let block = (dev.get)(addr).unwrap_or_else(|| zero.clone());
@@ -634,7 +656,6 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
             }
             h.u64(bh);
         }
-        off = r.offset + r.blocks * BLOCK_SIZE;
     }
     hash_gap(&mut h, len - off);
     Ok((len as u64, h.finish()))

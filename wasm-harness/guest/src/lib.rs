@@ -573,16 +573,50 @@ const SAME_AS_FIRST: u32 = u32::MAX;
 /// Content length of a planned file record (ABI.md).
 const PLANNED: u32 = u32::MAX - 1;
 
+/// Bytes of a file a planned dump reads at a time: the guest's memory holds one piece, not
+/// the file (the full-device workloads' files are megabytes of holes).
+const PLANNED_PIECE: usize = 256 * rollfs_core::BLOCK_SIZE;
+
 /// A regular file's content as `read_planned` gives it (ABI.md, "Planned contents"): the
-/// runs of device blocks, then every byte of the file outside them.
+/// runs of device blocks, the holes, then every byte of the file outside them. Read a piece
+/// at a time from offset 0 up to `size` (or the first short read).
 fn put_planned(fs: &mut Filesystem<HostDev>, ino: Ino, size: usize, out: &mut Vec<u8>) -> Result<(), DumpError> {
-    let mut data = vec![0u8; size];
-    let plan = fs.read_planned(ino, 0, &mut data)?;
-    put32(out, PLANNED);
-    put32(out, plan.len as u32);
-    put32(out, plan.runs.len() as u32);
-    let mut runs = plan.runs;
+    let mut piece = vec![0u8; size.min(PLANNED_PIECE)];
+    let (mut runs, mut holes, mut bytes) = (Vec::new(), Vec::<(usize, usize)>::new(), Vec::new());
+    let mut len = 0usize;
+    while len < size {
+        let want = (size - len).min(PLANNED_PIECE);
+        let plan = fs.read_planned(ino, len as u64, &mut piece[..want])?;
+        // Runs and holes are in buffer order within a piece; pieces follow each other.
+        let mut cuts: Vec<(usize, usize)> = Vec::with_capacity(plan.runs.len() + plan.holes.len());
+        for mut r in plan.runs {
+            cuts.push((r.buf_offset, r.blocks));
+            r.buf_offset += len;
+            runs.push(r);
+        }
+        for h in plan.holes {
+            cuts.push((h.buf_offset, h.blocks));
+            match holes.last_mut() {
+                Some((at, n)) if *at + *n * rollfs_core::BLOCK_SIZE == len + h.buf_offset => *n += h.blocks,
+                _ => holes.push((len + h.buf_offset, h.blocks)),
+            }
+        }
+        cuts.sort_unstable();
+        let mut pos = 0usize;
+        for (at, blocks) in cuts {
+            bytes.extend_from_slice(&piece[pos..at]);
+            pos = at + blocks * rollfs_core::BLOCK_SIZE;
+        }
+        bytes.extend_from_slice(&piece[pos..plan.len]);
+        len += plan.len;
+        if plan.len < want {
+            break;
+        }
+    }
     runs.sort_by_key(|r| r.buf_offset);
+    put32(out, PLANNED);
+    put32(out, len as u32);
+    put32(out, runs.len() as u32);
     for r in &runs {
         put32(out, r.buf_offset as u32);
         out.extend_from_slice(&r.addr.to_le_bytes());
@@ -597,12 +631,12 @@ fn put_planned(fs: &mut Filesystem<HostDev>, ino: Ino, size: usize, out: &mut Ve
             None => out.push(0),
         }
     }
-    let mut pos = 0usize;
-    for r in &runs {
-        out.extend_from_slice(&data[pos..r.buf_offset]);
-        pos = r.buf_offset + r.blocks * rollfs_core::BLOCK_SIZE;
+    put32(out, holes.len() as u32);
+    for &(at, blocks) in &holes {
+        put32(out, at as u32);
+        put32(out, blocks as u32);
     }
-    out.extend_from_slice(&data[pos..plan.len]);
+    out.extend_from_slice(&bytes);
     Ok(())
 }
 
