@@ -22,6 +22,7 @@ use crate::guest::{stat_index, CoreStats, GuestError, GuestModule, E_DATASUM, ST
 use crate::history::{self, History};
 use crate::model::{BlockCache, DumpBlocks, DumpFault, Model, Tree};
 use crate::rng::{Hasher64, Rng};
+use crate::states::{Delta, StateTracker};
 use crate::workload::{CaseId, Op, RecoveryEio, Workload};
 use std::fmt;
 use std::ops::Range;
@@ -52,6 +53,9 @@ pub struct Options {
     /// Answer a crash image from an earlier guest session of the run when the guest would
     /// read the same blocks ([`GuestMemo`]); off only to compare (`--no-memo`).
     pub memo: bool,
+    /// Check each incremental model state of a run against a rebuild from the whole model
+    /// (`crate::states`; slow: O(operations x names), for tests).
+    pub verify_states: bool,
 }
 
 impl Default for Options {
@@ -68,6 +72,7 @@ impl Default for Options {
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8),
             trace_mount: false,
             memo: true,
+            verify_states: false,
         }
     }
 }
@@ -118,6 +123,12 @@ pub struct Run {
     pub memo: GuestMemo,
     /// Interval histories of `states` and `snaps` for the per-file rules (made on first use).
     pub history: std::sync::OnceLock<History>,
+    /// `deltas[k]`: what `states[k]` and `snaps[k]` changed from the record before.
+    pub deltas: Vec<Delta>,
+    /// Makes `states` and `snaps` (emptied when the run ends).
+    tracker: StateTracker,
+    /// Check every incremental state against a rebuild from the whole model (slow; tests).
+    verify_states: bool,
 }
 
 /// Identity of one crash state within a case.
@@ -409,7 +420,7 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
     if lo > hi {
         return None;
     }
-    let h = run.history.get_or_init(|| History::build(&run.states, &run.snaps));
+    let h = run.history.get_or_init(|| History::from_deltas(&run.states, &run.snaps, &run.deltas));
     let snaps = &run.snaps;
     let file_hash = |p: &str| tree.entries.get(p).filter(|e| e.kind == crate::model::KIND_FILE).map(|e| e.chash);
     // 2, 3, 5: every fsync/fdatasync/atomic commit that returned before the crash.
@@ -675,7 +686,7 @@ type Group = (usize, usize, Option<Result<i64, GuestError>>);
 /// model state after it.
 fn push_record(
     run: &mut Run,
-    model: &Model,
+    model: &mut Model,
     label: String,
     events: Range<usize>,
     persist: Persist,
@@ -690,9 +701,26 @@ fn push_record(
         ok: got.is_ok(),
         errno: got.as_ref().err().and_then(|e| e.errno()),
     });
-    run.states.push(model.durable_tree());
-    run.snaps.push(model.snap());
+    push_state(run, model);
     run.ops.push(Some(op));
+}
+
+/// Appends the model state after the last record (made incrementally: [`StateTracker`]).
+fn push_state(run: &mut Run, model: &mut Model) {
+    let (tree, snap, delta) = run.tracker.snapshot(model);
+    if run.verify_states {
+        let (want_tree, want_snap) = (model.durable_tree(), model.snap());
+        assert!(
+            tree == want_tree,
+            "record {}: the incremental state is not the model's: {:?}",
+            run.states.len(),
+            tree.diff(&want_tree, 6)
+        );
+        assert!(snap == want_snap, "record {}: the incremental snap is not the model's", run.states.len());
+    }
+    run.states.push(tree);
+    run.snaps.push(snap);
+    run.deltas.push(delta);
 }
 
 /// Compares the guest's and the model's outcome of operation `i`; records a problem and
@@ -881,17 +909,17 @@ impl Explorer {
     }
 
     /// [`Explorer::run`], calling `after_stop` with the guest when the run stopped at an
-    /// operation's failure (before the instance is dropped: a power loss). With `trim`,
-    /// model states older than the last completed checkpoint are dropped as the run goes
-    /// (empty placeholders): enough to judge the end of the run, not earlier crash points.
+    /// operation's failure (before the instance is dropped: a power loss). With `sweep`
+    /// (the I/O-error sweep's runs), no failure-atomicity reads are made: the sweep numbers
+    /// the run's I/O, which must not depend on them.
     pub fn run_hooked(
         &self,
         w: &Workload,
         eio: Option<Eio>,
-        trim: bool,
+        sweep: bool,
         after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
     ) -> Run {
-        self.run_inner(w, eio, trim, &mut |_| {}, after_stop)
+        self.run_inner(w, eio, sweep, &mut |_| {}, after_stop)
     }
 
     /// [`Explorer::run`] with `before_op` called with the guest before every top-level
@@ -905,7 +933,7 @@ impl Explorer {
         &self,
         w: &Workload,
         eio: Option<Eio>,
-        trim: bool,
+        sweep: bool,
         before_op: &mut dyn FnMut(&mut crate::guest::Guest),
         after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
     ) -> Run {
@@ -929,6 +957,9 @@ impl Explorer {
             block_cache: BlockCache::default(),
             memo: GuestMemo::default(),
             history: Default::default(),
+            deltas: Vec::new(),
+            tracker: StateTracker::new(),
+            verify_states: self.opts.verify_states,
         };
         if let Err(e) = base {
             run.problems.push(("device".into(), format!("{:?}: {e}", w.device)));
@@ -946,7 +977,7 @@ impl Explorer {
         // Failure atomicity in the running mount: after failed operations (sampled) the live
         // tree must be the model's (which did not apply them). Not in sweep or EIO runs,
         // whose I/O numbering must not depend on these extra reads.
-        let mut atomicity = (!trim && eio.is_none()).then(FailureCheck::default);
+        let mut atomicity = (!sweep && eio.is_none()).then(FailureCheck::default);
         let r = g.mount(false, NOW_BASE);
         run.records.push(OpRecord {
             label: "mount".into(),
@@ -956,8 +987,7 @@ impl Explorer {
             ok: r.is_ok(),
             errno: r.as_ref().err().and_then(|e| e.errno()),
         });
-        run.states.push(model.durable_tree());
-        run.snaps.push(model.snap());
+        push_state(&mut run, &mut model);
         run.ops.push(None);
         if let Err(e) = r {
             let fired = g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
@@ -969,23 +999,7 @@ impl Explorer {
         }
         let mut checkpoints = g.stats().map(|s| s[0]).unwrap_or(0);
         let mut stopped = false;
-        let mut trimmed = 0usize;
         for (i, op) in w.ops.iter().enumerate() {
-            if trim {
-                // The window of a crash at the end starts at the last completed checkpoint.
-                let k = run.records.len() - 1;
-                let r = &run.records[k];
-                let lo = match r.persist {
-                    Persist::Checkpoint if r.ok => k,
-                    Persist::Implicit if r.ok => k - 1,
-                    _ => trimmed,
-                };
-                for j in trimmed..lo {
-                    run.states[j] = Tree::default();
-                    run.snaps[j] = crate::model::Snap::default();
-                }
-                trimmed = trimmed.max(lo);
-            }
             before_op(&mut g);
             if matches!(op, Op::Repeat(..) | Op::Fill { .. }) {
                 stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i, &mut atomicity);
@@ -1008,7 +1022,7 @@ impl Explorer {
                 Persist::None
             };
             checkpoints = cp;
-            push_record(&mut run, &model, op.to_string(), a..b, persist, &got, (op.clone(), target));
+            push_record(&mut run, &mut model, op.to_string(), a..b, persist, &got, (op.clone(), target));
             stopped = outcome_stops(&mut run, &g, i, op, &got, &want, eio.is_some());
             if stopped {
                 break;
@@ -1040,8 +1054,7 @@ impl Explorer {
                 ok: r.is_ok(),
                 errno: r.as_ref().err().and_then(|e| e.errno()),
             });
-            run.states.push(model.durable_tree());
-            run.snaps.push(model.snap());
+            push_state(&mut run, &mut model);
             run.ops.push(None);
             if let Err(e) = r {
                 let injected = eio.is_some() && e.errno() == Some(5);
@@ -1055,6 +1068,8 @@ impl Explorer {
         let dev = g.into_device();
         run.counts = dev.counts;
         run.trace = dev.trace;
+        // Its indexes are needed only while states are added.
+        run.tracker = StateTracker::new();
         run
     }
 
@@ -1080,7 +1095,7 @@ impl Explorer {
         let len = |g: &crate::guest::Guest| g.device().trace.events.len();
         // The open group: first repetition, its first event, and its first failure.
         let mut group: Option<Group> = None;
-        let close = |run: &mut Run, model: &Model, group: &mut Option<Group>, last: usize, end: usize| {
+        let close = |run: &mut Run, model: &mut Model, group: &mut Option<Group>, last: usize, end: usize| {
             if let Some((first, start, failed)) = group.take() {
                 let got = failed.unwrap_or(Ok((last + 1 - first) as i64));
                 let label = format!("{op} [{}..={}]", first + 1, last + 1);

@@ -4,16 +4,18 @@
 //! lo..=hi", "which names did inode I have", "which contents"; scanning the window's states
 //! for every entry of every crash state was most of the explorer's time on long fsync
 //! workloads (windows thousands of records wide, trees thousands of entries big). Built
-//! once per run, on first use.
+//! once per run, on first use, from what each record changed ([`Delta`]): O(changes), not
+//! O(records x entries).
 
 use crate::model::{Snap, Tree};
+use crate::states::Delta;
 use std::collections::HashMap;
 use std::hash::Hash;
 
 /// Maximal runs `(first, last, value)` of records (inclusive) over which a key kept one value.
 pub type Runs<V> = Vec<(usize, usize, V)>;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct History {
     /// Path -> runs of `states[k].entries[path].kind`.
     pub kinds: HashMap<String, Runs<u8>>,
@@ -26,6 +28,7 @@ pub struct History {
 }
 
 /// Extends `runs` with `value` at record `k` (records are visited in order).
+#[cfg(test)]
 fn note<K: Hash + Eq, V: PartialEq>(map: &mut HashMap<K, Runs<V>>, key: K, k: usize, value: V) {
     let runs = map.entry(key).or_default();
     match runs.last_mut() {
@@ -34,7 +37,82 @@ fn note<K: Hash + Eq, V: PartialEq>(map: &mut HashMap<K, Runs<V>>, key: K, k: us
     }
 }
 
+/// Sets `key`'s value from record `k` on (`None`: absent), closing its open run (last
+/// record `OPEN`) if the value changed.
+fn set<K: Hash + Eq + Clone, V: PartialEq>(map: &mut HashMap<K, Runs<V>>, key: &K, k: usize, value: Option<V>) {
+    let runs = match map.get_mut(key) {
+        Some(r) => r,
+        None if value.is_none() => return,
+        None => map.entry(key.clone()).or_default(),
+    };
+    if let Some((_, last, v)) = runs.last_mut() {
+        if *last == OPEN {
+            if value.as_ref() == Some(&*v) {
+                return;
+            }
+            *last = k - 1;
+        }
+    }
+    if let Some(v) = value {
+        runs.push((k, OPEN, v));
+    }
+}
+
+/// The last record of a run still open while a history is built.
+const OPEN: usize = usize::MAX;
+
+/// Closes every open run at record `last`.
+fn close<K, V>(map: &mut HashMap<K, Runs<V>>, last: usize) {
+    for runs in map.values_mut() {
+        if let Some((_, l, _)) = runs.last_mut() {
+            if *l == OPEN {
+                *l = last;
+            }
+        }
+    }
+}
+
 impl History {
+    /// The history of a run's states from what each record changed: `deltas[k]` names
+    /// every path whose entry or file name, and every inode whose content, may differ in
+    /// record `k` from record `k - 1` (record 0: all of them).
+    pub fn from_deltas(states: &[Tree], snaps: &[Snap], deltas: &[Delta]) -> History {
+        assert!(states.len() == deltas.len() && snaps.len() == deltas.len(), "one delta per record");
+        let mut h = History::default();
+        for (k, d) in deltas.iter().enumerate() {
+            for p in &d.paths {
+                set(&mut h.kinds, p, k, states[k].entries.get(p).map(|e| e.kind));
+                set(&mut h.names, p, k, snaps[k].names.get(p).copied());
+            }
+            for ino in &d.inos {
+                set(&mut h.content, ino, k, snaps[k].content.get(ino).copied());
+            }
+        }
+        let last = deltas.len().saturating_sub(1);
+        close(&mut h.kinds, last);
+        close(&mut h.names, last);
+        close(&mut h.content, last);
+        h.kinds.retain(|_, r| !r.is_empty());
+        h.names.retain(|_, r| !r.is_empty());
+        h.content.retain(|_, r| !r.is_empty());
+        h.regroup_names();
+        h
+    }
+
+    /// Each path's runs of naming an inode, regrouped by inode (in order).
+    fn regroup_names(&mut self) {
+        for (p, runs) in &self.names {
+            for &(a, b, ino) in runs {
+                self.ino_names.entry(ino).or_default().push((a, b, p.clone()));
+            }
+        }
+        for runs in self.ino_names.values_mut() {
+            runs.sort_unstable();
+        }
+    }
+
+    /// The history by scanning every state (the reference `from_deltas` is tested against).
+    #[cfg(test)]
     pub fn build(states: &[Tree], snaps: &[Snap]) -> History {
         let mut h = History::default();
         for (k, t) in states.iter().enumerate() {
@@ -50,12 +128,7 @@ impl History {
                 note(&mut h.content, ino, k, hash);
             }
         }
-        // Each path's runs of naming an inode, regrouped by inode.
-        for (p, runs) in &h.names {
-            for &(a, b, ino) in runs {
-                h.ino_names.entry(ino).or_default().push((a, b, p.clone()));
-            }
-        }
+        h.regroup_names();
         h
     }
 }

@@ -11,6 +11,8 @@
 //! | [`guest`] | wasmtime engine, guest module/instances, the host side of the ABI |
 //! | [`workload`] | operations, workload text format, random/ACE/regression sources |
 //! | [`model`] | the oracle's model filesystem and canonical trees |
+//! | [`states`] | a run's model states, made incrementally from the paths operations touch |
+//! | [`history`] | interval histories of a run's states, for the per-file rules |
 //! | [`explore`] | running workloads, crash states, verdicts, replay, shrinking |
 //! | [`mutants`] | discovering core mutants and checking that each is caught |
 //! | [`eio`] | the I/O-error sweep: every read, write and flush of a workload fails in turn |
@@ -26,4 +28,5 @@ pub mod model;
 pub mod mutants;
 pub use rollfs_crash::rng;
 pub mod shard;
+pub mod states;
 pub mod workload;

@@ -15,6 +15,7 @@
 use crate::device::{BlockRef, BLOCK_SIZE};
 use crate::rng::{block_hash, Hasher64};
 use crate::workload::{pattern_bytes, Op, RENAME_EXCHANGE, RENAME_NOREPLACE};
+use imbl::OrdMap;
 use rollfs_core::{Error, Ino, RenameFlags};
 use rollfs_testkit::model::{fallocate_bytes, Body, Namespace, NewKind, ROOT};
 use std::borrow::Cow;
@@ -63,17 +64,28 @@ pub struct Model {
     /// get ENOSPC (posix_fallocate's promise; see `write_is_reserved`). Inode numbers are
     /// never reused, so entries of removed inodes are dead weight, not wrong.
     reserved: BTreeMap<Ino, std::collections::BTreeSet<u64>>,
+    /// Paths the operations applied since the last [`Model::take_touched`] named
+    /// (normalized: `/a/b`), for the incremental states of [`crate::states`].
+    touched: std::collections::BTreeSet<String>,
+    /// Each file's [`block_hash`]es of its whole 4 KiB blocks (`None`: not known), kept
+    /// current by `apply` (a write forgets the blocks it changed; any other change of a
+    /// file's bytes forgets the file), so that a file's [`content_hash`] after a write costs
+    /// the changed blocks, not the file.
+    block_hashes: std::collections::HashMap<Ino, Vec<Option<u64>>>,
+    /// [`content_hash`] of each open session's saved content (the `Arc` held so that a
+    /// cached entry is for exactly that buffer).
+    session_hashes: std::collections::HashMap<Ino, (Arc<Vec<u8>>, u64)>,
 }
 
 /// What the per-file oracle needs of one model state: every regular file's names and
 /// durable content (hash), and the inode an fsync-class operation targeted.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snap {
     /// Path of every regular file name -> model inode.
-    pub names: BTreeMap<String, u64>,
+    pub names: OrdMap<String, u64>,
     /// Model inode -> hash of its durable content (pre-session content while an atomic
     /// session is open).
-    pub content: BTreeMap<u64, u64>,
+    pub content: OrdMap<u64, u64>,
     /// Inodes in an open atomic session.
     pub in_session: std::collections::BTreeSet<u64>,
 }
@@ -116,6 +128,86 @@ impl Model {
             sessions: BTreeMap::new(),
             handles: BTreeMap::new(),
             reserved: BTreeMap::new(),
+            touched: Default::default(),
+            block_hashes: Default::default(),
+            session_hashes: Default::default(),
+        }
+    }
+
+    /// The namespace (for [`crate::states`]).
+    pub(crate) fn ns(&self) -> &Namespace {
+        &self.ns
+    }
+
+    /// The inode a path names.
+    pub(crate) fn resolve_ino(&self, path: &str) -> Option<Ino> {
+        self.resolve(path).ok()
+    }
+
+    /// The paths named by the operations applied since the last call.
+    pub(crate) fn take_touched(&mut self) -> std::collections::BTreeSet<String> {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// [`content_hash`] of the content a checkpoint would persist of file `ino`: the saved
+    /// content while an atomic session is open. Cached (see `block_hashes`).
+    pub(crate) fn durable_content_hash(&mut self, ino: Ino) -> u64 {
+        if let Some(old) = self.sessions.get(&ino) {
+            return match self.session_hashes.get(&ino) {
+                Some((a, h)) if Arc::ptr_eq(a, old) => *h,
+                _ => {
+                    let h = content_hash(old);
+                    self.session_hashes.insert(ino, (old.clone(), h));
+                    h
+                }
+            };
+        }
+        let Body::File(d) = &self.ns.get(ino).body else { return content_hash(&[]) };
+        let data = d.data();
+        let cache = self.block_hashes.entry(ino).or_default();
+        cache.resize(data.len() / 4096, None);
+        let mut h = Hasher64::new();
+        h.u64(data.len() as u64);
+        let mut pieces = data.chunks(4096);
+        for (slot, piece) in cache.iter_mut().zip(&mut pieces) {
+            h.u64(*slot.get_or_insert_with(|| block_hash(piece)));
+        }
+        if let Some(tail) = pieces.next() {
+            h.bytes(tail);
+        }
+        h.finish()
+    }
+
+    /// Inodes with an open atomic session.
+    pub(crate) fn sessions_open(&self) -> impl Iterator<Item = Ino> + '_ {
+        self.sessions.keys().copied()
+    }
+
+    /// The length of the content a checkpoint would persist of file `ino` (see
+    /// [`Model::durable_content_hash`]).
+    pub(crate) fn durable_content_len(&self, ino: Ino) -> u64 {
+        match (self.sessions.get(&ino), &self.ns.get(ino).body) {
+            (Some(old), _) => old.len() as u64,
+            (None, Body::File(d)) => d.data().len() as u64,
+            _ => 0,
+        }
+    }
+
+    /// Notes that `apply` is changing file `ino`'s bytes `from..to` (`None`: any of them).
+    fn forget_hashes(&mut self, ino: Ino, range: Option<(u64, u64)>) {
+        match range {
+            Some((from, to)) => {
+                if let Some(v) = self.block_hashes.get_mut(&ino) {
+                    let (first, end) = block_span(from, to.saturating_sub(from).max(1));
+                    let end = (end as usize).min(v.len());
+                    for slot in v.iter_mut().take(end).skip(first as usize) {
+                        *slot = None;
+                    }
+                }
+            }
+            None => {
+                self.block_hashes.remove(&ino);
+            }
         }
     }
 
@@ -232,6 +324,10 @@ impl Model {
     /// Applies one operation; `Err(errno)` leaves the model unchanged (a `repeat` stops at
     /// its first failing repetition, keeping the earlier ones).
     pub fn apply(&mut self, op: &Op) -> Result<(), i64> {
+        if !matches!(op, Op::Repeat(..) | Op::Seq(_)) {
+            // (A repeat or sequence is applied as its operations, each noting its own.)
+            self.touched.extend(op.paths().into_iter().map(|p| format!("/{}", split(p).join("/"))));
+        }
         match op {
             Op::Repeat(..) => op.expand().iter().try_for_each(|o| self.apply(o)),
             Op::Seq(v) => v.iter().try_for_each(|o| self.apply(o)),
@@ -263,6 +359,9 @@ impl Model {
             Op::Symlink(p, t) => self.add(p, NewKind::Symlink(t.as_bytes().to_vec()), 0o777),
             Op::Write { path, offset, len, pattern } => {
                 if let Ok(ino) = self.resolve(path) {
+                    // Bytes from the old end (zeros now) or the offset to the write's end change.
+                    let old_len = self.file_size(path).unwrap_or(0);
+                    self.forget_hashes(ino, Some(((*offset).min(old_len), *offset + *len as u64)));
                     if let Some(r) = self.reserved.get_mut(&ino) {
                         // The reservation of the blocks written is spent.
                         let (first, end) = block_span(*offset, *len as u64);
@@ -283,6 +382,9 @@ impl Model {
                 if self.resolve(p).is_ok_and(|i| self.sessions.contains_key(&i)) {
                     return Err(EINVAL);
                 }
+                if let Ok(ino) = self.resolve(p) {
+                    self.forget_hashes(ino, None);
+                }
                 let f = self.file_mut(p)?;
                 let shrinks = (*size as usize) < f.len();
                 f.resize(*size as usize, 0);
@@ -299,6 +401,9 @@ impl Model {
                 }
                 if *mode >= 3 && *len == 0 {
                     return Err(EINVAL);
+                }
+                if let Ok(ino) = self.resolve(p) {
+                    self.forget_hashes(ino, None);
                 }
                 let size_before = self.file_mut(p)?.len() as u64;
                 fallocate_bytes(self.file_mut(p)?, *off, *len, *mode);
@@ -374,6 +479,7 @@ impl Model {
             Op::AtomicAbort(p) => {
                 let ino = self.resolve(p)?;
                 if let Some(old) = self.sessions.remove(&ino) {
+                    self.forget_hashes(ino, None);
                     if let Ok(f) = self.ns.file_mut(ino) {
                         f.set(old);
                     }
@@ -709,10 +815,42 @@ impl PartialEq for Entry {
 impl Eq for Entry {}
 
 /// A canonical tree with a precomputed hash (for fast matching against model states).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `entries` is a persistent map: a run's model states share what did not change between
+/// them ([`crate::states`]).
+#[derive(Debug, Clone, Default)]
 pub struct Tree {
-    pub entries: BTreeMap<String, Entry>,
+    pub entries: OrdMap<String, Entry>,
+    /// The wrapping sum of [`entry_hash`] over the entries (a sum, so that a state made
+    /// from the one before by changing a few entries updates it in O(changes)).
     pub hash: u64,
+}
+
+impl PartialEq for Tree {
+    fn eq(&self, o: &Tree) -> bool {
+        self.hash == o.hash && self.entries == o.entries
+    }
+}
+
+impl Eq for Tree {}
+
+/// The hash of one entry of a tree, under its path (every field [`Entry`]'s equality
+/// compares).
+pub fn entry_hash(path: &str, e: &Entry) -> u64 {
+    let mut h = Hasher64::new();
+    h.bytes(path.as_bytes());
+    h.u64(e.kind as u64);
+    h.u64(e.perm as u64);
+    h.u64(e.nlink as u64);
+    h.u64(e.size);
+    h.u64(e.chash);
+    for (k, v) in &e.xattrs {
+        h.bytes(k);
+        h.u64(0xff);
+        h.bytes(v);
+        h.u64(0xfe);
+    }
+    h.bytes(e.link.as_bytes());
+    h.finish()
 }
 
 fn le32(b: &[u8], pos: &mut usize) -> Result<u32, String> {
@@ -736,7 +874,7 @@ impl Tree {
                 *e = r.path.clone();
             }
         }
-        let mut entries = BTreeMap::new();
+        let mut entries = OrdMap::new();
         // Content hashes once per inode (and per distinct content buffer).
         let mut hashes: BTreeMap<u32, (Arc<Vec<u8>>, u64)> = BTreeMap::new();
         for r in raw {
@@ -758,23 +896,8 @@ impl Tree {
                 Entry { kind: r.kind, perm: r.perm, nlink: r.nlink, size, content: r.content, chash, xattrs, link },
             );
         }
-        let mut h = Hasher64::new();
-        for (p, e) in &entries {
-            h.bytes(p.as_bytes());
-            h.u64(e.kind as u64);
-            h.u64(e.perm as u64);
-            h.u64(e.nlink as u64);
-            h.u64(e.size);
-            h.u64(e.chash);
-            for (k, v) in &e.xattrs {
-                h.bytes(k);
-                h.u64(0xff);
-                h.bytes(v);
-                h.u64(0xfe);
-            }
-            h.bytes(e.link.as_bytes());
-        }
-        Tree { entries, hash: h.finish() }
+        let hash = entries.iter().fold(0u64, |h, (p, e)| h.wrapping_add(entry_hash(p, e)));
+        Tree { entries, hash }
     }
 
     /// Parses the guest's dump (ABI.md, "Tree dump").

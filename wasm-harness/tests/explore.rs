@@ -373,3 +373,23 @@ fn rare_event_check_can_fail() {
     let i = rollfs_sim::guest::stat_index("checkpoints");
     assert!(s.events.runs[i] > 0 && s.events.recoveries[i] > 0, "{:?}", s.events);
 }
+
+/// The explorer's runs (repetitions grouped into one record, fills, EIO runs, stops at a
+/// failure) make the same model states incrementally as rebuilt from the whole model at
+/// every record (`Options::verify_states` asserts it in each run).
+#[test]
+fn incremental_states_match_rebuilds_in_real_runs() {
+    use rollfs_sim::explore::explore_cases;
+    let ex = explorer(Options { torn: true, eio: true, verify_states: true, ..small_opts(13) });
+    let mut cases: Vec<CaseId> = rollfs_sim::workload::regression_files()
+        .into_iter()
+        .filter(|f| !f.ends_with("seed-btrfs-3000-links.wl"))
+        .map(CaseId::File)
+        .collect();
+    cases.extend((0..4).map(CaseId::Full));
+    cases.extend((0..8).map(CaseId::Random));
+    cases.extend((0..8).map(CaseId::Ace));
+    let s = explore_cases(&ex, &cases, &mut |_| {});
+    assert!(s.violations.is_empty(), "{} violations", s.violations.len());
+    assert_eq!(s.workloads as usize, cases.len());
+}
