@@ -683,28 +683,39 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
     let len = le32(b, pos).map_err(p)? as usize;
     let nruns = le32(b, pos).map_err(p)? as usize;
     let blocks_max = len / BLOCK_SIZE;
-    if nruns > blocks_max {
+    // Bounded by the content and by the dump's bytes left (a run takes at least 17 of
+    // them, a hole 8): a malformed count fails before anything is allocated for it.
+    if nruns > blocks_max || nruns > (b.len() - *pos) / 17 {
         return Err(p(format!("{path}: {nruns} runs in {len} bytes")));
     }
-    let mut runs = Vec::with_capacity(nruns);
+    let mut runs: Vec<PlannedRun> = Vec::with_capacity(nruns);
     for _ in 0..nruns {
         let offset = le32(b, pos).map_err(p)? as usize;
         let addr = u64::from_le_bytes(take(b, pos, 8).map_err(p)?.try_into().unwrap());
         let blocks = le32(b, pos).map_err(p)? as usize;
         let crcs = match take(b, pos, 1).map_err(p)?[0] {
             0 => None,
-            _ => Some((0..blocks).map(|_| le32(b, pos)).collect::<Result<Vec<u32>, String>>().map_err(p)?),
+            1 if blocks <= (b.len() - *pos) / 4 => {
+                Some((0..blocks).map(|_| le32(b, pos)).collect::<Result<Vec<u32>, String>>().map_err(p)?)
+            }
+            f => return Err(p(format!("{path}: run at {offset}: checksum flag {f} or its {blocks} checksums"))),
         };
+        if runs.last().is_some_and(|r| r.offset >= offset) {
+            return Err(p(format!("{path}: run at {offset} out of order")));
+        }
         runs.push(PlannedRun { offset, addr, blocks, crcs });
     }
     let nholes = le32(b, pos).map_err(p)? as usize;
-    if nholes > blocks_max {
+    if nholes > blocks_max || nholes > (b.len() - *pos) / 8 {
         return Err(p(format!("{path}: {nholes} holes in {len} bytes")));
     }
-    let mut holes = Vec::with_capacity(nholes);
+    let mut holes: Vec<PlannedRun> = Vec::with_capacity(nholes);
     for _ in 0..nholes {
         let offset = le32(b, pos).map_err(p)? as usize;
         let blocks = le32(b, pos).map_err(p)? as usize;
+        if holes.last().is_some_and(|h| h.offset >= offset) {
+            return Err(p(format!("{path}: hole at {offset} out of order")));
+        }
         holes.push(PlannedRun { offset, addr: 0, blocks, crcs: None });
     }
     // Runs and holes are whole blocks at block-aligned offsets, each list in order, none
@@ -1054,6 +1065,78 @@ mod tests {
         assert_eq!(m.apply(&Op::Rename("/g".into(), "/a".into(), RENAME_EXCHANGE)), Ok(()));
         assert_eq!(m.tree().entries["/g"].kind, KIND_DIR);
         assert_eq!(m.apply(&Op::RemoveXattr("/a".into(), "user.x".into())), Err(ENODATA));
+    }
+
+    /// A planned record of file `/f` with the given body after its marker.
+    fn planned_record(body: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&2u32.to_le_bytes());
+        b.extend_from_slice(b"/f");
+        b.extend_from_slice(&5u32.to_le_bytes());
+        b.push(KIND_FILE);
+        b.extend_from_slice(&0o644u16.to_le_bytes());
+        b.extend_from_slice(&[0; 8]);
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&(3 * 4096u64).to_le_bytes());
+        b.extend_from_slice(&PLANNED.to_le_bytes());
+        b.extend_from_slice(body);
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b
+    }
+
+    /// Planned bodies: a good one (a run, a hole, bytes) parses to the content's hash; bad
+    /// counts, flags, order and overlaps are parse errors, with nothing allocated for a
+    /// count the dump cannot hold.
+    #[test]
+    fn planned_records_parse_or_fail_cleanly() {
+        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let run = |off: u32, addr: u64, blocks: u32, flag: u8| {
+            let mut r = le(&[off]);
+            r.extend_from_slice(&addr.to_le_bytes());
+            r.extend_from_slice(&le(&[blocks]));
+            r.push(flag);
+            r
+        };
+        let block: BlockRef = Arc::new([7u8; BLOCK_SIZE]);
+        let get = |a: u64| (a == 40).then(|| block.clone());
+        let dev = DumpBlocks { get: &get, cache: &BlockCache::default() };
+        let body = |runs: &[Vec<u8>], holes: &[(u32, u32)], tail: &[u8]| {
+            let mut b = le(&[3 * 4096, runs.len() as u32]);
+            runs.iter().for_each(|r| b.extend_from_slice(r));
+            b.extend_from_slice(&le(&[holes.len() as u32]));
+            holes.iter().for_each(|&(o, n)| b.extend_from_slice(&le(&[o, n])));
+            b.extend_from_slice(tail);
+            b
+        };
+        // Block 0 on the device, block 1 a hole, block 2 sent.
+        let good = body(&[run(0, 40, 1, 0)], &[(4096, 1)], &[3u8; 4096]);
+        let t = Tree::parse_planned_dump(&planned_record(&good), &dev).unwrap();
+        let mut want = vec![7u8; 4096];
+        want.extend_from_slice(&[0u8; 4096]);
+        want.extend_from_slice(&[3u8; 4096]);
+        assert_eq!(t.entries["/f"].chash, content_hash(&want));
+        let bad = [
+            ("huge run count", le(&[3 * 4096, u32::MAX])),
+            ("huge hole count", {
+                let mut b = le(&[3 * 4096, 0]);
+                b.extend_from_slice(&le(&[u32::MAX]));
+                b
+            }),
+            ("checksum flag 2", body(&[run(0, 40, 1, 2)], &[], &[0u8; 8192])),
+            ("more checksums than bytes", body(&[run(0, 40, 2_000_000, 1)], &[], &[])),
+            ("runs out of order", body(&[run(4096, 40, 1, 0), run(0, 40, 1, 0)], &[], &[0u8; 4096])),
+            ("holes out of order", body(&[], &[(4096, 1), (0, 1)], &[0u8; 4096])),
+            ("hole over a run", body(&[run(0, 40, 2, 0)], &[(4096, 1)], &[0u8; 4096])),
+            ("unaligned hole", body(&[], &[(100, 1)], &[0u8; 8192])),
+            ("hole past the end", body(&[], &[(8192, 2)], &[0u8; 8192])),
+            ("bytes missing", body(&[run(0, 40, 1, 0)], &[(4096, 1)], &[3u8; 100])),
+        ];
+        for (what, b) in bad {
+            match Tree::parse_planned_dump(&planned_record(&b), &dev) {
+                Err(DumpFault::Parse(_)) => {}
+                other => panic!("{what}: {other:?}"),
+            }
+        }
     }
 
     #[test]
