@@ -98,14 +98,18 @@ fn block_span(offset: u64, len: u64) -> (u64, u64) {
 /// Hash of file content, as compared by the per-file oracle and folded into tree hashes
 /// (whole 4 KiB pieces word by word, the tail byte by byte).
 pub fn content_hash(c: &[u8]) -> u64 {
+    let whole = c.len() / 4096 * 4096;
+    content_hash_of(c.len(), c[..whole].chunks(4096).map(block_hash), &c[whole..])
+}
+
+/// [`content_hash`] of `len` bytes given the [`block_hash`]es of their whole 4 KiB blocks,
+/// in order, and the bytes after them.
+fn content_hash_of(len: usize, block_hashes: impl Iterator<Item = u64>, tail: &[u8]) -> u64 {
     let mut h = Hasher64::new();
-    h.u64(c.len() as u64);
-    for piece in c.chunks(4096) {
-        if piece.len() == 4096 {
-            h.u64(block_hash(piece));
-        } else {
-            h.bytes(piece);
-        }
+    h.u64(len as u64);
+    block_hashes.for_each(|b| h.u64(b));
+    if !tail.is_empty() {
+        h.bytes(tail);
     }
     h.finish()
 }
@@ -165,17 +169,11 @@ impl Model {
         let Body::File(d) = &self.ns.get(ino).body else { return content_hash(&[]) };
         let data = d.data();
         let cache = self.block_hashes.entry(ino).or_default();
-        cache.resize(data.len() / 4096, None);
-        let mut h = Hasher64::new();
-        h.u64(data.len() as u64);
-        let mut pieces = data.chunks(4096);
-        for (slot, piece) in cache.iter_mut().zip(&mut pieces) {
-            h.u64(*slot.get_or_insert_with(|| block_hash(piece)));
-        }
-        if let Some(tail) = pieces.next() {
-            h.bytes(tail);
-        }
-        h.finish()
+        let whole = data.len() / 4096;
+        cache.resize(whole, None);
+        let blocks =
+            cache.iter_mut().zip(data.chunks(4096)).map(|(slot, b)| *slot.get_or_insert_with(|| block_hash(b)));
+        content_hash_of(data.len(), blocks, &data[whole * 4096..])
     }
 
     /// Inodes with an open atomic session.
