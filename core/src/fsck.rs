@@ -350,9 +350,9 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             _ => 0,
         };
         let mut count = 0u64;
-        for ofs in 0..ADDRS_PER_INODE {
-            let ptr = (inode::addr(&ib, ofs), inode::data_crc(&ib, ofs));
-            self.check_data(ino, ino, ofs, ofs as u64, ptr, size_blocks, &mut count);
+        // Holes need no check (`check_data` ignores a null address): only mapped slots.
+        for (ofs, addr, crc) in inode::mapped_ptrs(&ib) {
+            self.check_data(ino, ino, ofs, ofs as u64, (addr, crc), size_blocks, &mut count);
         }
         for (slot, &(base, _, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
             let nid = inode::nid(&ib, slot);
@@ -384,16 +384,17 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         if !self.claim_node(nid, ino, ty) {
             return;
         }
-        let slots: Vec<(u32, u32)> = match self.fs.node_ref(nid) {
-            Ok(b) if depth == 0 => (0..ADDRS_PER_BLOCK).map(|i| (node::addr(b, i), node::data_crc(b, i))).collect(),
-            Ok(b) => (0..NIDS_PER_BLOCK).map(|i| (node::slot(b, i), 0)).collect(),
+        // Only the mapped slots (holes need no check): `(slot, address or child id, crc)`.
+        let slots: Vec<(u32, u32, u32)> = match self.fs.node_ref(nid) {
+            Ok(b) if depth == 0 => node::mapped_ptrs(b).collect(),
+            Ok(b) => (0..NIDS_PER_BLOCK).map(|i| (i, node::slot(b, i), 0)).filter(|&(_, v, _)| v != NULL_NID).collect(),
             Err(_) => return,
         };
         let span = node::entry_span(depth);
-        for (i, &(v, crc)) in slots.iter().enumerate() {
+        for &(i, v, crc) in &slots {
             if depth == 0 {
-                self.check_data(ino, nid, i as u32, base + i as u64, (v, crc), size_blocks, count);
-            } else if v != NULL_NID {
+                self.check_data(ino, nid, i, base + i as u64, (v, crc), size_blocks, count);
+            } else {
                 if v >= self.fs.nat.nid_count() {
                     let addr = self.fs.nat_addr(nid);
                     self.problem(format!("block {addr}: node {nid} of inode {ino}: child node id {v} out of range"));

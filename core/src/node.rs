@@ -218,6 +218,23 @@ pub fn data_crc(b: &Block, i: u32) -> u32 {
     debug_assert!(i < ADDRS_PER_BLOCK);
     view::<RawDirectNode>(b).data_crcs[i as usize].get()
 }
+/// The mapped data pointers of a direct node, in slot order: `(slot, address, checksum)`
+/// for every slot whose address is not [`NULL_ADDR`]. A walk over a node's pointers (fsck)
+/// skips the holes here, without a call per empty slot.
+pub fn mapped_ptrs(b: &Block) -> impl Iterator<Item = (u32, BlockAddr, u32)> + '_ {
+    let r = view::<RawDirectNode>(b);
+    mapped(&r.addrs, &r.data_crcs)
+}
+
+/// `(slot, address, checksum)` of the slots of two parallel pointer arrays that are mapped.
+fn mapped<'a>(addrs: &'a [U32], crcs: &'a [U32]) -> impl Iterator<Item = (u32, BlockAddr, u32)> + 'a {
+    debug_assert_eq!(addrs.len(), crcs.len());
+    addrs.iter().zip(crcs).enumerate().filter_map(|(i, (a, c))| {
+        let a = a.get();
+        (a != NULL_ADDR).then(|| (i as u32, a, c.get()))
+    })
+}
+
 /// Sets data pointer `i` of a direct node: the address and the checksum together.
 pub fn set_ptr(b: &mut Block, i: u32, addr: BlockAddr, crc: u32) {
     debug_assert!(i < ADDRS_PER_BLOCK);
@@ -476,6 +493,12 @@ pub mod inode {
         debug_assert!(i < ADDRS_PER_INODE);
         raw(b).data_crcs[i as usize].get()
     }
+    /// The mapped data pointers of an inode: `(slot, address, checksum)` for every slot
+    /// whose address is not [`NULL_ADDR`] ([`super::mapped_ptrs`] for a direct node).
+    pub fn mapped_ptrs(b: &Block) -> impl Iterator<Item = (u32, BlockAddr, u32)> + '_ {
+        let r = raw(b);
+        super::mapped(&r.addrs, &r.data_crcs)
+    }
     /// Sets data pointer `i` of the inode: the address and the checksum together.
     pub fn set_ptr(b: &mut Block, i: u32, addr: BlockAddr, crc: u32) {
         debug_assert!(i < ADDRS_PER_INODE);
@@ -638,6 +661,28 @@ mod tests {
                 assert_eq!(lowest + idx[depth - 1] as u64, dnode, "file block {fb}");
             }
         }
+    }
+
+    #[test]
+    fn mapped_ptrs_list_exactly_the_slots_with_an_address() {
+        let mut d = crate::zero_block();
+        init_footer(&mut d, 9, 7, NodeType::Direct, 1);
+        let last = ADDRS_PER_BLOCK - 1;
+        for (i, a, c) in [(0, 100, 1), (5, NEW_ADDR, 0), (last, 200, 3)] {
+            set_ptr(&mut d, i, a, c);
+        }
+        // A checksum without an address is no mapping.
+        view_mut::<RawDirectNode>(&mut d).data_crcs[7].set(9);
+        let got: alloc::vec::Vec<_> = mapped_ptrs(&d).collect();
+        assert_eq!(got, [(0, 100, 1), (5, NEW_ADDR, 0), (last, 200, 3)]);
+        let mut ib = crate::zero_block();
+        init_footer(&mut ib, 7, 7, NodeType::Inode, 0);
+        let last = ADDRS_PER_INODE - 1;
+        inode::set_ptr(&mut ib, last, 300, 4);
+        inode::set_ptr(&mut ib, 1, 301, 5);
+        let got: alloc::vec::Vec<_> = inode::mapped_ptrs(&ib).collect();
+        assert_eq!(got, [(1, 301, 5), (last, 300, 4)]);
+        assert_eq!(mapped_ptrs(&crate::zero_block()).count(), 0);
     }
 
     #[test]

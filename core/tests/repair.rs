@@ -902,3 +902,38 @@ fn half_nat_entry_fails_the_mount_naming_its_block_and_is_rebuilt() {
     assert!(rep.is_clean(), "{:#?}", rep.after.problems);
     intact_except(&before, &snapshot(&dev), &[]);
 }
+
+/// fsck walks only the mapped slots of inodes and direct nodes (`node::mapped_ptrs`): a
+/// pointer in the very last slot of each, or in the first, is still checked.
+#[test]
+fn data_pointers_in_first_and_last_slots_are_checked() {
+    let mut dev = image();
+    let empty = ino_of(&dev, "/empty");
+    let ea = node_addr(&mut dev, empty);
+    node::inode::set_ptr(dev.block_mut(ea), 0, u32::MAX - 1, 0);
+    node::inode::set_ptr(dev.block_mut(ea), ADDRS_PER_INODE - 1, NEW_ADDR, 0);
+    reseal_node(&mut dev, ea);
+    // /big's second direct node maps file blocks A + P.. (35 of them): its last slot lies
+    // past the end; point it at a block of /big's inode (owned twice).
+    let big = ino_of(&dev, "/big");
+    let ia = node_addr(&mut dev, big);
+    let stolen = node::inode::addr(dev.block_mut(ia), 3);
+    let dn = node::inode::nid(dev.block_mut(ia), 1);
+    assert_ne!(dn, 0);
+    let da = node_addr(&mut dev, dn);
+    node::set_ptr(dev.block_mut(da), ADDRS_PER_BLOCK - 1, stolen, 0);
+    reseal_node(&mut dev, da);
+    let r = fsck::check(&mut dev).unwrap();
+    let last_idx = (ADDRS_PER_INODE + 2 * ADDRS_PER_BLOCK - 1) as u64;
+    for want in [
+        format!("block address {} of data slot 0 of node {empty} is outside the main area", u32::MAX - 1),
+        format!("inode {empty}: file block {} marked unwritten on disk (node {empty})", ADDRS_PER_INODE - 1),
+        format!("block {stolen}: file block {last_idx} of inode {big} lies past the file size"),
+        format!(
+            "block {stolen}: owned twice, by data slot 3 of node {big} and by data slot {} of node {dn}",
+            ADDRS_PER_BLOCK - 1
+        ),
+    ] {
+        assert!(r.problems.contains(&want), "fsck did not report {want:?}: {:#?}", r.problems);
+    }
+}

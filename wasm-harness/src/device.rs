@@ -50,7 +50,7 @@ pub struct IoCounts {
 /// One call the guest made on the device, in order ([`SimDevice::record`]). The device's
 /// answers to a sequence of these depend only on its start image, seed and EIO setting, so
 /// replaying the sequence on another device rebuilds that device's trace exactly.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     Read(u64),
     Write(u64, BlockRef, u8),

@@ -56,6 +56,9 @@ pub struct Options {
     /// Check each incremental model state of a run against a rebuild from the whole model
     /// (`crate::states`; slow: O(operations x names), for tests).
     pub verify_states: bool,
+    /// Check every [`FsckMemo`] answer against a live fsck of the same device: the same
+    /// problems from the same requests (for tests).
+    pub verify_memo: bool,
 }
 
 impl Default for Options {
@@ -73,6 +76,7 @@ impl Default for Options {
             trace_mount: false,
             memo: true,
             verify_states: false,
+            verify_memo: false,
         }
     }
 }
@@ -121,6 +125,7 @@ pub struct Run {
     pub block_cache: BlockCache,
     /// Guest sessions of this run's crash images, for images that read the same.
     pub memo: GuestMemo,
+    pub fsck_memo: FsckMemo,
     /// Interval histories of `states` and `snaps` for the per-file rules (made on first use).
     pub history: std::sync::OnceLock<History>,
     /// `deltas[k]`: what `states[k]` and `snaps[k]` changed from the record before.
@@ -239,12 +244,7 @@ impl GuestSession {
         if self.eio_read != eio_read || self.block_count != image.block_count() {
             return false;
         }
-        let zero = |b: &BlockRef| b.iter().all(|&x| x == 0);
-        self.recording.inputs.iter().all(|(addr, was)| match (image.get(*addr), was) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a[..] == b[..],
-            (None, None) => true,
-            (Some(x), None) | (None, Some(x)) => zero(x),
-        })
+        self.recording.inputs.iter().all(|(addr, was)| blocks_equal(image.get(*addr), was.as_ref()))
     }
 }
 
@@ -277,6 +277,80 @@ impl GuestMemo {
     }
 }
 
+/// An fsck answer of one run, with what it read ([`FsckMemo`]).
+pub struct FsckSession {
+    /// The fsck's device requests (reads only), to make again on a device it answers for.
+    pub requests: Vec<crate::device::Request>,
+    /// Each block the fsck read, as the device held it then (`None`: never written).
+    pub reads: Vec<(u64, Option<BlockRef>)>,
+    pub problems: Vec<String>,
+}
+
+impl FsckSession {
+    /// True when an fsck of `dev` would read exactly what this one read.
+    fn fits(&self, dev: &SimDevice) -> bool {
+        self.reads.iter().all(|(addr, was)| blocks_equal(dev.current(*addr), was.as_ref()))
+    }
+}
+
+/// Two blocks of a device are the same bytes (an absent block reads as zeros).
+fn blocks_equal(a: Option<&BlockRef>, b: Option<&BlockRef>) -> bool {
+    let zero = |b: &BlockRef| b.iter().all(|&x| x == 0);
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a[..] == b[..],
+        (None, None) => true,
+        (Some(x), None) | (None, Some(x)) => zero(x),
+    }
+}
+
+/// The fsck answers of one run's recovered devices. fsck is a function of the blocks it
+/// reads: it mounts the device read-only on its own (`rollfs_core::fsck::check`), never
+/// the recovering mount's memory, and writes nothing. So a recovered device that holds the
+/// same blocks wherever an earlier fsck of the run read gets that fsck's problems, with its
+/// reads made again on the device (the trace, recording and device are those of a live
+/// fsck). Crash images whose recoveries read different blocks (a chain cut at a different
+/// node, a torn variant) often recover to the same metadata: most live guests of a full
+/// device's run skip their fsck this way. Only clean exits are kept (an fsck that traps
+/// leaves a dead instance). Bounded like [`GuestMemo`]; `--no-memo` turns it off.
+#[derive(Default)]
+pub struct FsckMemo {
+    sessions: Mutex<std::collections::VecDeque<Arc<FsckSession>>>,
+}
+
+impl FsckMemo {
+    pub const SESSIONS_MAX: usize = 48;
+
+    fn find(&self, dev: &SimDevice) -> Option<Arc<FsckSession>> {
+        let snapshot: Vec<Arc<FsckSession>> = self.sessions.lock().unwrap().iter().cloned().collect();
+        let hit = snapshot.into_iter().find(|s| s.fits(dev))?;
+        let mut q = self.sessions.lock().unwrap();
+        if let Some(i) = q.iter().position(|s| Arc::ptr_eq(s, &hit)) {
+            let s = q.remove(i).expect("position is in range");
+            q.push_front(s);
+        }
+        Some(hit)
+    }
+
+    /// Keeps the answer of the fsck that made `requests` on `dev` (its last requests).
+    /// Not kept when the fsck did anything but read: it is not the check this memo knows.
+    fn insert(&self, dev: &SimDevice, requests: &[crate::device::Request], problems: &[String]) {
+        use crate::device::Request;
+        let mut seen = std::collections::HashSet::new();
+        let mut reads = Vec::new();
+        for r in requests {
+            let Request::Read(addr) = r else { return };
+            // fsck writes nothing: what the device holds now is what each read returned.
+            if seen.insert(*addr) {
+                reads.push((*addr, dev.current(*addr).cloned()));
+            }
+        }
+        let s = FsckSession { requests: requests.to_vec(), reads, problems: problems.to_vec() };
+        let mut q = self.sessions.lock().unwrap();
+        q.push_front(Arc::new(s));
+        q.truncate(Self::SESSIONS_MAX);
+    }
+}
+
 pub struct Explorer {
     pub module: Arc<GuestModule>,
     pub opts: Options,
@@ -291,6 +365,8 @@ pub struct Explorer {
     /// guest session of their run ([`GuestMemo`]).
     pub guest_runs: AtomicU64,
     pub replayed: AtomicU64,
+    /// fscks of live guests answered from the run's [`FsckMemo`].
+    pub fsck_replayed: AtomicU64,
 }
 
 /// The core's counters summed over workload runs (at their end) and over recovery mounts
@@ -827,6 +903,7 @@ impl Explorer {
             events: Default::default(),
             guest_runs: AtomicU64::new(0),
             replayed: AtomicU64::new(0),
+            fsck_replayed: AtomicU64::new(0),
         })
     }
 
@@ -956,6 +1033,7 @@ impl Explorer {
             eio,
             block_cache: BlockCache::default(),
             memo: GuestMemo::default(),
+            fsck_memo: FsckMemo::default(),
             history: Default::default(),
             deltas: Vec::new(),
             tracker: StateTracker::new(),
@@ -1255,7 +1333,7 @@ impl Explorer {
         let (mut stats_after_mount, mut fsck, mut dump, mut stats_after_dump) = (None, None, None, None);
         if mount.is_ok() {
             stats_after_mount = Some(g.stats());
-            let f = g.fsck();
+            let f = self.fsck(run, &mut g);
             if matches!(&f, Ok(p) if p.is_empty()) {
                 let d = g.dump_planned();
                 if d.is_ok() {
@@ -1283,6 +1361,38 @@ impl Explorer {
             run.memo.insert(s.clone());
         }
         Ok((s, dev, mount_end))
+    }
+
+    /// fsck of a live guest's recovered device: from the run's [`FsckMemo`] when an earlier
+    /// fsck read the same blocks (its reads made again on the device), else in the guest.
+    /// With [`Options::verify_memo`] a memo answer is checked against a live fsck.
+    fn fsck(&self, run: &Run, g: &mut crate::guest::Guest) -> Result<Vec<String>, GuestError> {
+        if !self.opts.memo {
+            return g.fsck();
+        }
+        let before = g.device().recording.as_ref().map_or(0, |r| r.requests.len());
+        if let Some(s) = run.fsck_memo.find(g.device()) {
+            self.fsck_replayed.fetch_add(1, Ordering::Relaxed);
+            if self.opts.verify_memo {
+                let live = g.fsck();
+                let made = &g.device().recording.as_ref().expect("a live guest records").requests[before..];
+                assert!(
+                    matches!(&live, Ok(p) if *p == s.problems) && made == &s.requests[..],
+                    "fsck memo answer {:?} ({} requests), live fsck {live:?} ({} requests)",
+                    s.problems,
+                    s.requests.len(),
+                    made.len()
+                );
+                return live;
+            }
+            g.device_mut().replay(&s.requests);
+            return Ok(s.problems.clone());
+        }
+        let f = g.fsck();
+        if let (Ok(p), Some(rec)) = (&f, g.device().recording.as_ref()) {
+            run.fsck_memo.insert(g.device(), &rec.requests[before..], p);
+        }
+        f
     }
 
     /// Mounts an image in a fresh instance and checks it: fsck clean, tree allowed.

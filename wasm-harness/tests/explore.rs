@@ -44,7 +44,8 @@ fn same_seed_same_digest() {
 }
 
 /// A crash image answered by replaying an earlier guest of its run (one that read the same
-/// blocks) gets the verdict, device trace and recovery counters a live guest gives it.
+/// blocks) gets the verdict, device trace and recovery counters a live guest gives it; so
+/// does a live guest whose fsck an earlier fsck of the run answered (`FsckMemo`).
 #[test]
 fn memo_replays_give_the_live_verdicts() {
     use std::sync::atomic::Ordering::Relaxed;
@@ -62,6 +63,9 @@ fn memo_replays_give_the_live_verdicts() {
     assert_eq!(runs_memo + replayed, runs_live, "every check is either live or replayed");
     assert!(replayed * 4 > runs_live, "the memo answers a good part ({replayed} of {runs_live})");
     assert_eq!(live.replayed.load(Relaxed), 0);
+    let fsck_replayed = memo.fsck_replayed.load(Relaxed);
+    assert!(fsck_replayed * 4 > runs_memo, "the fsck memo answers a good part ({fsck_replayed} of {runs_memo})");
+    assert_eq!(live.fsck_replayed.load(Relaxed), 0);
 }
 
 #[test]
@@ -392,4 +396,23 @@ fn incremental_states_match_rebuilds_in_real_runs() {
     let s = explore_cases(&ex, &cases, &mut |_| {});
     assert!(s.violations.is_empty(), "{} violations", s.violations.len());
     assert_eq!(s.workloads as usize, cases.len());
+}
+
+/// Every answer of the fsck memo (a live guest's recovered device holding the blocks an
+/// earlier fsck of the run read) equals a live fsck of that device: the same problems from
+/// the same requests (`Options::verify_memo` asserts it at each answer). Full devices,
+/// where most answers come from, and regression, ACE and random cases.
+#[test]
+fn fsck_memo_answers_match_live_fscks() {
+    use rollfs_sim::explore::explore_cases;
+    use std::sync::atomic::Ordering::Relaxed;
+    let ex = explorer(Options { torn: true, eio: true, verify_memo: true, ..small_opts(17) });
+    let mut cases: Vec<CaseId> = rollfs_sim::workload::regression_files().into_iter().map(CaseId::File).collect();
+    cases.extend((0..7).map(CaseId::Full));
+    cases.extend((0..6).map(CaseId::Random));
+    cases.extend((0..6).map(CaseId::Ace));
+    let s = explore_cases(&ex, &cases, &mut |_| {});
+    assert!(s.violations.is_empty(), "{} violations", s.violations.len());
+    let (answered, live) = (ex.fsck_replayed.load(Relaxed), ex.guest_runs.load(Relaxed));
+    assert!(answered * 4 > live, "the fsck memo answered {answered} of {live} live guests' fscks");
 }
