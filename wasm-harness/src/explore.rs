@@ -248,20 +248,26 @@ impl GuestSession {
     }
 }
 
-/// The guest sessions of one run's crash images, for images that hold the same blocks where
-/// an earlier one was read (`--no-memo` turns it off). Bounded: the newest
-/// [`GuestMemo::SESSIONS_MAX`] sessions are kept, a hit moves to the front.
-#[derive(Default)]
-pub struct GuestMemo {
-    sessions: Mutex<std::collections::VecDeque<Arc<GuestSession>>>,
+/// A run's answers, most recently used first, bounded to the newest [`Memo::SESSIONS_MAX`]
+/// (a hit moves to the front): the guest sessions of its crash images ([`GuestMemo`]) and
+/// the fscks of its recovered devices ([`FsckMemo`]). Shared by the checking threads.
+pub struct Memo<T> {
+    sessions: Mutex<std::collections::VecDeque<Arc<T>>>,
 }
 
-impl GuestMemo {
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo { sessions: Mutex::default() }
+    }
+}
+
+impl<T> Memo<T> {
     pub const SESSIONS_MAX: usize = 48;
 
-    fn find(&self, image: &Image, eio_read: Option<u64>) -> Option<Arc<GuestSession>> {
-        let snapshot: Vec<Arc<GuestSession>> = self.sessions.lock().unwrap().iter().cloned().collect();
-        let hit = snapshot.into_iter().find(|s| s.fits(image, eio_read))?;
+    /// The most recent answer that `fits`.
+    fn find(&self, fits: impl Fn(&T) -> bool) -> Option<Arc<T>> {
+        let snapshot: Vec<Arc<T>> = self.sessions.lock().unwrap().iter().cloned().collect();
+        let hit = snapshot.into_iter().find(|s| fits(s))?;
         let mut q = self.sessions.lock().unwrap();
         if let Some(i) = q.iter().position(|s| Arc::ptr_eq(s, &hit)) {
             let s = q.remove(i).expect("position is in range");
@@ -270,12 +276,16 @@ impl GuestMemo {
         Some(hit)
     }
 
-    fn insert(&self, s: Arc<GuestSession>) {
+    fn insert(&self, s: Arc<T>) {
         let mut q = self.sessions.lock().unwrap();
         q.push_front(s);
         q.truncate(Self::SESSIONS_MAX);
     }
 }
+
+/// The guest sessions of one run's crash images, for images that hold the same blocks where
+/// an earlier one was read (`--no-memo` turns it off).
+pub type GuestMemo = Memo<GuestSession>;
 
 /// An fsck answer of one run, with what it read ([`FsckMemo`]).
 pub struct FsckSession {
@@ -284,13 +294,6 @@ pub struct FsckSession {
     /// Each block the fsck read, as the device held it then (`None`: never written).
     pub reads: Vec<(u64, Option<BlockRef>)>,
     pub problems: Vec<String>,
-}
-
-impl FsckSession {
-    /// True when an fsck of `dev` would read exactly what this one read.
-    fn fits(&self, dev: &SimDevice) -> bool {
-        self.reads.iter().all(|(addr, was)| blocks_equal(dev.current(*addr), was.as_ref()))
-    }
 }
 
 /// Two blocks of a device are the same bytes (an absent block reads as zeros).
@@ -311,43 +314,29 @@ fn blocks_equal(a: Option<&BlockRef>, b: Option<&BlockRef>) -> bool {
 /// fsck). Crash images whose recoveries read different blocks (a chain cut at a different
 /// node, a torn variant) often recover to the same metadata: most live guests of a full
 /// device's run skip their fsck this way. Only clean exits are kept (an fsck that traps
-/// leaves a dead instance). Bounded like [`GuestMemo`]; `--no-memo` turns it off.
-#[derive(Default)]
-pub struct FsckMemo {
-    sessions: Mutex<std::collections::VecDeque<Arc<FsckSession>>>,
-}
+/// leaves a dead instance). `--no-memo` turns it off.
+pub type FsckMemo = Memo<FsckSession>;
 
-impl FsckMemo {
-    pub const SESSIONS_MAX: usize = 48;
-
-    fn find(&self, dev: &SimDevice) -> Option<Arc<FsckSession>> {
-        let snapshot: Vec<Arc<FsckSession>> = self.sessions.lock().unwrap().iter().cloned().collect();
-        let hit = snapshot.into_iter().find(|s| s.fits(dev))?;
-        let mut q = self.sessions.lock().unwrap();
-        if let Some(i) = q.iter().position(|s| Arc::ptr_eq(s, &hit)) {
-            let s = q.remove(i).expect("position is in range");
-            q.push_front(s);
-        }
-        Some(hit)
-    }
-
-    /// Keeps the answer of the fsck that made `requests` on `dev` (its last requests).
-    /// Not kept when the fsck did anything but read: it is not the check this memo knows.
-    fn insert(&self, dev: &SimDevice, requests: &[crate::device::Request], problems: &[String]) {
+impl FsckSession {
+    /// The answer of the fsck that made `requests` (its last requests) on `dev`: `None` when
+    /// it did anything but read (not the check the memo knows).
+    fn of(dev: &SimDevice, requests: &[crate::device::Request], problems: &[String]) -> Option<FsckSession> {
         use crate::device::Request;
         let mut seen = std::collections::HashSet::new();
         let mut reads = Vec::new();
         for r in requests {
-            let Request::Read(addr) = r else { return };
+            let Request::Read(addr) = r else { return None };
             // fsck writes nothing: what the device holds now is what each read returned.
             if seen.insert(*addr) {
                 reads.push((*addr, dev.current(*addr).cloned()));
             }
         }
-        let s = FsckSession { requests: requests.to_vec(), reads, problems: problems.to_vec() };
-        let mut q = self.sessions.lock().unwrap();
-        q.push_front(Arc::new(s));
-        q.truncate(Self::SESSIONS_MAX);
+        Some(FsckSession { requests: requests.to_vec(), reads, problems: problems.to_vec() })
+    }
+
+    /// True when an fsck of `dev` would read exactly what this one read.
+    fn fits(&self, dev: &SimDevice) -> bool {
+        self.reads.iter().all(|(addr, was)| blocks_equal(dev.current(*addr), was.as_ref()))
     }
 }
 
@@ -1314,7 +1303,7 @@ impl Explorer {
         dev.discard_ignored = run.workload.discard_ignored;
         dev.eio = eio_read.map(|nth| Eio { kind: IoKind::Read, nth });
         if self.opts.memo {
-            if let Some(s) = run.memo.find(image, eio_read) {
+            if let Some(s) = run.memo.find(|s| s.fits(image, eio_read)) {
                 dev.replay(&s.recording.requests[..s.mount_requests]);
                 let mount_end = dev.trace.events.len();
                 dev.eio = None;
@@ -1371,7 +1360,7 @@ impl Explorer {
             return g.fsck();
         }
         let before = g.device().recording.as_ref().map_or(0, |r| r.requests.len());
-        if let Some(s) = run.fsck_memo.find(g.device()) {
+        if let Some(s) = run.fsck_memo.find(|s| s.fits(g.device())) {
             self.fsck_replayed.fetch_add(1, Ordering::Relaxed);
             if self.opts.verify_memo {
                 let live = g.fsck();
@@ -1390,7 +1379,9 @@ impl Explorer {
         }
         let f = g.fsck();
         if let (Ok(p), Some(rec)) = (&f, g.device().recording.as_ref()) {
-            run.fsck_memo.insert(g.device(), &rec.requests[before..], p);
+            if let Some(s) = FsckSession::of(g.device(), &rec.requests[before..], p) {
+                run.fsck_memo.insert(Arc::new(s));
+            }
         }
         f
     }
