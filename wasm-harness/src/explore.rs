@@ -205,6 +205,12 @@ struct Verdict {
     violation: Option<(StateId, String, String)>,
 }
 
+/// A workload's runs ready to be checked ([`Explorer::prepare_workload`]): each run with
+/// the crash states of it to check.
+pub struct Prepared {
+    runs: Vec<(Run, Vec<Job>)>,
+}
+
 /// One crash state to check.
 struct Job {
     id: StateId,
@@ -1551,10 +1557,6 @@ impl Explorer {
         Verdict { states, digest: h.finish(), violation: None }
     }
 
-    fn check_jobs(&self, run: &Run, jobs: &[Job]) -> Vec<Verdict> {
-        self.par_map(jobs.len(), |i| self.check_job(run, &jobs[i], &mut Vec::new()))
-    }
-
     /// `f(0) .. f(n - 1)` on the explorer's worker threads, results in index order.
     pub(crate) fn par_map<T: Send>(&self, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
         let next = AtomicUsize::new(0);
@@ -1574,7 +1576,8 @@ impl Explorer {
         out.into_inner().unwrap().into_iter().map(|r| r.expect("every index mapped")).collect()
     }
 
-    fn case_of_run(&self, case: &CaseId, run: &Run, limit: usize, res: &mut CaseResult) {
+    /// Folds the verdicts of a run's crash states (in job order) into the case's result.
+    fn case_of_run(&self, case: &CaseId, run: &Run, verdicts: Vec<Verdict>, res: &mut CaseResult) {
         let mut h = Hasher64::new();
         h.u64(res.digest);
         h.u64(run.trace.digest());
@@ -1591,8 +1594,7 @@ impl Explorer {
                 detail: d.clone(),
             });
         }
-        let jobs = self.jobs(run, limit);
-        for v in self.check_jobs(run, &jobs) {
+        for v in verdicts {
             res.states += v.states;
             h.u64(v.digest);
             if let Some((id, kind, detail)) = v.violation {
@@ -1610,29 +1612,40 @@ impl Explorer {
 
     /// Explores every crash state of one workload (and of its EIO run with `--eio`).
     pub fn explore_workload(&self, case: &CaseId, w: &Workload) -> CaseResult {
-        let runs = self.prepare_workload(w);
-        self.check_workload(case, w, &runs)
+        let prepared = self.prepare_workload(w);
+        self.check_workload(case, &prepared)
     }
 
-    /// The runs of a workload to explore: as it is, and (with `--eio`) with one injected
-    /// error. Single-threaded; [`explore_shard`] overlaps it with the checks of the case
-    /// before.
-    pub fn prepare_workload(&self, w: &Workload) -> (Run, Option<Run>) {
+    /// The runs of a workload to explore, as it is and (with `--eio`) with one injected
+    /// error, each with the crash states to check. Single-threaded; [`explore_shard`] makes
+    /// it for the next cases while this case's states are checked.
+    pub fn prepare_workload(&self, w: &Workload) -> Prepared {
+        let limit = w.max_points.map_or(self.opts.max_points, |n| n.min(self.opts.max_points));
         let run = self.run(w, None);
         let erun = match self.opts.eio {
             true => self.eio_choice(w, &run.counts).map(|eio| self.run(w, Some(eio))),
             false => None,
         };
-        (run, erun)
+        let jobs = self.jobs(&run, limit);
+        let mut runs = vec![(run, jobs)];
+        if let Some(erun) = erun {
+            let ejobs = self.jobs(&erun, limit / 4 + 2);
+            runs.push((erun, ejobs));
+        }
+        Prepared { runs }
     }
 
-    /// Checks the crash states of a workload's runs (on the explorer's threads).
-    pub fn check_workload(&self, case: &CaseId, w: &Workload, runs: &(Run, Option<Run>)) -> CaseResult {
+    /// Checks the crash states of a workload's runs: all of them in one pass over the
+    /// explorer's threads (no thread waits for the first run's last state before the
+    /// second run's start), folded run by run.
+    pub fn check_workload(&self, case: &CaseId, prepared: &Prepared) -> CaseResult {
+        let all: Vec<(&Run, &Job)> =
+            prepared.runs.iter().flat_map(|(r, jobs)| jobs.iter().map(move |j| (r, j))).collect();
+        let mut verdicts = self.par_map(all.len(), |i| self.check_job(all[i].0, all[i].1, &mut Vec::new())).into_iter();
         let mut res = CaseResult::default();
-        let limit = w.max_points.map_or(self.opts.max_points, |n| n.min(self.opts.max_points));
-        self.case_of_run(case, &runs.0, limit, &mut res);
-        if let Some(erun) = &runs.1 {
-            self.case_of_run(case, erun, limit / 4 + 2, &mut res);
+        for (run, jobs) in &prepared.runs {
+            let mine: Vec<Verdict> = verdicts.by_ref().take(jobs.len()).collect();
+            self.case_of_run(case, run, mine, &mut res);
         }
         res
     }
@@ -1843,6 +1856,9 @@ pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
     }
 }
 
+/// Workloads [`explore_shard`] runs ahead of the one whose states it checks.
+const PREPARE_AHEAD: usize = 4;
+
 /// Explores cases from `source` until `cases` workloads ran or `duration` passed;
 /// `on_violation` is told of each violation as it is found.
 pub fn explore(
@@ -1894,24 +1910,27 @@ pub fn explore_shard(
         }
     };
     // Running a workload is single-threaded and the checks of its crash states use every
-    // thread: the next case's runs are made while this case's states are checked. The
-    // results are taken in case order, so the digest is the same as without overlap.
+    // thread: the next cases' runs are made while this case's states are checked,
+    // [`PREPARE_AHEAD`] of them at once (a full device's run can take longer than the
+    // checks of the case before). The results are taken in case order, so the digest is the
+    // same as without overlap.
     std::thread::scope(|scope| {
-        let prepare = |w: Workload| {
-            scope.spawn(move || {
-                let runs = ex.prepare_workload(&w);
-                (w, runs)
-            })
-        };
-        let mut ahead = next_case(&mut sum, on_violation).map(|(index, case, w)| (index, case, prepare(w)));
-        while let Some((index, case, handle)) = ahead.take() {
-            let (w, runs) = handle.join().expect("a workload run panicked");
+        let prepare = |w: Workload| scope.spawn(move || ex.prepare_workload(&w));
+        let mut ahead = std::collections::VecDeque::new();
+        loop {
+            while ahead.len() < PREPARE_AHEAD {
+                match next_case(&mut sum, on_violation) {
+                    Some((index, case, w)) => ahead.push_back((index, case, prepare(w))),
+                    None => break,
+                }
+            }
+            let Some((index, case, handle)) = ahead.pop_front() else { break };
+            let prepared = handle.join().expect("a workload run panicked");
             if duration.is_some_and(|d| start.elapsed() >= d) {
                 break;
             }
-            ahead = next_case(&mut sum, on_violation).map(|(index, case, w)| (index, case, prepare(w)));
-            let r = ex.check_workload(&case, &w, &runs);
-            drop(runs);
+            let r = ex.check_workload(&case, &prepared);
+            drop(prepared);
             sum.workloads += 1;
             sum.states += r.states;
             h.u64(r.digest);
@@ -1924,6 +1943,7 @@ pub fn explore_shard(
                 break;
             }
         }
+        // Runs still being made are joined by the scope; their results are dropped.
     });
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();
