@@ -43,8 +43,8 @@ impl PlannedRun {
 pub struct ReadPlan {
     pub len: usize,
     pub runs: Vec<PlannedRun>,
-    /// Whole blocks of the buffer that are holes of the file, already zeroed in it, in
-    /// order and coalesced. Information only (nothing to read): a caller that copies the
+    /// Whole blocks of the buffer that are holes of the file, already zeroed in it (left as
+    /// they are by [`Filesystem::plan_read`]), in order and coalesced. Information only (nothing to read): a caller that copies the
     /// result elsewhere may skip them. Not every zero block is listed (e.g. a partial block
     /// of a hole, or a cached block cleaning dropped), but every listed one is a hole.
     pub holes: Vec<PlannedHole>,
@@ -74,7 +74,7 @@ impl ReadPlan {
 impl<D: BlockDevice> Filesystem<D> {
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
     pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        self.read_inner(ino, offset, buf, None)
+        self.read_inner(ino, offset, buf, None, true)
     }
 
     /// [`Filesystem::read`] for a driver that reads the device itself, outside its lock:
@@ -87,11 +87,29 @@ impl<D: BlockDevice> Filesystem<D> {
     /// calls `read` instead, which also reports any error properly.
     pub fn read_planned(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
         let mut plan = ReadPlan::default();
-        plan.len = self.read_inner(ino, offset, buf, Some(&mut plan))?;
+        plan.len = self.read_inner(ino, offset, buf, Some(&mut plan), true)?;
         Ok(plan)
     }
 
-    fn read_inner(&mut self, ino: Ino, offset: u64, buf: &mut [u8], mut plan: Option<&mut ReadPlan>) -> Result<usize> {
+    /// [`Filesystem::read_planned`] that leaves the whole blocks of holes as they are in
+    /// `buf` too, not only those of the runs: for a caller that knows what the listed holes
+    /// hold (zeros) and takes from `buf` only the bytes outside the runs and holes — the
+    /// simulator's dump of a file that is megabytes of holes, which would otherwise zero
+    /// them all.
+    pub fn plan_read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
+        let mut plan = ReadPlan::default();
+        plan.len = self.read_inner(ino, offset, buf, Some(&mut plan), false)?;
+        Ok(plan)
+    }
+
+    fn read_inner(
+        &mut self,
+        ino: Ino,
+        offset: u64,
+        buf: &mut [u8],
+        mut plan: Option<&mut ReadPlan>,
+        fill_holes: bool,
+    ) -> Result<usize> {
         match self.inode_kind(ino)? {
             FileType::Regular | FileType::Symlink => {}
             FileType::Directory => return Err(Error::IsDir),
@@ -116,7 +134,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 // blocks in one request.
                 let whole = (n - done) / BLOCK_SIZE;
                 let (blocks, _) = buf[done..done + whole * BLOCK_SIZE].as_chunks_mut::<BLOCK_SIZE>();
-                self.read_blocks(ino, idx, blocks, plan.as_deref_mut().map(|p| (p, done)))?;
+                self.read_blocks(ino, idx, blocks, plan.as_deref_mut().map(|p| (p, done)), fill_holes)?;
                 done += whole * BLOCK_SIZE;
                 continue;
             }

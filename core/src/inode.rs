@@ -295,35 +295,94 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(Some(b))
     }
 
+    /// The data pointers of file blocks `idx..` up to the end of the node that maps `idx`
+    /// (the inode or a direct node), at most `max` of them, appended to `out`: one walk
+    /// down the node tree for all of them. A node missing on the way makes them all holes
+    /// (`NULL_ADDR`, checksum 0), as [`Self::get_ptr`] gives for each.
+    fn get_ptrs(&mut self, ino: Ino, idx: u64, max: u64, out: &mut Vec<(BlockAddr, u32)>) -> Result<()> {
+        debug_assert!(max > 0);
+        match node::block_path(idx)? {
+            BlockPath::Inode { ofs } => {
+                let end = (u64::from(ofs) + max).min(u64::from(ADDRS_PER_INODE)) as u32;
+                let b = self.inode_ref(ino)?;
+                out.extend((ofs..end).map(|o| (inode::addr(b, o), inode::data_crc(b, o))));
+            }
+            BlockPath::Node { slot, depth, idx: path, ofs, .. } => {
+                let end = (u64::from(ofs) + max).min(u64::from(ADDRS_PER_BLOCK)) as u32;
+                let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+                for &i in path.iter().take(depth) {
+                    if nid == NULL_NID {
+                        break;
+                    }
+                    nid = node::slot(self.child(nid, ino, NodeType::Indirect)?, i);
+                }
+                if nid == NULL_NID {
+                    out.extend((ofs..end).map(|_| (NULL_ADDR, 0)));
+                } else {
+                    let b = self.child(nid, ino, NodeType::Direct)?;
+                    out.extend((ofs..end).map(|o| (node::addr(b, o), node::data_crc(b, o))));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads the whole blocks `idx..idx + out.len()` of `ino` into `out`, as
     /// [`Filesystem::read_block_opt`] would one by one (holes read as zeros), except that
     /// blocks on the device at adjacent addresses are read in one device request per run
     /// (a sequential read of a file written sequentially is one request per
-    /// [`READ_RUN_BLOCKS_MAX`] blocks) and straight into `out`, with no copy. Every block
-    /// read from the device is verified against its pointer's checksum.
+    /// [`READ_RUN_BLOCKS_MAX`] blocks) and straight into `out`, with no copy, and that the
+    /// node tree is walked once per node, not once per block ([`Self::get_ptrs`]). Every
+    /// block read from the device is verified against its pointer's checksum.
     ///
     /// With `plan` (the caller's list and the byte offset of `out` in its buffer), the
     /// device runs are not read but appended to the list, their blocks in `out` left as
-    /// they are (see [`Filesystem::read_planned`]).
+    /// they are (see [`Filesystem::read_planned`]); with `fill_holes` false, so are the
+    /// holes (listed in the plan; see [`Filesystem::plan_read`]).
     pub(crate) fn read_blocks(
         &mut self,
         ino: Ino,
         idx: u64,
         out: &mut [Block],
         mut plan: Option<(&mut crate::file::ReadPlan, usize)>,
+        fill_holes: bool,
     ) -> Result<()> {
+        debug_assert!(fill_holes || plan.is_some(), "only a planned read may leave holes unwritten");
         // The run being gathered: its first device address, its first slot in `out`, and
         // the checksums of its blocks in order.
         let mut run: Option<(BlockAddr, usize)> = None;
         let mut crcs: Vec<u32> = Vec::new();
+        // Pointers of blocks `ptrs_from..ptrs_from + ptrs.len()` (fetched a node at a time,
+        // only for a block not in memory: a block served from memory needs no pointer, and
+        // reading it must not fail on a node it does not need).
+        let mut ptrs: Vec<(BlockAddr, u32)> = Vec::new();
+        let mut ptrs_from = idx;
+        // Blocks of the range in the write-back cache and staged by an atomic write, each
+        // looked up once here instead of once per block.
+        let end = idx + out.len() as u64;
+        let cached: Vec<u64> = self.data.range((ino, idx)..(ino, end)).map(|(&(_, i), _)| i).collect();
+        let mut cached_at = 0usize;
+        let staged = self.atomic.get(&ino).is_some_and(|s| s.blocks.range(idx..end).next().is_some());
         // One step past the last block, to read the run gathered last.
         for i in 0..=out.len() {
             let fidx = idx + i as u64;
-            let in_memory =
-                i < out.len() && (self.atomic_block(ino, fidx).is_some() || self.data.contains_key(&(ino, fidx)));
+            let in_data = cached.get(cached_at) == Some(&fidx);
+            if in_data {
+                cached_at += 1;
+            }
+            let in_memory = i < out.len() && (in_data || (staged && self.atomic_block(ino, fidx).is_some()));
             // Past the end, in memory (served below, after the run before it) or a hole:
             // no address.
-            let (addr, crc) = if i == out.len() || in_memory { (NULL_ADDR, 0) } else { self.get_ptr(ino, fidx)? };
+            let (addr, crc) = if i == out.len() || in_memory {
+                (NULL_ADDR, 0)
+            } else {
+                if fidx < ptrs_from || fidx >= ptrs_from + ptrs.len() as u64 {
+                    ptrs.clear();
+                    ptrs_from = fidx;
+                    self.get_ptrs(ino, fidx, end - fidx, &mut ptrs)?;
+                }
+                ptrs[(fidx - ptrs_from) as usize]
+            };
             if let Some((first, at)) = run {
                 let len = i - at;
                 if addr != NULL_ADDR && u64::from(first) + len as u64 == u64::from(addr) && len < READ_RUN_BLOCKS_MAX {
@@ -347,7 +406,9 @@ impl<D: BlockDevice> Filesystem<D> {
                 continue;
             }
             if !in_memory {
-                out[i].fill(0);
+                if fill_holes {
+                    out[i].fill(0);
+                }
                 if let Some((p, base)) = plan.as_mut() {
                     p.note_hole(*base + i * BLOCK_SIZE);
                 }

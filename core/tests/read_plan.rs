@@ -12,6 +12,11 @@
 //!   records any write or discard of them that no `reuse_fence` preceded, while the file
 //!   is overwritten, checkpointed and the device filled until the blocks are reused.
 //! - `the_fence_checker_reports_a_reuse_without_fence`: the wrapper catches the bug.
+//! - `reads_across_node_boundaries_and_missing_nodes_match_the_model`: reads (plain,
+//!   planned and `plan_read`, which leaves holes unwritten) of a sparse file whose blocks
+//!   sit in the inode's first and last slots, a direct node's first and last slots, after
+//!   direct nodes that do not exist and in a double-indirect subtree, some cached and some
+//!   on the device, give the model's bytes at offsets around every node boundary.
 
 mod common;
 use common::images::content;
@@ -174,4 +179,58 @@ fn the_fence_checker_reports_a_reuse_without_fence() {
     dev.reuse_fence();
     dev.write(7, &[0; B], WriteFlags::empty()).unwrap();
     assert_eq!((dev.violations.len(), dev.reused_after_fence), (2, 1));
+}
+
+#[test]
+fn reads_across_node_boundaries_and_missing_nodes_match_the_model() {
+    const A: u64 = layout::ADDRS_PER_INODE as u64;
+    const P: u64 = layout::ADDRS_PER_BLOCK as u64;
+    let mut fs = Filesystem::mount(Probe::new(mkfs(8192)), &MountOptions::default(), T).unwrap();
+    let ino = fs.create(1, b"f", 0o644, C, T).unwrap().ino;
+    // File blocks: the inode's first and last slots, the first direct node's first and
+    // last, the fourth direct node (the second and third do not exist), a block under the
+    // first indirect node, and one under the first double-indirect node.
+    let far = A + 2 * P + 1016 * P * 2 + 3;
+    let blocks = [0, 1, A - 1, A, A + 1, A + P - 1, A + 3 * P + 7, A + 2 * P + 5 * P + 2, far];
+    let mut model: std::collections::BTreeMap<u64, Vec<u8>> = Default::default();
+    for (k, &b) in blocks.iter().enumerate() {
+        fs.write(ino, b * B as u64, &content(k as u8 + 1, b), T).unwrap();
+        model.insert(b, content(k as u8 + 1, b).to_vec());
+    }
+    // All on the device; then three blocks in the write-back cache: two rewritten, one new
+    // in the third direct node, which does not exist on the device.
+    fs.sync(T).unwrap();
+    for (k, &b) in [1, A + 1, A + 2 * P + 9].iter().enumerate() {
+        fs.write(ino, b * B as u64, &content(k as u8 + 20, b), T).unwrap();
+        model.insert(b, content(k as u8 + 20, b).to_vec());
+    }
+    let size = (far + 1) * B as u64;
+    let byte = |pos: u64| model.get(&(pos / B as u64)).map_or(0, |c| c[(pos % B as u64) as usize]);
+    let starts = [0, A - 2, A - 1, A, A + P - 2, A + P - 1, A + P, A + 3 * P - 1, A + 3 * P + 6, far - 3];
+    for &first in &starts {
+        for &(skew, len) in &[(0u64, 3 * B), (0, 1100 * B), (17, 2 * B + 9), (0, 1)] {
+            let off = first * B as u64 + skew;
+            let len = len.min((size - off) as usize);
+            let want: Vec<u8> = (off..off + len as u64).map(byte).collect();
+            let mut got = vec![0xEEu8; len];
+            assert_eq!(fs.read(ino, off, &mut got).unwrap(), len, "read at block {first}+{skew}");
+            assert!(got == want, "read at block {first}+{skew}, {len} bytes");
+            let mut planned = vec![0xEEu8; len];
+            let plan = fs.read_planned(ino, off, &mut planned).unwrap();
+            assert!(complete(fs.device_mut(), &plan, &mut planned));
+            assert!(planned == want, "read_planned at block {first}+{skew}, {len} bytes");
+            // plan_read: the holes it lists are left as they were (0xEE); with them zeroed
+            // and the runs read, the same bytes.
+            let mut sparse = vec![0xEEu8; len];
+            let plan2 = fs.plan_read(ino, off, &mut sparse).unwrap();
+            assert_eq!((&plan2.runs, &plan2.holes), (&plan.runs, &plan.holes));
+            for h in &plan2.holes {
+                let hole = &mut sparse[h.buf_offset..h.buf_offset + h.blocks * B];
+                assert!(hole.iter().all(|&x| x == 0xEE), "plan_read wrote a hole at block {first}+{skew}");
+                hole.fill(0);
+            }
+            assert!(complete(fs.device_mut(), &plan2, &mut sparse));
+            assert!(sparse == want, "plan_read at block {first}+{skew}, {len} bytes");
+        }
+    }
 }

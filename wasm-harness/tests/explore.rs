@@ -416,3 +416,57 @@ fn fsck_memo_answers_match_live_fscks() {
     let (answered, live) = (ex.fsck_replayed.load(Relaxed), ex.guest_runs.load(Relaxed));
     assert!(answered * 4 > live, "the fsck memo answered {answered} of {live} live guests' fscks");
 }
+
+/// A directory of `n` files `f0..` made durable by the guest, then dentry `f{victim}`'s
+/// record edited by `edit` (its block resealed): the length of the guest's planned dump of
+/// the result, or its error.
+fn dump_after_dentry_edit(n: usize, victim: usize, edit: impl Fn(&mut [u8])) -> Result<usize, String> {
+    use rollfs_core::dir;
+    let ex = explorer(small_opts(1));
+    let mut g = ex.module.instantiate(rollfs_sim::device::SimDevice::new(ex.base_image().clone(), 1)).unwrap();
+    g.mount(false, 1).unwrap();
+    g.op(&Op::Mkdir("/d".into()), 2).unwrap();
+    for i in 0..n {
+        g.op(&Op::Create(format!("/d/f{i}")), 3).unwrap();
+    }
+    g.unmount(4).unwrap();
+    let image = g.into_device().final_image();
+    // The dentry block holding the victim: a valid dentry block of some index that lists it.
+    let name = format!("f{victim}");
+    let mut edited = None;
+    for addr in 0..image.block_count() {
+        let Some(b) = image.get(addr) else { continue };
+        let found = (0..64u64).find_map(|idx| {
+            let db = dir::decode_block(idx, b, addr).ok()?;
+            let slot = db.entries().find(|e| e.name == name.as_bytes()).map(|e| e.slot);
+            slot
+        });
+        if let Some(slot) = found {
+            let mut nb = **b;
+            edit(&mut nb[dir::RECORDS_OFFSET + slot as usize * dir::RECORD_SIZE..][..dir::RECORD_SIZE]);
+            rollfs_core::codec::seal(&mut nb);
+            edited = Some((addr, std::sync::Arc::new(nb)));
+        }
+    }
+    let (addr, block) = edited.expect("the victim's dentry block");
+    let mut g =
+        ex.module.instantiate(rollfs_sim::device::SimDevice::new(image.with_blocks([(addr, block)]), 1)).unwrap();
+    g.mount(false, 5).unwrap();
+    g.dump_planned().map(|d| d.len()).map_err(|e| format!("{e:?}"))
+}
+
+#[test]
+fn the_dump_checks_every_dentry_not_only_those_it_looks_up() {
+    // Directory entries the dump does not look up (beyond its sample of 16 per directory)
+    // are still checked against their inodes: a type that is not the inode's fails the
+    // dump for a name outside the sample as for one in it. (A stored hash that is not the
+    // name's is seen by lookup in the sample only; fsck checks every entry's.)
+    let file_type = 10; // DentryRecord::file_type (FORMAT.md)
+    let dir_code = 2; // FileType::Directory's dentry code
+    assert!(dump_after_dentry_edit(40, 7, |_| {}).is_ok(), "the unedited directory dumps");
+    // f7 is not in the sample of 40 names (every third, in reverse name order), f6 is.
+    for victim in [7, 6] {
+        let got = dump_after_dentry_edit(40, victim, |r| r[file_type] = dir_code);
+        assert!(matches!(&got, Err(e) if e.contains("dentry says")), "f{victim} listed as a directory: {got:?}");
+    }
+}

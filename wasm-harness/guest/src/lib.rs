@@ -580,13 +580,23 @@ const PLANNED_PIECE: usize = 256 * rollfs_core::BLOCK_SIZE;
 /// A regular file's content as `read_planned` gives it (ABI.md, "Planned contents"): the
 /// runs of device blocks, the holes, then every byte of the file outside them. Read a piece
 /// at a time from offset 0 up to `size` (or the first short read).
-fn put_planned(fs: &mut Filesystem<HostDev>, ino: Ino, size: usize, out: &mut Vec<u8>) -> Result<(), DumpError> {
-    let mut piece = vec![0u8; size.min(PLANNED_PIECE)];
+/// `piece` is the caller's scratch buffer, kept from file to file: a planned read leaves
+/// the blocks of its runs and holes as they are, so the buffer need not be zeroed for each.
+fn put_planned(
+    fs: &mut Filesystem<HostDev>,
+    ino: Ino,
+    size: usize,
+    piece: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<(), DumpError> {
+    if piece.len() < size.min(PLANNED_PIECE) {
+        piece.resize(size.min(PLANNED_PIECE), 0);
+    }
     let (mut runs, mut holes, mut bytes) = (Vec::new(), Vec::<(usize, usize)>::new(), Vec::new());
     let mut len = 0usize;
     while len < size {
         let want = (size - len).min(PLANNED_PIECE);
-        let plan = fs.read_planned(ino, len as u64, &mut piece[..want])?;
+        let plan = fs.plan_read(ino, len as u64, &mut piece[..want])?;
         // Runs and holes are in buffer order within a piece; pieces follow each other.
         let mut cuts: Vec<(usize, usize)> = Vec::with_capacity(plan.runs.len() + plan.holes.len());
         for mut r in plan.runs {
@@ -643,17 +653,22 @@ fn put_planned(fs: &mut Filesystem<HostDev>, ino: Ino, size: usize, out: &mut Ve
 fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Result<(), DumpError> {
     let root = rollfs_core::layout::ROOT_INO;
     let mut visited_dirs = std::collections::BTreeSet::new();
-    let mut stack: Vec<(Vec<u8>, Ino)> = vec![(b"/".to_vec(), root)];
+    // Each name to visit, its inode, and the file type its directory entry gives.
+    let mut stack: Vec<(Vec<u8>, Ino, Option<FileType>)> = vec![(b"/".to_vec(), root, None)];
     let mut entries = 0usize;
+    let mut piece = Vec::new();
     // Inodes dumped before under another name (hard links): their content and xattrs
     // are not read again (ABI.md: SAME_AS_FIRST).
     let mut dumped = std::collections::BTreeSet::new();
-    while let Some((path, ino)) = stack.pop() {
+    while let Some((path, ino, listed_kind)) = stack.pop() {
         entries += 1;
         if entries > DUMP_MAX_ENTRIES {
             return Err(DumpError::Tree("tree walk exceeded the entry bound".into()));
         }
         let attr = fs.getattr(ino)?;
+        if let Some(k) = listed_kind.filter(|&k| k != attr.kind) {
+            return Err(DumpError::Tree(format!("{}: dentry says {k:?}, inode {ino} is {:?}", show(&path), attr.kind)));
+        }
         put_bytes(out, &path);
         put32(out, ino);
         out.push(kind_code(attr.kind));
@@ -672,7 +687,7 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Resul
         }
         let content = match attr.kind {
             FileType::Regular if planned => {
-                put_planned(fs, ino, attr.size as usize, out)?;
+                put_planned(fs, ino, attr.size as usize, &mut piece, out)?;
                 None
             }
             FileType::Regular => {
@@ -727,55 +742,54 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Resul
                     return Err(DumpError::Tree(format!("{} listed twice in {}", show(&w[0].name), show(&path))));
                 }
             }
-            // Every name must be found by lookup where readdir listed it. In a big
-            // directory, looking up every name costs more than the rest of the dump
-            // together (a few verified dentry blocks each), so beyond LOOKUP_ALL_MAX
-            // names every entry's placement is checked instead (its block lies in its
-            // name's hash bucket, which is where lookup searches; names are unique, checked
-            // above) and lookup itself runs for an evenly spread sample of the names.
-            let stride = children.len().div_ceil(LOOKUP_ALL_MAX).max(1);
+            // Every name must be found by lookup where readdir listed it. Looking up every
+            // name costs more than the rest of the dump together (a few verified dentry
+            // blocks each), so every entry's placement is checked instead (its block lies
+            // in its name's hash bucket, which is where lookup searches; readdir lists only
+            // the directory's levels; names are unique, checked above; its type is checked
+            // against its inode's when it is visited) and lookup itself runs for an evenly
+            // spread sample of LOOKUP_MAX names of each directory.
+            let stride = children.len().div_ceil(LOOKUP_MAX).max(1);
+            let key = fs.superblock().hash_seed;
             for (k, e) in children.into_iter().enumerate() {
                 let mut child = path.clone();
                 if child.len() > 1 {
                     child.push(b'/');
                 }
                 child.extend_from_slice(&e.name);
-                if stride > 1 {
-                    check_placement(&e, &child)?;
-                    if k % stride != 0 {
-                        stack.push((child, e.ino));
-                        continue;
+                check_placement(&e, &key, &child)?;
+                if k % stride == 0 {
+                    let found = fs.lookup(ino, &e.name).map_err(|err| {
+                        DumpError::Tree(format!("readdir lists {} but lookup fails: {err}", show(&child)))
+                    })?;
+                    if found.ino != e.ino || found.kind != e.kind {
+                        return Err(DumpError::Tree(format!(
+                            "{}: dentry says ino {} {:?}, lookup gives ino {} {:?}",
+                            show(&child),
+                            e.ino,
+                            e.kind,
+                            found.ino,
+                            found.kind
+                        )));
                     }
                 }
-                let found = fs.lookup(ino, &e.name).map_err(|err| {
-                    DumpError::Tree(format!("readdir lists {} but lookup fails: {err}", show(&child)))
-                })?;
-                if found.ino != e.ino || found.kind != e.kind {
-                    return Err(DumpError::Tree(format!(
-                        "{}: dentry says ino {} {:?}, inode says ino {} {:?}",
-                        show(&child),
-                        e.ino,
-                        e.kind,
-                        found.ino,
-                        found.kind
-                    )));
-                }
-                stack.push((child, e.ino));
+                stack.push((child, e.ino, Some(e.kind)));
             }
         }
     }
     Ok(())
 }
 
-/// Names per directory that the dump looks up one by one (beyond: placement plus a sample).
-const LOOKUP_ALL_MAX: usize = 256;
+/// Names of each directory that the dump looks up (evenly spread; every name's placement
+/// is checked).
+const LOOKUP_MAX: usize = 16;
 
 /// The entry lies in its name's hash bucket of the level its block belongs to.
-fn check_placement(e: &rollfs_core::DirEntry, path: &[u8]) -> Result<(), DumpError> {
+fn check_placement(e: &rollfs_core::DirEntry, key: &rollfs_core::dir::HashKey, path: &[u8]) -> Result<(), DumpError> {
     use rollfs_core::dir;
     let idx = e.cookie.saturating_sub(dir::FIRST_COOKIE) / dir::SLOTS_PER_BLOCK as u64;
-    let bucket =
-        dir::block_position(idx).map(|(level, b)| (level, b, dir::name_hash(&e.name) as u64 % dir::buckets(level)));
+    let hash = dir::name_hash_keyed(key, &e.name);
+    let bucket = dir::block_position(idx).map(|(level, b)| (level, b, hash as u64 % dir::buckets(level)));
     match bucket {
         Some((_, b, want)) if b == want => Ok(()),
         _ => Err(DumpError::Tree(format!(
