@@ -241,6 +241,18 @@ pub struct GuestSession {
     pub fsck: Option<Result<Vec<String>, GuestError>>,
     pub dump: Option<Result<Vec<u8>, GuestError>>,
     pub stats_after_dump: Option<Result<CoreStats, GuestError>>,
+    /// The tree the dump gave on the device of the last image checked with this session
+    /// ([`Explorer::dump_tree`]).
+    pub parsed: Mutex<Option<Arc<ParsedDump>>>,
+}
+
+/// The tree a planned dump gave and the device blocks it named (each as the device held
+/// it). The tree is a function of the dump's bytes and those blocks: another image
+/// answered from the same session whose device holds the same blocks there gets the same
+/// tree without hashing and checking them again.
+pub struct ParsedDump {
+    pub tree: Tree,
+    pub blocks: Vec<(u64, Option<BlockRef>)>,
 }
 
 impl GuestSession {
@@ -362,6 +374,8 @@ pub struct Explorer {
     pub replayed: AtomicU64,
     /// fscks of live guests answered from the run's [`FsckMemo`].
     pub fsck_replayed: AtomicU64,
+    /// Replayed sessions' trees taken from the session ([`Explorer::dump_tree`]).
+    pub trees_reused: AtomicU64,
 }
 
 /// The core's counters summed over workload runs (at their end) and over recovery mounts
@@ -899,6 +913,7 @@ impl Explorer {
             guest_runs: AtomicU64::new(0),
             replayed: AtomicU64::new(0),
             fsck_replayed: AtomicU64::new(0),
+            trees_reused: AtomicU64::new(0),
         })
     }
 
@@ -1350,6 +1365,7 @@ impl Explorer {
             fsck,
             dump,
             stats_after_dump,
+            parsed: Mutex::new(None),
         });
         self.guest_runs.fetch_add(1, Ordering::Relaxed);
         if self.opts.memo {
@@ -1390,6 +1406,34 @@ impl Explorer {
             }
         }
         f
+    }
+
+    /// The tree of session `s`'s planned dump `d` on `dev`: the session's last tree when
+    /// `dev` holds the blocks it named (an image answered from the memo usually does: the
+    /// crash images of a run share their data blocks), else parsed, its blocks hashed and
+    /// checked against their checksums ([`Tree::parse_planned_dump`]), and kept in `s`.
+    /// With [`Options::verify_memo`] a kept tree is checked against a parse.
+    fn dump_tree(&self, run: &Run, s: &GuestSession, d: &[u8], dev: &SimDevice) -> Result<Tree, DumpFault> {
+        let kept = s.parsed.lock().unwrap().clone();
+        let kept = kept.filter(|p| p.blocks.iter().all(|(a, b)| blocks_equal(dev.current(*a), b.as_ref())));
+        if let Some(p) = &kept {
+            self.trees_reused.fetch_add(1, Ordering::Relaxed);
+            if !self.opts.verify_memo {
+                return Ok(p.tree.clone());
+            }
+        }
+        let named = std::cell::RefCell::new(Vec::new());
+        let get = |a: u64| {
+            let b = dev.current(a).cloned();
+            named.borrow_mut().push((a, b.clone()));
+            b
+        };
+        let tree = Tree::parse_planned_dump(d, &DumpBlocks { get: &get, cache: &run.block_cache })?;
+        if let Some(p) = kept {
+            assert!(p.tree == tree, "a kept dump tree differs from the parse: {:?}", p.tree.diff(&tree, 6));
+        }
+        *s.parsed.lock().unwrap() = Some(Arc::new(ParsedDump { tree: tree.clone(), blocks: named.into_inner() }));
+        Ok(tree)
     }
 
     /// Mounts an image in a fresh instance and checks it: fsck clean, tree allowed.
@@ -1438,14 +1482,11 @@ impl Explorer {
         // The planned dump names each file's device blocks; they are hashed and checked
         // against their data checksums here, once per block of the run (BlockCache).
         let tree = match s.dump.as_ref().expect("dump ran after a clean fsck") {
-            Ok(d) => {
-                let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache: &run.block_cache };
-                match Tree::parse_planned_dump(d, &blocks) {
-                    Ok(t) => t,
-                    Err(DumpFault::Parse(e)) => return (Some(dev), mount_end, 0, Some(("dump-parse".into(), e))),
-                    Err(DumpFault::Checksum(e)) => return (Some(dev), mount_end, 0, Some(("data-checksum".into(), e))),
-                }
-            }
+            Ok(d) => match self.dump_tree(run, &s, d, &dev) {
+                Ok(t) => t,
+                Err(DumpFault::Parse(e)) => return (Some(dev), mount_end, 0, Some(("dump-parse".into(), e))),
+                Err(DumpFault::Checksum(e)) => return (Some(dev), mount_end, 0, Some(("data-checksum".into(), e))),
+            },
             Err(e) => return (Some(dev), mount_end, 0, Some((datasum_or(e, "dump"), guest_err(e)))),
         };
         // The dump read every file through the core: a block that failed its checksum

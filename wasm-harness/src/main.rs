@@ -249,14 +249,17 @@ fn options(c: &Common) -> Options {
 }
 
 /// How the crash images of an exploration were checked: by a live guest, or by replaying
-/// an earlier guest of the same run that read the same blocks; and how many live guests'
-/// fscks an earlier fsck of the run answered (it read the same recovered blocks).
+/// an earlier guest of the same run that read the same blocks (and how many of those found
+/// the same data blocks as the guest's last image, so that its tree was reused); and how
+/// many live guests' fscks an earlier fsck of the run answered (it read the same recovered
+/// blocks).
 fn guest_line(ex: &rollfs_sim::explore::Explorer) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let (live, replayed) = (ex.guest_runs.load(Relaxed), ex.replayed.load(Relaxed));
-    let fsck = ex.fsck_replayed.load(Relaxed);
+    let (fsck, trees) = (ex.fsck_replayed.load(Relaxed), ex.trees_reused.load(Relaxed));
     format!(
-        "guest checks: {live} live, {replayed} replayed from a guest that read the same blocks; \
+        "guest checks: {live} live, {replayed} replayed from a guest that read the same blocks \
+         ({trees} of them with the same data blocks: tree reused); \
          {fsck} live fscks replayed from one that read the same recovered blocks"
     )
 }

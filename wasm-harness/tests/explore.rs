@@ -404,6 +404,7 @@ fn incremental_states_match_rebuilds_in_real_runs() {
 /// where most answers come from, and regression, ACE and random cases.
 #[test]
 fn fsck_memo_answers_match_live_fscks() {
+    // Also the kept dump trees (Explorer::dump_tree): each checked against a parse.
     use rollfs_sim::explore::explore_cases;
     use std::sync::atomic::Ordering::Relaxed;
     let ex = explorer(Options { torn: true, eio: true, verify_memo: true, ..small_opts(17) });
@@ -415,6 +416,9 @@ fn fsck_memo_answers_match_live_fscks() {
     assert!(s.violations.is_empty(), "{} violations", s.violations.len());
     let (answered, live) = (ex.fsck_replayed.load(Relaxed), ex.guest_runs.load(Relaxed));
     assert!(answered * 4 > live, "the fsck memo answered {answered} of {live} live guests' fscks");
+    // Kept dump trees were checked against a parse (verify_memo) in most replayed states.
+    let (trees, replayed) = (ex.trees_reused.load(Relaxed), ex.replayed.load(Relaxed));
+    assert!(trees * 2 > replayed, "{trees} kept dump trees in {replayed} replayed states");
 }
 
 /// A directory of `n` files `f0..` made durable by the guest, then dentry `f{victim}`'s
