@@ -400,7 +400,26 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
     }
 }
 
+/// glibc gives freed memory back to the kernel eagerly (the top of a heap beyond 128 KiB,
+/// and large blocks, which it maps and unmaps one by one): an exploration frees and
+/// allocates again the same few hundred MiB for every workload (runs, crash images,
+/// traces), and a tenth of its time went to faulting those pages in again and the kernel
+/// zeroing them. Keep them: the process's peak is what it holds anyway.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_freed_memory() {
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread runs.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn keep_freed_memory() {}
+
 fn main() -> ExitCode {
+    keep_freed_memory();
     match Cli::parse().cmd {
         Cmd::Print { seed, case } => match rollfs_sim::workload::workload(&case, seed) {
             Ok(w) if matches!(case, CaseId::Ace3(_)) && seed == u64::MAX => {
