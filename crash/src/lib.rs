@@ -79,14 +79,17 @@ pub fn zero_block() -> BlockRef {
     Arc::new([0u8; BLOCK_SIZE])
 }
 
-/// An immutable device image. Reads look at `extra` (last entry wins), then `over`, then
+/// An immutable device image. Reads look at `extra`, then `over`, then
 /// `base`; absent blocks read as zeros.
 #[derive(Clone)]
 pub struct Image {
     block_count: u64,
     base: Arc<Vec<Option<BlockRef>>>,
     over: Arc<AddrMap<BlockRef>>,
-    extra: Arc<Vec<(u64, BlockRef)>>,
+    /// One entry per address (a crash image's surviving in-flight writes, the last of each
+    /// block's): a map, not a list, because a variant that keeps every pending write of a
+    /// full device's fill has hundreds, and every read of the image looks here first.
+    extra: Arc<AddrMap<BlockRef>>,
 }
 
 impl Image {
@@ -115,7 +118,7 @@ impl Image {
     }
 
     pub fn get(&self, addr: u64) -> Option<&BlockRef> {
-        if let Some((_, b)) = self.extra.iter().rev().find(|(a, _)| *a == addr) {
+        if let Some(b) = self.extra.get(&addr) {
             return Some(b);
         }
         if let Some(b) = self.over.get(&addr) {
@@ -494,20 +497,22 @@ impl<'t> CrashWalker<'t> {
         if survivors.0.is_empty() {
             return self.durable.clone();
         }
-        let mut extra: Vec<(u64, BlockRef)> = Vec::with_capacity(survivors.0.len());
+        let mut extra: AddrMap<BlockRef> = AddrMap::default();
+        extra.reserve(survivors.0.len());
+        // In submission order: a later survivor of a block replaces an earlier one.
         for &(id, mask) in &survivors.0 {
             let w = &self.trace.writes[id as usize];
             let data = if mask == 0xFF {
                 w.data.clone()
             } else {
                 // A torn write: sectors not in the mask keep what the media had before.
-                let old: Block = match extra.iter().rev().find(|(a, _)| *a == w.addr) {
-                    Some((_, old)) => **old,
+                let old: Block = match extra.get(&w.addr) {
+                    Some(old) => **old,
                     None => self.durable.get(w.addr).map(|b| **b).unwrap_or([0u8; BLOCK_SIZE]),
                 };
                 Arc::new(tear(&old, &w.data, mask))
             };
-            extra.push((w.addr, data));
+            extra.insert(w.addr, data);
         }
         Image { extra: Arc::new(extra), ..self.durable.clone() }
     }
