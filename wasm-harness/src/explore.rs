@@ -840,6 +840,20 @@ fn outcome_stops(
     }
 }
 
+/// The tree of a running guest: its planned dump, the blocks it names read from its device
+/// here and checked against their data checksums (as the guest's own reads would check
+/// them, without copying every block of a full device through the guest). `Ok(Err)`: the
+/// problem (`live-dump` or `data-checksum`) and its detail.
+fn live_tree(g: &mut crate::guest::Guest, cache: &BlockCache) -> Result<Result<Tree, (String, String)>, GuestError> {
+    let d = g.dump_planned()?;
+    let dev = g.device();
+    let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache };
+    Ok(Tree::parse_planned_dump(&d, &blocks).map_err(|e| match e {
+        DumpFault::Parse(m) => ("live-dump".to_string(), m),
+        DumpFault::Checksum(m) => ("data-checksum".to_string(), m),
+    }))
+}
+
 /// Failure atomicity in the running mount, sampled: after the first
 /// [`FailureCheck::ALL`] failed operations of a run and every [`FailureCheck::EVERY`]-th
 /// after them, the guest's live tree must equal the model's (which did not apply them).
@@ -868,7 +882,7 @@ impl FailureCheck {
             return false;
         }
         let want = model.tree();
-        match g.dump().map(|d| Tree::parse_dump(&d)) {
+        match live_tree(g, &run.block_cache) {
             Ok(Ok(t)) if t == want => false,
             Ok(Ok(t)) => {
                 run.problems.push((
@@ -877,8 +891,8 @@ impl FailureCheck {
                 ));
                 true
             }
-            Ok(Err(err)) => {
-                run.problems.push(("live-dump".into(), format!("after `{op}` failed (errno {e}): {err}")));
+            Ok(Err((kind, err))) => {
+                run.problems.push((kind, format!("after `{op}` failed (errno {e}): {err}")));
                 true
             }
             Err(err) => {
@@ -1126,10 +1140,10 @@ impl Explorer {
             self.add_events(&s, false);
         }
         if !stopped {
-            match g.dump().map(|d| Tree::parse_dump(&d)) {
+            match live_tree(&mut g, &run.block_cache) {
                 Ok(Ok(t)) if t == model.tree() => {}
                 Ok(Ok(t)) => run.problems.push(("live-mismatch".into(), t.diff(&model.tree(), 8).join("; "))),
-                Ok(Err(e)) => run.problems.push(("live-dump".into(), e)),
+                Ok(Err(problem)) => run.problems.push(problem),
                 Err(e) => run.problems.push((datasum_or(&e, "live-dump"), guest_err(&e))),
             }
             let a = len(&g);
