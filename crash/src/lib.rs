@@ -499,7 +499,7 @@ impl<'t> CrashWalker<'t> {
         }
         let mut extra: AddrMap<BlockRef> = AddrMap::default();
         extra.reserve(survivors.0.len());
-        // In submission order: a later survivor of a block replaces an earlier one.
+        // In the survivors' order: a later survivor of a block replaces an earlier one.
         for &(id, mask) in &survivors.0 {
             let w = &self.trace.writes[id as usize];
             let data = if mask == 0xFF {

@@ -1442,10 +1442,16 @@ impl Explorer {
             named.borrow_mut().push((a, b.clone()));
             b
         };
-        let tree = Tree::parse_planned_dump(d, &DumpBlocks { get: &get, cache: &run.block_cache })?;
+        let parsed = Tree::parse_planned_dump(d, &DumpBlocks { get: &get, cache: &run.block_cache });
         if let Some(p) = kept {
-            assert!(p.tree == tree, "a kept dump tree differs from the parse: {:?}", p.tree.diff(&tree, 6));
+            // Also when the parse fails: reuse must never hide a checksum failure.
+            assert!(
+                matches!(&parsed, Ok(t) if *t == p.tree),
+                "a kept dump tree differs from the parse: {:?}",
+                parsed.as_ref().map(|t| p.tree.diff(t, 6))
+            );
         }
+        let tree = parsed?;
         *s.parsed.lock().unwrap() = Some(Arc::new(ParsedDump { tree: tree.clone(), blocks: named.into_inner() }));
         Ok(tree)
     }
@@ -1503,7 +1509,7 @@ impl Explorer {
             },
             Err(e) => return (Some(dev), mount_end, 0, Some((datasum_or(e, "dump"), guest_err(e)))),
         };
-        // The dump read every file through the core: a block that failed its checksum
+        // The dump read every file through the core's read path: a block that failed its checksum
         // fails the dump, but count it too (a read the dump's path did not return).
         if let Some(Ok(st)) = &s.stats_after_dump {
             let bad = st[stat_index("data_checksum_errors")];
