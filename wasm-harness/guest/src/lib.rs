@@ -577,7 +577,7 @@ const PLANNED: u32 = u32::MAX - 1;
 /// the file (the full-device workloads' files are megabytes of holes).
 const PLANNED_PIECE: usize = 256 * rollfs_core::BLOCK_SIZE;
 
-/// A regular file's content as `read_planned` gives it (ABI.md, "Planned contents"): the
+/// A regular file's content as `plan_read` gives it (ABI.md, "Planned contents"): the
 /// runs of device blocks, the holes, then every byte of the file outside them. Read a piece
 /// at a time from offset 0 up to `size` (or the first short read).
 /// `piece` is the caller's scratch buffer, kept from file to file: a planned read leaves
