@@ -45,8 +45,9 @@ pub struct ReadPlan {
     pub runs: Vec<PlannedRun>,
     /// Whole blocks of the buffer that are holes of the file, already zeroed in it (left as
     /// they are by [`Filesystem::plan_read`]), in order and coalesced. Information only
-    /// (nothing to read): a caller that copies the result elsewhere may skip them. Not every zero block is listed (e.g. a partial block
-    /// of a hole, or a cached block cleaning dropped), but every listed one is a hole.
+    /// (nothing to read): a caller that copies the result elsewhere may skip them. Not every
+    /// zero block is listed (e.g. a partial block of a hole, or a cached block cleaning
+    /// dropped), but every listed one is a hole.
     pub holes: Vec<PlannedHole>,
 }
 
