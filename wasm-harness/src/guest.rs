@@ -93,6 +93,10 @@ pub struct GuestModule {
 /// Bytes of each pooled guest memory kept resident between instances.
 const GUEST_MEMORY_KEEP_RESIDENT_BYTES: usize = 32 << 20;
 
+/// Bytes of each pooled function table kept resident: all of it (the guest's table has
+/// fewer than a hundred entries, under one page).
+const GUEST_TABLE_KEEP_RESIDENT_BYTES: usize = 64 << 10;
+
 fn engine() -> anyhow::Result<Engine> {
     let mut config = Config::new();
     config.consume_fuel(true);
@@ -107,6 +111,10 @@ fn engine() -> anyhow::Result<Engine> {
     // explorer's time went to page faults and madvise). Kept resident, a slot's pages are
     // zeroed in place instead.
     pool.linear_memory_keep_resident(GUEST_MEMORY_KEEP_RESIDENT_BYTES);
+    // The same for the function table: decommitted on release, it was faulted in again by
+    // the first indirect calls of every instance (with a TLB shootdown across the
+    // explorer's threads for each decommit; about a third of the explorer's system time).
+    pool.table_keep_resident(GUEST_TABLE_KEEP_RESIDENT_BYTES);
     // With PAGEMAP_SCAN (Linux 6.7+; ignored elsewhere) a released memory resets only the
     // pages the instance touched instead of memsetting the whole resident region.
     pool.pagemap_scan(wasmtime::Enabled::Auto);
