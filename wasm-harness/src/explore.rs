@@ -1175,11 +1175,14 @@ impl Explorer {
         run
     }
 
-    /// Runs operation `i`, a `repeat` or a `fill`: repetitions that do no device I/O are
-    /// recorded together as one operation (no crash point falls between them, and no
-    /// checkpoint can persist one of their intermediate states), each repetition that does
-    /// I/O as an operation of its own, with the model state just before it closing the
-    /// group. A `fill`'s writes are made one by one (each appends at the model's end of
+    /// Runs operation `i`, a `repeat` or a `fill`: repetitions whose device I/O is reads
+    /// only (or none) are recorded together as one operation, each repetition that writes,
+    /// flushes, discards or meets a failed request as an operation of its own, with the
+    /// model state just before it closing the group. A read changes nothing a power loss
+    /// leaves, so a crash between two repetitions of a group leaves the image the crash
+    /// before the group leaves, and nothing can persist a group's intermediate states (a
+    /// checkpoint writes); a repetition's reads are one model state fewer, not a crash
+    /// state fewer (3,000 creates that each read a NAT block were 3,000 model states). A `fill`'s writes are made one by one (each appends at the model's end of
     /// file) until one fails. Returns true when the run must stop.
     #[allow(clippy::too_many_arguments)]
     fn run_repeat(
@@ -1225,12 +1228,15 @@ impl Explorer {
             let a = len(g);
             let got = g.op(&sub, now);
             let b = len(g);
-            if b != a {
+            let separate = g.device().trace.events[a..b]
+                .iter()
+                .any(|e| e.changes_crash_state() || matches!(e, crate::device::Event::Failed { .. }));
+            if separate {
                 close(run, model, &mut group, j.saturating_sub(1), a);
             }
             let want = model_outcome(model, &sub, &got, no_enospc);
             failed = got.is_err();
-            if b != a {
+            if separate {
                 let cp = g.stats().map(|s| s[0]).unwrap_or(*checkpoints);
                 let persist = if cp > *checkpoints { Persist::Implicit } else { Persist::None };
                 *checkpoints = cp;

@@ -106,9 +106,9 @@ pub enum Op {
     /// `repeat N OP`: the operation `N` times, with every `{i}` in its path, name and
     /// value arguments replaced by 1, 2, ..., N (e.g. thousands of links in one
     /// directory). Only namespace and data operations repeat, never a persistence point.
-    /// The explorer records consecutive repetitions that did no device I/O as one
-    /// operation (no crash point can fall between them), so a long repetition costs one
-    /// model state, not one per repetition.
+    /// The explorer records consecutive repetitions whose device I/O was reads only (or
+    /// none) as one operation (a crash between them leaves what a crash before them
+    /// leaves), so a long repetition costs one model state, not one per repetition.
     Repeat(u32, Box<Op>),
 }
 
