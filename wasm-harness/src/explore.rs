@@ -1176,14 +1176,16 @@ impl Explorer {
     }
 
     /// Runs operation `i`, a `repeat` or a `fill`: repetitions whose device I/O is reads
-    /// only (or none) are recorded together as one operation, each repetition that writes,
-    /// flushes, discards or meets a failed request as an operation of its own, with the
+    /// only (or none) are recorded together as one operation; each repetition with an event
+    /// that changes what a power loss leaves (a write, a flush, a discard, an earlier
+    /// write completing during it) or a failed request is an operation of its own, with the
     /// model state just before it closing the group. A read changes nothing a power loss
-    /// leaves, so a crash between two repetitions of a group leaves the image the crash
+    /// leaves, so a crash between two repetitions of a group leaves the image a crash
     /// before the group leaves, and nothing can persist a group's intermediate states (a
-    /// checkpoint writes); a repetition's reads are one model state fewer, not a crash
-    /// state fewer (3,000 creates that each read a NAT block were 3,000 model states). A `fill`'s writes are made one by one (each appends at the model's end of
-    /// file) until one fails. Returns true when the run must stop.
+    /// checkpoint writes): grouping reads costs model states, not crash states (3,000
+    /// creates that each read a NAT block were 3,000 model states). A `fill`'s writes are
+    /// made one by one (each appends at the model's end of file) until one fails. Returns
+    /// true when the run must stop.
     #[allow(clippy::too_many_arguments)]
     fn run_repeat(
         &self,
