@@ -1182,7 +1182,7 @@ impl Explorer {
     /// model state just before it closing the group. A read changes nothing a power loss
     /// leaves, so a crash between two repetitions of a group leaves the image a crash
     /// before the group leaves, and nothing can persist a group's intermediate states (a
-    /// checkpoint writes): grouping reads costs model states, not crash states (3,000
+    /// checkpoint writes): grouping drops model states, not crash states (3,000
     /// creates that each read a NAT block were 3,000 model states). A `fill`'s writes are
     /// made one by one (each appends at the model's end of file) until one fails. Returns
     /// true when the run must stop.
