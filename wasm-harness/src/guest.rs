@@ -3,8 +3,8 @@
 //! This module owns the engine configuration, the guest module (compiled once, shared
 //! by every thread through an [`InstancePre`]), the host side of the device imports, and
 //! [`Guest`]: one instance running one filesystem against one [`SimDevice`]. Every guest
-//! call is fuel-limited; traps, panics (the guest's panic hook passes the message out
-//! before aborting) and exhausted fuel come back as [`GuestError::Trap`], never as a
+//! call has a deadline; traps, panics (the guest's panic hook passes the message out
+//! before aborting) and a passed deadline come back as [`GuestError::Trap`], never as a
 //! harness crash. It also builds guest variants (core mutants) at run time.
 
 use crate::device::{SimDevice, BLOCK_SIZE};
@@ -16,9 +16,15 @@ use wasmtime::{
     PoolingAllocationConfig, Store, Trap, TypedFunc, WasmParams, WasmResults,
 };
 
-/// Fuel (roughly wasm instructions) for one guest call: far above what any call on a
-/// small image needs, low enough that a runaway loop ends in about a second.
-pub const FUEL_PER_CALL: u64 = 2_000_000_000;
+/// The period of the engine's epoch (a thread per engine advances it).
+const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Epoch ticks one guest call may run: 10 s, three orders of magnitude above what any call
+/// on a simulated device takes (milliseconds), so that only a runaway loop reaches it.
+/// Epoch interruption instead of fuel: fuel counts every basic block (8 % of the
+/// explorer's time), an epoch check is a load and a compare at loop heads and calls. The
+/// price: where a runaway loop stops depends on time, which only a bug's trap can show.
+pub const CALL_DEADLINE_TICKS: u64 = 100;
 
 /// Extra return codes of the ABI (negated), beyond errno values.
 pub const E_NOT_MOUNTED: i64 = 1001;
@@ -50,7 +56,7 @@ const OUT_DIR: &str = env!("OUT_DIR");
 pub enum GuestError {
     /// The filesystem returned an error: the errno (or ABI code) and its message.
     Errno(i64, String),
-    /// The guest trapped: a panic (with its message), a wasm trap, or fuel exhausted.
+    /// The guest trapped: a panic (with its message), a wasm trap, or a passed deadline.
     Trap(String),
 }
 
@@ -99,7 +105,7 @@ const GUEST_TABLE_KEEP_RESIDENT_BYTES: usize = 64 << 10;
 
 fn engine() -> anyhow::Result<Engine> {
     let mut config = Config::new();
-    config.consume_fuel(true);
+    config.epoch_interruption(true);
     config.cranelift_opt_level(OptLevel::Speed);
     // Copy-on-write memory initialisation plus the pooling allocator make an
     // instantiation a slot reuse and a few page remaps instead of a fresh memory.
@@ -120,12 +126,25 @@ fn engine() -> anyhow::Result<Engine> {
     pool.pagemap_scan(wasmtime::Enabled::Auto);
     let mut pooled = config.clone();
     pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    match Engine::new(&pooled) {
-        Ok(e) => Ok(e),
+    let engine = match Engine::new(&pooled) {
+        Ok(e) => e,
         // Some sandboxes refuse the large virtual reservation of a pool; on-demand
         // allocation is slower but equivalent.
-        Err(_) => Engine::new(&config).map_err(|e| anyhow::anyhow!("{e}")),
-    }
+        Err(_) => Engine::new(&config).map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    // The clock of every call's deadline; it ends with the engine.
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("rollfs-sim-epoch".into())
+        .spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            match weak.upgrade() {
+                Some(e) => e.increment_epoch(),
+                None => break,
+            }
+        })
+        .map_err(|e| anyhow::anyhow!("starting the epoch thread: {e}"))?;
+    Ok(engine)
 }
 
 fn mem_slice(data: &mut [u8], ptr: i32, len: usize) -> wasmtime::Result<&mut [u8]> {
@@ -255,7 +274,10 @@ impl Guest {
         self.store.into_data().dev
     }
 
+    /// Export `name`, to be called now: its deadline starts here (every call goes through
+    /// this function, so none runs with an older deadline).
     fn func<P: WasmParams, R: WasmResults>(&mut self, name: &str) -> GuestResult<TypedFunc<P, R>> {
+        self.store.set_epoch_deadline(CALL_DEADLINE_TICKS);
         self.instance
             .get_typed_func::<P, R>(&mut self.store, name)
             .map_err(|e| GuestError::Trap(format!("export {name}: {e}")))
@@ -266,7 +288,7 @@ impl Guest {
             return GuestError::Trap(format!("panic: {p}"));
         }
         match e.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => GuestError::Trap("out of fuel (runaway loop?)".into()),
+            Some(Trap::Interrupt) => GuestError::Trap("call deadline passed (runaway loop?)".into()),
             Some(t) => GuestError::Trap(format!("{t}")),
             None => GuestError::Trap(format!("{e}")),
         }
@@ -275,7 +297,6 @@ impl Guest {
     /// Calls an export returning i64 with the ABI's convention (<0 = -errno).
     fn call<P: WasmParams>(&mut self, name: &str, params: P) -> GuestResult<i64> {
         let f = self.func::<P, i64>(name)?;
-        self.store.set_fuel(FUEL_PER_CALL).map_err(|e| GuestError::Trap(format!("{e}")))?;
         match f.call(&mut self.store, params) {
             Ok(v) if v >= 0 => Ok(v),
             Ok(v) => {
@@ -302,7 +323,6 @@ impl Guest {
     fn args(&mut self, parts: &[&[u8]]) -> GuestResult<Args> {
         let total: usize = parts.iter().map(|p| p.len()).sum();
         let scratch = self.func::<i32, i32>("sim_scratch")?;
-        self.store.set_fuel(FUEL_PER_CALL).map_err(|e| GuestError::Trap(format!("{e}")))?;
         let base = scratch.call(&mut self.store, total as i32).map_err(|e| self.trap_message(&e))?;
         let mut off = 0usize;
         let mut out = Vec::new();
@@ -440,7 +460,6 @@ impl Guest {
             Op::SetXattr(p, n, v) => {
                 let a = self.args(&[p.as_bytes(), n.as_bytes(), v.as_bytes()])?.0;
                 let f = self.func::<(i32, i32, i32, i32, i32, i32, i32, i64), i64>("sim_setxattr")?;
-                self.store.set_fuel(FUEL_PER_CALL).map_err(|e| GuestError::Trap(format!("{e}")))?;
                 match f.call(&mut self.store, (a[0].0, a[0].1, a[1].0, a[1].1, a[2].0, a[2].1, 0, now)) {
                     Ok(v) if v >= 0 => Ok(v),
                     Ok(v) => Err(GuestError::Errno(-v, String::from_utf8_lossy(&self.out()?).into_owned())),
