@@ -126,6 +126,11 @@ pub struct Run {
     /// Guest sessions of this run's crash images, for images that read the same.
     pub memo: GuestMemo,
     pub fsck_memo: FsckMemo,
+    pub dump_memo: DumpMemo,
+    /// The verdicts of trees recovered at each crash point, by point and tree hash
+    /// ([`Explorer::tree_verdict`]): the crash images of a point mostly recover to a few
+    /// trees. Bounded by the run's crash states.
+    pub verdicts: VerdictMemo,
     /// Interval histories of `states` and `snaps` for the per-file rules (made on first use).
     pub history: std::sync::OnceLock<History>,
     /// `deltas[k]`: what `states[k]` and `snaps[k]` changed from the record before.
@@ -335,6 +340,38 @@ fn blocks_equal(a: Option<&BlockRef>, b: Option<&BlockRef>) -> bool {
 /// leaves a dead instance). `--no-memo` turns it off.
 pub type FsckMemo = Memo<FsckSession>;
 
+/// A tree's verdict at a crash point ([`Explorer::tree_verdict`]): whether it is one of the
+/// allowed states, and the per-file rules' verdict when they apply.
+pub type TreeVerdict = (bool, Option<Option<(String, String)>>);
+
+/// Trees checked at each crash point of a run with their verdicts, by point and tree hash.
+pub type VerdictMemo = Mutex<std::collections::HashMap<(usize, u64), Vec<(Tree, TreeVerdict)>>>;
+
+/// A planned dump a live guest of the run made and its tree ([`DumpMemo`]).
+pub struct KeptDump {
+    /// [`dump_key`] of the dump's bytes.
+    key: u64,
+    /// The session whose dump this is (its bytes).
+    session: Arc<GuestSession>,
+    parsed: Arc<ParsedDump>,
+}
+
+/// The trees of one run's planned dumps, for live guests whose dumps are the same bytes.
+/// A tree is a function of the dump's bytes and the device blocks it names
+/// ([`ParsedDump`]), and the crash images of a full device, which recover through
+/// different reads (their guests are live), mostly recover to the same tree: in
+/// `--workload full` nine in ten live dumps repeat an earlier one byte for byte. Such a dump
+/// on a device holding the same named blocks gets the earlier tree, not a parse that
+/// hashes and checks its blocks again. `--no-memo` turns it off; `verify_memo` checks each
+/// answer against a parse.
+pub type DumpMemo = Memo<KeptDump>;
+
+/// The key of a dump's bytes in the [`DumpMemo`] (equal bytes, equal keys; equal keys are
+/// then compared byte for byte).
+fn dump_key(d: &[u8]) -> u64 {
+    rollfs_crash::rng::block_hash(d) ^ (d.len() as u64).rotate_left(32)
+}
+
 impl FsckSession {
     /// The answer of the fsck that made `requests` (its last requests) on `dev`: `None` when
     /// it did anything but read (not the check the memo knows).
@@ -376,6 +413,10 @@ pub struct Explorer {
     pub fsck_replayed: AtomicU64,
     /// Replayed sessions' trees taken from the session ([`Explorer::dump_tree`]).
     pub trees_reused: AtomicU64,
+    /// Live guests' trees taken from an earlier live dump of the same bytes ([`DumpMemo`]).
+    pub dumps_reused: AtomicU64,
+    /// Tree verdicts answered from the run's [`Run::verdicts`].
+    pub verdicts_reused: AtomicU64,
 }
 
 /// The core's counters summed over workload runs (at their end) and over recovery mounts
@@ -928,6 +969,8 @@ impl Explorer {
             replayed: AtomicU64::new(0),
             fsck_replayed: AtomicU64::new(0),
             trees_reused: AtomicU64::new(0),
+            dumps_reused: AtomicU64::new(0),
+            verdicts_reused: AtomicU64::new(0),
         })
     }
 
@@ -1058,6 +1101,8 @@ impl Explorer {
             block_cache: BlockCache::default(),
             memo: GuestMemo::default(),
             fsck_memo: FsckMemo::default(),
+            dump_memo: DumpMemo::default(),
+            verdicts: Mutex::default(),
             history: Default::default(),
             deltas: Vec::new(),
             tracker: StateTracker::new(),
@@ -1432,14 +1477,30 @@ impl Explorer {
 
     /// The tree of session `s`'s planned dump `d` on `dev`: the session's last tree when
     /// `dev` holds the blocks it named (an image answered from the memo usually does: the
-    /// crash images of a run share their data blocks), else parsed, its blocks hashed and
-    /// checked against their checksums ([`Tree::parse_planned_dump`]), and kept in `s`.
+    /// crash images of a run share their data blocks), else the tree of an earlier live dump
+    /// of the run with the same bytes whose named blocks `dev` holds ([`DumpMemo`]), else
+    /// parsed, its blocks hashed and checked against their checksums
+    /// ([`Tree::parse_planned_dump`]), and kept in `s` and the run's [`DumpMemo`].
     /// With [`Options::verify_memo`] a kept tree is checked against a parse.
-    fn dump_tree(&self, run: &Run, s: &GuestSession, d: &[u8], dev: &SimDevice) -> Result<Tree, DumpFault> {
-        let kept = s.parsed.lock().unwrap().clone();
-        let kept = kept.filter(|p| p.blocks.iter().all(|(a, b)| blocks_equal(dev.current(*a), b.as_ref())));
-        if let Some(p) = &kept {
+    fn dump_tree(&self, run: &Run, s: &Arc<GuestSession>, d: &[u8], dev: &SimDevice) -> Result<Tree, DumpFault> {
+        let holds = |p: &ParsedDump| p.blocks.iter().all(|(a, b)| blocks_equal(dev.current(*a), b.as_ref()));
+        let own = s.parsed.lock().unwrap().clone();
+        let mut kept = own.filter(|p| holds(p));
+        if kept.is_some() {
             self.trees_reused.fetch_add(1, Ordering::Relaxed);
+        }
+        let key = dump_key(d);
+        if kept.is_none() && self.opts.memo {
+            let same = |k: &KeptDump| {
+                k.key == key && matches!(&k.session.dump, Some(Ok(b)) if b[..] == d[..]) && holds(&k.parsed)
+            };
+            if let Some(k) = run.dump_memo.find(same) {
+                self.dumps_reused.fetch_add(1, Ordering::Relaxed);
+                *s.parsed.lock().unwrap() = Some(k.parsed.clone());
+                kept = Some(k.parsed.clone());
+            }
+        }
+        if let Some(p) = &kept {
             if !self.opts.verify_memo {
                 return Ok(p.tree.clone());
             }
@@ -1460,7 +1521,11 @@ impl Explorer {
             );
         }
         let tree = parsed?;
-        *s.parsed.lock().unwrap() = Some(Arc::new(ParsedDump { tree: tree.clone(), blocks: named.into_inner() }));
+        let parsed = Arc::new(ParsedDump { tree: tree.clone(), blocks: named.into_inner() });
+        *s.parsed.lock().unwrap() = Some(parsed.clone());
+        if self.opts.memo {
+            run.dump_memo.insert(Arc::new(KeptDump { key, session: s.clone(), parsed }));
+        }
         Ok(tree)
     }
 
@@ -1526,18 +1591,18 @@ impl Explorer {
                 return (Some(dev), mount_end, 0, Some(("data-checksum".into(), detail)));
             }
         }
-        let exact = allowed.iter().any(|&k| run.states[k] == tree);
-        let (lo, hi) = window(&run.records, point);
-        if exact || window_has_fsync(run, lo, hi) {
-            if let Some(v) = per_file_verdict(run, point, &tree, exact) {
-                return (Some(dev), mount_end, tree.hash, Some(v));
+        let (exact, per_file) = self.tree_verdict(run, point, allowed, &tree);
+        match per_file {
+            Some(Some(v)) => return (Some(dev), mount_end, tree.hash, Some(v)),
+            Some(None) => {
+                log.push(format!(
+                    "tree {} ({} entries)",
+                    if exact { "matches an allowed state" } else { "passes the per-file rules" },
+                    tree.entries.len()
+                ));
+                return (Some(dev), mount_end, tree.hash, None);
             }
-            log.push(format!(
-                "tree {} ({} entries)",
-                if exact { "matches an allowed state" } else { "passes the per-file rules" },
-                tree.entries.len()
-            ));
-            return (Some(dev), mount_end, tree.hash, None);
+            None => {}
         }
         let closest = allowed.iter().min_by_key(|&&k| tree.distance(&run.states[k])).copied().unwrap_or(0);
         let detail = format!(
@@ -1547,6 +1612,37 @@ impl Explorer {
             tree.diff(&run.states[closest], 6).join("; ")
         );
         (Some(dev), mount_end, tree.hash, Some(("tree-mismatch".into(), detail)))
+    }
+
+    /// Whether `tree` is one of the `allowed` states of crash point `point`, and, when it is
+    /// or the point's window holds an fsync-class operation, the per-file rules' verdict
+    /// (`None` when neither: the tree must match). A function of the point and the tree:
+    /// answered from the run's [`Run::verdicts`] for a tree checked at the point before
+    /// (`verify_memo` checks the answer).
+    fn tree_verdict(&self, run: &Run, point: usize, allowed: &[usize], tree: &Tree) -> TreeVerdict {
+        let live = || {
+            let exact = allowed.iter().any(|&k| run.states[k] == *tree);
+            let (lo, hi) = window(&run.records, point);
+            let per_file = (exact || window_has_fsync(run, lo, hi)).then(|| per_file_verdict(run, point, tree, exact));
+            (exact, per_file)
+        };
+        if !self.opts.memo {
+            return live();
+        }
+        let known = {
+            let memo = run.verdicts.lock().unwrap();
+            memo.get(&(point, tree.hash)).and_then(|v| v.iter().find(|(t, _)| t == tree).map(|(_, v)| v.clone()))
+        };
+        if let Some(v) = known {
+            self.verdicts_reused.fetch_add(1, Ordering::Relaxed);
+            if self.opts.verify_memo {
+                assert_eq!(v, live(), "a kept tree verdict differs from the rules' at point {point}");
+            }
+            return v;
+        }
+        let v = live();
+        run.verdicts.lock().unwrap().entry((point, tree.hash)).or_default().push((tree.clone(), v.clone()));
+        v
     }
 
     fn check_job(&self, run: &Run, job: &Job, log: &mut Vec<String>) -> Verdict {

@@ -252,15 +252,18 @@ fn options(c: &Common) -> Options {
 /// an earlier guest of the same run that read the same blocks (and how many of those found
 /// the same data blocks as the guest's last image, so that its tree was reused); and how
 /// many live guests' fscks an earlier fsck of the run answered (it read the same recovered
-/// blocks).
+/// blocks); and how many live guests' dumps repeated an earlier one of the run byte for
+/// byte on the same data blocks (tree reused).
 fn guest_line(ex: &rollfs_sim::explore::Explorer) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let (live, replayed) = (ex.guest_runs.load(Relaxed), ex.replayed.load(Relaxed));
     let (fsck, trees) = (ex.fsck_replayed.load(Relaxed), ex.trees_reused.load(Relaxed));
+    let dumps = ex.dumps_reused.load(Relaxed);
     format!(
         "guest checks: {live} live, {replayed} replayed from a guest that read the same blocks \
          ({trees} of them with the same data blocks: tree reused); \
-         {fsck} live fscks replayed from one that read the same recovered blocks"
+         {fsck} live fscks replayed from one that read the same recovered blocks; \
+         {dumps} dumps the same as an earlier one of their run (tree reused)"
     )
 }
 

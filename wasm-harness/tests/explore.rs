@@ -419,6 +419,11 @@ fn fsck_memo_answers_match_live_fscks() {
     // Kept dump trees were checked against a parse (verify_memo) in most replayed states.
     let (trees, replayed) = (ex.trees_reused.load(Relaxed), ex.replayed.load(Relaxed));
     assert!(trees * 2 > replayed, "{trees} kept dump trees in {replayed} replayed states");
+    // So were the trees of live dumps that repeated an earlier dump of their run (DumpMemo),
+    // and the kept verdicts of trees checked at their crash point before (Run::verdicts).
+    let (dumps, verdicts) = (ex.dumps_reused.load(Relaxed), ex.verdicts_reused.load(Relaxed));
+    assert!(dumps * 4 > live, "{dumps} of {live} live dumps repeated an earlier one");
+    assert!(verdicts * 4 > s.states, "{verdicts} kept tree verdicts in {} states", s.states);
 }
 
 /// A directory of `n` files `f0..` made durable by the guest, then dentry `f{victim}`'s
