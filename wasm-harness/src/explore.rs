@@ -1420,7 +1420,7 @@ impl Explorer {
             }
             fsck = Some(f);
         }
-        let mut dev = g.into_device();
+        let mut dev = self.module.release(g);
         let recording = dev.recording.take().unwrap_or_default();
         let s = Arc::new(GuestSession {
             recording,

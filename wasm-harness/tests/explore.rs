@@ -398,6 +398,67 @@ fn incremental_states_match_rebuilds_in_real_runs() {
     assert_eq!(s.workloads as usize, cases.len());
 }
 
+/// An instance given back with `GuestModule::release` and handed out again checks a crash
+/// image exactly as a fresh one does (the same requests, mount, fsck and dump), also after
+/// it checked another image in between; a reset instance is what `instantiate` hands out.
+#[test]
+fn reused_instances_check_as_fresh_ones() {
+    use rollfs_sim::device::SimDevice;
+    let ex = explorer(small_opts(1));
+    // A private module: the shared one's kept instances come from other tests.
+    let module = GuestModule::load(std::path::Path::new(rollfs_sim::guest::DEFAULT_GUEST_WASM)).unwrap();
+    // Crash images with something to recover: files written and fsync'd, no checkpoint.
+    let crashed = |n: usize| {
+        let mut g = module.instantiate(SimDevice::new(ex.base_image().clone(), 1)).unwrap();
+        g.mount(false, 1).unwrap();
+        g.op(&Op::Mkdir("/d".into()), 2).unwrap();
+        for i in 0..n {
+            let f = format!("/d/f{i}");
+            g.op(&Op::Create(f.clone()), 3).unwrap();
+            g.op(&Op::Write { path: f.clone(), offset: 0, len: 5000, pattern: i as u32 }, 3).unwrap();
+            g.op(&Op::Fsync(f), 4).unwrap();
+        }
+        module.release(g).final_image()
+    };
+    let (a, b) = (crashed(3), crashed(40));
+    let check = |image: &rollfs_sim::device::Image| {
+        let mut dev = SimDevice::new(image.clone(), 7);
+        dev.record();
+        let mut g = module.instantiate(dev).unwrap();
+        let mount = g.mount(false, 5);
+        let (fsck, dump) = (g.fsck(), g.dump_planned());
+        let dev = module.release(g);
+        assert_eq!(module.kept(), 1, "a guest that never trapped is kept");
+        (mount, fsck, dump, dev.trace.digest(), dev.recording.map(|r| r.requests))
+    };
+    let fresh = {
+        let m = GuestModule::load(std::path::Path::new(rollfs_sim::guest::DEFAULT_GUEST_WASM)).unwrap();
+        let mut dev = SimDevice::new(a.clone(), 7);
+        dev.record();
+        let mut g = m.instantiate(dev).unwrap();
+        let mount = g.mount(false, 5);
+        let (fsck, dump) = (g.fsck(), g.dump_planned());
+        let dev = g.into_device();
+        (mount, fsck, dump, dev.trace.digest(), dev.recording.map(|r| r.requests))
+    };
+    assert!(matches!(&fresh.2, Ok(d) if !d.is_empty()), "the dump of a recovered image: {:?}", fresh.0);
+    let first = check(&a);
+    let other = check(&b);
+    let again = check(&a);
+    assert_eq!(first, fresh, "a kept instance checks as a fresh one");
+    assert_eq!(again, fresh, "also after checking another image");
+    assert_ne!(other.2, fresh.2, "the other image recovers to another tree");
+    // A guest that trapped (here: an allocation beyond the guest's memory limit) may have
+    // stopped anywhere, holding a borrow or a lock: it is not kept.
+    let mut g = module.instantiate(SimDevice::new(a.clone(), 7)).unwrap();
+    assert_eq!(module.kept(), 0);
+    g.mount(false, 5).unwrap();
+    let trap = g.read("/d/f0", 0, 1 << 30);
+    assert!(matches!(trap, Err(rollfs_sim::guest::GuestError::Trap(_))), "{trap:?}");
+    module.release(g);
+    assert_eq!(module.kept(), 0, "a guest that trapped is dropped");
+}
+
 /// Every answer of the fsck memo (a live guest's recovered device holding the blocks an
 /// earlier fsck of the run read) equals a live fsck of that device: the same problems from
 /// the same requests (`Options::verify_memo` asserts it at each answer). Full devices,

@@ -477,6 +477,21 @@ pub extern "C" fn sim_stat_names() -> i64 {
     names.len() as i64
 }
 
+/// Drops the filesystem (no I/O: a mount is forgotten as at power loss) and the buffers,
+/// so that the host can give this instance another device instead of making a new one
+/// (`GuestModule::release`). What a later call sees is what a fresh instance's would; the
+/// heap's layout differs, which nothing the core computes depends on.
+#[no_mangle]
+pub extern "C" fn sim_reset() -> i64 {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.fs = None;
+        s.scratch = Vec::new();
+        s.out = Vec::new();
+    });
+    0
+}
+
 /// Runs fsck on the device (of the mounted filesystem if there is one, else the bare
 /// device). Returns the number of problems (0 = clean), one per line in the out buffer.
 #[no_mangle]
