@@ -3,8 +3,9 @@
 //! This crate owns the guest side of that ABI and nothing else: the block device is the
 //! host's (imports of module `rollfs_dev`), the filesystem is `rollfs-core` unchanged, and
 //! every export is a thin, path-based wrapper so the host never needs inode numbers.
-//! All state lives in one global slot, because one instance runs one filesystem and is
-//! thrown away at power loss (the host simply drops the instance).
+//! All state lives in one global slot, because one instance runs one filesystem at a time:
+//! at power loss the host drops the instance, or empties the slot with `sim_reset` (no
+//! I/O) and gives the instance another device.
 
 use rollfs_core::device::IoError;
 use rollfs_core::{
