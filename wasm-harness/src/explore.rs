@@ -51,7 +51,9 @@ pub struct Options {
     /// Log every I/O of each recovery mount (replay's view; too slow for exploration).
     pub trace_mount: bool,
     /// Answer a crash image from an earlier guest session of the run when the guest would
-    /// read the same blocks ([`GuestMemo`]); off only to compare (`--no-memo`).
+    /// read the same blocks ([`GuestMemo`]), with the other memos, and check live ones in a
+    /// reused instance ([`GuestModule::release`]); off only to compare (`--no-memo`: every
+    /// crash image in a fresh instance).
     pub memo: bool,
     /// Check each incremental model state of a run against a rebuild from the whole model
     /// (`crate::states`; slow: O(operations x names), for tests).
@@ -1401,7 +1403,7 @@ impl Explorer {
             }
         }
         dev.record();
-        let mut g = self.module.instantiate(dev)?;
+        let mut g = if self.opts.memo { self.module.instantiate(dev)? } else { self.module.instantiate_fresh(dev)? };
         let mount = g.mount(false, NOW_BASE + 100_000);
         let mount_requests = g.device().recording.as_ref().map_or(0, |r| r.requests.len());
         let mount_end = g.device().trace.events.len();
@@ -1420,7 +1422,7 @@ impl Explorer {
             }
             fsck = Some(f);
         }
-        let mut dev = self.module.release(g);
+        let mut dev = if self.opts.memo { self.module.release(g) } else { g.into_device() };
         let recording = dev.recording.take().unwrap_or_default();
         let s = Arc::new(GuestSession {
             recording,

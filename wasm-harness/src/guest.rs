@@ -245,6 +245,11 @@ impl GuestModule {
             g.store.data_mut().dev = dev;
             return Ok(g);
         }
+        self.instantiate_fresh(dev)
+    }
+
+    /// A new instance whose device is `dev` (never a kept one: `explore --no-memo`).
+    pub fn instantiate_fresh(&self, dev: SimDevice) -> GuestResult<Guest> {
         let mut store = Store::new(&self.engine, HostState { dev, memory: None, panic: None });
         let instance = self.pre.instantiate(&mut store).map_err(|e| GuestError::Trap(format!("instantiate: {e}")))?;
         let memory = instance
@@ -294,7 +299,8 @@ pub struct Guest {
     memory: Memory,
     /// Open handles (`open PATH`): inode numbers by the path string they were opened with.
     handles: std::collections::HashMap<String, Vec<i64>>,
-    /// A call trapped: the instance may have stopped anywhere and is never reused.
+    /// A call trapped, or the host saw a fault in what the guest gave it: the instance may
+    /// have stopped anywhere, or its heap may be damaged; it is never reused.
     trapped: bool,
 }
 
@@ -323,6 +329,13 @@ impl Guest {
         self.instance
             .get_typed_func::<P, R>(&mut self.store, name)
             .map_err(|e| GuestError::Trap(format!("export {name}: {e}")))
+    }
+
+    /// A fault the host sees in what the guest gave it (a buffer out of bounds, a wrong
+    /// count): like a trap, it may mean a damaged guest heap, so the instance is not kept.
+    fn fault(&mut self, msg: String) -> GuestError {
+        self.trapped = true;
+        GuestError::Trap(msg)
     }
 
     fn trap_message(&mut self, e: &wasmtime::Error) -> GuestError {
@@ -356,11 +369,8 @@ impl Guest {
         let len = self.func::<(), i32>("sim_out_len")?;
         let p = ptr.call(&mut self.store, ()).map_err(|e| self.trap_message(&e))? as u32 as usize;
         let n = len.call(&mut self.store, ()).map_err(|e| self.trap_message(&e))? as u32 as usize;
-        self.memory
-            .data(&self.store)
-            .get(p..p + n)
-            .map(|s| s.to_vec())
-            .ok_or_else(|| GuestError::Trap("out buffer out of bounds".into()))
+        let out = self.memory.data(&self.store).get(p..p + n).map(|s| s.to_vec());
+        out.ok_or_else(|| self.fault("out buffer out of bounds".into()))
     }
 
     fn args(&mut self, parts: &[&[u8]]) -> GuestResult<Args> {
@@ -372,9 +382,10 @@ impl Guest {
         let mem = self.memory.data_mut(&mut self.store);
         for p in parts {
             let start = base as u32 as usize + off;
-            mem.get_mut(start..start + p.len())
-                .ok_or_else(|| GuestError::Trap("scratch out of bounds".into()))?
-                .copy_from_slice(p);
+            let Some(dst) = mem.get_mut(start..start + p.len()) else {
+                return Err(self.fault("scratch out of bounds".into()));
+            };
+            dst.copy_from_slice(p);
             out.push((start as i32, p.len() as i32));
             off += p.len();
         }
@@ -544,10 +555,7 @@ impl Guest {
     pub fn stats(&mut self) -> GuestResult<CoreStats> {
         let n = self.call("sim_stats", ())? as usize;
         if n != STAT_NAMES.len() {
-            return Err(GuestError::Trap(format!(
-                "sim_stats returned {n} counters, the host knows {}",
-                STAT_NAMES.len()
-            )));
+            return Err(self.fault(format!("sim_stats returned {n} counters, the host knows {}", STAT_NAMES.len())));
         }
         let out = self.out()?;
         let mut s = [0u64; STAT_NAMES.len()];

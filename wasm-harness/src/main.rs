@@ -47,9 +47,10 @@ struct Common {
     /// look at how a mutant fails.
     #[arg(long)]
     mutant: Option<String>,
-    /// Run a live guest for every crash image, even one that holds the same blocks where
-    /// an earlier image of its run was read (whose checks are otherwise replayed: the same
-    /// verdicts and digest, to compare).
+    /// Run a live guest, in a fresh instance, for every crash image, even one that holds
+    /// the same blocks where an earlier image of its run was read (whose checks are
+    /// otherwise replayed, and whose instances are otherwise reused: the same verdicts and
+    /// digest, to compare).
     #[arg(long)]
     no_memo: bool,
 }

@@ -45,7 +45,9 @@ fn same_seed_same_digest() {
 
 /// A crash image answered by replaying an earlier guest of its run (one that read the same
 /// blocks) gets the verdict, device trace and recovery counters a live guest gives it; so
-/// does a live guest whose fsck an earlier fsck of the run answered (`FsckMemo`).
+/// does a live guest whose fsck an earlier fsck of the run answered (`FsckMemo`), and one
+/// checked in a reused instance (`GuestModule::release`) rather than a fresh one (the
+/// `memo: false` explorer makes a new instance for every crash image).
 #[test]
 fn memo_replays_give_the_live_verdicts() {
     use std::sync::atomic::Ordering::Relaxed;
