@@ -120,7 +120,8 @@ fn engine() -> anyhow::Result<Engine> {
     config.memory_init_cow(true);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_core_instances(64).total_memories(64).total_tables(64).max_memory_size(512 << 20);
-    // Every crash state is a fresh instance: without this, each instance's heap is
+    // Workload runs, trapped guests and `--no-memo` make fresh instances (before instances
+    // were reused, every crash state did): without this, each instance's heap is
     // decommitted on release and faulted in again page by page (a quarter of the
     // explorer's time went to page faults and madvise). Kept resident, a slot's pages are
     // zeroed in place instead.
