@@ -1491,10 +1491,12 @@ impl Explorer {
         if kept.is_some() {
             self.trees_reused.fetch_add(1, Ordering::Relaxed);
         }
-        let key = dump_key(d);
+        // Hashed only when the session's own tree does not serve (most replayed states).
+        let key = std::cell::OnceCell::new();
+        let key = || *key.get_or_init(|| dump_key(d));
         if kept.is_none() && self.opts.memo {
             let same = |k: &KeptDump| {
-                k.key == key && matches!(&k.session.dump, Some(Ok(b)) if b[..] == d[..]) && holds(&k.parsed)
+                k.key == key() && matches!(&k.session.dump, Some(Ok(b)) if b[..] == d[..]) && holds(&k.parsed)
             };
             if let Some(k) = run.dump_memo.find(same) {
                 self.dumps_reused.fetch_add(1, Ordering::Relaxed);
@@ -1526,7 +1528,7 @@ impl Explorer {
         let parsed = Arc::new(ParsedDump { tree: tree.clone(), blocks: named.into_inner() });
         *s.parsed.lock().unwrap() = Some(parsed.clone());
         if self.opts.memo {
-            run.dump_memo.insert(Arc::new(KeptDump { key, session: s.clone(), parsed }));
+            run.dump_memo.insert(Arc::new(KeptDump { key: key(), session: s.clone(), parsed }));
         }
         Ok(tree)
     }

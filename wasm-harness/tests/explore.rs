@@ -407,7 +407,7 @@ fn incremental_states_match_rebuilds_in_real_runs() {
 fn reused_instances_check_as_fresh_ones() {
     use rollfs_sim::device::SimDevice;
     let ex = explorer(small_opts(1));
-    // A private module: the shared one's kept instances come from other tests.
+    // A private module: the shared one's kept instances are other tests'.
     let module = GuestModule::load(std::path::Path::new(rollfs_sim::guest::DEFAULT_GUEST_WASM)).unwrap();
     // Crash images with something to recover: files written and fsync'd, no checkpoint.
     let crashed = |n: usize| {
@@ -423,30 +423,24 @@ fn reused_instances_check_as_fresh_ones() {
         module.release(g).final_image()
     };
     let (a, b) = (crashed(3), crashed(40));
-    let check = |image: &rollfs_sim::device::Image| {
+    // Recovery, fsck and dump of `image` in a kept instance (given back after) or a new one.
+    let check = |image: &rollfs_sim::device::Image, keep: bool| {
         let mut dev = SimDevice::new(image.clone(), 7);
         dev.record();
-        let mut g = module.instantiate(dev).unwrap();
+        let mut g = if keep { module.instantiate(dev) } else { module.instantiate_fresh(dev) }.unwrap();
         let mount = g.mount(false, 5);
         let (fsck, dump) = (g.fsck(), g.dump_planned());
-        let dev = module.release(g);
-        assert_eq!(module.kept(), 1, "a guest that never trapped is kept");
+        let dev = if keep { module.release(g) } else { g.into_device() };
+        if keep {
+            assert_eq!(module.kept(), 1, "a guest that never trapped is kept");
+        }
         (mount, fsck, dump, dev.trace.digest(), dev.recording.map(|r| r.requests))
     };
-    let fresh = {
-        let m = GuestModule::load(std::path::Path::new(rollfs_sim::guest::DEFAULT_GUEST_WASM)).unwrap();
-        let mut dev = SimDevice::new(a.clone(), 7);
-        dev.record();
-        let mut g = m.instantiate(dev).unwrap();
-        let mount = g.mount(false, 5);
-        let (fsck, dump) = (g.fsck(), g.dump_planned());
-        let dev = g.into_device();
-        (mount, fsck, dump, dev.trace.digest(), dev.recording.map(|r| r.requests))
-    };
+    let fresh = check(&a, false);
     assert!(matches!(&fresh.2, Ok(d) if !d.is_empty()), "the dump of a recovered image: {:?}", fresh.0);
-    let first = check(&a);
-    let other = check(&b);
-    let again = check(&a);
+    let first = check(&a, true);
+    let other = check(&b, true);
+    let again = check(&a, true);
     assert_eq!(first, fresh, "a kept instance checks as a fresh one");
     assert_eq!(again, fresh, "also after checking another image");
     assert_ne!(other.2, fresh.2, "the other image recovers to another tree");
