@@ -379,6 +379,17 @@ fn check_depth(depth: u32) -> Result<()> {
 pub trait DirBlocks {
     /// Reads dentry block `idx`; `None` when it is a hole (never written).
     fn read(&mut self, idx: u64) -> Result<Option<Box<Block>>>;
+    /// [`Self::read`], or a copy of the block that passed this module's validation as block
+    /// `idx` before and is unchanged since: `(block, true)`, which is not validated again.
+    /// By default every block is read.
+    fn read_cached(&mut self, idx: u64) -> Result<Option<(Box<Block>, bool)>> {
+        Ok(self.read(idx)?.map(|b| (b, false)))
+    }
+    /// Block `idx`, as [`Self::read_cached`] just read it, passed validation (it may be
+    /// kept for the next [`Self::read_cached`]).
+    fn validated(&mut self, idx: u64, block: &Block) {
+        let _ = (idx, block);
+    }
     /// Writes dentry block `idx` (the block is already sealed by this module).
     fn write(&mut self, idx: u64, block: Box<Block>) -> Result<()>;
     /// Device address of block `idx` for error messages (0 if unknown).
@@ -812,10 +823,15 @@ fn err_addr(d: &mut dyn DirBlocks, idx: u64) -> u64 {
 
 /// Reads and validates block `idx`; `None` for a hole.
 fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
-    match d.read(idx)? {
+    match d.read_cached(idx)? {
         None => Ok(None),
-        Some(buf) => match DentryBlock::parse(idx, buf) {
-            Ok(b) => Ok(Some(b)),
+        // Validated when it was read, and unchanged since (`DirBlocks::read_cached`).
+        Some((buf, true)) => Ok(Some(DentryBlock { idx, buf })),
+        Some((buf, false)) => match DentryBlock::parse(idx, buf) {
+            Ok(b) => {
+                d.validated(idx, &b.buf);
+                Ok(Some(b))
+            }
             Err(reason) => Err(Error::corrupt(err_addr(d, idx), reason)),
         },
     }

@@ -300,6 +300,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// checksum they had, so that the corruption stays detected (cleaning never launders a
     /// bad block into a good one). A write to the block drops the entry.
     pub(crate) gc_kept_crcs: BTreeMap<(Ino, u64), u32>,
+    /// Clean dentry blocks validated since the mount (forgotten before their address is
+    /// written or discarded).
+    pub(crate) dentry_cache: crate::dcache::DentryCache,
     /// Whether data blocks carry checksums (the superblock's `FEATURE_RO_COMPAT_DATASUM`).
     pub(crate) data_checksums: bool,
     /// Open atomic-write sessions.
@@ -536,6 +539,7 @@ impl<D: BlockDevice> Filesystem<D> {
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
             gc_kept_crcs: BTreeMap::new(),
+            dentry_cache: Default::default(),
             data_checksums,
             renamed_dirs: BTreeSet::new(),
             chain_nids: BTreeSet::new(),
@@ -871,6 +875,7 @@ impl<D: BlockDevice> Filesystem<D> {
             Log::WarmData
         };
         let addr = self.alloc_block(log, Summary { nid: holder, ofs: ofs as u16 })?;
+        self.dentry_cache.forget(addr);
         self.dev.write(addr as u64, block, WriteFlags::empty())?;
         self.stats.data_blocks_written += 1;
         self.written_blocks = self.written_blocks.saturating_add(1);
@@ -954,6 +959,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 && node::footer_flags(&entry.block) == flags,
             "node {nid} does not verify as written"
         );
+        self.dentry_cache.forget(addr);
         self.dev.write(addr as u64, &entry.block, WriteFlags::empty())?;
         entry.dirty = false;
         self.dirty_nodes.remove(&nid);
@@ -1093,6 +1099,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 j += 1;
             }
             let start = self.geo.seg_start(segnos[i]) as u64;
+            self.dentry_cache.forget_range(start, (j - i) as u64 * seg);
             if self.dev.discard(start, (j - i) as u64 * seg).is_err() {
                 self.stats.discard_errors += 1;
             } else {

@@ -12,6 +12,7 @@ use crate::layout::*;
 use crate::node::{self, inode, BlockPath, NodeType};
 use crate::{zero_block, Block, BlockAddr, BlockDevice, Ino, Nid};
 use alloc::boxed::Box;
+use alloc::collections::btree_map;
 use alloc::vec::Vec;
 
 const A: u64 = ADDRS_PER_INODE as u64;
@@ -22,24 +23,27 @@ pub(crate) const READ_RUN_BLOCKS_MAX: usize = 256;
 impl<D: BlockDevice> Filesystem<D> {
     /// Loads node `nid` into the cache, validating it.
     pub(crate) fn load_node(&mut self, nid: Nid) -> Result<&mut CachedNode> {
-        if !self.nodes.contains_key(&nid) {
-            if nid == NULL_NID || nid >= self.nat.nid_count() {
-                return Err(Error::corrupt(0, "node id out of range"));
-            }
-            let e = self.nat.get(nid).ok_or(Error::corrupt(0, "node id out of range"))?;
-            if e.addr == NULL_ADDR || e.addr == NEW_ADDR || !self.geo.in_main(e.addr) {
-                return Err(Error::corrupt(e.addr as u64, "node pointer to a node that is not in use"));
-            }
-            let mut b = zero_block();
-            self.dev.read(e.addr as u64, &mut b)?;
-            self.stats.device_reads += 1;
-            node::validate(&b, e.addr as u64, nid, self.seed)?;
-            if node::footer_ino(&b) != e.ino {
-                return Err(Error::corrupt(e.addr as u64, "node: owner inode differs from the NAT"));
-            }
-            self.nodes.insert(nid, CachedNode { block: b, dirty: false });
+        // One search of the node cache, hit or miss (the dump and fsck of a big tree make
+        // several calls per inode).
+        let vacant = match self.nodes.entry(nid) {
+            btree_map::Entry::Occupied(o) => return Ok(o.into_mut()),
+            btree_map::Entry::Vacant(v) => v,
+        };
+        if nid == NULL_NID || nid >= self.nat.nid_count() {
+            return Err(Error::corrupt(0, "node id out of range"));
         }
-        Ok(self.nodes.get_mut(&nid).expect("cached above"))
+        let e = self.nat.get(nid).ok_or(Error::corrupt(0, "node id out of range"))?;
+        if e.addr == NULL_ADDR || e.addr == NEW_ADDR || !self.geo.in_main(e.addr) {
+            return Err(Error::corrupt(e.addr as u64, "node pointer to a node that is not in use"));
+        }
+        let mut b = zero_block();
+        self.dev.read(e.addr as u64, &mut b)?;
+        self.stats.device_reads += 1;
+        node::validate(&b, e.addr as u64, nid, self.seed)?;
+        if node::footer_ino(&b) != e.ino {
+            return Err(Error::corrupt(e.addr as u64, "node: owner inode differs from the NAT"));
+        }
+        Ok(vacant.insert(CachedNode { block: b, dirty: false }))
     }
 
     pub(crate) fn node_ref(&mut self, nid: Nid) -> Result<&Block> {
@@ -277,6 +281,32 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::DataChecksum { ino, index: idx, block: addr as u64 });
         }
         let (addr, crc) = self.get_ptr(ino, idx)?;
+        self.read_block_at(ino, idx, addr, crc)
+    }
+
+    /// A directory's block `idx` for the dentry code: a clean block validated before comes
+    /// from the [`crate::dcache`] (`true`); else as [`Self::read_block_opt`] reads it, noted
+    /// so that the cache keeps it once it passes validation.
+    pub(crate) fn read_dentry_block(&mut self, ino: Ino, idx: u64) -> Result<Option<(Box<Block>, bool)>> {
+        // Only the block this call reads from the device may be kept.
+        self.dentry_cache.forget_pending();
+        if self.data.contains_key(&(ino, idx)) {
+            return Ok(self.read_block_opt(ino, idx)?.map(|b| (b, false)));
+        }
+        let (addr, crc) = self.get_ptr(ino, idx)?;
+        if let Some(b) = self.dentry_cache.get(addr, idx, crc) {
+            return Ok(Some((b, true)));
+        }
+        let b = self.read_block_at(ino, idx, addr, crc)?;
+        if b.is_some() {
+            self.dentry_cache.read_from_device(ino, idx, addr, crc);
+        }
+        Ok(b.map(|b| (b, false)))
+    }
+
+    /// Block `idx` of `ino` from device address `addr` (its node's pointer), checked
+    /// against the data checksum `crc`; `None` for a hole.
+    fn read_block_at(&mut self, ino: Ino, idx: u64, addr: BlockAddr, crc: u32) -> Result<Option<Box<Block>>> {
         if addr == NULL_ADDR {
             return Ok(None);
         }

@@ -41,6 +41,7 @@ extern crate alloc;
 pub mod atomic;
 pub mod checkpoint;
 pub mod codec;
+pub mod dcache;
 pub mod device;
 pub mod dir;
 pub mod error;

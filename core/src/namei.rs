@@ -24,6 +24,12 @@ impl<D: BlockDevice> DirBlocks for DirIo<'_, D> {
     fn read(&mut self, idx: u64) -> Result<Option<Box<Block>>> {
         self.fs.read_block_opt(self.ino, idx)
     }
+    fn read_cached(&mut self, idx: u64) -> Result<Option<(Box<Block>, bool)>> {
+        self.fs.read_dentry_block(self.ino, idx)
+    }
+    fn validated(&mut self, idx: u64, block: &Block) {
+        self.fs.dentry_cache.keep(self.ino, idx, block);
+    }
     fn write(&mut self, idx: u64, block: Box<Block>) -> Result<()> {
         self.fs.put_dirty_block(self.ino, idx, block)?;
         let b = self.fs.inode_mut(self.ino)?;

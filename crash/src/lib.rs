@@ -25,7 +25,7 @@
 
 pub mod rng;
 
-use rng::{block_hash, Hasher64, Rng};
+use rng::{block_hash, Rng, WordHasher};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -158,7 +158,7 @@ impl Image {
 
     /// Content digest (zero blocks and absent blocks are equal).
     pub fn digest(&self) -> u64 {
-        let mut h = Hasher64::new();
+        let mut h = WordHasher::new();
         for a in 0..self.block_count {
             if let Some(b) = self.get(a) {
                 if b.iter().any(|&x| x != 0) {
@@ -264,7 +264,7 @@ pub struct Trace {
 
 impl Trace {
     pub fn digest(&self) -> u64 {
-        let mut h = Hasher64::new();
+        let mut h = WordHasher::new();
         for e in &self.events {
             match e {
                 Event::Read { addr } => {
@@ -540,7 +540,7 @@ impl<'t> CrashWalker<'t> {
             last.push((addr, id, mask));
         }
         last.sort_unstable();
-        let mut h = Hasher64::new();
+        let mut h = WordHasher::new();
         for (a, id, m) in last {
             h.u64(a);
             h.u64(self.write_hash(id));

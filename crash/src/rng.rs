@@ -92,14 +92,68 @@ impl Hasher64 {
     }
 }
 
-/// Hash of one 4 KiB block, for trace digests (cheaper than hashing bytes one by one).
+/// One multiply-rotate step of the word hashes below.
+#[inline(always)]
+fn mix_word(h: u64, v: u64) -> u64 {
+    (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+}
+
+/// The SplitMix64 finaliser.
+#[inline(always)]
+fn finish_mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Hash of a block's bytes (every byte counts, and the length), for trace digests and
+/// content hashes. Four independent lanes of 8-byte words: one chain of dependent
+/// multiplies took ~1 us per 4 KiB block, a few percent of an exploration.
 pub fn block_hash(b: &[u8]) -> u64 {
-    let mut h: u64 = 0x243F_6A88_85A3_08D3;
-    for chunk in b.chunks_exact(8) {
-        let v = u64::from_le_bytes(chunk.try_into().unwrap());
-        h = (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    let mut lanes: [u64; 4] =
+        [0x243F_6A88_85A3_08D3, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
+    let mut chunks = b.chunks_exact(32);
+    for c in &mut chunks {
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            let v = u64::from_le_bytes(c[8 * k..8 * k + 8].try_into().unwrap());
+            *lane = mix_word(*lane, v);
+        }
     }
-    h
+    let rest = chunks.remainder();
+    let mut h = mix_word(b.len() as u64, lanes[0]);
+    for lane in &lanes[1..] {
+        h = mix_word(h, *lane);
+    }
+    for c in rest.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        h = mix_word(h, u64::from_le_bytes(w));
+    }
+    finish_mix(h)
+}
+
+/// A digest of a sequence of words, one multiply per word ([`Hasher64`] is byte-wise
+/// FNV, eight multiplies a word): for device traces, where only whether two runs saw the
+/// same events matters. Not for seeds ([`Rng::derive`] keeps [`Hasher64`]).
+#[derive(Debug, Clone)]
+pub struct WordHasher(u64);
+
+impl Default for WordHasher {
+    fn default() -> Self {
+        WordHasher::new()
+    }
+}
+
+impl WordHasher {
+    pub fn new() -> WordHasher {
+        WordHasher(0x6A09_E667_F3BC_C908)
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.0 = mix_word(self.0, v);
+    }
+    pub fn finish(&self) -> u64 {
+        finish_mix(self.0)
+    }
 }
 
 #[cfg(test)]
@@ -120,5 +174,25 @@ mod tests {
         for n in 1..100 {
             assert!(r.below(n) < n);
         }
+    }
+
+    #[test]
+    fn block_hash_sees_every_byte_and_the_length() {
+        let base = vec![7u8; 4096];
+        let h = block_hash(&base);
+        for at in [0, 1, 8, 31, 32, 33, 4000, 4095] {
+            let mut b = base.clone();
+            b[at] ^= 1;
+            assert_ne!(block_hash(&b), h, "a flipped byte {at}");
+        }
+        assert_ne!(block_hash(&base[..4095]), h);
+        assert_ne!(block_hash(&[0u8; 3]), block_hash(&[0u8; 4]), "zero tails of different lengths");
+        let mut w = WordHasher::new();
+        w.u64(1);
+        w.u64(2);
+        let mut v = WordHasher::new();
+        v.u64(2);
+        v.u64(1);
+        assert_ne!(w.finish(), v.finish(), "word order counts");
     }
 }

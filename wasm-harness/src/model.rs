@@ -572,13 +572,14 @@ impl Model {
                     None,
                 ),
                 Body::Dir(e) => {
-                    let subdirs = e.values().filter(|c| self.is_dir(**c)).count() as u32;
                     for (n, c) in e {
                         let n = name_str(n);
                         let p = if path == "/" { format!("/{n}") } else { format!("{path}/{n}") };
                         stack.push((p, *c));
                     }
-                    (KIND_DIR, 0, Arc::default(), Some(2 + subdirs), None)
+                    // The namespace keeps a directory's link count (2 + subdirectories) as it
+                    // changes: counting them here made each state of a big directory O(entries).
+                    (KIND_DIR, 0, Arc::default(), Some(node.nlink), None)
                 }
             };
             let xattrs = node.xattrs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -1135,6 +1136,30 @@ mod tests {
                 other => panic!("{what}: {other:?}"),
             }
         }
+    }
+
+    /// [`Model::tree`] and the state tracker take a directory's link count from the
+    /// namespace, which keeps it as operations go: it must be 2 + the subdirectories,
+    /// through mkdir, rmdir and renames of directories across parents.
+    #[test]
+    fn kept_directory_link_counts_match_the_subdirectories() {
+        let mut dirs_checked = 0usize;
+        let cases = (0..300).map(crate::workload::CaseId::Random).chain((0..300).map(crate::workload::CaseId::Ace));
+        for case in cases {
+            let w = crate::workload::workload(&case, 7).unwrap();
+            let mut m = Model::new();
+            for op in &w.ops {
+                let _ = m.apply(op);
+                for (ino, node) in &m.ns().inodes {
+                    if let Body::Dir(e) = &node.body {
+                        let subdirs = e.values().filter(|c| m.ns().is_dir(**c)).count() as u32;
+                        assert_eq!(node.nlink, 2 + subdirs, "{case}: directory {ino} after {op:?}");
+                        dirs_checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(dirs_checked > 10_000, "only {dirs_checked} directory states checked");
     }
 
     #[test]

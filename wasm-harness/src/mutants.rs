@@ -65,9 +65,22 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
     }
     let mut states = 0;
     // The workload families written for the mutant's bug class first (issue 13), then the
-    // standard sources.
-    for case in targeted_cases(name) {
-        let s = crate::explore::explore_cases(&ex, std::slice::from_ref(&case), &mut |_| {});
+    // standard sources. The targeted cases are few, so they are explored at least as deeply
+    // as by default (crash points, variants, crashes inside recovery), whatever the
+    // standard sources use: a bug class found only by crashing recovery itself (e.g. no
+    // room kept for roll-forward) must not hang on one sampled recovery crash of a later
+    // case, which any change to the core's I/O moves.
+    let deep = Options {
+        max_points: opts.max_points.max(Options::default().max_points),
+        random_variants: opts.random_variants.max(Options::default().random_variants),
+        recovery_crashes: opts.recovery_crashes.max(Options::default().recovery_crashes),
+        ..opts.clone()
+    };
+    let targeted = targeted_cases(name);
+    let deep_ex = if targeted.is_empty() { None } else { Explorer::new(ex.module.clone(), deep).ok() };
+    for case in targeted {
+        let s =
+            crate::explore::explore_cases(deep_ex.as_ref().unwrap_or(&ex), std::slice::from_ref(&case), &mut |_| {});
         states += s.states;
         if let Some(v) = s.violations.first() {
             return caught(name, v, states);

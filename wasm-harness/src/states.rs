@@ -151,10 +151,8 @@ impl StateTracker {
         let xattrs: Vec<(Vec<u8>, Vec<u8>)> = node.xattrs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let perm = node.perm;
         let (kind, size, content, nlink, chash) = match &node.body {
-            Body::Dir(e) => {
-                let subdirs = e.values().filter(|c| model.ns().is_dir(**c)).count() as u32;
-                (KIND_DIR, 0, Arc::default(), 2 + subdirs, content_hash(&[]))
-            }
+            // 2 + subdirectories, kept by the namespace (not counted per change).
+            Body::Dir(_) => (KIND_DIR, 0, Arc::default(), node.nlink, content_hash(&[])),
             Body::Symlink(t) => {
                 let t = Arc::new(t.clone());
                 let h = content_hash(&t);
