@@ -15,8 +15,10 @@
 //!   before every write to it and every discard over it ([`DentryCache::forget`],
 //!   [`DentryCache::forget_range`], called where main-area blocks are written and
 //!   discarded). A hit also needs the caller's current pointer (`idx`, `crc`) to match.
-//! - Only clean blocks: a directory block with a dirty copy in the write-back cache is read
-//!   from there and never looked up here.
+//! - Clean blocks by address only: a directory block with a dirty copy in the write-back
+//!   cache is read from there. For those, a copy of the bytes that last passed validation is
+//!   kept by (inode, index): a dirty block equal to its copy is not validated again (a run
+//!   of creates in one directory reads the same few dirty blocks over and over).
 //! - At most [`DENTRY_CACHE_BLOCKS_MAX`] entries; eviction is deterministic (by address,
 //!   from a cursor that moves on), as everything in the core is.
 
@@ -35,15 +37,28 @@ struct Kept {
     block: Box<Block>,
 }
 
+/// A block handed out for validation: from the device, or a dirty one from the
+/// write-back cache.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    Device { ino: u32, idx: u64, addr: u32, crc: u32 },
+    Dirty { ino: u32, idx: u64 },
+}
+
 /// See the module header.
 #[derive(Default)]
 pub(crate) struct DentryCache {
     blocks: BTreeMap<u32, Kept>,
     /// Eviction cursor: the next victim is the first address at or after it.
     cursor: u32,
-    /// The last block handed out by a device read that has not been validated yet:
-    /// (inode, index, address, checksum). Kept only if [`Self::keep`] names the same block.
-    pending: Option<(u32, u64, u32, u32)>,
+    /// Copies of dirty blocks (by inode and index) as they last passed validation. A dirty
+    /// block whose bytes equal its copy needs no second validation: equality is the whole
+    /// test, so nothing has to forget these when the write-back cache changes (a changed
+    /// block differs from its copy and is validated again).
+    dirty: BTreeMap<(u32, u64), Box<Block>>,
+    /// The last block handed out that has not been validated yet. Kept only if
+    /// [`Self::keep`] names the same block.
+    pending: Option<Pending>,
 }
 
 impl DentryCache {
@@ -57,7 +72,17 @@ impl DentryCache {
     /// Notes that block `idx` of inode `ino` was just read from `addr` (checksum `crc`),
     /// not yet validated.
     pub fn read_from_device(&mut self, ino: u32, idx: u64, addr: u32, crc: u32) {
-        self.pending = Some((ino, idx, addr, crc));
+        self.pending = Some(Pending::Device { ino, idx, addr, crc });
+    }
+
+    /// Whether `block`, the dirty block `idx` of `ino`, is byte for byte the copy that last
+    /// passed validation. When not, it is noted for [`Self::keep`].
+    pub fn dirty_validated(&mut self, ino: u32, idx: u64, block: &Block) -> bool {
+        if self.dirty.get(&(ino, idx)).is_some_and(|c| c[..] == block[..]) {
+            return true;
+        }
+        self.pending = Some(Pending::Dirty { ino, idx });
+        false
     }
 
     /// No device read is waiting for its validation.
@@ -68,10 +93,19 @@ impl DentryCache {
     /// Block `idx` of `ino` passed validation with the bytes `block`: kept when it is the
     /// block last read from the device (not one from the write-back cache).
     pub fn keep(&mut self, ino: u32, idx: u64, block: &Block) {
-        let Some((p_ino, p_idx, addr, crc)) = self.pending.take() else { return };
-        if (p_ino, p_idx) != (ino, idx) {
-            return;
-        }
+        let (addr, crc) = match self.pending.take() {
+            Some(Pending::Device { ino: i, idx: x, addr, crc }) if (i, x) == (ino, idx) => (addr, crc),
+            Some(Pending::Dirty { ino: i, idx: x }) if (i, x) == (ino, idx) => {
+                // Bounded like the clean blocks; all copies go at once (they are only a
+                // shortcut past validation, and a run of creates refills them).
+                if self.dirty.len() >= DENTRY_CACHE_BLOCKS_MAX && !self.dirty.contains_key(&(ino, idx)) {
+                    self.dirty.clear();
+                }
+                self.dirty.insert((ino, idx), Box::new(*block));
+                return;
+            }
+            _ => return,
+        };
         if self.blocks.len() >= DENTRY_CACHE_BLOCKS_MAX && !self.blocks.contains_key(&addr) {
             let victim = match self.blocks.range(self.cursor..).next() {
                 Some((&a, _)) => a,
@@ -86,7 +120,7 @@ impl DentryCache {
 
     /// The device block at `addr` is about to change.
     pub fn forget(&mut self, addr: u32) {
-        if self.pending.is_some_and(|p| p.2 == addr) {
+        if matches!(self.pending, Some(Pending::Device { addr: a, .. }) if a == addr) {
             self.pending = None;
         }
         self.blocks.remove(&addr);
@@ -94,7 +128,8 @@ impl DentryCache {
 
     /// The device blocks `addr..addr + count` are about to change (a discard).
     pub fn forget_range(&mut self, addr: u64, count: u64) {
-        if self.pending.is_some_and(|p| (addr..addr.saturating_add(count)).contains(&(p.2 as u64))) {
+        if matches!(self.pending, Some(Pending::Device { addr: a, .. }) if (addr..addr.saturating_add(count)).contains(&(a as u64)))
+        {
             self.pending = None;
         }
         let end = addr.saturating_add(count).min(u32::MAX as u64 + 1);
@@ -182,6 +217,23 @@ mod tests {
         c.forget_pending();
         c.keep(1, 60, &block(6));
         assert!(c.get(60, 60, 0).is_none());
+    }
+
+    #[test]
+    fn dirty_blocks_skip_validation_only_when_unchanged() {
+        let mut c = DentryCache::default();
+        assert!(!c.dirty_validated(3, 0, &block(1)), "never validated");
+        c.keep(3, 0, &block(1));
+        assert!(c.dirty_validated(3, 0, &block(1)));
+        assert!(!c.dirty_validated(3, 0, &block(2)), "changed since");
+        assert!(!c.dirty_validated(3, 1, &block(1)), "another index");
+        assert!(!c.dirty_validated(4, 0, &block(1)), "another directory");
+        assert_eq!(c.len(), 0, "a dirty block is never kept by address");
+        // Not validated (its parse failed): a later keep of another block does not store it.
+        assert!(!c.dirty_validated(3, 5, &block(9)));
+        c.forget_pending();
+        c.keep(3, 5, &block(9));
+        assert!(!c.dirty_validated(3, 5, &block(9)));
     }
 
     #[test]

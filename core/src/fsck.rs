@@ -454,8 +454,10 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                     self.problem(format!("block {addr}: dentry block {idx} of directory {d}: {r}"));
                 }
                 for e in db.entries() {
-                    let name = String::from_utf8_lossy(e.name).into_owned();
+                    // Spelled out only for a message (most entries have none).
+                    let name = || String::from_utf8_lossy(e.name).into_owned();
                     if !names.insert(e.name.to_vec()) {
+                        let name = name();
                         self.problem(format!("block {addr}: directory {d} holds the name {name:?} twice"));
                         continue;
                     }
@@ -467,6 +469,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                         match self.fs.nat.get(e.ino) {
                             Some(n) if n.ino == e.ino && !n.is_free() => self.walk_inode(e.ino),
                             _ => {
+                                let name = name();
                                 self.problem(format!(
                                     "block {addr}: entry {name:?} of directory {d} points to free inode {}",
                                     e.ino
@@ -477,6 +480,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                     };
                     let Some(kind) = kind else { continue };
                     if kind != e.kind {
+                        let name = name();
                         self.problem(format!(
                             "block {addr}: entry {name:?} of directory {d} has type {:?} but inode {} is {kind:?}",
                             e.kind, e.ino
@@ -485,6 +489,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                     if kind == FileType::Directory {
                         *self.subdirs.entry(d).or_insert(0) += 1;
                         if !dirs_seen.insert(e.ino) {
+                            let name = name();
                             self.problem(format!("directory {} has more than one name ({name:?} in {d})", e.ino));
                             continue;
                         }
@@ -492,6 +497,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                             Ok(b) if inode::pino(b) != d => {
                                 let p = inode::pino(b);
                                 let a = self.fs.nat_addr(e.ino);
+                                let name = name();
                                 self.problem(format!(
                                     "directory {} (block {a}, {name:?}) records parent {p}, but lives in {d}",
                                     e.ino

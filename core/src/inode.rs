@@ -291,7 +291,11 @@ impl<D: BlockDevice> Filesystem<D> {
         // Only the block this call reads from the device may be kept.
         self.dentry_cache.forget_pending();
         if self.data.contains_key(&(ino, idx)) {
-            return Ok(self.read_block_opt(ino, idx)?.map(|b| (b, false)));
+            // A dirty block (a run of creates rewrites the same few): validated again only
+            // when it differs from the copy that last passed.
+            let Some(b) = self.read_block_opt(ino, idx)? else { return Ok(None) };
+            let same = self.dentry_cache.dirty_validated(ino, idx, &b);
+            return Ok(Some((b, same)));
         }
         let (addr, crc) = self.get_ptr(ino, idx)?;
         if let Some(b) = self.dentry_cache.get(addr, idx, crc) {
