@@ -2100,34 +2100,53 @@ pub fn explore_shard(
     // same as without overlap.
     std::thread::scope(|scope| {
         let prepare = |w: Workload| scope.spawn(move || ex.prepare_workload(&w));
+        // (sequence number, case index, case, its run being made), in case order.
         let mut ahead = std::collections::VecDeque::new();
-        loop {
+        // Checked cases not yet taken into the summary (an earlier one is still being run).
+        let mut checked: std::collections::BTreeMap<u64, (u64, CaseResult)> = Default::default();
+        let (mut next_seq, mut next_taken) = (0u64, 0u64);
+        'cases: loop {
             while ahead.len() < PREPARE_AHEAD {
                 match next_case(&mut sum, on_violation) {
-                    Some((index, case, w)) => ahead.push_back((index, case, prepare(w))),
+                    Some((index, case, w)) => {
+                        ahead.push_back((next_seq, index, case, prepare(w)));
+                        next_seq += 1;
+                    }
                     None => break,
                 }
             }
-            let Some((index, case, handle)) = ahead.pop_front() else { break };
+            // The first run already made, else the oldest (waiting for it): a long run (a
+            // fragmented full device's takes ~0.5 s on one core) no longer leaves the other
+            // core idle while later, quicker cases are ready. The summary still takes the
+            // results in case order, so the digest is that of checking them in turn. A
+            // search for the first violation checks strictly in order.
+            let pick = if stop_at_first { 0 } else { ahead.iter().position(|a| a.3.is_finished()).unwrap_or(0) };
+            let Some((seq, index, case, handle)) = ahead.remove(pick) else { break };
             let prepared = handle.join().expect("a workload run panicked");
             if duration.is_some_and(|d| start.elapsed() >= d) {
                 break;
             }
             let r = ex.check_workload(&case, &prepared);
             drop(prepared);
-            sum.workloads += 1;
-            sum.states += r.states;
-            h.u64(r.digest);
-            sum.case_digests.push((index, r.digest));
-            for v in r.violations {
-                on_violation(&v);
-                sum.violations.push(v);
-            }
-            if stop_at_first && !sum.violations.is_empty() {
-                break;
+            checked.insert(seq, (index, r));
+            while let Some((index, r)) = checked.remove(&next_taken) {
+                next_taken += 1;
+                sum.workloads += 1;
+                sum.states += r.states;
+                h.u64(r.digest);
+                sum.case_digests.push((index, r.digest));
+                for v in r.violations {
+                    on_violation(&v);
+                    sum.violations.push(v);
+                }
+                if stop_at_first && !sum.violations.is_empty() {
+                    break 'cases;
+                }
             }
         }
-        // Runs still being made are joined by the scope; their results are dropped.
+        // Cases checked after one still being run when time ran out are not counted (their
+        // states are not in the summary); runs still being made are joined by the scope and
+        // their results dropped.
     });
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();
