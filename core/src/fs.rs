@@ -881,14 +881,17 @@ impl<D: BlockDevice> Filesystem<D> {
         self.written_blocks = self.written_blocks.saturating_add(1);
         let content_crc = self.data_checksums.then(|| crate::codec::crc(&block[..]));
         // A bad block moved by cleaning keeps the checksum it had (see `gc_kept_crcs`).
-        let crc = match self.gc_kept_crcs.remove(&(ino, idx)) {
-            Some(kept) => kept,
+        let crc = match self.gc_kept_crcs.get(&(ino, idx)) {
+            Some(&kept) => kept,
             None => content_crc.unwrap_or(0),
         };
         self.set_holder_slot(holder, ofs, addr, crc)?;
         if old != NEW_ADDR && old != NULL_ADDR {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
         }
+        // Forgotten only now: when a step above fails, `writeback_data` puts the block back
+        // in the write-back cache, where its bytes must go on failing their kept checksum.
+        self.gc_kept_crcs.remove(&(ino, idx));
         Ok((holder, ofs, content_crc))
     }
 
