@@ -78,7 +78,7 @@ impl DentryCache {
     /// Whether `block`, the dirty block `idx` of `ino`, is byte for byte the copy that last
     /// passed validation. When not, it is noted for [`Self::keep`].
     pub fn dirty_validated(&mut self, ino: u32, idx: u64, block: &Block) -> bool {
-        if self.dirty.get(&(ino, idx)).is_some_and(|c| c[..] == block[..]) {
+        if self.dirty.get(&(ino, idx)).is_some_and(|c| same_bytes(c, block)) {
             return true;
         }
         self.pending = Some(Pending::Dirty { ino, idx });
@@ -172,6 +172,19 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 }
 
+/// `a == b`, a word at a time with no early exit: the slice comparison became a call of
+/// the byte-at-a-time `memcmp` in the wasm guest, which cost more than the validation it
+/// saved (11 % of an exploration's time).
+fn same_bytes(a: &Block, b: &Block) -> bool {
+    let mut diff = 0u64;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let x = u64::from_le_bytes(x.try_into().expect("8 bytes"));
+        let y = u64::from_le_bytes(y.try_into().expect("8 bytes"));
+        diff |= x ^ y;
+    }
+    diff == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +239,11 @@ mod tests {
         c.keep(3, 0, &block(1));
         assert!(c.dirty_validated(3, 0, &block(1)));
         assert!(!c.dirty_validated(3, 0, &block(2)), "changed since");
+        for at in [0, 7, 8, crate::BLOCK_SIZE - 1] {
+            let mut one = block(1);
+            one[at] ^= 0x80;
+            assert!(!c.dirty_validated(3, 0, &one), "one byte changed at {at}");
+        }
         assert!(!c.dirty_validated(3, 1, &block(1)), "another index");
         assert!(!c.dirty_validated(4, 0, &block(1)), "another directory");
         assert_eq!(c.len(), 0, "a dirty block is never kept by address");
