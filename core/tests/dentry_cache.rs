@@ -4,29 +4,13 @@
 //! agree with a model — with data checksums on and off (off, a stale block's checksum
 //! cannot tell it apart: only forgetting written and discarded addresses keeps it right).
 
+mod common;
+use common::limits::t;
+use common::probe::Rng;
 use rollfs_core::*;
 use std::collections::BTreeMap;
 
 const C: Credentials = Credentials { uid: 0, gid: 0 };
-
-fn t(s: u64) -> Timestamp {
-    Timestamp::new(1_700_000_000 + s as i64, 0)
-}
-
-/// SplitMix64: tests must not depend on the platform.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn churn(data_checksums: bool, seed: u64) {
     let opts = MkfsOptions { segment_blocks: 16, data_checksums, ..Default::default() };
@@ -41,7 +25,7 @@ fn churn(data_checksums: bool, seed: u64) {
     let (mut checked, mut hits_seen) = (0usize, false);
     let steps = 4000u64;
     for step in 0..steps {
-        let now = t(2 + step / 50);
+        let now = t(2 + step as i64 / 50);
         let d = rng.below(2) as usize;
         let name = format!("n{}", rng.below(1500));
         match rng.below(10) {
