@@ -85,13 +85,14 @@ impl DentryCache {
         false
     }
 
-    /// No device read is waiting for its validation.
+    /// No block handed out is waiting for its validation.
     pub fn forget_pending(&mut self) {
         self.pending = None;
     }
 
     /// Block `idx` of `ino` passed validation with the bytes `block`: kept when it is the
-    /// block last read from the device (not one from the write-back cache).
+    /// block last handed out — by address when it came from the device, as the copy of a
+    /// dirty block when it came from the write-back cache.
     pub fn keep(&mut self, ino: u32, idx: u64, block: &Block) {
         let (addr, crc) = match self.pending.take() {
             Some(Pending::Device { ino: i, idx: x, addr, crc }) if (i, x) == (ino, idx) => (addr, crc),
@@ -128,19 +129,12 @@ impl DentryCache {
 
     /// The device blocks `addr..addr + count` are about to change (a discard).
     pub fn forget_range(&mut self, addr: u64, count: u64) {
-        if matches!(self.pending, Some(Pending::Device { addr: a, .. }) if (addr..addr.saturating_add(count)).contains(&(a as u64)))
-        {
+        let doomed = |a: u32| (addr..addr.saturating_add(count)).contains(&(a as u64));
+        if matches!(self.pending, Some(Pending::Device { addr: a, .. }) if doomed(a)) {
             self.pending = None;
         }
-        let end = addr.saturating_add(count).min(u32::MAX as u64 + 1);
-        if addr > u32::MAX as u64 {
-            return;
-        }
-        let doomed: alloc::vec::Vec<u32> =
-            self.blocks.range(addr as u32..).map(|(&a, _)| a).take_while(|&a| (a as u64) < end).collect();
-        for a in doomed {
-            self.blocks.remove(&a);
-        }
+        // At most DENTRY_CACHE_BLOCKS_MAX entries, and discards are rare.
+        self.blocks.retain(|&a, _| !doomed(a));
     }
 
     /// Blocks kept (for tests).

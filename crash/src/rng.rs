@@ -4,7 +4,9 @@
 //! sectors, injected errors) comes from [`Rng`], a SplitMix64 generator: tiny, identical on
 //! every platform, and seedable from a hash of the choice's coordinates so that any single
 //! crash state can be regenerated without replaying the choices before it. [`Hasher64`]
-//! (FNV-1a with a final mix) digests traces, trees and verdicts for determinism checks.
+//! (FNV-1a with a final mix) derives those seeds and digests trees and verdicts;
+//! [`WordHasher`] (one multiply a word) digests device traces and images, and
+//! [`block_hash`] a block's bytes.
 
 /// SplitMix64 (Steele, Lea, Flood 2014).
 #[derive(Debug, Clone)]
