@@ -1825,13 +1825,35 @@ impl Explorer {
     pub fn check_workload(&self, case: &CaseId, prepared: &Prepared) -> CaseResult {
         let all: Vec<(&Run, &Job)> =
             prepared.runs.iter().flat_map(|(r, jobs)| jobs.iter().map(move |j| (r, j))).collect();
-        let mut verdicts = self.par_map(all.len(), |i| self.check_job(all[i].0, all[i].1, &mut Vec::new())).into_iter();
+        let verdicts = self.par_map(all.len(), |i| self.check_job(all[i].0, all[i].1, &mut Vec::new()));
+        self.fold_case(case, prepared, verdicts)
+    }
+
+    /// A case's result from the verdicts of its crash states (every run's jobs, in order).
+    fn fold_case(&self, case: &CaseId, prepared: &Prepared, verdicts: Vec<Verdict>) -> CaseResult {
+        let mut verdicts = verdicts.into_iter();
         let mut res = CaseResult::default();
         for (run, jobs) in &prepared.runs {
             let mine: Vec<Verdict> = verdicts.by_ref().take(jobs.len()).collect();
             self.case_of_run(case, run, mine, &mut res);
         }
         res
+    }
+
+    /// The number of crash states to check in a prepared workload (every run's jobs).
+    fn job_count(prepared: &Prepared) -> usize {
+        prepared.runs.iter().map(|(_, jobs)| jobs.len()).sum()
+    }
+
+    /// Checks the `i`-th crash state of a prepared workload (its runs' jobs in order).
+    fn check_nth(&self, prepared: &Prepared, mut i: usize) -> Verdict {
+        for (run, jobs) in &prepared.runs {
+            if i < jobs.len() {
+                return self.check_job(run, &jobs[i], &mut Vec::new());
+            }
+            i -= jobs.len();
+        }
+        unreachable!("job index within the prepared workload's job count")
     }
 
     /// Rebuilds and checks one crash state, returning a human-readable account.
@@ -2040,8 +2062,10 @@ pub fn nth_case(source: Source, i: u64) -> Option<CaseId> {
     }
 }
 
-/// Workloads [`explore_shard`] runs ahead of the one whose states it checks.
-const PREPARE_AHEAD: usize = 4;
+/// Cases [`explore_shard`] holds at once: being run, waiting for their checks or being
+/// checked, not yet taken into the summary. Bounds memory (a prepared case holds its crash
+/// images) while leaving the workers something to do when a case's last check is slow.
+const CASES_IN_FLIGHT_MAX: usize = 6;
 
 /// Explores cases from `source` until `cases` workloads ran or `duration` passed;
 /// `on_violation` is told of each violation as it is found.
@@ -2056,9 +2080,116 @@ pub fn explore(
     explore_shard(ex, source, cases, duration, stop_at_first, crate::shard::Shard::ALL, on_violation)
 }
 
+/// A case of [`explore_shard`] between its start and its result.
+enum Slot {
+    /// Its workload is being run (single-threaded).
+    Preparing,
+    /// Its crash states are being checked: `next` is the first job not yet taken, `verdicts`
+    /// holds those done (in job order), `done` counts them.
+    Checking { prepared: Arc<Prepared>, next: usize, done: usize, verdicts: Vec<Option<Verdict>> },
+}
+
+/// One case in flight: its index in the source, its id, where it stands.
+struct InFlight {
+    index: u64,
+    case: CaseId,
+    slot: Slot,
+}
+
+/// What [`explore_shard`]'s workers share, under one lock.
+struct Schedule {
+    /// Cases started and not yet finished, by sequence number (the order they were taken
+    /// from the source, which is the order their results are summed in).
+    flight: std::collections::BTreeMap<u64, InFlight>,
+    /// Sequence number of the next case to start.
+    next_seq: u64,
+    /// Index of the next case in the source.
+    next_index: u64,
+    /// No more cases start: the source or `cases` is exhausted, the time is up, or a
+    /// violation stopped a search for the first one.
+    exhausted: bool,
+    /// Workers running a task (a run or a check) outside the lock.
+    busy: usize,
+    /// A search for the first violation found it: workers stop.
+    stopped: bool,
+}
+
+/// What a worker reports for a case: its result, or that its workload could not be made.
+enum Outcome {
+    Checked(CaseResult),
+    BadWorkload(Box<Violation>),
+}
+
+/// What a worker does next ([`Schedule::next_task`]).
+enum Task {
+    /// Check job `job` of case `seq`.
+    Check { seq: u64, job: usize, prepared: Arc<Prepared> },
+    /// Make case `seq`'s workload and run it.
+    Prepare { seq: u64, case: CaseId },
+    /// Nothing now: wait for another worker.
+    Wait,
+    /// Nothing left.
+    Exit,
+}
+
+impl Schedule {
+    /// The next task: a crash state of the oldest case being checked, else the run of a new
+    /// case (when fewer than [`CASES_IN_FLIGHT_MAX`] are in flight), else wait (or exit when
+    /// no worker is busy either). Crash states first, so that a case's results are ready
+    /// early and the cases held stay few. After `duration`, cases not yet being checked are
+    /// left (their results would not be summed after an unfinished earlier case anyway).
+    fn next_task(&mut self, timed_out: bool, case_at: impl Fn(u64) -> Option<Option<CaseId>>) -> Task {
+        if self.stopped {
+            return Task::Exit;
+        }
+        if timed_out {
+            self.exhausted = true;
+        }
+        for (&seq, f) in self.flight.iter_mut() {
+            if let Slot::Checking { prepared, next, verdicts, .. } = &mut f.slot {
+                if timed_out && *next == 0 {
+                    continue;
+                }
+                if *next < verdicts.len() {
+                    *next += 1;
+                    return Task::Check { seq, job: *next - 1, prepared: prepared.clone() };
+                }
+            }
+        }
+        // Bounded: every turn moves `next_index`, and within a shard's stride an index of
+        // this shard either has a case or ends the source.
+        while !self.exhausted && self.flight.len() < CASES_IN_FLIGHT_MAX {
+            let index = self.next_index;
+            match case_at(index) {
+                None => self.exhausted = true,
+                Some(None) => self.next_index += 1,
+                Some(Some(case)) => {
+                    self.next_index += 1;
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    self.flight.insert(seq, InFlight { index, case: case.clone(), slot: Slot::Preparing });
+                    return Task::Prepare { seq, case };
+                }
+            }
+        }
+        if self.busy == 0 {
+            Task::Exit
+        } else {
+            Task::Wait
+        }
+    }
+}
+
 /// [`explore`] of one shard: the cases of `source` whose index is `shard.k` modulo
 /// `shard.n`, among the first `cases` (all of them: with `cases`, the shards of one
 /// exploration split exactly its cases).
+///
+/// `threads` workers share one schedule: each takes the next crash state to check of the
+/// oldest case being checked, else runs the next case's workload (single-threaded), so no
+/// core waits at the end of a case for its last state while there is other work (a per-case
+/// barrier left ~7 % of two cores idle), and runs made ahead never compete with checks for
+/// the cores. Results are summed in case order (the digest is that of checking the cases
+/// one after another, whatever the number of threads).
 pub fn explore_shard(
     ex: &Explorer,
     source: Source,
@@ -2072,81 +2203,142 @@ pub fn explore_shard(
     let mut sum = Summary::default();
     let events0 = ex.events();
     let mut h = Hasher64::new();
-    let mut i = 0u64;
-    // The next case of the shard and its workload (or why there is none to run).
-    let mut next_case = |sum: &mut Summary, on_violation: &mut dyn FnMut(&Violation)| loop {
-        if cases.is_some_and(|n| i >= n) || duration.is_some_and(|d| start.elapsed() >= d) {
+    let timed_out = || duration.is_some_and(|d| start.elapsed() >= d);
+    // The case at source index `i`: `None` past the source's or `cases`' end, `Some(None)`
+    // at another shard's index.
+    let case_at = &|i: u64| -> Option<Option<CaseId>> {
+        if cases.is_some_and(|n| i >= n) {
             return None;
         }
-        let index = i;
-        i += 1;
-        if !shard.has(index) {
-            continue;
+        if !shard.has(i) {
+            return Some(None);
         }
-        let case = nth_case(source, index)?;
-        match crate::workload::workload(&case, ex.opts.seed) {
-            Ok(w) => return Some((index, case, w)),
-            Err(e) => {
-                let v = workload_violation(&case, e);
-                on_violation(&v);
-                sum.violations.push(v);
-            }
-        }
+        nth_case(source, i).map(Some)
     };
-    // Running a workload is single-threaded and the checks of its crash states use every
-    // thread: the next cases' runs are made while this case's states are checked,
-    // [`PREPARE_AHEAD`] of them at once (a full device's run can take longer than the
-    // checks of the case before). The results are taken in case order, so the digest is the
-    // same as without overlap.
+    let schedule = Mutex::new(Schedule {
+        flight: Default::default(),
+        next_seq: 0,
+        next_index: 0,
+        exhausted: false,
+        busy: 0,
+        stopped: false,
+    });
+    let wake = std::sync::Condvar::new();
+    let (tx, rx) = std::sync::mpsc::channel::<(u64, u64, Outcome)>();
     std::thread::scope(|scope| {
-        let prepare = |w: Workload| scope.spawn(move || ex.prepare_workload(&w));
-        // (sequence number, case index, case, its run being made), in case order.
-        let mut ahead = std::collections::VecDeque::new();
-        // Checked cases not yet taken into the summary (an earlier one is still being run).
-        let mut checked: std::collections::BTreeMap<u64, (u64, CaseResult)> = Default::default();
-        let (mut next_seq, mut next_taken) = (0u64, 0u64);
-        'cases: loop {
-            while ahead.len() < PREPARE_AHEAD {
-                match next_case(&mut sum, on_violation) {
-                    Some((index, case, w)) => {
-                        ahead.push_back((next_seq, index, case, prepare(w)));
-                        next_seq += 1;
+        for _ in 0..ex.opts.threads.max(1) {
+            let tx = tx.clone();
+            let (schedule, wake) = (&schedule, &wake);
+            scope.spawn(move || {
+                let mut st = schedule.lock().unwrap();
+                loop {
+                    match st.next_task(timed_out(), case_at) {
+                        Task::Exit => {
+                            wake.notify_all();
+                            return;
+                        }
+                        Task::Wait => st = wake.wait(st).unwrap(),
+                        Task::Prepare { seq, case } => {
+                            st.busy += 1;
+                            drop(st);
+                            let made = crate::workload::workload(&case, ex.opts.seed).map(|w| ex.prepare_workload(&w));
+                            st = schedule.lock().unwrap();
+                            st.busy -= 1;
+                            match made {
+                                Ok(prepared) => {
+                                    let n = Explorer::job_count(&prepared);
+                                    let f = st.flight.get_mut(&seq).expect("a case being run stays in flight");
+                                    let verdicts = (0..n).map(|_| None).collect();
+                                    f.slot =
+                                        Slot::Checking { prepared: Arc::new(prepared), next: 0, done: 0, verdicts };
+                                    if n == 0 {
+                                        let f = st.flight.remove(&seq).expect("in flight");
+                                        let Slot::Checking { prepared, .. } = f.slot else { unreachable!() };
+                                        let r = ex.fold_case(&f.case, &prepared, vec![]);
+                                        let _ = tx.send((seq, f.index, Outcome::Checked(r)));
+                                    }
+                                }
+                                Err(e) => {
+                                    // Reported in its turn, as a violation of no state.
+                                    let f = st.flight.remove(&seq).expect("in flight");
+                                    let _ = tx.send((
+                                        seq,
+                                        f.index,
+                                        Outcome::BadWorkload(Box::new(workload_violation(&case, e))),
+                                    ));
+                                }
+                            }
+                            wake.notify_all();
+                        }
+                        Task::Check { seq, job, prepared } => {
+                            st.busy += 1;
+                            drop(st);
+                            let v = ex.check_nth(&prepared, job);
+                            drop(prepared);
+                            st = schedule.lock().unwrap();
+                            st.busy -= 1;
+                            let finished = {
+                                let f = st.flight.get_mut(&seq).expect("a case being checked stays in flight");
+                                let Slot::Checking { verdicts, done, .. } = &mut f.slot else {
+                                    unreachable!("a checked job's case is being checked")
+                                };
+                                verdicts[job] = Some(v);
+                                *done += 1;
+                                *done == verdicts.len()
+                            };
+                            if finished {
+                                // Folded outside the lock; the case leaves the flight now.
+                                let f = st.flight.remove(&seq).expect("in flight");
+                                st.busy += 1;
+                                drop(st);
+                                let Slot::Checking { prepared, verdicts, .. } = f.slot else { unreachable!() };
+                                let verdicts = verdicts.into_iter().map(|v| v.expect("every job checked")).collect();
+                                let r = ex.fold_case(&f.case, &prepared, verdicts);
+                                drop(prepared);
+                                let _ = tx.send((seq, f.index, Outcome::Checked(r)));
+                                st = schedule.lock().unwrap();
+                                st.busy -= 1;
+                            }
+                            wake.notify_all();
+                        }
                     }
-                    None => break,
                 }
-            }
-            // The first run already made, else the oldest (waiting for it): a long run (a
-            // fragmented full device's takes ~0.5 s on one core) no longer leaves the other
-            // core idle while later, quicker cases are ready. The summary still takes the
-            // results in case order, so the digest is that of checking them in turn. A
-            // search for the first violation checks strictly in order.
-            let pick = if stop_at_first { 0 } else { ahead.iter().position(|a| a.3.is_finished()).unwrap_or(0) };
-            let Some((seq, index, case, handle)) = ahead.remove(pick) else { break };
-            let prepared = handle.join().expect("a workload run panicked");
-            if duration.is_some_and(|d| start.elapsed() >= d) {
-                break;
-            }
-            let r = ex.check_workload(&case, &prepared);
-            drop(prepared);
-            checked.insert(seq, (index, r));
-            while let Some((index, r)) = checked.remove(&next_taken) {
+            });
+        }
+        drop(tx);
+        // Results in case order: a case finished before an earlier one waits here. Cases
+        // after one left unfinished when time ran out are not counted (their states are not
+        // in the summary).
+        let mut checked: std::collections::BTreeMap<u64, (u64, Outcome)> = Default::default();
+        let mut next_taken = 0u64;
+        'results: for (seq, index, outcome) in rx.iter() {
+            checked.insert(seq, (index, outcome));
+            while let Some((index, outcome)) = checked.remove(&next_taken) {
                 next_taken += 1;
-                sum.workloads += 1;
-                sum.states += r.states;
-                h.u64(r.digest);
-                sum.case_digests.push((index, r.digest));
-                for v in r.violations {
-                    on_violation(&v);
-                    sum.violations.push(v);
+                match outcome {
+                    Outcome::BadWorkload(v) => {
+                        on_violation(&v);
+                        sum.violations.push(*v);
+                    }
+                    Outcome::Checked(r) => {
+                        sum.workloads += 1;
+                        sum.states += r.states;
+                        h.u64(r.digest);
+                        sum.case_digests.push((index, r.digest));
+                        for v in r.violations {
+                            on_violation(&v);
+                            sum.violations.push(v);
+                        }
+                    }
                 }
                 if stop_at_first && !sum.violations.is_empty() {
-                    break 'cases;
+                    // The workers finish the task they hold and take no other.
+                    schedule.lock().unwrap().stopped = true;
+                    wake.notify_all();
+                    break 'results;
                 }
             }
         }
-        // Cases checked after one still being run when time ran out are not counted (their
-        // states are not in the summary); runs still being made are joined by the scope and
-        // their results dropped.
     });
     sum.digest = h.finish();
     sum.seconds = start.elapsed().as_secs_f64();

@@ -43,6 +43,27 @@ fn same_seed_same_digest() {
     assert_ne!(c.digest, d.digest, "a different seed explores differently");
 }
 
+/// A search for the first violation (`stop_at_first`, as the mutant checks run it) ends at
+/// the same case, with the same summary, whatever the number of worker threads: the
+/// workers check later cases while an earlier one is still being checked, but results are
+/// taken in case order and the search stops at the first failing one.
+#[test]
+fn first_violation_search_is_the_same_with_any_thread_count() {
+    let module = std::sync::Arc::new(GuestModule::mutant("mutant-no-fsync-mark").expect("the mutant guest"));
+    let search = |threads: usize| {
+        let ex = Explorer::new(module.clone(), Options { threads, ..small_opts(0) }).expect("format");
+        let s = explore(&ex, Source::Ace, Some(40), None, true, &mut |_| {});
+        let first =
+            s.violations.first().map(|v| (v.case.to_string(), v.state.map(|id| id.to_string()), v.kind.clone()));
+        (s.workloads, s.states, s.digest, first)
+    };
+    let one = search(1);
+    assert!(one.3.is_some(), "the mutant is caught within 40 ACE cases");
+    assert!(one.0 < 40, "the search stopped at the first failing case ({} cases summed)", one.0);
+    assert_eq!(search(2), one);
+    assert_eq!(search(3), one);
+}
+
 /// A crash image answered by replaying an earlier guest of its run (one that read the same
 /// blocks) gets the verdict, device trace and recovery counters a live guest gives it; so
 /// does a live guest whose fsck an earlier fsck of the run answered (`FsckMemo`), and one
