@@ -406,6 +406,36 @@ fn sit_entry_marking_a_free_block_valid_is_recomputed() {
     intact_except(&before, &snapshot(&dev), &[]);
 }
 
+/// Disagreeing blocks on both sides of a segment boundary make one message (fsck compares
+/// whole segments first and looks at blocks only where a segment disagrees).
+#[test]
+fn sit_run_of_free_blocks_marked_valid_across_segments_is_one_message() {
+    let mut dev = image();
+    let g = sb(&mut dev).geometry;
+    let (cp, _) = Checkpoint::read_newest(&mut dev, &g).unwrap();
+    let sit = Sit::load(&mut dev, &g, cp.sit_slots.clone(), &cp.sit_journal, cp.version).unwrap();
+    let open: Vec<u32> = cp.logs.iter().map(|l| l.segno).collect();
+    let free = |s: u32| !open.contains(&s) && sit.get(s).valid == 0;
+    let segno = (0..g.main_segments - 1).find(|&s| free(s) && free(s + 1)).expect("two free segments in a row");
+    let last = g.segment_blocks - 1;
+    for (seg, offs) in [(segno, vec![last - 1, last]), (segno + 1, vec![0, 1, 2])] {
+        modify_sit_entry(&mut dev, seg, |e| {
+            for &off in &offs {
+                e[16 + off as usize / 8] |= 1 << (off % 8);
+            }
+            let v = codec::get_u16(e, 0) + offs.len() as u16;
+            codec::put_u16(e, 0, v);
+        });
+    }
+    let (first, end) = (g.seg_start(segno) + last - 1, g.seg_start(segno + 1) + 2);
+    let r = fsck::check(&mut dev).unwrap();
+    let want =
+        format!("blocks {first}..={end}: valid in the SIT but owned by nothing (segments {segno}..={})", segno + 1);
+    assert!(r.problems.contains(&want), "fsck did not report {want:?}: {:#?}", r.problems);
+    let sit_lines = r.problems.iter().filter(|p| p.contains("owned by nothing") || p.contains("free in the SIT"));
+    assert_eq!(sit_lines.count(), 1, "one message for the run: {:#?}", r.problems);
+}
+
 #[test]
 fn dangling_dentry_is_removed() {
     let mut dev = image();

@@ -480,8 +480,10 @@ impl Guest {
                 self.call("sim_symlink", (a[0].0, a[0].1, a[1].0, a[1].1, now))
             }
             Op::Write { path, offset, len, pattern } => {
-                let data = crate::workload::pattern_bytes(*pattern, *offset, *len);
-                let a = self.args(&[path.as_bytes(), &data])?.0;
+                let a = crate::workload::with_pattern_bytes(*pattern, *offset, *len, |data| {
+                    self.args(&[path.as_bytes(), data])
+                })?
+                .0;
                 self.call("sim_write", (a[0].0, a[0].1, *offset as i64, a[1].0, a[1].1, now))
             }
             Op::Truncate(p, size) => {

@@ -14,7 +14,7 @@
 
 use crate::device::{BlockRef, BLOCK_SIZE};
 use crate::rng::{block_hash, Hasher64};
-use crate::workload::{pattern_bytes, Op, RENAME_EXCHANGE, RENAME_NOREPLACE};
+use crate::workload::{with_pattern_bytes, Op, RENAME_EXCHANGE, RENAME_NOREPLACE};
 use imbl::OrdMap;
 use rollfs_core::{Error, Ino, RenameFlags};
 use rollfs_testkit::model::{fallocate_bytes, Body, Namespace, NewKind, ROOT};
@@ -373,7 +373,7 @@ impl Model {
                 if f.len() < end {
                     f.resize(end, 0);
                 }
-                f[*offset as usize..end].copy_from_slice(&pattern_bytes(*pattern, *offset, *len));
+                with_pattern_bytes(*pattern, *offset, *len, |b| f[*offset as usize..end].copy_from_slice(b));
                 Ok(())
             }
             Op::Truncate(p, size) => {

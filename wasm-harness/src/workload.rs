@@ -264,22 +264,45 @@ impl fmt::Display for Op {
 
 /// The bytes a `write` with `pattern` puts at file offsets `offset..offset+len`.
 pub fn pattern_bytes(pattern: u32, offset: u64, len: u32) -> Vec<u8> {
+    with_pattern_bytes(pattern, offset, len, <[u8]>::to_vec)
+}
+
+/// `f` of [`pattern_bytes`]`(pattern, offset, len)`, without a copy when they are the
+/// bytes this thread made last: a workload run makes each write's bytes twice in a row, for
+/// the guest and for the model (a few percent of an exploration made them twice).
+pub fn with_pattern_bytes<R>(pattern: u32, offset: u64, len: u32, f: impl FnOnce(&[u8]) -> R) -> R {
+    thread_local! {
+        /// The last bytes made on this thread, with their (pattern, offset, len).
+        static LAST: std::cell::RefCell<((u32, u64, u32), Vec<u8>)> = const { std::cell::RefCell::new(((0, 0, 0), Vec::new())) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        let key = (pattern, offset, len);
+        if last.0 != key || last.1.len() != len as usize {
+            last.1.clear();
+            make_pattern_bytes(pattern, offset, len, &mut last.1);
+            last.0 = key;
+        }
+        f(&last.1)
+    })
+}
+
+/// Appends the bytes of [`pattern_bytes`] to `out`.
+fn make_pattern_bytes(pattern: u32, offset: u64, len: u32, out: &mut Vec<u8>) {
     let base = (pattern as u64).wrapping_mul(0x9E37_79B9);
     let end = offset + len as u64;
     // Fast path, the same bytes: below 2^27 `pos * 31 ^ pos >> 9` fits in 32 bits, and with
     // `base + 2^32` not wrapping, `(base + y) % 251 = (base % 251 + y % 251) % 251`, whose
-    // per-byte part is a 32-bit remainder (workload runs spend a few percent here: every
-    // write and fill is made twice, for the guest and for the model).
+    // per-byte part is a 32-bit remainder.
     if end <= 1 << 27 && base <= u64::MAX - (1 << 32) {
         let b = (base % 251) as u32;
-        return (offset as u32..end as u32)
-            .map(|pos| {
-                let r = b + (pos.wrapping_mul(31) ^ (pos >> 9)) % 251;
-                1 + (if r >= 251 { r - 251 } else { r }) as u8
-            })
-            .collect();
+        out.extend((offset as u32..end as u32).map(|pos| {
+            let r = b + (pos.wrapping_mul(31) ^ (pos >> 9)) % 251;
+            1 + (if r >= 251 { r - 251 } else { r }) as u8
+        }));
+        return;
     }
-    (offset..end).map(|pos| pattern_byte_reference(base, pos)).collect()
+    out.extend((offset..end).map(|pos| pattern_byte_reference(base, pos)));
 }
 
 /// One byte of [`pattern_bytes`] by its definition (`base` = `pattern * 0x9E3779B9`).
@@ -1339,6 +1362,11 @@ mod tests {
             let base = (pattern as u64).wrapping_mul(0x9E37_79B9);
             let want: Vec<u8> = (offset..offset + len as u64).map(|pos| pattern_byte_reference(base, pos)).collect();
             assert_eq!(pattern_bytes(pattern, offset, len), want, "pattern {pattern} at {offset}+{len}");
+            // Asked again (the thread's last bytes, lent without being made again), and
+            // after other bytes were made: still the same.
+            assert_eq!(with_pattern_bytes(pattern, offset, len, <[u8]>::to_vec), want);
+            with_pattern_bytes(pattern ^ 1, offset, len / 2, |b| assert_eq!(b.len(), len as usize / 2));
+            assert_eq!(with_pattern_bytes(pattern, offset, len, <[u8]>::to_vec), want);
         }
     }
 
