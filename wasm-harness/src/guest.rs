@@ -156,6 +156,50 @@ fn engine() -> anyhow::Result<Engine> {
     Ok(engine)
 }
 
+/// The guest compiled for `engine`: loaded from the file this function wrote beside
+/// `wasm_path` for the same bytes and a compatible engine, else compiled and that file
+/// (re)written. Compiling is most of a `rollfs-sim` process's start-up (about 1 s of CPU on
+/// 2 cores, in every command, test process and 60-second exploration); loading is a few
+/// milliseconds. The file's name carries a digest of the wasm bytes and of the engine's
+/// compatibility hash, and wasmtime refuses an artifact of another version or
+/// configuration (then it is compiled again): a stale file is never used.
+fn compile_cached(engine: &Engine, wasm_path: &Path, bytes: &[u8]) -> anyhow::Result<Module> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    engine.precompile_compatibility_hash().hash(&mut h);
+    let stem = wasm_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let cache = wasm_path.with_file_name(format!("{stem}.{:016x}.cwasm", h.finish()));
+    if cache.exists() {
+        // SAFETY: the file is one `serialize` below wrote (its name is this process's key
+        // for these bytes and this engine, in the build's own output directory), renamed
+        // into place whole; wasmtime checks its version and configuration.
+        if let Ok(m) = unsafe { Module::deserialize_file(engine, &cache) } {
+            return Ok(m);
+        }
+    }
+    let module = Module::new(engine, bytes).map_err(|e| anyhow::anyhow!("compiling guest: {e}"))?;
+    // Best effort: a read-only directory or a concurrent writer only costs the next process
+    // a compile. Written under a unique name and renamed, so a reader never sees half.
+    if let Ok(art) = module.serialize() {
+        let tmp = cache.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, art).is_ok() && std::fs::rename(&tmp, &cache).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        // Older artifacts of this wasm file (other bytes or engines) are dropped.
+        if let (Some(dir), Some(keep)) = (cache.parent(), cache.file_name()) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                if n.starts_with(&format!("{stem}.")) && n.ends_with(".cwasm") && *n != *keep.to_string_lossy() {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+    Ok(module)
+}
+
 fn mem_slice(data: &mut [u8], ptr: i32, len: usize) -> wasmtime::Result<&mut [u8]> {
     let start = ptr as u32 as usize;
     data.get_mut(start..start.saturating_add(len))
@@ -208,7 +252,7 @@ impl GuestModule {
     pub fn load(wasm_path: &Path) -> anyhow::Result<GuestModule> {
         let engine = engine()?;
         let bytes = std::fs::read(wasm_path).map_err(|e| anyhow::anyhow!("reading {}: {e}", wasm_path.display()))?;
-        let module = Module::new(&engine, &bytes).map_err(|e| anyhow::anyhow!("compiling guest: {e}"))?;
+        let module = compile_cached(&engine, wasm_path, &bytes)?;
         let pre = linker(&engine)
             .and_then(|l| l.instantiate_pre(&module))
             .map_err(|e| anyhow::anyhow!("linking guest: {e}"))?;
@@ -641,4 +685,56 @@ pub fn build_guest(features: &[String]) -> anyhow::Result<PathBuf> {
     let copy = target_dir.join(format!("rollfs_sim_guest-{name}.wasm"));
     std::fs::copy(&built, &copy)?;
     Ok(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A guest loads from its compiled artifact when one for its bytes is there, and a
+    /// damaged artifact is compiled over, not used.
+    #[test]
+    fn compiled_guest_is_cached_and_a_damaged_cache_is_replaced() {
+        let dir = std::env::temp_dir().join(format!("rollfs-sim-cwasm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let wasm = dir.join("guest.wasm");
+        std::fs::copy(DEFAULT_GUEST_WASM, &wasm).unwrap();
+        let artifacts = || -> Vec<PathBuf> {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+                .collect();
+            v.sort();
+            v
+        };
+        let mounts = |m: &GuestModule| {
+            let mut g = m.instantiate(SimDevice::new(crate::device::Image::blank(2048), 1)).expect("instance");
+            assert!(g.format(16, 0).is_ok() && g.mount(false, 1).is_ok(), "the loaded guest works");
+        };
+        mounts(&GuestModule::load(&wasm).expect("compiled"));
+        let art = artifacts();
+        assert_eq!(art.len(), 1, "one artifact written: {art:?}");
+        let written = std::fs::metadata(&art[0]).unwrap().modified().unwrap();
+        mounts(&GuestModule::load(&wasm).expect("loaded from the artifact"));
+        assert_eq!(
+            std::fs::metadata(&art[0]).unwrap().modified().unwrap(),
+            written,
+            "the artifact was used, not rewritten"
+        );
+        // Damaged: compiled again, the artifact rewritten whole.
+        std::fs::write(&art[0], b"not a compiled module").unwrap();
+        mounts(&GuestModule::load(&wasm).expect("compiled over a damaged artifact"));
+        assert!(std::fs::metadata(&art[0]).unwrap().len() > 1000, "the artifact was rewritten");
+        // Other bytes: another artifact, and the old one dropped.
+        let mut bytes = std::fs::read(&wasm).unwrap();
+        bytes.extend_from_slice(&[0, 5, 4, b'n', b'o', b't', b'e']); // a custom section "note"
+        std::fs::write(&wasm, &bytes).unwrap();
+        mounts(&GuestModule::load(&wasm).expect("changed bytes compile"));
+        let now = artifacts();
+        assert_eq!(now.len(), 1, "{now:?}");
+        assert_ne!(now, art, "new bytes, new artifact");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
