@@ -233,8 +233,8 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         st.panic = Some(String::from_utf8_lossy(msg).into_owned());
         Ok(())
     })?;
-    // The core's CRC32C (its feature `embedder-crc32c`): the crc32c crate's own function,
-    // with the CPU's CRC instruction where there is one.
+    // The core's CRC32C (its feature `embedder-crc32c`): the crc32c crate's function, folded
+    // with 512-bit carry-less multiplies where the CPU has them (`crate::crc`).
     l.func_wrap("rollfs_host", "crc32c_append", |c: Caller<'_, HostState>, seed: i32, ptr: i32, len: i32| {
         let mem = c.data().memory.expect("memory");
         let data = mem.data(&c);
@@ -243,7 +243,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         let bytes = data
             .get(start..start.saturating_add(len))
             .ok_or_else(|| wasmtime::format_err!("guest passed an out-of-bounds buffer"))?;
-        Ok(crc32c::crc32c_append(seed as u32, bytes) as i32)
+        Ok(crate::crc::crc32c_append(seed as u32, bytes) as i32)
     })?;
     Ok(l)
 }

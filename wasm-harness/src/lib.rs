@@ -17,8 +17,10 @@
 //! | [`mutants`] | discovering core mutants and checking that each is caught |
 //! | [`eio`] | the I/O-error sweep: every read, write and flush of a workload fails in turn |
 //! | [`cost`] | device cost of fsync and atomic commits, simulated time under a latency model |
+//! | [`crc`] | the guest's CRC-32C, folded with 512-bit carry-less multiplies where the CPU can |
 
 pub mod cost;
+pub mod crc;
 pub mod device;
 pub mod eio;
 pub mod explore;
