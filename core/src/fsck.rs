@@ -359,31 +359,37 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             let total = self.fs.cp.valid_inodes as u64;
             (self.progress)(self.report.inodes, total);
         }
-        let ib = match self.fs.node_ref(ino) {
-            Ok(b) => alloc::boxed::Box::new(*b),
+        // What the walk needs of the inode, taken out of the node cache's copy (the walk
+        // loads other nodes meanwhile): its mapped slots (holes need no check), subtree
+        // roots, xattr node and counts. A copy of the whole block per inode cost more.
+        let (mode, size, blocks, mapped, subtrees, x) = match self.fs.node_ref(ino) {
+            Ok(ib) => (
+                inode::mode(ib),
+                inode::size(ib),
+                inode::blocks(ib),
+                inode::mapped_ptrs(ib).collect::<Vec<(u32, u32, u32)>>(),
+                core::array::from_fn::<Nid, { node::SLOT_SUBTREES.len() }, _>(|slot| inode::nid(ib, slot)),
+                inode::xattr_nid(ib),
+            ),
             Err(_) => return None,
         };
-        let kind = FileType::from_mode(inode::mode(&ib) as u32)?;
+        let kind = FileType::from_mode(mode as u32)?;
         if kind == FileType::Directory {
             self.dir_blocks.insert(ino, Vec::new());
         }
-        let size = inode::size(&ib);
         let size_blocks = match kind {
             FileType::Regular | FileType::Symlink | FileType::Directory => size.div_ceil(BLOCK_SIZE as u64),
             _ => 0,
         };
         let mut count = 0u64;
-        // Holes need no check (`check_data` ignores a null address): only mapped slots.
-        for (ofs, addr, crc) in inode::mapped_ptrs(&ib) {
+        for (ofs, addr, crc) in mapped {
             self.check_data(ino, ino, ofs, ofs as u64, (addr, crc), size_blocks, &mut count);
         }
-        for (slot, &(base, _, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
-            let nid = inode::nid(&ib, slot);
+        for (&(base, _, depth), &nid) in node::SLOT_SUBTREES.iter().zip(&subtrees) {
             if nid != NULL_NID {
                 self.walk_subtree(ino, nid, depth, base, size_blocks, &mut count);
             }
         }
-        let x = inode::xattr_nid(&ib);
         if x != NULL_NID && self.claim_node(x, ino, NodeType::Xattr) {
             let addr = self.fs.nat_addr(x);
             if let Ok(b) = self.fs.node_ref(x) {
@@ -392,12 +398,9 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 }
             }
         }
-        if inode::blocks(&ib) != count {
+        if blocks != count {
             let addr = self.fs.nat_addr(ino);
-            self.problem(format!(
-                "inode {ino} (block {addr}): block count {}, but {count} blocks mapped",
-                inode::blocks(&ib)
-            ));
+            self.problem(format!("inode {ino} (block {addr}): block count {blocks}, but {count} blocks mapped"));
         }
         Some(kind)
     }
