@@ -429,6 +429,10 @@ pub struct Explorer {
     pub dumps_reused: AtomicU64,
     /// Tree verdicts answered from the run's [`Run::verdicts`].
     pub verdicts_reused: AtomicU64,
+    /// Test hook: the crash-state check with this index (counted over the explorer's
+    /// life, from 1) panics, as a harness bug would ([`Explorer::panic_at_check`]).
+    check_panic_at: AtomicU64,
+    checks_started: AtomicU64,
 }
 
 /// The core's counters summed over workload runs (at their end) and over recovery mounts
@@ -985,6 +989,8 @@ impl Explorer {
             trees_reused: AtomicU64::new(0),
             dumps_reused: AtomicU64::new(0),
             verdicts_reused: AtomicU64::new(0),
+            check_panic_at: AtomicU64::new(0),
+            checks_started: AtomicU64::new(0),
         })
     }
 
@@ -1842,6 +1848,14 @@ impl Explorer {
         res
     }
 
+    /// Test hook: the `n`-th crash-state check (from 1) of [`explore_shard`] from now on
+    /// panics, as a bug in the harness would: the exploration must fail, not hang.
+    #[doc(hidden)]
+    pub fn panic_at_check(&self, n: u64) {
+        let started = self.checks_started.load(Ordering::Relaxed);
+        self.check_panic_at.store(started + n, Ordering::Relaxed);
+    }
+
     /// The number of crash states to check in a prepared workload (every run's jobs).
     fn job_count(prepared: &Prepared) -> usize {
         prepared.runs.iter().map(|(_, jobs)| jobs.len()).sum()
@@ -1849,6 +1863,8 @@ impl Explorer {
 
     /// Checks the `i`-th crash state of a prepared workload (its runs' jobs in order).
     fn check_nth(&self, prepared: &Prepared, mut i: usize) -> Verdict {
+        let n = self.checks_started.fetch_add(1, Ordering::Relaxed) + 1;
+        assert!(n != self.check_panic_at.load(Ordering::Relaxed), "injected panic in crash-state check {n}");
         for (run, jobs) in &prepared.runs {
             if i < jobs.len() {
                 return self.check_job(run, &jobs[i], &mut Vec::new());
@@ -2116,6 +2132,23 @@ struct Schedule {
     stopped: bool,
 }
 
+/// Stops every worker of [`explore_shard`] when the worker holding it unwinds.
+struct StopOnPanic<'a> {
+    schedule: &'a Mutex<Schedule>,
+    wake: &'a std::sync::Condvar,
+}
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A panic under the lock poisons it; the schedule is only read to stop.
+            let mut st = self.schedule.lock().unwrap_or_else(|p| p.into_inner());
+            st.stopped = true;
+            self.wake.notify_all();
+        }
+    }
+}
+
 /// What a worker reports for a case: its result, or that its workload could not be made.
 enum Outcome {
     Checked(CaseResult),
@@ -2232,6 +2265,11 @@ pub fn explore_shard(
             let tx = tx.clone();
             let (schedule, wake) = (&schedule, &wake);
             scope.spawn(move || {
+                // A task that panics (a harness bug, a failed memo check) stops every worker,
+                // so that the others' senders drop, the summing loop ends and the scope's
+                // join re-raises the panic: otherwise the others would wait for the dead
+                // worker's task forever.
+                let _stop_on_panic = StopOnPanic { schedule, wake };
                 let mut st = schedule.lock().unwrap();
                 loop {
                     match st.next_task(timed_out(), case_at) {

@@ -182,8 +182,11 @@ fn compile_cached(engine: &Engine, wasm_path: &Path, bytes: &[u8]) -> anyhow::Re
     // Best effort: a read-only directory or a concurrent writer only costs the next process
     // a compile. Written under a unique name and renamed, so a reader never sees half.
     if let Ok(art) = module.serialize() {
-        let tmp = cache.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, art).is_ok() && std::fs::rename(&tmp, &cache).is_err() {
+        // Unique per process and per call (threads of one process may both compile).
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = cache.with_extension(format!("tmp{}-{n}", std::process::id()));
+        if std::fs::write(&tmp, art).is_err() || std::fs::rename(&tmp, &cache).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
         // Older artifacts of this wasm file (other bytes or engines) are dropped.

@@ -64,6 +64,24 @@ fn first_violation_search_is_the_same_with_any_thread_count() {
     assert_eq!(search(3), one);
 }
 
+/// A panic in a crash-state check (a harness bug, a failed memo check) fails the
+/// exploration, whatever the number of threads: the other workers must not wait forever
+/// for the task of the one that died.
+#[test]
+fn a_panicking_check_fails_the_exploration_instead_of_hanging() {
+    for threads in [1, 2, 3] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ex = explorer(Options { threads, ..small_opts(5) });
+            ex.panic_at_check(3);
+            let run = std::panic::AssertUnwindSafe(|| explore(&ex, Source::Random, Some(20), None, false, &mut |_| {}));
+            let _ = tx.send(std::panic::catch_unwind(run).is_err());
+        });
+        let failed = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the exploration ended (it hung)");
+        assert!(failed, "the injected panic fails the exploration ({threads} threads)");
+    }
+}
+
 /// A crash image answered by replaying an earlier guest of its run (one that read the same
 /// blocks) gets the verdict, device trace and recovery counters a live guest gives it; so
 /// does a live guest whose fsck an earlier fsck of the run answered (`FsckMemo`), and one
