@@ -616,13 +616,15 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         let g = self.fs.geo;
         let mut sit_valid = 0u64;
         // Runs of consecutive blocks with the same disagreement make one message.
-        let mut run: Option<(bool, u32, u32)> = None; // (valid but unowned?, first, last)
-                                                      // `owners` holds main-area addresses only (`claim`), sorted and unique
-                                                      // (`settle_owners`): walked beside the blocks instead of looked up per block.
+        // (valid but unowned?, first, last)
+        let mut run: Option<(bool, u32, u32)> = None;
+        // `owners` holds main-area addresses only (`claim`), sorted and unique
+        // (`settle_owners`): walked beside the blocks instead of looked up per block.
         let owned: Vec<u32> = self.owners.iter().map(|(a, _)| *a).collect();
         let mut next_owned = 0usize;
+        // Whole bytes: a geometry's segment size is a power of two of at least
+        // SEGMENT_BLOCKS_MIN blocks (`Geometry::validate`).
         let seg_bytes = (g.segment_blocks / 8) as usize;
-        let seg_tail_bits = g.segment_blocks % 8;
         for segno in 0..g.main_segments {
             let e = *self.fs.sit.get(segno);
             sit_valid += e.valid as u64;
@@ -638,10 +640,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 bits[(off / 8) as usize] |= 1 << (off % 8);
                 next_owned += 1;
             }
-            let tail_mask = (1u8 << seg_tail_bits).wrapping_sub(1);
-            let agree = bits[..seg_bytes] == e.bitmap[..seg_bytes]
-                && (seg_tail_bits == 0 || (bits[seg_bytes] ^ e.bitmap[seg_bytes]) & tail_mask == 0);
-            if agree {
+            if bits[..seg_bytes] == e.bitmap[..seg_bytes] {
                 // No block disagrees: a run of disagreeing blocks ends at this segment.
                 if let Some(r) = run.take() {
                     self.sit_problem(r);
