@@ -254,6 +254,34 @@ pub struct GuestSession {
     /// The tree the dump gave on the device of the last image checked with this session
     /// ([`Explorer::dump_tree`]).
     pub parsed: Mutex<Option<Arc<ParsedDump>>>,
+    /// Where [`GuestSession::fits`] last found a differing block ([`MissHint`]).
+    pub miss: MissHint,
+}
+
+/// The index of the read at which a memo entry last failed to fit, checked first next
+/// time. A live guest's image misses every entry of its run's memo, and the reads that
+/// differ are mostly the same few late ones (the newest nodes of the chain its recovery
+/// walks): in read order, each miss compared most of an entry's reads (hundreds) before
+/// reaching them. Only the order of the comparisons depends on it, never the answer.
+#[derive(Default)]
+pub struct MissHint(AtomicUsize);
+
+impl MissHint {
+    /// Whether `same(i)` holds for every read `i` below `n`, trying the hinted one first
+    /// and remembering the first that does not hold.
+    fn all(&self, n: usize, same: impl Fn(usize) -> bool) -> bool {
+        let hint = self.0.load(Ordering::Relaxed);
+        if hint < n && !same(hint) {
+            return false;
+        }
+        match (0..n).find(|&i| i != hint && !same(i)) {
+            None => true,
+            Some(i) => {
+                self.0.store(i, Ordering::Relaxed);
+                false
+            }
+        }
+    }
 }
 
 /// The tree a planned dump gave and the device blocks it named (each as the device held
@@ -279,7 +307,8 @@ impl GuestSession {
         if self.block_count != image.block_count() {
             return false;
         }
-        self.recording.inputs.iter().all(|(addr, was)| blocks_equal(image.get(*addr), was.as_ref()))
+        let inputs = &self.recording.inputs;
+        self.miss.all(inputs.len(), |i| blocks_equal(image.get(inputs[i].0), inputs[i].1.as_ref()))
     }
 }
 
@@ -329,6 +358,8 @@ pub struct FsckSession {
     /// Each block the fsck read, as the device held it then (`None`: never written).
     pub reads: Vec<(u64, Option<BlockRef>)>,
     pub problems: Vec<String>,
+    /// Where [`FsckSession::fits`] last found a differing block.
+    pub miss: MissHint,
 }
 
 /// Two blocks of a device are the same bytes (an absent block reads as zeros).
@@ -398,12 +429,13 @@ impl FsckSession {
                 reads.push((*addr, dev.current(*addr).cloned()));
             }
         }
-        Some(FsckSession { requests: requests.to_vec(), reads, problems: problems.to_vec() })
+        Some(FsckSession { requests: requests.to_vec(), reads, problems: problems.to_vec(), miss: MissHint::default() })
     }
 
     /// True when an fsck of `dev` would read exactly what this one read.
     fn fits(&self, dev: &SimDevice) -> bool {
-        self.reads.iter().all(|(addr, was)| blocks_equal(dev.current(*addr), was.as_ref()))
+        let reads = &self.reads;
+        self.miss.all(reads.len(), |i| blocks_equal(dev.current(reads[i].0), reads[i].1.as_ref()))
     }
 }
 
@@ -1458,6 +1490,7 @@ impl Explorer {
             dump,
             stats_after_dump,
             parsed: Mutex::new(None),
+            miss: MissHint::default(),
         });
         self.guest_runs.fetch_add(1, Ordering::Relaxed);
         if self.opts.memo {
@@ -2466,6 +2499,40 @@ mod tests {
         let mut failed = r.clone();
         failed[4].ok = false;
         assert_eq!(allowed_states(&failed, 20), vec![2, 4], "a failed sync guarantees nothing");
+    }
+
+    #[test]
+    fn miss_hint_changes_the_order_of_comparisons_not_the_answer() {
+        let hint = MissHint::default();
+        let tried = std::cell::RefCell::new(Vec::new());
+        let same = |differs: &'static [usize]| {
+            let tried = &tried;
+            move |i: usize| {
+                tried.borrow_mut().push(i);
+                !differs.contains(&i)
+            }
+        };
+        // The first miss is found in order and remembered.
+        assert!(!hint.all(6, same(&[4, 5])));
+        assert_eq!(*tried.borrow(), [0, 1, 2, 3, 4]);
+        // The next check starts at the remembered read and stops there.
+        tried.borrow_mut().clear();
+        assert!(!hint.all(6, same(&[4])));
+        assert_eq!(*tried.borrow(), [4]);
+        // Where the remembered read matches, the rest are still checked (a hit checks all)
+        // and a new miss is remembered.
+        tried.borrow_mut().clear();
+        assert!(!hint.all(6, same(&[1])));
+        assert_eq!(*tried.borrow(), [4, 0, 1]);
+        tried.borrow_mut().clear();
+        assert!(hint.all(6, same(&[])));
+        assert_eq!(*tried.borrow(), [1, 0, 2, 3, 4, 5], "a fit compares every read once");
+        // A hint beyond a shorter entry is ignored.
+        tried.borrow_mut().clear();
+        assert!(hint.all(1, same(&[])));
+        assert!(!hint.all(1, same(&[0])));
+        assert!(!MissHint::default().all(3, |i| i != 2));
+        assert!(MissHint::default().all(0, |_| false), "no reads: fits");
     }
 
     #[test]
