@@ -88,6 +88,32 @@ fn unsupported_format_version_is_refused() {
     }
 }
 
+/// fsck's SIT pass compares each segment's bitmap in whole bytes: it relies on every geometry
+/// read from disk having a segment size that is a power of two of at least 16 blocks. A
+/// sealed superblock with any other size is refused, by mount and by fsck, before anything
+/// is addressed through it.
+#[test]
+fn superblock_with_a_segment_size_fsck_cannot_walk_is_refused() {
+    for bad in [0u32, 8, 12, 20, 24, 17, 48, 1 << 30] {
+        let mut dev = image();
+        for a in 0..2 {
+            let b = dev.block_mut(a);
+            let off = superblock::SB_OFF_SEGMENT_BLOCKS;
+            b[off..off + 4].copy_from_slice(&bad.to_le_bytes());
+            codec::seal(b);
+        }
+        // fsck reports the image it cannot mount as one problem, and walks nothing.
+        let report = fsck::check(&mut dev).unwrap();
+        assert_eq!(report.problems.len(), 1, "{bad}: {:?}", report.problems);
+        assert!(report.problems[0].contains("bad segment size"), "{bad}: {:?}", report.problems);
+        assert_eq!(report.inodes, 0, "{bad}: nothing is walked");
+        match Filesystem::mount(dev, &MountOptions::default(), T) {
+            Err(Error::Corrupt { reason, .. }) => assert!(reason.contains("segment size"), "{bad}: {reason}"),
+            other => panic!("mount with segment size {bad}: {:?}", other.map(|_| ())),
+        }
+    }
+}
+
 #[test]
 fn not_a_filesystem_is_a_clear_error() {
     let dev = MemDevice::new(4096);
