@@ -116,6 +116,10 @@ impl SimDevice {
 
     /// Makes `requests` on this device, as the guest made them on the recording one.
     pub fn replay(&mut self, requests: &[Request]) {
+        // At least an event and a call per request: grown once, not doubling from empty
+        // (a replayed crash state makes hundreds of requests).
+        self.trace.events.reserve(requests.len());
+        self.trace.calls.reserve(requests.len());
         for r in requests {
             match r {
                 Request::Read(addr) => {

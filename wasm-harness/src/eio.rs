@@ -22,7 +22,7 @@
 //! tree. `--io read:N` (or `write:N`, `flush:N`) replays one point with its account.
 
 use crate::device::{CrashWalker, Eio, Event, IoKind, Survivors};
-use crate::explore::{allowed_states, Explorer, Run, Violation};
+use crate::explore::{allowed_states, Explorer, Log, Run, Violation};
 use crate::rng::Hasher64;
 use crate::workload::{CaseId, Op, Workload};
 use std::time::Instant;
@@ -120,7 +120,7 @@ impl SweepSummary {
 
 impl Explorer {
     /// Runs `w` with the call `eio` failing and checks what the module documentation says.
-    fn sweep_point(&self, w: &Workload, eio: Eio, log: &mut Vec<String>) -> PointResult {
+    fn sweep_point(&self, w: &Workload, eio: Eio, log: &mut Log) -> PointResult {
         let write_like = eio.kind != IoKind::Read;
         let mut probes = Vec::new();
         let run = self.run_hooked(w, Some(eio), true, &mut |g, run| {
@@ -143,11 +143,14 @@ impl Explorer {
                 ));
             }
         });
-        log.push(format!("injected EIO at {}", point_name(&eio)));
-        for (k, r) in run.records.iter().enumerate() {
-            log.push(format!("  op {k:3} events {:?} {} -> {}", r.events, r.label, r.result));
-        }
-        log.extend(probes);
+        log.line(|| format!("injected EIO at {}", point_name(&eio)));
+        log.lines(|| {
+            run.records
+                .iter()
+                .enumerate()
+                .map(|(k, r)| format!("  op {k:3} events {:?} {} -> {}", r.events, r.label, r.result))
+        });
+        log.lines(|| probes);
         let mut problems = run.problems.clone();
         let mut h = Hasher64::new();
         h.u64(run.trace.digest());
@@ -181,7 +184,7 @@ impl Explorer {
         let all = walker.image(&Survivors(walker.pending().into_iter().map(|id| (id, 0xFF)).collect()));
         let durable = walker.durable().clone();
         for (name, img) in [("all", all), ("durable", durable)] {
-            log.push(format!("remount ({name} writes on the media):"));
+            log.line(|| format!("remount ({name} writes on the media):"));
             let seed = w.dev_seed ^ eio.nth ^ ((eio.kind as u64) << 40);
             let (_, _, hash, bad) = self.check_image(&run, &img, &allowed, end, None, seed, log);
             h.u64(hash);
@@ -197,9 +200,9 @@ impl Explorer {
 
     /// Replays one I/O-error point of a workload, returning its account and problems.
     pub fn sweep_replay(&self, w: &Workload, eio: Eio) -> (Vec<String>, Vec<(String, String)>) {
-        let mut log = Vec::new();
+        let mut log = Log::kept(Vec::new());
         let r = self.sweep_point(w, eio, &mut log);
-        (log, r.problems)
+        (log.into_lines(), r.problems)
     }
 
     /// The I/O-error points of one workload, all of them, without trying any.
@@ -212,7 +215,7 @@ impl Explorer {
         let clean = self.run_hooked(w, None, true, &mut |_, _| {});
         let pts = points(&clean, max);
         sum.points_all += if max.is_some() { points(&clean, None).len() } else { pts.len() } as u64;
-        let results = self.par_map(pts.len(), |i| self.sweep_point(w, pts[i], &mut Vec::new()));
+        let results = self.par_map(pts.len(), |i| self.sweep_point(w, pts[i], &mut Log::off()));
         let mut h = Hasher64::new();
         h.u64(sum.digest);
         for (p, r) in pts.iter().zip(results) {

@@ -608,8 +608,10 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         if names.is_empty() || history::value_at(h.content.get(ino), hi).is_none() {
             continue; // a directory, or deleted since: a later state of its own
         }
-        let states: std::collections::BTreeSet<u64> = history::values_in(h.content.get(ino), f, hi).copied().collect();
-        if !names.iter().any(|p| file_hash(p).is_some_and(|h| states.contains(&h))) {
+        // Scanned per name, not collected: a file has a name or two, and this runs for
+        // every crash state whose window holds an fsync.
+        let held = |hash: u64| history::values_in(h.content.get(ino), f, hi).any(|&x| x == hash);
+        if !names.iter().any(|p| file_hash(p).is_some_and(held)) {
             let found: Vec<String> = names
                 .iter()
                 .map(|p| match tree.entries.get(*p) {
@@ -943,6 +945,39 @@ fn live_tree(g: &mut crate::guest::Guest, cache: &BlockCache) -> Result<Result<T
         DumpFault::Parse(m) => ("live-dump".to_string(), m),
         DumpFault::Checksum(m) => ("data-checksum".to_string(), m),
     }))
+}
+
+/// The account of a check, line by line: kept for `replay`, never formatted while
+/// exploring (a few lines per crash state, formatted and dropped, were 50,000 of the
+/// host's allocations for ten workloads).
+pub(crate) struct Log(Option<Vec<String>>);
+
+impl Log {
+    /// A log that keeps nothing.
+    pub(crate) fn off() -> Log {
+        Log(None)
+    }
+
+    /// A log that keeps its lines, after `lines`.
+    pub(crate) fn kept(lines: Vec<String>) -> Log {
+        Log(Some(lines))
+    }
+
+    pub(crate) fn line(&mut self, line: impl FnOnce() -> String) {
+        if let Some(l) = self.0.as_mut() {
+            l.push(line());
+        }
+    }
+
+    pub(crate) fn lines<I: IntoIterator<Item = String>>(&mut self, lines: impl FnOnce() -> I) {
+        if let Some(l) = self.0.as_mut() {
+            l.extend(lines());
+        }
+    }
+
+    pub(crate) fn into_lines(self) -> Vec<String> {
+        self.0.unwrap_or_default()
+    }
 }
 
 /// Failure atomicity in the running mount, sampled: after the first
@@ -1600,7 +1635,7 @@ impl Explorer {
         point: usize,
         eio_read: Option<u64>,
         dev_seed: u64,
-        log: &mut Vec<String>,
+        log: &mut Log,
     ) -> (Option<SimDevice>, usize, u64, Option<(String, String)>) {
         let (s, dev, mount_end) = match self.guest_session(run, image, eio_read, dev_seed) {
             Ok(x) => x,
@@ -1608,9 +1643,9 @@ impl Explorer {
         };
         let mount = &s.mount;
         let fired = dev.trace.events[..mount_end].iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
-        log.push(format!("mount: {mount:?} ({mount_end} I/O events)"));
+        log.line(|| format!("mount: {mount:?} ({mount_end} I/O events)"));
         if self.opts.trace_mount {
-            log.extend(dev.trace.describe(0..mount_end).into_iter().map(|l| format!("  mount {l}")));
+            log.lines(|| dev.trace.describe(0..mount_end).into_iter().map(|l| format!("  mount {l}")));
         }
         if let Err(e) = mount {
             if e.errno() == Some(5) && fired {
@@ -1655,11 +1690,13 @@ impl Explorer {
         match per_file {
             Some(Some(v)) => return (Some(dev), mount_end, tree.hash, Some(v)),
             Some(None) => {
-                log.push(format!(
-                    "tree {} ({} entries)",
-                    if exact { "matches an allowed state" } else { "passes the per-file rules" },
-                    tree.entries.len()
-                ));
+                log.line(|| {
+                    format!(
+                        "tree {} ({} entries)",
+                        if exact { "matches an allowed state" } else { "passes the per-file rules" },
+                        tree.entries.len()
+                    )
+                });
                 return (Some(dev), mount_end, tree.hash, None);
             }
             None => {}
@@ -1705,7 +1742,7 @@ impl Explorer {
         v
     }
 
-    fn check_job(&self, run: &Run, job: &Job, log: &mut Vec<String>) -> Verdict {
+    fn check_job(&self, run: &Run, job: &Job, log: &mut Log) -> Verdict {
         let mut rng =
             Rng::derive(&[self.opts.seed, run.workload.dev_seed, job.id.point as u64, job.id.variant as u64, 0x4EC]);
         let random_eio = (self.opts.eio && rng.chance(1, 4)).then(|| rng.below(24));
@@ -1714,7 +1751,7 @@ impl Explorer {
         let eio_read = match (job.id.read_eio, directive) {
             (Some(n), _) => {
                 // One failing-read check of `@recovery-eio each` (replay).
-                log.push(format!("read {n} of the recovery mount fails"));
+                log.line(|| format!("read {n} of the recovery mount fails"));
                 let (_, _, hash, bad) =
                     self.check_image(run, &job.image, &job.allowed, job.id.point, Some(n), dev_seed, log);
                 return Verdict { states: 1, digest: hash, violation: bad.map(|(k, d)| (job.id, k, d)) };
@@ -1770,7 +1807,7 @@ impl Explorer {
             let mut r2 = Rng::derive(&[dev_seed, q as u64, w as u64]);
             let surv = choose_survivors(&walker.pending(), w, &mut r2, self.opts.torn);
             let img = walker.image(&surv);
-            log.push(format!("crash during recovery at {q}:{w}"));
+            log.line(|| format!("crash during recovery at {q}:{w}"));
             let (_, _, h2, bad) = self.check_image(run, &img, &job.allowed, job.id.point, None, r2.next_u64(), log);
             states += 1;
             h.u64(h2);
@@ -1866,7 +1903,7 @@ impl Explorer {
     pub fn check_workload(&self, case: &CaseId, prepared: &Prepared) -> CaseResult {
         let all: Vec<(&Run, &Job)> =
             prepared.runs.iter().flat_map(|(r, jobs)| jobs.iter().map(move |j| (r, j))).collect();
-        let verdicts = self.par_map(all.len(), |i| self.check_job(all[i].0, all[i].1, &mut Vec::new()));
+        let verdicts = self.par_map(all.len(), |i| self.check_job(all[i].0, all[i].1, &mut Log::off()));
         self.fold_case(case, prepared, verdicts)
     }
 
@@ -1900,7 +1937,7 @@ impl Explorer {
         assert!(n != self.check_panic_at.load(Ordering::Relaxed), "injected panic in crash-state check {n}");
         for (run, jobs) in &prepared.runs {
             if i < jobs.len() {
-                return self.check_job(run, &jobs[i], &mut Vec::new());
+                return self.check_job(run, &jobs[i], &mut Log::off());
             }
             i -= jobs.len();
         }
@@ -1940,8 +1977,9 @@ impl Explorer {
             "allowed states: after {:?}",
             job.allowed.iter().map(|&k| &run.records[k].label).collect::<Vec<_>>()
         ));
+        let mut log = Log::kept(log);
         let v = self.check_job(&run, &job, &mut log);
-        (log, v.violation.map(|(_, k, d)| (k, d)))
+        (log.into_lines(), v.violation.map(|(_, k, d)| (k, d)))
     }
 
     /// The image a crash state leaves on the device, before recovery (for `replay

@@ -674,6 +674,13 @@ fn zero_block_hash() -> u64 {
     *HASH.get_or_init(|| block_hash(&[0u8; BLOCK_SIZE]))
 }
 
+/// A zero block for a named block the device never wrote: one for the process (made per
+/// file, it was a 4 KiB allocation and zeroing for every file of every dump parsed).
+fn shared_zero_block() -> &'static BlockRef {
+    static ZERO: std::sync::OnceLock<BlockRef> = std::sync::OnceLock::new();
+    ZERO.get_or_init(|| Arc::new([0u8; BLOCK_SIZE]))
+}
+
 /// Parses a planned record's body at `pos` (after its marker) and returns the content
 /// length and [`content_hash`], computed from the named blocks, the holes (zeros) and the
 /// bytes between them.
@@ -734,7 +741,6 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
     }
     let named_bytes: usize = pieces.iter().map(|(r, _)| r.blocks * BLOCK_SIZE).sum();
     let gaps = take(b, pos, len - named_bytes).map_err(p)?;
-    let zero: BlockRef = Arc::new([0u8; BLOCK_SIZE]);
     let mut h = Hasher64::new();
     h.u64(len as u64);
     let mut gap_at = 0usize;
@@ -760,7 +766,7 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
         }
         for j in 0..r.blocks {
             let addr = r.addr + j as u64;
-            let block = (dev.get)(addr).unwrap_or_else(|| zero.clone());
+            let block = (dev.get)(addr).unwrap_or_else(|| shared_zero_block().clone());
             let (bh, crc) = dev.cache.info(&block);
             if let Some(c) = &r.crcs {
                 if c[j] != crc {
