@@ -298,15 +298,17 @@ impl SimDevice {
                 if self.in_flight.is_empty() {
                     return;
                 }
-                let mut ids = std::mem::take(&mut self.in_flight);
-                self.rng.shuffle(&mut ids);
-                for id in ids {
-                    if self.rng.chance(1, n) {
-                        self.trace.events.push(Event::Complete { id });
-                    } else {
-                        self.in_flight.push(id);
+                // In place (this runs after every device call): each in-flight write, in a
+                // shuffled order, completes with probability 1/n.
+                let (rng, events) = (&mut self.rng, &mut self.trace.events);
+                rng.shuffle(&mut self.in_flight);
+                self.in_flight.retain(|&id| {
+                    let done = rng.chance(1, n);
+                    if done {
+                        events.push(Event::Complete { id });
                     }
-                }
+                    !done
+                });
                 // Keep the in-flight list in submission order so that later shuffles do
                 // not depend on the history of earlier ones more than necessary.
                 self.in_flight.sort_unstable();
