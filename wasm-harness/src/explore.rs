@@ -133,7 +133,8 @@ pub struct Run {
     /// ([`Explorer::tree_verdict`]): the crash images of a point mostly recover to a few
     /// trees. Bounded by the run's crash states.
     pub verdicts: VerdictMemo,
-    /// Interval histories of `states` and `snaps` for the per-file rules (made on first use).
+    /// Interval histories of `states` and `snaps` for the per-file rules (made with the
+    /// run's crash states, [`Explorer::prepare_workload`], or on first use).
     pub history: std::sync::OnceLock<History>,
     /// `deltas[k]`: what `states[k]` and `snaps[k]` changed from the record before.
     pub deltas: Vec<Delta>,
@@ -1893,6 +1894,13 @@ impl Explorer {
         if let Some(erun) = erun {
             let ejobs = self.jobs(&erun, limit / 4 + 2);
             runs.push((erun, ejobs));
+        }
+        // The per-file rules' history, made here rather than by the first check that needs
+        // it: there, the other checking threads waited for it at the start of every case.
+        for (run, jobs) in &runs {
+            if !jobs.is_empty() {
+                run.history.get_or_init(|| History::from_deltas(&run.states, &run.snaps, &run.deltas));
+            }
         }
         Prepared { runs }
     }
