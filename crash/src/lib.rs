@@ -729,4 +729,176 @@ mod tests {
         assert_eq!(img.flatten().to_bytes(), bytes);
         assert_eq!(img.with_blocks([(7, Arc::new(block(9)))]).get(6).map(|b| **b), img.get(6).map(|b| **b));
     }
+
+    /// Differential: over random traces (random start images, flattened or not, duplicated
+    /// torn survivors of one block, walkers over crash images as for recovery crashes),
+    /// every way of reading a crash image gives the bytes of tearing each survivor eagerly
+    /// over the durable image, in order.
+    #[test]
+    fn lazy_torn_images_read_as_eagerly_torn_ones_on_every_path() {
+        use Event::*;
+        let mut rng = Rng::new(12345);
+        for round in 0..300u64 {
+            let n_blocks = 12u64;
+            let nw = 10 + rng.below(30) as usize;
+            let mut writes = Vec::new();
+            for _ in 0..nw {
+                let mut b = [0u8; BLOCK_SIZE];
+                for x in b.iter_mut() {
+                    *x = rng.below(256) as u8;
+                }
+                if rng.chance(1, 8) {
+                    b = [0u8; BLOCK_SIZE];
+                }
+                writes.push(WriteRec { addr: rng.below(n_blocks), data: Arc::new(b), fua: rng.chance(1, 4) });
+            }
+            let mut events = Vec::new();
+            let mut submitted = Vec::new();
+            let mut done = vec![false; nw];
+            for id in 0..nw as u32 {
+                events.push(Write { id });
+                submitted.push(id);
+                while rng.chance(1, 2) {
+                    let i = rng.below(submitted.len() as u64) as usize;
+                    let c = submitted[i];
+                    if !done[c as usize] {
+                        done[c as usize] = true;
+                        events.push(Complete { id: c });
+                    }
+                }
+                if rng.chance(1, 5) {
+                    events.push(Flush);
+                }
+            }
+            let t = Trace { events, writes, calls: Vec::new() };
+            // The start image: random, some blocks absent, sometimes flattened.
+            let mut start = Image::blank(n_blocks);
+            let mut blocks = Vec::new();
+            for a in 0..n_blocks {
+                if rng.chance(1, 2) {
+                    let mut b = [0u8; BLOCK_SIZE];
+                    for x in b.iter_mut() {
+                        *x = rng.below(256) as u8;
+                    }
+                    blocks.push((a, Arc::new(b)));
+                }
+            }
+            start = start.with_blocks(blocks);
+            if round % 3 == 0 {
+                start = start.flatten();
+            }
+            let check = |w: &CrashWalker, rng: &mut Rng| -> Image {
+                let pending = w.pending();
+                let v = rng.below(8) as u32;
+                let mut s = choose_survivors(&pending, v, rng, true);
+                // More torn survivors, some of a block already torn.
+                if !pending.is_empty() && rng.chance(1, 2) {
+                    for _ in 0..3 {
+                        let id = pending[rng.below(pending.len() as u64) as usize];
+                        s.0.push((id, 1 + rng.below(254) as u8));
+                    }
+                }
+                let img = w.image(&s);
+                let mut want = w.durable().to_bytes();
+                for &(id, mask) in &s.0 {
+                    let wr = &t.writes[id as usize];
+                    let r = wr.addr as usize * BLOCK_SIZE..(wr.addr as usize + 1) * BLOCK_SIZE;
+                    let old: Block = want[r.clone()].try_into().unwrap();
+                    want[r].copy_from_slice(&tear(&old, &wr.data, mask));
+                }
+                // The first reads through one of the paths, in either order.
+                let which = rng.below(4);
+                let got = match which {
+                    0 => img.to_bytes(),
+                    1 => img.flatten().to_bytes(),
+                    2 => img.with_blocks([]).to_bytes(),
+                    _ => {
+                        let mut o = vec![0u8; want.len()];
+                        for a in (0..n_blocks).rev() {
+                            img.read_into(a, &mut o[a as usize * BLOCK_SIZE..(a as usize + 1) * BLOCK_SIZE]);
+                        }
+                        o
+                    }
+                };
+                assert_eq!(got, want, "round {round} variant {v}");
+                assert_eq!(img.to_bytes(), want);
+                let mut fl = Image::blank(n_blocks);
+                fl = fl.with_blocks((0..n_blocks).map(|a| {
+                    (
+                        a,
+                        Arc::new(
+                            <Block>::try_from(&want[a as usize * BLOCK_SIZE..(a as usize + 1) * BLOCK_SIZE]).unwrap(),
+                        ),
+                    )
+                }));
+                assert_eq!(img.digest(), fl.digest());
+                // A block made once is the one every later read and clone returns.
+                for a in 0..n_blocks {
+                    if let (Some(x), Some(y)) = (img.get(a), img.clone().get(a)) {
+                        assert!(Arc::ptr_eq(x, y));
+                    }
+                }
+                img
+            };
+            let mut w = CrashWalker::new(&start, &t);
+            let mut imgs = Vec::new();
+            for p in 0..=t.events.len() {
+                w.advance_to(p);
+                imgs.push(check(&w, &mut rng));
+            }
+            // Recovery crashes: a walker over a crash image, the trace again over it.
+            for img in imgs.iter().step_by(5) {
+                let mut w2 = CrashWalker::new(img, &t);
+                assert_eq!(w2.durable().to_bytes(), img.to_bytes());
+                for p in 0..=t.events.len() {
+                    w2.advance_to(p);
+                    check(&w2, &mut rng);
+                }
+                // Blocks written over a torn image.
+                let wb = img.with_blocks([(1, Arc::new([7u8; BLOCK_SIZE]))]);
+                let mut want = img.to_bytes();
+                want[BLOCK_SIZE..2 * BLOCK_SIZE].fill(7);
+                assert_eq!(wb.to_bytes(), want);
+            }
+        }
+    }
+
+    /// Checking threads share crash images: first reads of torn blocks from several threads
+    /// at once make each block once, with the torn bytes.
+    #[test]
+    fn torn_blocks_first_read_by_several_threads_read_the_same() {
+        use Event::*;
+        let mut writes = Vec::new();
+        for a in 0..64u64 {
+            let mut b = [0u8; BLOCK_SIZE];
+            for (i, x) in b.iter_mut().enumerate() {
+                *x = (i as u64 * 31 + a) as u8;
+            }
+            writes.push(WriteRec { addr: a, data: Arc::new(b), fua: false });
+        }
+        let events = (0..64u32).map(|id| Write { id }).collect();
+        let t = Trace { events, writes, calls: Vec::new() };
+        let start = Image::blank(64).with_blocks((0..64).map(|a| (a, Arc::new([a as u8; BLOCK_SIZE]))));
+        let mut w = CrashWalker::new(&start, &t);
+        w.advance_to(64);
+        for round in 0..50u8 {
+            let s = Survivors((0..64u32).map(|id| (id, (round % 254) + 1)).collect());
+            let img = w.image(&s);
+            let want: Vec<_> = (0..64u64)
+                .map(|a| tear(&[a as u8; BLOCK_SIZE], &t.writes[a as usize].data, (round % 254) + 1))
+                .collect();
+            std::thread::scope(|sc| {
+                for k in 0..4 {
+                    let img = img.clone();
+                    let want = &want;
+                    sc.spawn(move || {
+                        for a in 0..64u64 {
+                            let a = (a + k * 16) % 64;
+                            assert_eq!(**img.get(a).unwrap(), want[a as usize]);
+                        }
+                    });
+                }
+            });
+        }
+    }
 }
