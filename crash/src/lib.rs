@@ -7,7 +7,7 @@
 //! | item | owns |
 //! |---|---|
 //! | [`rng`] | the seeded PRNG and hashes (the same choices on every platform) |
-//! | [`Image`] | an immutable device image: a dense shared base plus small overlays of shared blocks, so that thousands of crash images share almost all their memory |
+//! | [`Image`] | an immutable device image: a dense shared base plus small overlays of shared blocks, so that thousands of crash images share almost all their memory (a torn write's block is made when first read) |
 //! | [`Trace`], [`Event`] | what a device saw, in order: writes (with their data), completions, waits, flushes, discards, injected errors, marks |
 //! | [`CrashWalker`] | replays a trace and, at any point, derives the images a power loss there may leave |
 //! | [`choose_survivors`], [`tear`] | which non-durable writes survive, and how a write is torn at 512-byte sectors |
