@@ -144,6 +144,13 @@ pub struct Run {
     verify_states: bool,
 }
 
+impl Run {
+    /// The per-file rules' interval history, made on first use.
+    fn history(&self) -> &History {
+        self.history.get_or_init(|| History::from_deltas(&self.states, &self.snaps, &self.deltas))
+    }
+}
+
 /// Identity of one crash state within a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateId {
@@ -595,7 +602,7 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
     if lo > hi {
         return None;
     }
-    let h = run.history.get_or_init(|| History::from_deltas(&run.states, &run.snaps, &run.deltas));
+    let h = run.history();
     let snaps = &run.snaps;
     let file_hash = |p: &str| tree.entries.get(p).filter(|e| e.kind == crate::model::KIND_FILE).map(|e| e.chash);
     // 2, 3, 5: every fsync/fdatasync/atomic commit that returned before the crash.
@@ -1899,7 +1906,7 @@ impl Explorer {
         // it: there, the other checking threads waited for it at the start of every case.
         for (run, jobs) in &runs {
             if !jobs.is_empty() {
-                run.history.get_or_init(|| History::from_deltas(&run.states, &run.snaps, &run.deltas));
+                run.history();
             }
         }
         Prepared { runs }
