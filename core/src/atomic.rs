@@ -67,7 +67,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::Invalid("no atomic write in progress"));
         }
         self.in_fsync = true;
-        let r = self.commit_atomic_inner(ino, now);
+        let r = self.op(|fs| fs.commit_atomic_inner(ino, now));
         self.in_fsync = false;
         if r.is_err() {
             self.stats.atomic_commit_failures += 1;
@@ -79,6 +79,14 @@ impl<D: BlockDevice> Filesystem<D> {
         let idxs: alloc::vec::Vec<u64> = self.atomic[&ino].blocks.keys().copied().collect();
         let n = idxs.len() as u64;
         let partial = crate::mutant!("mutant-atomic-partial-commit");
+        // How the commit will be made durable, decided first: the decision reads the file's
+        // ancestors and their entries (a renamed directory above it, a stale recorded
+        // parent), and a read that failed after the staged data entered the write-back
+        // cache would leave a "failed" transaction visible, for the next sync to persist.
+        // A checkpoint made for room below only clears what the decision looks at, so it
+        // stays true (at worst one checkpoint more).
+        let late = crate::mutant!("mutant-eio-change-before-read");
+        let checkpoint = if late { None } else { Some(self.commit_needs_checkpoint(ino)?) };
         // Phase 1: everything that can fail for lack of room, before anything visible
         // changes (a checkpoint in here never sees staged blocks: they are not in the
         // write-back cache yet). Room for the data and the tree nodes the commit adds,
@@ -103,6 +111,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         let session = self.atomic.remove(&ino).expect("checked by the caller");
+        self.note_change();
         self.touch(now);
         // Phase 2: cannot run out of room. A failure here (an I/O error reading a node) would
         // leave part of the transaction in the write-back cache, so the filesystem stops
@@ -123,25 +132,27 @@ impl<D: BlockDevice> Filesystem<D> {
             return if partial { Err(e) } else { self.fail(e) };
         }
         self.size_changed.insert(ino);
-        // A name removed from the file's directory since the checkpoint (typically the
-        // rollback journal of an earlier, non-atomic transaction) must not come back after
-        // a crash: SQLite would take a resurrected hot journal for an interrupted
-        // transaction and roll back committed ones. Such a commit checkpoints once.
-        let pino = inode::pino(self.inode_ref(ino)?);
-        if self.removed_names.range((pino, alloc::vec::Vec::new())..).next().is_some_and(|(d, _)| *d == pino) {
-            self.stats.fsync_checkpoint_fallbacks += 1;
-            self.checkpoint(false, now)?;
-            self.stats.atomic_commits += 1;
-            return Ok(());
-        }
-        let t = self.fsync_submit(ino, false, now)?;
-        // fsync_submit counted an fsync; this is a commit.
-        self.stats.fsyncs -= 1;
+        let checkpoint = match checkpoint {
+            Some(c) => c,
+            // Mutant: decided after the change, as before issue 35.
+            None => self.commit_needs_checkpoint(ino)?,
+        };
+        let t = self.fsync_submit_decided(ino, false, checkpoint, now)?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
         }
         self.stats.atomic_commits += 1;
         Ok(())
+    }
+
+    /// Whether a commit of `ino` must be made durable by a checkpoint: a name removed from
+    /// its directory since the last one (see the module header), or what makes an fsync
+    /// checkpoint. Reads the file's ancestors; changes nothing.
+    fn commit_needs_checkpoint(&mut self, ino: Ino) -> Result<bool> {
+        let pino = inode::pino(self.inode_ref(ino)?);
+        let journal_removed =
+            self.removed_names.range((pino, alloc::vec::Vec::new())..).next().is_some_and(|(d, _)| *d == pino);
+        Ok(journal_removed || self.fsync_needs_checkpoint(ino, FileType::Regular)?)
     }
 
     /// Stages a write into an open session.
@@ -191,6 +202,7 @@ impl<D: BlockDevice> Filesystem<D> {
             let in_blk = (from - blk_start) as usize;
             b[in_blk..in_blk + len].copy_from_slice(&data[done..done + len]);
             done += len;
+            self.note_change();
             let s = self.atomic.get_mut(&ino).expect("session open");
             s.blocks.insert(idx, b);
         }

@@ -119,6 +119,14 @@ impl DentryCache {
         debug_assert!(self.blocks.len() <= DENTRY_CACHE_BLOCKS_MAX);
     }
 
+    /// Forgets everything (`Filesystem::drop_clean_caches`). Dirty copies go too: they only
+    /// save a validation.
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.dirty.clear();
+        self.pending = None;
+    }
+
     /// The device block at `addr` is about to change.
     pub fn forget(&mut self, addr: u32) {
         if matches!(self.pending, Some(Pending::Device { addr: a, .. }) if a == addr) {

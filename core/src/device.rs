@@ -126,6 +126,10 @@ pub struct MemDevice {
     pub fail_writes_from: Option<u64>,
     /// When set, reads of this block fail.
     pub fail_read_block: Option<u64>,
+    /// When set, the read with this index (counted in `counters.reads`, which a failed read
+    /// does not advance) fails, once: then it is cleared. Cold-cache tests fail each read
+    /// an operation makes in turn.
+    pub fail_nth_read: Option<u64>,
 }
 
 impl MemDevice {
@@ -136,6 +140,7 @@ impl MemDevice {
             counters: MemDeviceCounters::default(),
             fail_writes_from: None,
             fail_read_block: None,
+            fail_nth_read: None,
         }
     }
 
@@ -157,6 +162,10 @@ impl BlockDevice for MemDevice {
 
     fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
         if addr >= self.block_count || self.fail_read_block == Some(addr) {
+            return Err(IoError { block: addr, op: "read" });
+        }
+        if self.fail_nth_read == Some(self.counters.reads) {
+            self.fail_nth_read = None;
             return Err(IoError { block: addr, op: "read" });
         }
         self.counters.reads += 1;

@@ -154,6 +154,10 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Writes `data` at `offset`, extending the file as needed.
     pub fn write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<usize> {
+        self.op(|fs| fs.write_op(ino, offset, data, now))
+    }
+
+    fn write_op(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<usize> {
         self.check_writable()?;
         match self.inode_kind(ino)? {
             FileType::Regular => {}
@@ -210,15 +214,30 @@ impl<D: BlockDevice> Filesystem<D> {
         // write never leaves part of itself behind (nor bytes past the end of the file).
         let mut blocks = alloc::vec::Vec::with_capacity(total.min(1 << 16) as usize);
         let mut done = 0usize;
+        // The partial blocks' old bytes are read first, before any node is mapped (mapping
+        // creates empty nodes, a change): a read that fails then changes nothing at all.
+        let partial = |idx: u64| {
+            let blk_start = idx * BLOCK_SIZE as u64;
+            end.min(blk_start + BLOCK_SIZE as u64) - offset.max(blk_start) != BLOCK_SIZE as u64
+        };
+        let mut edges: [Option<alloc::boxed::Box<Block>>; 2] = [None, None];
+        for (k, idx) in [first, last].into_iter().enumerate() {
+            if partial(idx) && (k == 0 || last != first) {
+                edges[k] = Some(self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block));
+            }
+        }
         for idx in first..=last {
             let blk_start = idx * BLOCK_SIZE as u64;
             let from = offset.max(blk_start);
             let to = end.min(blk_start + BLOCK_SIZE as u64);
-            let mut b = if to - from == BLOCK_SIZE as u64 {
-                zero_block()
+            let edge = if idx == first {
+                edges[0].take()
+            } else if idx == last {
+                edges[1].take()
             } else {
-                self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block)
+                None
             };
+            let mut b = edge.unwrap_or_else(zero_block);
             let len = (to - from) as usize;
             let in_blk = (from - blk_start) as usize;
             b[in_blk..in_blk + len].copy_from_slice(&data[done..done + len]);
@@ -302,6 +321,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// checkpoint (the node chain carries no hole punches; a crash before that leaves the
     /// file as it was).
     pub fn punch_hole(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.punch_hole_inner(ino, offset, len, now))
+    }
+
+    fn punch_hole_inner(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
         self.zero_blocks_range(ino, offset, end, now)?;
         self.after_change(now)
@@ -312,6 +335,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// range. The range is not reserved (a caller wanting that calls
     /// [`Filesystem::fallocate`] after it): zeroing never needs more room than it frees.
     pub fn zero_range(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.zero_range_inner(ino, offset, len, keep_size, now))
+    }
+
+    fn zero_range_inner(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
         let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
         if grows {

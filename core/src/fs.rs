@@ -325,6 +325,14 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) in_fsync: bool,
     /// Whether the current caller may use the root reserve (see `set_privileged`).
     pub(crate) privileged: bool,
+    /// Counts the logical changes operations make to the in-memory filesystem (a node
+    /// dirtied, created or freed, a block put in or dropped from the write-back cache, an
+    /// orphan or open count changed, an atomic session's data staged or taken). Checkpoints,
+    /// cleaning and recovery move what exists without changing what it says, so they leave
+    /// it as it was. [`Filesystem::op`] compares it before and after an operation: an
+    /// operation that fails after its first change has broken failure atomicity
+    /// (invariant 7), and the filesystem shuts down before anything could persist the half.
+    pub(crate) change_count: u64,
 }
 
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
@@ -547,6 +555,7 @@ impl<D: BlockDevice> Filesystem<D> {
             recovering: false,
             in_fsync: false,
             privileged: true,
+            change_count: 0,
         }
     }
 
@@ -803,6 +812,17 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
+    /// Drops every clean cached node (the root's inode too) and every kept dentry block:
+    /// what memory pressure may do to the caches between two operations. The crash
+    /// explorer's cold-cache mode (`--cold`) and the core's cold-cache tests call it before
+    /// every operation, so that every read an operation can make comes from the device, and
+    /// can fail there (invariant 7: an operation reads what it needs before its first
+    /// change). Dirty nodes stay: they are the only copy of their changes.
+    pub fn drop_clean_caches(&mut self) {
+        self.nodes.retain(|_, n| n.dirty);
+        self.dentry_cache.clear();
+    }
+
     pub(crate) fn shrink_node_cache(&mut self) {
         let max = (self.opts.clean_cache_bytes_max / BLOCK_SIZE as u64) as usize;
         if self.nodes.len() <= max.max(64) {
@@ -837,6 +857,41 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn fail<T>(&mut self, e: Error) -> Result<T> {
         self.latch_shutdown();
         Err(e)
+    }
+
+    /// Notes a logical change (see `change_count`).
+    #[inline]
+    pub(crate) fn note_change(&mut self) {
+        self.change_count = self.change_count.wrapping_add(1);
+    }
+
+    /// Runs one public operation under the failure-atomicity guard (invariant 7,
+    /// docs/INVARIANTS.md): every operation reads what it needs and makes its room before
+    /// its first change, so an error normally leaves everything as it was. When an error
+    /// comes after a change anyway (a node read that failed after a directory was already
+    /// rewritten, on a cold cache), the half-made change must never become durable: the
+    /// filesystem shuts down (read-only, later changes EIO), and the next mount shows the
+    /// last durable state. Counted in `Stats::errors_after_change`; an error other than
+    /// an I/O or corruption error there is a bug the checkers report.
+    pub(crate) fn op<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let before = self.change_count;
+        let r = f(self);
+        if r.is_err() && self.change_count != before && !crate::mutant!("mutant-eio-change-before-read") {
+            self.stats.errors_after_change += 1;
+            if !self.shut_down {
+                self.latch_shutdown();
+            }
+        }
+        r
+    }
+
+    /// Runs maintenance that moves what exists without changing what it says (a
+    /// checkpoint, a cleaning round): it does not count as an operation's change.
+    pub(crate) fn maintenance<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let before = self.change_count;
+        let r = f(self);
+        self.change_count = before;
+        r
     }
 
     fn latch_shutdown(&mut self) {
@@ -978,7 +1033,7 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {
         self.check_writable()?;
         self.touch(now);
-        match self.checkpoint_inner(umount, now) {
+        match self.maintenance(|fs| fs.checkpoint_inner(umount, now)) {
             Ok(()) => Ok(()),
             Err(e) => self.fail(e),
         }

@@ -83,11 +83,29 @@ impl<D: BlockDevice> Filesystem<D> {
     /// First half of fsync: submits the batch (or writes a checkpoint). The caller then
     /// waits for all writes and flushes the device, unless the ticket says otherwise.
     pub fn fsync_submit(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<FsyncTicket> {
-        self.check_writable()?;
-        let kind = self.inode_kind(ino)?;
-        self.touch(now);
-        self.stats.fsyncs += 1;
-        if self.fsync_needs_checkpoint(ino, kind)? {
+        self.op(|fs| {
+            fs.check_writable()?;
+            let kind = fs.inode_kind(ino)?;
+            fs.touch(now);
+            fs.stats.fsyncs += 1;
+            // Every read the decision needs (ancestors, directory entries) comes before the
+            // batch changes anything.
+            let checkpoint = fs.fsync_needs_checkpoint(ino, kind)?;
+            fs.fsync_submit_decided(ino, datasync, checkpoint, now)
+        })
+    }
+
+    /// [`Filesystem::fsync_submit`] once it is known whether roll-forward can express the
+    /// file's change (`checkpoint` false) or a checkpoint must serve it. Reads nothing the
+    /// caller has not read: a failure here is a failed write, which shuts down.
+    pub(crate) fn fsync_submit_decided(
+        &mut self,
+        ino: Ino,
+        datasync: bool,
+        checkpoint: bool,
+        now: Timestamp,
+    ) -> Result<FsyncTicket> {
+        if checkpoint {
             self.stats.fsync_checkpoint_fallbacks += 1;
             self.checkpoint(false, now)?;
             return Ok(FsyncTicket { flush_needed: false });
@@ -199,7 +217,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let _ = self.gc_round(crate::gc::GcMode::Foreground, now);
     }
 
-    fn fsync_needs_checkpoint(&mut self, ino: Ino, kind: FileType) -> Result<bool> {
+    pub(crate) fn fsync_needs_checkpoint(&mut self, ino: Ino, kind: FileType) -> Result<bool> {
         if kind == FileType::Directory || self.needs_cp.contains(&ino) || self.orphans.contains(&ino) {
             return Ok(true);
         }
@@ -221,7 +239,8 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// True when a directory on the path from `ino` up to the root (through each inode's
-    /// recorded parent) was renamed since the last checkpoint. Bounded by the node ids.
+    /// recorded parent) was renamed since the last checkpoint, or when that path is not
+    /// known for sure. Bounded by the node ids.
     fn below_renamed_dir(&mut self, ino: Ino) -> Result<bool> {
         let b = self.inode_ref(ino)?;
         if inode::links(b) > 1 {
@@ -230,12 +249,32 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(true);
         }
         let pino = inode::pino(b);
+        let name = inode::name(b).to_vec();
+        // The recorded parent and name are those of the inode's last link or rename; a
+        // link made elsewhere and removed again leaves them naming a directory the file is
+        // not in (and a checkpoint hides that history; the directory may even be gone and
+        // its id reused). Trust them only when the entry is there: otherwise the path is
+        // unknown, and a checkpoint covers whatever it is (invariant 3).
+        if !crate::mutant!("mutant-stale-parent") && !self.records_its_entry(ino, pino, &name)? {
+            return Ok(true);
+        }
         let renamed = core::mem::take(&mut self.renamed_dirs);
         let walk = self.walk_up(pino, |d| renamed.contains(&d));
         self.renamed_dirs = renamed;
         // A recorded parent that is no longer a live directory (the link it was recorded
         // for is gone): the path is unknown, so checkpoint too.
         Ok(!matches!(walk?, crate::namei::Walk::Root))
+    }
+
+    /// Whether directory `pino` holds `name` → `ino` (the parent and name an inode records).
+    fn records_its_entry(&mut self, ino: Ino, pino: Ino, name: &[u8]) -> Result<bool> {
+        if self.check_ino(pino).is_err() || self.inode_kind(pino)? != FileType::Directory {
+            return Ok(false);
+        }
+        if crate::namei::check_name(name).is_err() {
+            return Ok(false);
+        }
+        Ok(matches!(self.dir_lookup(pino, name)?, Some((_, found, _)) if found == ino))
     }
 
     /// Dirty nodes belonging to `ino` (its inode, direct nodes, xattr node), in nid order.

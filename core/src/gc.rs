@@ -135,6 +135,12 @@ impl<D: BlockDevice> Filesystem<D> {
     /// One cleaning round: victims chosen by `mode`, moved, then a checkpoint frees them.
     /// Returns false when no segment is worth cleaning.
     pub(crate) fn gc_round(&mut self, mode: GcMode, now: Timestamp) -> Result<bool> {
+        // Cleaning moves blocks without changing what any file says: not an operation's
+        // change (`Filesystem::op`).
+        self.maintenance(|fs| fs.gc_round_inner(mode, now))
+    }
+
+    fn gc_round_inner(&mut self, mode: GcMode, now: Timestamp) -> Result<bool> {
         let seg = self.geo.segment_blocks as u64;
         let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
         // What the victims' blocks, plus what is already dirty, can be written into: the
@@ -155,6 +161,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// clock). Cleans one round if free space is below a third of the device and a victim
     /// is at most half valid. Returns whether it cleaned anything.
     pub fn gc_background(&mut self, now: Timestamp) -> Result<bool> {
+        self.maintenance(|fs| fs.gc_background_inner(now))
+    }
+
+    fn gc_background_inner(&mut self, now: Timestamp) -> Result<bool> {
         self.check_writable()?;
         self.touch(now);
         let free = self.seg.free_segments() as u64;

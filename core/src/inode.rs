@@ -19,6 +19,11 @@ const A: u64 = ADDRS_PER_INODE as u64;
 /// Blocks in one device read of a file's adjacent blocks at most (1 MiB: FUSE's largest
 /// read request, and a bound on what one read holds up the filesystem for).
 pub(crate) const READ_RUN_BLOCKS_MAX: usize = 256;
+/// Most tree nodes an operation loads ahead of evicting an inode (4 MiB of node cache, the
+/// tree of a file of up to about 4 GiB): the eviction then reads nothing from the device.
+/// Beyond it, eviction reads the rest of a huge file's tree as it frees it (freeing each
+/// subtree from the cache as it goes), and a read error there shuts the filesystem down.
+pub(crate) const PREFETCH_NODES_MAX: usize = 1024;
 
 impl<D: BlockDevice> Filesystem<D> {
     /// Loads node `nid` into the cache, validating it.
@@ -52,6 +57,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     pub(crate) fn node_mut(&mut self, nid: Nid) -> Result<&mut Block> {
         self.load_node(nid)?;
+        self.note_change();
         self.dirty_nodes.insert(nid);
         let n = self.nodes.get_mut(&nid).expect("loaded");
         n.dirty = true;
@@ -168,6 +174,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Allocates a fresh node of `ino` in the cache.
     pub(crate) fn new_node(&mut self, ino: Ino, ty: NodeType, ofs: u32) -> Result<Nid> {
         let nid = self.nat.alloc(|_| ino)?;
+        self.note_change();
         let mut b = zero_block();
         node::init_footer(&mut b, nid, ino, ty, ofs);
         self.nodes.insert(nid, CachedNode { block: b, dirty: true });
@@ -263,6 +270,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.prealloc.release_range(ino, idx, idx + 1);
         // New contents get a checksum of their own, even where cleaning moved a bad block.
         self.gc_kept_crcs.remove(&(ino, idx));
+        self.note_change();
         self.data.insert((ino, idx), block);
         Ok(())
     }
@@ -520,6 +528,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Frees a node: its block becomes invalid and its nid free after the next checkpoint.
     pub(crate) fn free_node(&mut self, nid: Nid) -> Result<()> {
         let e = self.nat.get(nid).ok_or(Error::corrupt(0, "freeing a node id out of range"))?;
+        self.note_change();
         self.seg.invalidate(&self.geo, &mut self.sit, e.addr)?;
         self.nat.free(nid);
         self.nodes.remove(&nid);
@@ -529,6 +538,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn drop_addr(&mut self, addr: BlockAddr, freed: &mut u64) -> Result<()> {
         if addr != NULL_ADDR {
+            self.note_change();
             self.seg.invalidate(&self.geo, &mut self.sit, addr)?;
             *freed += 1;
         }
@@ -555,6 +565,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // The write-back cache first.
         let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..(ino, to)).map(|(k, _)| *k).collect();
         for k in doomed {
+            self.note_change();
             self.data.remove(&k);
             self.gc_kept_crcs.remove(&k);
         }
@@ -634,6 +645,48 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Loads what evicting `ino` will read — its inode and the nodes of its tree, up to
+    /// [`PREFETCH_NODES_MAX`] — into the node cache, changing nothing. Operations that may
+    /// evict an inode (unlink, rmdir, rename over a name, the release of an orphan) call
+    /// it before their first change, so that a read that fails (EIO, a node that fails its
+    /// checksum: a cold cache meets them) fails the operation while nothing has changed
+    /// (invariant 7) instead of half way through.
+    pub(crate) fn prefetch_for_evict(&mut self, ino: Ino) -> Result<()> {
+        if crate::mutant!("mutant-eio-change-before-read") {
+            return Ok(());
+        }
+        let ib = self.inode_block(ino)?;
+        let mut budget = PREFETCH_NODES_MAX;
+        for (slot, &(_, _, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
+            let nid = inode::nid(&ib, slot);
+            if nid != NULL_NID {
+                self.prefetch_subtree(ino, nid, depth, &mut budget)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads node `nid` (at `depth` above the data) and its subtree, within `budget`
+    /// nodes. Bounded by the budget and the tree's depth (at most 3 levels).
+    fn prefetch_subtree(&mut self, ino: Ino, nid: Nid, depth: usize, budget: &mut usize) -> Result<()> {
+        if *budget == 0 {
+            return Ok(());
+        }
+        *budget -= 1;
+        if depth == 0 {
+            self.child(nid, ino, NodeType::Direct)?;
+            return Ok(());
+        }
+        let kids: Vec<Nid> = {
+            let b = self.child(nid, ino, NodeType::Indirect)?;
+            (0..NIDS_PER_BLOCK).map(|i| node::slot(b, i)).filter(|&c| c != NULL_NID).collect()
+        };
+        for k in kids {
+            self.prefetch_subtree(ino, k, depth - 1, budget)?;
+        }
+        Ok(())
     }
 
     /// Destroys an inode with no links and no open handles: its blocks, nodes, xattrs.

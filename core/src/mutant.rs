@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 20] = [
+pub const NAMES: [&str; 22] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -39,6 +39,8 @@ pub const NAMES: [&str; 20] = [
     "mutant-no-recovery-reserve",
     "mutant-fallocate-no-reserve",
     "mutant-recovery-no-data-check",
+    "mutant-stale-parent",
+    "mutant-eio-change-before-read",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

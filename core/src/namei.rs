@@ -161,6 +161,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn setattr(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
+        self.op(|fs| fs.setattr_inner(ino, set, now))
+    }
+
+    fn setattr_inner(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
         self.check_writable()?;
         let kind = self.inode_kind(ino)?;
         self.touch(now);
@@ -236,7 +240,9 @@ impl<D: BlockDevice> Filesystem<D> {
         // The inode's id and the ids the directory insert may take, before anything changes.
         let nids = 1 + self.dir_insert_nids(parent)?;
         self.ensure_nids(nids, now)?;
+        let before_inode = self.change_count;
         let ino = self.nat.alloc(|nid| nid)?;
+        self.note_change();
         let mut b = zero_block();
         node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
         inode::set_mode(&mut b, ((mode & FileType::S_IFMT) | (mode & 0o7777)) as u16);
@@ -260,10 +266,17 @@ impl<D: BlockDevice> Filesystem<D> {
         self.dirty_nodes.insert(ino);
         self.valid_inodes += 1;
         self.new_since_cp.insert(ino);
+        let before_insert = self.change_count;
         if let Err(e) = self.dir_insert(parent, name, ino, kind) {
-            // Undo: the inode was never linked.
+            // Undo: the inode was never linked. When the insert itself changed nothing (a
+            // full bucket, a read that failed), the undone inode leaves nothing behind
+            // either: an id freed since the checkpoint, reusable after the next one.
+            let undone = self.change_count == before_insert;
             self.free_node(ino)?;
             self.valid_inodes -= 1;
+            if undone {
+                self.change_count = before_inode;
+            }
             return Err(e);
         }
         if kind == FileType::Directory {
@@ -286,9 +299,11 @@ impl<D: BlockDevice> Filesystem<D> {
             return self.mkdir(parent, name, mode, cred, now);
         }
         let mode = if mode & FileType::S_IFMT == 0 { mode | FileType::Regular.mode_bits() } else { mode };
-        let ino = self.new_inode(parent, name, mode, rdev, cred, now)?;
-        self.after_change(now)?;
-        self.attr_of(ino)
+        self.op(|fs| {
+            let ino = fs.new_inode(parent, name, mode, rdev, cred, now)?;
+            fs.after_change(now)?;
+            fs.attr_of(ino)
+        })
     }
 
     pub fn create(&mut self, parent: Ino, name: &[u8], perm: u32, cred: Credentials, now: Timestamp) -> Result<Attr> {
@@ -296,12 +311,25 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn mkdir(&mut self, parent: Ino, name: &[u8], perm: u32, cred: Credentials, now: Timestamp) -> Result<Attr> {
-        let ino = self.new_inode(parent, name, FileType::Directory.mode_bits() | (perm & 0o7777), 0, cred, now)?;
-        self.after_change(now)?;
-        self.attr_of(ino)
+        self.op(|fs| {
+            let ino = fs.new_inode(parent, name, FileType::Directory.mode_bits() | (perm & 0o7777), 0, cred, now)?;
+            fs.after_change(now)?;
+            fs.attr_of(ino)
+        })
     }
 
     pub fn symlink(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        target: &[u8],
+        cred: Credentials,
+        now: Timestamp,
+    ) -> Result<Attr> {
+        self.op(|fs| fs.symlink_inner(parent, name, target, cred, now))
+    }
+
+    fn symlink_inner(
         &mut self,
         parent: Ino,
         name: &[u8],
@@ -363,6 +391,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if left == 0 {
             if self.open_counts.get(&ino).copied().unwrap_or(0) > 0 {
+                self.note_change();
                 self.orphans.insert(ino);
             } else {
                 self.evict_inode(ino)?;
@@ -371,7 +400,25 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
+    /// Reads what dropping one link of `ino` will read: its inode and, when that link is
+    /// its last and no handle keeps it (it will be evicted), its tree. Changes nothing.
+    fn prefetch_victim(&mut self, ino: Ino, is_dir: bool) -> Result<()> {
+        if crate::mutant!("mutant-eio-change-before-read") {
+            return Ok(());
+        }
+        let links = inode::links(self.inode_ref(ino)?);
+        let last = is_dir || links <= 1;
+        if last && self.open_counts.get(&ino).copied().unwrap_or(0) == 0 {
+            self.prefetch_for_evict(ino)?;
+        }
+        Ok(())
+    }
+
     pub fn unlink(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.unlink_inner(parent, name, now))
+    }
+
+    fn unlink_inner(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         self.check_writable()?;
         self.require_dir(parent)?;
         if is_dot(name) {
@@ -385,6 +432,8 @@ impl<D: BlockDevice> Filesystem<D> {
         self.touch(now);
         self.check_orphan_room(ino)?;
         self.reserve_nodes(&[parent, ino], 1, now)?;
+        // Everything the change reads, before its first change (invariant 7).
+        self.prefetch_victim(ino, false)?;
         self.dir_remove(parent, name)?;
         self.touch_dir(parent, now)?;
         self.drop_link(ino, false, now)?;
@@ -392,6 +441,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn rmdir(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.rmdir_inner(parent, name, now))
+    }
+
+    fn rmdir_inner(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         self.check_writable()?;
         self.require_dir(parent)?;
         if name == b"." {
@@ -411,6 +464,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.touch(now);
         self.check_orphan_room(ino)?;
         self.reserve_nodes(&[parent, ino], 1, now)?;
+        self.prefetch_victim(ino, true)?;
         self.dir_remove(parent, name)?;
         self.add_links(parent, -1, now)?;
         self.touch_dir(parent, now)?;
@@ -419,6 +473,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn link(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> {
+        self.op(|fs| fs.link_inner(ino, new_parent, new_name, now))
+    }
+
+    fn link_inner(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> {
         self.check_writable()?;
         self.require_dir(new_parent)?;
         if is_dot(new_name) {
@@ -489,6 +547,18 @@ impl<D: BlockDevice> Filesystem<D> {
         flags: RenameFlags,
         now: Timestamp,
     ) -> Result<()> {
+        self.op(|fs| fs.rename_inner(parent, name, new_parent, new_name, flags, now))
+    }
+
+    fn rename_inner(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        new_parent: Ino,
+        new_name: &[u8],
+        flags: RenameFlags,
+        now: Timestamp,
+    ) -> Result<()> {
         self.check_writable()?;
         if flags.contains(RenameFlags::NOREPLACE | RenameFlags::EXCHANGE) || !RenameFlags::all().contains(flags) {
             return Err(Error::Invalid("bad rename flags"));
@@ -522,6 +592,18 @@ impl<D: BlockDevice> Filesystem<D> {
             self.ensure_nids(nids, now)?;
         }
         self.reserve_nodes(&[parent, new_parent, src, dst_ino], 2, now)?;
+        // Everything the change reads, before its first change (invariant 7): the moved
+        // inode, the replaced one and, if it dies here, its tree.
+        if !crate::mutant!("mutant-eio-change-before-read") {
+            self.inode_ref(src)?;
+            if let Some((_, d, d_kind)) = dst.as_ref() {
+                if flags.contains(RenameFlags::EXCHANGE) || *d == src {
+                    self.inode_ref(*d)?;
+                } else {
+                    self.prefetch_victim(*d, *d_kind == FileType::Directory)?;
+                }
+            }
+        }
         if flags.contains(RenameFlags::EXCHANGE) {
             let (dst_loc, dst_ino, dst_kind) = dst.ok_or(Error::NotFound)?;
             if dst_kind == FileType::Directory && self.is_within(parent, dst_ino)? {
@@ -684,6 +766,17 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn setxattr(&mut self, ino: Ino, name: &[u8], value: &[u8], mode: XattrSetMode, now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.setxattr_inner(ino, name, value, mode, now))
+    }
+
+    fn setxattr_inner(
+        &mut self,
+        ino: Ino,
+        name: &[u8],
+        value: &[u8],
+        mode: XattrSetMode,
+        now: Timestamp,
+    ) -> Result<()> {
         self.check_writable()?;
         xattr::check_args(name, value.len())?;
         let mut m = self.xattrs(ino)?;
@@ -715,6 +808,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn removexattr(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.removexattr_inner(ino, name, now))
+    }
+
+    fn removexattr_inner(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         self.check_writable()?;
         xattr::check_args(name, 0)?;
         let mut m = self.xattrs(ino)?;
@@ -756,11 +853,20 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// A handle was closed; an unlinked inode dies with its last handle.
     pub fn release(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.release_inner(ino, now))
+    }
+
+    fn release_inner(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
         let n = self.open_counts.get(&ino).copied().unwrap_or(0);
         if n <= 1 {
             self.open_counts.remove(&ino);
             if self.orphans.contains(&ino) && !self.read_only {
-                self.orphans.remove(&ino);
+                // The orphan stays listed until its eviction is done (`evict_inode` takes it
+                // off the list last): an eviction that fails on a read before freeing
+                // anything leaves it listed, so the next checkpoint still names it and the
+                // next mount (or the unmount) evicts it; one that fails half way shuts the
+                // filesystem down (`op`) with the last checkpoint's list intact.
+                self.prefetch_for_evict(ino)?;
                 self.evict_inode(ino)?;
                 self.after_change(now)?;
             }

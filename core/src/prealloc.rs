@@ -155,6 +155,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// `keep_size`, grows the file to cover the range. ENOSPC, changing nothing, when the
     /// holes do not fit what the caller may still fill.
     pub fn fallocate(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
+        self.op(|fs| fs.fallocate_inner(ino, offset, len, keep_size, now))
+    }
+
+    fn fallocate_inner(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
         if len == 0 {
             return Err(Error::Invalid("fallocate of an empty range"));
         }
@@ -202,6 +206,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 return self.fail(e);
             }
         }
+        self.note_change();
         self.prealloc.add(ino, &runs);
         Ok(())
     }

@@ -1,0 +1,17 @@
+# Issue 35, finding 2: an fsync'd path lost after a parent rename when the inode's recorded
+# parent is stale. `link` records the new link's directory as the inode's parent; `unlink` of
+# that link left it there, and the checkpoint hides the history. fsync's check for a renamed
+# ancestor then walked up from the wrong directory (/b), found nothing renamed, and skipped the
+# checkpoint: after a crash the file was back at /a/f. It must be at /x/f, the path it was
+# fsync'd under (invariant 3).
+@seed 35
+mkdir /a
+mkdir /b
+create /a/f
+write /a/f 0 5000 1
+link /a/f /b/g
+unlink /b/g
+sync
+rename /a /x
+write /x/f 0 8192 2
+fsync /x/f

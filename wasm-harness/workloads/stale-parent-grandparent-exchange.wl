@@ -1,0 +1,15 @@
+# Issue 35, finding 2 (second form): the grandparent moved by RENAME_EXCHANGE while the file's
+# recorded parent is stale (a link made and removed in another directory, hidden by a sync).
+@seed 36
+mkdir /p
+mkdir /q
+mkdir /p/a
+mkdir /b
+create /p/a/f
+write /p/a/f 0 5000 1
+link /p/a/f /b/g
+unlink /b/g
+sync
+rename /p /q exchange
+write /q/a/f 0 8192 2
+fsync /q/a/f
