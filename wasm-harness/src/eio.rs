@@ -23,6 +23,7 @@
 
 use crate::device::{CrashWalker, Eio, Event, IoKind, Survivors};
 use crate::explore::{allowed_states, Explorer, Log, Run, Violation};
+use crate::model::Model;
 use crate::rng::Hasher64;
 use crate::workload::{CaseId, Op, Workload};
 use std::time::Instant;
@@ -83,6 +84,60 @@ pub fn points(run: &Run, max: Option<usize>) -> Vec<Eio> {
     out
 }
 
+/// After an injected read error failed a top-level operation: the operation changed
+/// nothing (invariant 7), or it shut the filesystem down. A read error never shuts down by
+/// itself, so unless the operation's change had begun (then `errors_after_change` counts
+/// it) or a checkpoint inside it failed, the filesystem is still writable: the live tree
+/// must be the model's before the operation (`eio-read-changed-state`), and a `sync` then
+/// makes exactly that state durable — recorded as a checkpoint, so that the remounts below
+/// must show it (before issue 35, such a sync persisted half an unlink or rename, or a
+/// "failed" atomic commit). An error other than EIO after a change is a bug
+/// (`error-after-change`). Returns the account's lines.
+fn after_failed_read(g: &mut crate::guest::Guest, run: &mut Run, model: &mut Model, eio: &Eio) -> Vec<String> {
+    let mut lines = Vec::new();
+    let last = run.records.last().map(|r| (r.label.clone(), r.errno));
+    let late = g.stats().map(|s| s[crate::guest::stat_index("errors_after_change")]).unwrap_or(0);
+    if let Some((label, errno)) = &last {
+        if late > 0 && *errno != Some(EIO) {
+            run.problems.push((
+                "error-after-change".into(),
+                format!("`{label}` failed with {errno:?} (not EIO) after its first change ({})", point_name(eio)),
+            ));
+        }
+    }
+    let now = 1_800_000_000;
+    let a = g.device().trace.events.len();
+    let sync = g.sync(now);
+    let b = g.device().trace.events.len();
+    lines.push(format!("after the failed read: errors_after_change {late}, sync -> {sync:?}"));
+    match &sync {
+        Ok(()) => {
+            let want = model.tree();
+            match crate::explore::live_tree(g, &run.block_cache) {
+                Ok(Ok(t)) if t == want => {}
+                Ok(Ok(t)) => run.problems.push((
+                    "eio-read-changed-state".into(),
+                    format!(
+                        "`{}` failed on {} without shutting down, and changed the live tree: {}",
+                        last.as_ref().map(|l| l.0.as_str()).unwrap_or("?"),
+                        point_name(eio),
+                        t.diff(&want, 6).join("; ")
+                    ),
+                )),
+                Ok(Err(problem)) => run.problems.push(problem),
+                Err(e) => run.problems.push(("live-dump".into(), e.to_string())),
+            }
+            crate::explore::record_sync_after_failure(run, model, a..b, &Ok(0));
+        }
+        Err(e) if e.errno() == Some(EIO) => {} // shut down: the last durable state holds
+        Err(e) => run.problems.push((
+            "eio-read-changed-state".into(),
+            format!("sync after a failed read ({}) returned {e}", point_name(eio)),
+        )),
+    }
+    lines
+}
+
 /// Result of one I/O-error point.
 struct PointResult {
     digest: u64,
@@ -102,9 +157,18 @@ pub struct SweepSummary {
     pub violations: Vec<Violation>,
     pub digest: u64,
     pub seconds: f64,
+    /// Read points failed, by the kind of operation that issued the read (the first word
+    /// of its label: `unlink`, `rename`, ...): how far a sweep reached into each one.
+    pub reads_by_op: std::collections::BTreeMap<String, u64>,
 }
 
 impl SweepSummary {
+    /// `reads failed per operation: create 12, unlink 30, ...`.
+    pub fn reads_line(&self) -> String {
+        let parts: Vec<String> = self.reads_by_op.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!("reads failed per operation: {}", parts.join(", "))
+    }
+
     pub fn last_line(&self) -> String {
         format!(
             "eio sweep: {} I/O-error points ({} reads, {} writes, {} flushes) in {} workloads: {} violations",
@@ -123,9 +187,15 @@ impl Explorer {
     fn sweep_point(&self, w: &Workload, eio: Eio, log: &mut Log) -> PointResult {
         let write_like = eio.kind != IoKind::Read;
         let mut probes = Vec::new();
-        let run = self.run_hooked(w, Some(eio), true, &mut |g, run| {
+        let run = self.run_hooked(w, Some(eio), true, &mut |g, run, before| {
             let fired = g.device().trace.events.iter().any(|e| matches!(e, Event::Failed { .. }));
-            if !(fired && write_like) {
+            if !fired {
+                return;
+            }
+            if !write_like {
+                if let Some(model) = before {
+                    probes.extend(after_failed_read(g, run, model, &eio));
+                }
                 return;
             }
             // Shut down after a failed write: nothing may change any more.
@@ -207,14 +277,30 @@ impl Explorer {
 
     /// The I/O-error points of one workload, all of them, without trying any.
     pub fn count_points(&self, w: &Workload) -> usize {
-        points(&self.run_hooked(w, None, true, &mut |_, _| {}), None).len()
+        points(&self.run_hooked(w, None, true, &mut |_, _, _| {}), None).len()
     }
 
     /// Sweeps the I/O-error points of one workload (at most `max` of them).
     pub fn sweep_workload(&self, case: &CaseId, w: &Workload, max: Option<usize>, sum: &mut SweepSummary) {
-        let clean = self.run_hooked(w, None, true, &mut |_, _| {});
+        let clean = self.run_hooked(w, None, true, &mut |_, _, _| {});
         let pts = points(&clean, max);
         sum.points_all += if max.is_some() { points(&clean, None).len() } else { pts.len() } as u64;
+        // The operation that issues each read of the clean run (calls numbered per kind).
+        let read_ops: Vec<String> = clean
+            .trace
+            .calls
+            .iter()
+            .filter(|(k, _)| *k == IoKind::Read)
+            .map(|&(_, at)| {
+                let r = clean.records.iter().find(|r| r.events.start <= at && at < r.events.end);
+                r.map(|r| r.label.split_whitespace().next().unwrap_or("?").to_string()).unwrap_or_default()
+            })
+            .collect();
+        for p in pts.iter().filter(|p| p.kind == IoKind::Read) {
+            if let Some(op) = read_ops.get(p.nth as usize) {
+                *sum.reads_by_op.entry(op.clone()).or_insert(0) += 1;
+            }
+        }
         let results = self.par_map(pts.len(), |i| self.sweep_point(w, pts[i], &mut Log::off()));
         let mut h = Hasher64::new();
         h.u64(sum.digest);

@@ -61,6 +61,10 @@ pub struct Options {
     /// Check every [`FsckMemo`] answer against a live fsck of the same device: the same
     /// problems from the same requests (for tests).
     pub verify_memo: bool,
+    /// Cold caches in the workload's run (`--cold`; the guest's `sim_set_cold`): every read
+    /// an operation makes comes from the device, so `--eio` and `eio-sweep` reach the reads
+    /// after an operation's first change that warm caches always answered (issue 35).
+    pub cold: bool,
 }
 
 impl Default for Options {
@@ -79,8 +83,34 @@ impl Default for Options {
             memo: true,
             verify_states: false,
             verify_memo: false,
+            cold: false,
         }
     }
+}
+
+/// What [`Explorer::run_hooked`] calls when a run stopped at a failure.
+pub type AfterStop<'a> = dyn FnMut(&mut crate::guest::Guest, &mut Run, Option<&mut Model>) + 'a;
+
+/// After a read error failed operation `label` without shutting the filesystem down, a
+/// `sync` (run by the caller) made the state before the operation durable: records it as a
+/// checkpoint of `model` (the model before the operation), so that every remount of the
+/// run must show exactly that state (invariant 7: the failed operation changed nothing).
+pub(crate) fn record_sync_after_failure(
+    run: &mut Run,
+    model: &mut Model,
+    events: Range<usize>,
+    got: &Result<i64, GuestError>,
+) {
+    let _ = model.apply(&Op::Sync);
+    push_record(
+        run,
+        model,
+        "sync (after the failed operation)".into(),
+        events,
+        Persist::Checkpoint,
+        got,
+        (Op::Sync, None),
+    );
 }
 
 /// Kind of persistence an operation provides.
@@ -945,7 +975,10 @@ fn outcome_stops(
 /// here and checked against their data checksums (as the guest's own reads would check
 /// them, without copying every block of a full device through the guest). `Ok(Err)`: the
 /// problem (`live-dump` or `data-checksum`) and its detail.
-fn live_tree(g: &mut crate::guest::Guest, cache: &BlockCache) -> Result<Result<Tree, (String, String)>, GuestError> {
+pub(crate) fn live_tree(
+    g: &mut crate::guest::Guest,
+    cache: &BlockCache,
+) -> Result<Result<Tree, (String, String)>, GuestError> {
     let d = g.dump_planned()?;
     let dev = g.device();
     let blocks = DumpBlocks { get: &|a| dev.current(a).cloned(), cache };
@@ -1144,20 +1177,17 @@ impl Explorer {
 
     /// Runs a workload once, recording its trace, operation records and model states.
     pub fn run(&self, w: &Workload, eio: Option<Eio>) -> Run {
-        self.run_hooked(w, eio, false, &mut |_, _| {})
+        self.run_hooked(w, eio, false, &mut |_, _, _| {})
     }
 
     /// [`Explorer::run`], calling `after_stop` with the guest when the run stopped at an
-    /// operation's failure (before the instance is dropped: a power loss). With `sweep`
-    /// (the I/O-error sweep's runs), no failure-atomicity reads are made: the sweep numbers
-    /// the run's I/O, which must not depend on them.
-    pub fn run_hooked(
-        &self,
-        w: &Workload,
-        eio: Option<Eio>,
-        sweep: bool,
-        after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
-    ) -> Run {
+    /// operation's failure (before the instance is dropped: a power loss), and, in a sweep
+    /// run that injects a read error, the model, to which the top-level operation that
+    /// failed was not applied (`None` when it failed inside a `repeat` or `fill`). With
+    /// `sweep` (the I/O-error
+    /// sweep's runs), no failure-atomicity reads are made: the sweep numbers the run's
+    /// I/O, which must not depend on them.
+    pub fn run_hooked(&self, w: &Workload, eio: Option<Eio>, sweep: bool, after_stop: &mut AfterStop<'_>) -> Run {
         self.run_inner(w, eio, sweep, &mut |_| {}, after_stop)
     }
 
@@ -1165,7 +1195,7 @@ impl Explorer {
     /// operation: for tests that make the guest do what the model does not see (a
     /// deliberately broken run the oracle must notice).
     pub fn run_sneaking(&self, w: &Workload, before_op: &mut dyn FnMut(&mut crate::guest::Guest)) -> Run {
-        self.run_inner(w, None, false, before_op, &mut |_, _| {})
+        self.run_inner(w, None, false, before_op, &mut |_, _, _| {})
     }
 
     fn run_inner(
@@ -1174,7 +1204,7 @@ impl Explorer {
         eio: Option<Eio>,
         sweep: bool,
         before_op: &mut dyn FnMut(&mut crate::guest::Guest),
-        after_stop: &mut dyn FnMut(&mut crate::guest::Guest, &mut Run),
+        after_stop: &mut AfterStop<'_>,
     ) -> Run {
         let base = self.base_for(w);
         let start = base.clone().unwrap_or_else(|_| self.base.clone());
@@ -1214,6 +1244,12 @@ impl Explorer {
                 return run;
             }
         };
+        if self.opts.cold {
+            if let Err(e) = g.set_cold(true) {
+                run.problems.push(("instantiate".into(), guest_err(&e)));
+                return run;
+            }
+        }
         let len = |g: &crate::guest::Guest| g.device().trace.events.len();
         let mut model = Model::new();
         // Failure atomicity in the running mount: after failed operations (sampled) the live
@@ -1241,11 +1277,17 @@ impl Explorer {
         }
         let mut checkpoints = g.stats().map(|s| s[0]).unwrap_or(0);
         let mut stopped = false;
+        // Where a sweep injects a read error, the top-level operation it fails is not applied
+        // to the model: a read error must leave everything as it was (invariant 7), and
+        // `after_stop` checks exactly that against the model.
+        let read_sweep = sweep && eio.is_some_and(|e| e.kind == IoKind::Read);
+        let mut stopped_in_group = false;
         for (i, op) in w.ops.iter().enumerate() {
             before_op(&mut g);
             if matches!(op, Op::Repeat(..) | Op::Fill { .. }) {
                 stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i, &mut atomicity);
                 if stopped {
+                    stopped_in_group = true;
                     break;
                 }
                 continue;
@@ -1253,7 +1295,10 @@ impl Explorer {
             let a = len(&g);
             let target = op.fsync_target().and_then(|p| model.ino_of(p));
             let got = g.op(op, NOW_BASE + 1 + i as i64);
-            let want = model_outcome(&mut model, op, &got, w.no_enospc);
+            let failed_read = read_sweep
+                && matches!(got, Err(GuestError::Errno(5, _)))
+                && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
+            let want = if failed_read { Ok(()) } else { model_outcome(&mut model, op, &got, w.no_enospc) };
             let b = len(&g);
             let cp = g.stats().map(|s| s[0]).unwrap_or(checkpoints);
             let persist = if op.is_checkpoint_point() {
@@ -1305,7 +1350,8 @@ impl Explorer {
                 }
             }
         } else {
-            after_stop(&mut g, &mut run);
+            let model = (read_sweep && !stopped_in_group).then_some(&mut model);
+            after_stop(&mut g, &mut run, model);
         }
         let dev = g.into_device();
         run.counts = dev.counts;

@@ -462,6 +462,11 @@ impl Guest {
         self.call("sim_select_mutant", (a[0].0, a[0].1)).map(|_| ())
     }
 
+    /// Cold-cache mode (ABI.md, `sim_set_cold`).
+    pub fn set_cold(&mut self, on: bool) -> GuestResult<()> {
+        self.call("sim_set_cold", on as i32).map(|_| ())
+    }
+
     pub fn format(&mut self, segment_blocks: u32, now: i64) -> GuestResult<()> {
         self.call("sim_format", (segment_blocks as i32, now)).map(|_| ())
     }

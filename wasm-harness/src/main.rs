@@ -53,6 +53,11 @@ struct Common {
     /// digest, to compare).
     #[arg(long)]
     no_memo: bool,
+    /// Cold caches: the core's clean caches are dropped before every operation (after its
+    /// paths are resolved), so that every read an operation makes comes from the device
+    /// and is a point `--eio` and `eio-sweep` can fail.
+    #[arg(long)]
+    cold: bool,
 }
 
 #[derive(Subcommand)]
@@ -161,6 +166,9 @@ enum Cmd {
         /// Check every remount with a live guest (as `explore --no-memo`), to compare.
         #[arg(long)]
         no_memo: bool,
+        /// Cold caches (as `explore --cold`): every read an operation can make is a point.
+        #[arg(long)]
+        cold: bool,
     },
     /// Explore until the time is up: round after round with fresh seeds, each round every
     /// regression workload plus seeded ACE and random cases, with --torn and --eio.
@@ -242,7 +250,8 @@ enum Cmd {
 }
 
 fn options(c: &Common) -> Options {
-    let mut o = Options { seed: c.seed, torn: c.torn, eio: c.eio, memo: !c.no_memo, ..Options::default() };
+    let mut o =
+        Options { seed: c.seed, torn: c.torn, eio: c.eio, memo: !c.no_memo, cold: c.cold, ..Options::default() };
     if let Some(t) = c.threads {
         o.threads = t.max(1);
     }
@@ -277,7 +286,8 @@ fn replay_command(c: &Common, v: &Violation) -> String {
         state,
         if c.torn { " --torn" } else { "" },
         if c.eio { " --eio" } else { "" }
-    ) + &c.mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default()
+    ) + if c.cold { " --cold" } else { "" }
+        + &c.mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default()
 }
 
 fn explorer(opts: Options, mutant: Option<&str>) -> Result<Explorer, String> {
@@ -327,8 +337,15 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
     let per_round = files.len() as u64 + ace + 2 * random;
     let mut s = first;
     'rounds: while start.elapsed() < budget {
-        let common =
-            Common { seed: s, torn: true, eio: true, threads, mutant: mutant.map(str::to_string), no_memo: false };
+        let common = Common {
+            seed: s,
+            torn: true,
+            eio: true,
+            threads,
+            mutant: mutant.map(str::to_string),
+            no_memo: false,
+            cold: false,
+        };
         let ex = match explorer(options(&common), mutant) {
             Ok(ex) => ex,
             Err(e) => {
@@ -643,8 +660,8 @@ fn main() -> ExitCode {
             let cfg = SoakConfig { hours, seed, ace, random, progress_secs, threads, shard, summary };
             soak(&cfg, mutant.as_deref())
         }
-        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count, no_memo } => {
-            let mut opts = Options { seed, memo: !no_memo, ..Options::default() };
+        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count, no_memo, cold } => {
+            let mut opts = Options { seed, memo: !no_memo, cold, ..Options::default() };
             if let Some(t) = threads {
                 opts.threads = t.max(1);
             }
@@ -702,10 +719,12 @@ fn main() -> ExitCode {
                 let point = v.detail.strip_prefix('[').and_then(|d| d.split_once(']')).map(|(p, _)| p);
                 if let Some(p) = point {
                     let m = mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default();
-                    println!("  reproduce: rollfs-sim eio-sweep --seed {seed} --case {} --io {p}{m}", v.case);
+                    let c = if cold { " --cold" } else { "" };
+                    println!("  reproduce: rollfs-sim eio-sweep --seed {seed} --case {} --io {p}{c}{m}", v.case);
                 }
             });
             println!("trace digest {:016x}", sum.digest);
+            println!("{}", sum.reads_line());
             println!("{} ({:.0} s)", sum.last_line(), sum.seconds);
             if sum.violations.is_empty() {
                 ExitCode::SUCCESS

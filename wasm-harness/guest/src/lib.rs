@@ -82,6 +82,17 @@ thread_local! {
     static STATE: RefCell<State> = const {
         RefCell::new(State { fs: None, scratch: Vec::new(), out: Vec::new() })
     };
+    /// Cold-cache mode (`sim_set_cold`): the core's clean caches are dropped after every
+    /// path resolution, just before the operation itself.
+    static COLD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// In cold-cache mode, empties the core's clean caches (the lookups of path resolution
+/// filled them with the operation's ancestors: a real cache may have lost them since).
+fn go_cold(fs: &mut Filesystem<HostDev>) {
+    if COLD.with(|c| c.get()) {
+        fs.drop_clean_caches();
+    }
 }
 
 /// Return codes beyond errno values (negated like errnos).
@@ -139,12 +150,13 @@ fn with_fs(f: impl FnOnce(&mut Filesystem<HostDev>) -> Result<i64, Error>) -> i6
     }
 }
 
-/// Resolves an absolute path ("/" or "/a/b") to its inode.
+/// Resolves an absolute path ("/" or "/a/b") to its inode (then goes cold, in that mode).
 fn resolve(fs: &mut Filesystem<HostDev>, path: &[u8]) -> Result<Ino, Error> {
     let mut ino = rollfs_core::layout::ROOT_INO;
     for comp in path.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
         ino = fs.lookup(ino, comp)?.ino;
     }
+    go_cold(fs);
     Ok(ino)
 }
 
@@ -362,6 +374,7 @@ pub extern "C" fn sim_open(p: *const u8, plen: i32) -> i64 {
 #[no_mangle]
 pub extern "C" fn sim_close(ino: i64, now_sec: i64) -> i64 {
     with_fs(|fs| {
+        go_cold(fs);
         fs.release(ino as Ino, now(now_sec))?;
         Ok(0)
     })
@@ -403,7 +416,10 @@ pub extern "C" fn sim_removexattr(p: *const u8, plen: i32, n: *const u8, nlen: i
 
 #[no_mangle]
 pub extern "C" fn sim_sync(now_sec: i64) -> i64 {
-    with_fs(|fs| fs.sync(now(now_sec)).map(|_| 0))
+    with_fs(|fs| {
+        go_cold(fs);
+        fs.sync(now(now_sec)).map(|_| 0)
+    })
 }
 
 #[no_mangle]
@@ -478,6 +494,16 @@ pub extern "C" fn sim_stat_names() -> i64 {
     names.len() as i64
 }
 
+/// Cold-cache mode on (1) or off (0) for this instance: after resolving an operation's
+/// paths the guest drops the core's clean caches (`Filesystem::drop_clean_caches`), so
+/// that every read the operation needs comes from the device and can fail there (issue 35:
+/// checkers must reach reads after an operation's first change). Returns 0.
+#[no_mangle]
+pub extern "C" fn sim_set_cold(on: i32) -> i64 {
+    COLD.with(|c| c.set(on != 0));
+    0
+}
+
 /// Drops the filesystem (no I/O: a mount is forgotten as at power loss) and the buffers,
 /// so that the host can give this instance another device instead of making a new one
 /// (`GuestModule::release`). What a later call sees is what a fresh instance's would; the
@@ -490,6 +516,7 @@ pub extern "C" fn sim_reset() -> i64 {
         s.scratch = Vec::new();
         s.out = Vec::new();
     });
+    COLD.with(|c| c.set(false));
     0
 }
 
