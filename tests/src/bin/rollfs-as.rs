@@ -12,8 +12,8 @@
 //!   `features SLOT` (F2FS_IOC_GET_FEATURES, `ok HEX`)
 //! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`, `fill SLOT OFF LEN BYTE` (from a
 //!   page-aligned buffer, so it works on O_DIRECT slots with aligned OFF and LEN)
-//! - `sum SLOT OFF LEN` — reads up to LEN bytes from OFF (to end of file) into a
-//!   page-aligned buffer: `ok N DIGEST` ([`rollfs_tests::digest`] in hex)
+//! - `sum SLOT OFF LEN` — reads up to LEN bytes from OFF (until a short read: the end of
+//!   the file) into a page-aligned buffer: `ok N DIGEST` ([`rollfs_tests::digest`] in hex)
 //! - `dontneed SLOT` — posix_fadvise(POSIX_FADV_DONTNEED) of the whole file
 //! - `atomic-cycle SLOT OFF LEN BYTE` — F2FS_IOC_START_ATOMIC_WRITE, one pwrite of LEN
 //!   bytes of BYTE at OFF, F2FS_IOC_ABORT_VOLATILE_WRITE (stops at the first error)
@@ -161,10 +161,13 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                     if r < 0 {
                         return Err(errno());
                     }
-                    if r == 0 {
+                    let asked = len - done;
+                    done += r as usize;
+                    // A short read is the end of the file (and the next offset would not be
+                    // aligned for O_DIRECT).
+                    if (r as usize) < asked {
                         break;
                     }
-                    done += r as usize;
                 }
                 Ok(format!("{done} {:016x}", rollfs_tests::digest(&buf[..done])))
             }
