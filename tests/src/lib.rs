@@ -323,6 +323,11 @@ impl Drop for Mount {
             let _ = c.kill();
             let _ = c.wait();
         }
+        // A daemon that died (killed, then reaped by `wait`) leaves its mount point
+        // mounted and dead ("Transport endpoint is not connected"): detach it.
+        if is_mounted(&self.mnt) {
+            let _ = unmount_cmd(&self.mnt, true);
+        }
     }
 }
 
