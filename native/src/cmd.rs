@@ -569,7 +569,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         driver.start_background_gc(idle, (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(1)));
     }
     let unmount_result = driver.unmount_result();
-    let notifier_slot = driver.notifier_slot();
+    let notifications = driver.notifications();
 
     let mut fuse_opts = vec![
         fuser::MountOption::FSName(std::path::absolute(path).unwrap_or(path.to_owned()).display().to_string()),
@@ -593,7 +593,10 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         };
         CliError::Failed { path: a.mountpoint.clone(), what: "cannot mount", detail }
     })?;
-    let _ = notifier_slot.set(session.notifier());
+    // Kernel notifications are sent from their own thread, never a request thread (notify.rs).
+    notifications
+        .start(std::sync::Arc::new(session.notifier()))
+        .map_err(|e| CliError::io(path, "start the notify thread", e))?;
     let mut unmounter = session.unmount_callable();
     let mountpoint = a.mountpoint.clone();
     std::thread::Builder::new()

@@ -32,7 +32,12 @@
 //!   ABORT it (EPERM), a write, fsync or size change through any other handle is refused
 //!   with EBUSY while it lasts (never acknowledged and then discarded by an abort), and
 //!   it is aborted when that handle — and no other — is released. An abort also drops the
-//!   kernel's cached pages of the file, which still hold the discarded writes.
+//!   kernel's cached pages of the file, which still hold the discarded writes: through the
+//!   `rollfs-notify` thread ([`crate::notify`]), never from the request thread (the kernel
+//!   may wait there for READs only a free request thread can answer: issue 35's wedge).
+//!   ABORT's reply is sent once the pages are dropped; a release's reply does not wait.
+//! - No kernel notification is sent from a request thread or under a lock of the driver or
+//!   the core: request threads queue them ([`crate::notify::Notifications`]).
 //! - Namespaces of extended attributes (see [`xattr_policy`]): `user.*` and `security.*`
 //!   as the kernel checks them, `trusted.*` only for CAP_SYS_ADMIN (hidden from others'
 //!   listxattr), `system.*` (ACLs) and names outside these namespaces not supported.
@@ -42,6 +47,7 @@
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
 use crate::device::{DeviceReader, FlushHandle};
+use crate::notify::Notifications;
 use crate::record::SharedLog;
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
@@ -57,7 +63,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The device type the driver mounts: a file device, possibly wrapped by the recorder.
@@ -108,12 +114,16 @@ pub struct DriverStats {
     /// memory alone counts in neither.
     pub unlocked_reads: AtomicU64,
     pub unlocked_read_retries: AtomicU64,
+    /// Page-cache invalidations the notify thread sent (notify.rs), and ABORT replies that
+    /// did not wait for theirs because [`crate::notify::MAX_WAITING`] replies waited already.
+    pub invalidations: AtomicU64,
+    pub notify_waits_refused: AtomicU64,
 }
 
 impl DriverStats {
     /// Every counter as (name, value). Destructured, so that a counter added to the struct
     /// fails the build until it is listed here.
-    pub fn counters(&self) -> [(&'static str, u64); 11] {
+    pub fn counters(&self) -> [(&'static str, u64); 13] {
         let DriverStats {
             requests,
             fsyncs,
@@ -126,6 +136,8 @@ impl DriverStats {
             bg_gc_rounds,
             unlocked_reads,
             unlocked_read_retries,
+            invalidations,
+            notify_waits_refused,
         } = self;
         let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
@@ -140,6 +152,8 @@ impl DriverStats {
             ("bg_gc_rounds", l(bg_gc_rounds)),
             ("unlocked_reads", l(unlocked_reads)),
             ("unlocked_read_retries", l(unlocked_read_retries)),
+            ("invalidations", l(invalidations)),
+            ("notify_waits_refused", l(notify_waits_refused)),
         ]
     }
 }
@@ -197,6 +211,9 @@ impl GroupCommit {
     }
 }
 
+/// How long unmount waits for the notify thread to end.
+const NOTIFY_STOP_WAIT: Duration = Duration::from_secs(2);
+
 /// Background cleaning rounds (one segment moved and a checkpoint each) per idle tick.
 pub const BG_GC_ROUNDS_PER_TICK: u32 = 8;
 
@@ -251,8 +268,9 @@ pub struct RollFuse {
     dirsync: bool,
     /// Directories whose being full was logged (once each).
     full_dirs_logged: Mutex<std::collections::HashSet<u32>>,
-    /// Set once the session exists; used to drop cached pages after an atomic abort.
-    notifier: Arc<OnceLock<fuser::Notifier>>,
+    /// Kernel notifications (dropping cached pages after an atomic abort), sent by the
+    /// notify thread once the session exists ([`RollFuse::notifications`]).
+    notify: Arc<Notifications>,
 }
 
 thread_local! {
@@ -418,6 +436,7 @@ fn cred(req: &Request) -> Credentials {
 
 impl RollFuse {
     pub fn new(fs: Filesystem<Dev>, flusher: Option<FlushHandle>) -> RollFuse {
+        let stats = Arc::new(DriverStats::default());
         RollFuse {
             fs: Arc::new(Mutex::new(Some(fs))),
             failed: Arc::new(AtomicBool::new(false)),
@@ -425,7 +444,8 @@ impl RollFuse {
             started: std::time::Instant::now(),
             background: None,
             ttl: Duration::from_secs(1),
-            stats: Arc::new(DriverStats::default()),
+            notify: Arc::new(Notifications::new(stats.clone())),
+            stats,
             unmount: Arc::new(Mutex::new(None)),
             flusher,
             marks: None,
@@ -439,7 +459,6 @@ impl RollFuse {
             full_dirs_logged: Mutex::new(std::collections::HashSet::new()),
             reserve_users: (None, None),
             dirsync: false,
-            notifier: Arc::new(OnceLock::new()),
         }
     }
 
@@ -484,9 +503,10 @@ impl RollFuse {
         CallerGuard
     }
 
-    /// Where to put the session's notifier once the session exists.
-    pub fn notifier_slot(&self) -> Arc<OnceLock<fuser::Notifier>> {
-        self.notifier.clone()
+    /// The notification queue: start its thread with the session's notifier once the
+    /// session exists ([`Notifications::start`]).
+    pub fn notifications(&self) -> Arc<Notifications> {
+        self.notify.clone()
     }
 
     /// Starts the background cleaner: every `tick`, if no request arrived for `idle`, it
@@ -649,26 +669,30 @@ impl RollFuse {
     }
 
     /// F2FS_IOC_ABORT_VOLATILE_WRITE through handle `fh`: only the session's handle;
-    /// without a session there is nothing to abort (success, as in f2fs).
-    fn abort_atomic(&self, ino: u32, fh: u64) -> Result<(), Errno> {
+    /// without a session there is nothing to abort (success, as in f2fs). The kernel's
+    /// cached pages of the file still hold the aborted writes: the reply is sent once the
+    /// notify thread has dropped them, so that no read after the ABORT returns them. This
+    /// thread does not wait for that (the kernel may wait for READs meanwhile).
+    fn abort_atomic(&self, ino: u32, fh: u64, reply: ReplyIoctl) {
         let mut owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
-        match owners.get(&ino) {
-            Some(&owner) if owner == fh => {}
-            Some(_) => return Err(Errno::EPERM),
-            None => return Ok(()),
+        let owner = owners.get(&ino).copied();
+        if owner != Some(fh) {
+            drop(owners);
+            return match owner {
+                Some(_) => reply.error(Errno::EPERM),
+                None => reply.ioctl(0, &[]),
+            };
         }
         owners.remove(&ino);
         let r = self.call(|fs| fs.abort_atomic_write(ino));
         drop(owners);
-        self.invalidate_pages(ino);
-        r
-    }
-
-    /// Drops the kernel's cached pages of `ino` (they may hold aborted atomic writes).
-    fn invalidate_pages(&self, ino: u32) {
-        if let Some(n) = self.notifier.get() {
-            let _ = n.inval_inode(INodeNo(ino as u64), 0, 0);
-        }
+        self.notify.invalidate(
+            ino,
+            Some(Box::new(move || match r {
+                Ok(()) => reply.ioctl(0, &[]),
+                Err(e) => reply.error(e),
+            })),
+        );
     }
 
     /// Where the unmount checkpoint's result will be put.
@@ -824,6 +848,13 @@ impl fuser::Filesystem for RollFuse {
         // The cleaner first: it must not start a round on a filesystem being unmounted.
         if let Some(bg) = self.background.take() {
             bg.stop();
+        }
+        // The connection is gone: the notify thread has nothing left to send. Not waited for
+        // long if a notification is still blocked in the kernel.
+        if !self.notify.stop(NOTIFY_STOP_WAIT) {
+            eprintln!(
+                "rollfs: the notify thread is still blocked in the kernel after {NOTIFY_STOP_WAIT:?}; not waiting for it"
+            );
         }
         let fs = self.fs.lock().ok().and_then(|mut g| g.take());
         let result = match fs {
@@ -1143,7 +1174,10 @@ impl fuser::Filesystem for RollFuse {
         if owned {
             self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
             let _ = self.call(|fs| fs.abort_atomic_write(i));
-            self.invalidate_pages(i);
+            // The reply does not wait for the invalidation: RELEASE is a background request,
+            // and held back it could keep the READs the invalidation waits for from being
+            // sent (notify.rs).
+            self.notify.invalidate(i, None);
         }
         match self.call(|fs| fs.release(i, crate::now())) {
             Ok(()) => reply.ok(),
@@ -1431,7 +1465,7 @@ impl fuser::Filesystem for RollFuse {
             }
             F2FS_IOC_ABORT_VOLATILE_WRITE => {
                 self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
-                done(self.abort_atomic(i, fh.0), reply)
+                self.abort_atomic(i, fh.0, reply)
             }
             // Filesystem-wide figures: for the user who mounted it, or CAP_SYS_ADMIN.
             ROLLFS_IOC_GET_STATS | ROLLFS_IOC_GET_STATS_1K

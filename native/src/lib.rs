@@ -12,6 +12,7 @@
 //! | [`crashtest`] | `rollfs crashtest`: run a command on a recorded mount, then check its crash states |
 //! | [`mutant`] | the driver's deliberately broken variants (test-only feature `mutants`) |
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
+//! | [`notify`] | kernel notifications (page-cache invalidation), queued by request threads and sent by their own thread |
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
 //! | [`inspect`] | the `inspect` report: text, JSON and the SVG picture (layout to scale, segment utilisation with the log heads, wear) |
 //! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
@@ -23,6 +24,7 @@ pub mod error;
 pub mod fuse;
 pub mod inspect;
 pub mod mutant;
+pub mod notify;
 pub mod probe;
 pub mod record;
 pub mod secure;

@@ -8,9 +8,17 @@
 //! |---|---|
 //! | `mutant-fsync-ack-before-flush` | fsync returns once its writes are submitted, before they are waited for and flushed |
 //! | `mutant-flush-without-drain` | group commit's flush does not wait for the writes submitted before it (device.rs, `FlushHandle`) |
+//! | `mutant-notify-on-request-thread` | a kernel notification (an atomic abort's page invalidation) is sent from the request thread, as before issue 35, not from the notify thread (notify.rs) |
+//!
+//! [`NAMES`] are caught by `rollfs crashtest` (tests/tests/crashtest.rs); [`LIVENESS_NAMES`]
+//! break no crash state but the daemon's availability, and are caught by
+//! tests/tests/daemon.rs (a watchdog finds the mount wedged).
 
-/// The driver's mutants.
+/// The driver's mutants that `rollfs crashtest` catches.
 pub const NAMES: [&str; 2] = ["mutant-fsync-ack-before-flush", "mutant-flush-without-drain"];
+
+/// The driver's mutants that wedge the daemon (caught by tests/tests/daemon.rs).
+pub const LIVENESS_NAMES: [&str; 1] = ["mutant-notify-on-request-thread"];
 
 /// Whether mutant `name` is chosen for this process.
 #[cfg(feature = "mutants")]

@@ -194,13 +194,20 @@ impl Mount {
     }
 
     pub fn try_new(image: &Path, extra: &[&OsStr]) -> Result<Mount, String> {
+        Self::try_new_with(&rollfs_bin(), &[], image, extra)
+    }
+
+    /// [`Mount::try_new`] with another `rollfs` binary (e.g. one with the test-only
+    /// mutants) and extra environment variables for the daemon (e.g. `ROLLFS_MUTANT`).
+    pub fn try_new_with(bin: &Path, envs: &[(&str, &str)], image: &Path, extra: &[&OsStr]) -> Result<Mount, String> {
         require_fuse();
         let mnt_dir = tempfile::Builder::new().prefix("rollfs-mnt-").tempdir().expect("tempdir");
         let mnt = mnt_dir.path().join("m");
         std::fs::create_dir(&mnt).unwrap();
         let log = mnt_dir.path().join("mount.log");
         let logf = std::fs::File::create(&log).unwrap();
-        let child = Command::new(rollfs_bin())
+        let child = Command::new(bin)
+            .envs(envs.iter().copied())
             .arg("mount")
             .arg("-f")
             .args(extra)
@@ -316,6 +323,11 @@ impl Drop for Mount {
             let _ = c.kill();
             let _ = c.wait();
         }
+        // A daemon that died (killed, then reaped by `wait`) leaves its mount point
+        // mounted and dead ("Transport endpoint is not connected"): detach it.
+        if is_mounted(&self.mnt) {
+            let _ = unmount_cmd(&self.mnt, true);
+        }
     }
 }
 
@@ -336,6 +348,97 @@ pub fn command_as_nobody(bin: &Path) -> Command {
         }
     }
     c
+}
+
+/// FNV-1a (64 bits) of `data`: a content digest the tests and `rollfs-as` agree on.
+pub fn digest(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A `rollfs-as` process running as `uid:gid` (no supplementary groups), which runs one
+/// command a line (see src/bin/rollfs-as.rs) with that user's credentials and without
+/// root's capabilities (uid 0 keeps them).
+pub struct User {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    pub uid: u32,
+}
+
+impl User {
+    #[track_caller]
+    pub fn new(uid: u32) -> User {
+        use std::os::unix::process::CommandExt;
+        assert!(is_root(), "tests of other users run as root, to act as them");
+        // Cargo builds the package's binaries before its integration tests, beside them:
+        // target/<profile>/deps/<test> -> target/<profile>/rollfs-as.
+        let exe = std::env::current_exe().expect("current_exe");
+        let bin = exe.parent().and_then(Path::parent).expect("target dir").join("rollfs-as");
+        let mut child = Command::new(bin)
+            .uid(uid)
+            .gid(uid)
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start rollfs-as");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut u = User { child, stdin, stdout, uid };
+        assert_eq!(u.run("id"), format!("ok {uid} {uid}"), "the helper runs as the other user");
+        u
+    }
+
+    /// Runs one command; returns `ok [VALUE]` or `err ERRNO`.
+    #[track_caller]
+    pub fn run(&mut self, cmd: &str) -> String {
+        use std::io::{BufRead, Write};
+        writeln!(self.stdin, "{cmd}").expect("send to rollfs-as");
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("answer from rollfs-as");
+        assert!(!line.is_empty(), "rollfs-as (uid {}) died on {cmd:?}", self.uid);
+        line.trim_end().to_string()
+    }
+
+    /// Runs a command that must succeed; returns its value.
+    #[track_caller]
+    pub fn ok(&mut self, cmd: &str) -> String {
+        let r = self.run(cmd);
+        assert!(r == "ok" || r.starts_with("ok "), "uid {}: {cmd:?} failed: {r}", self.uid);
+        r.strip_prefix("ok").unwrap().trim_start().to_string()
+    }
+}
+
+impl Drop for User {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fusectl directory of the FUSE connection behind mount point `mnt`
+/// (`/sys/fs/fuse/connections/DEV`), mounting fusectl there first if it is not (root only).
+/// Call it while the mount answers: it stats `mnt`.
+pub fn fuse_connection(mnt: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let base = Path::new("/sys/fs/fuse/connections");
+    let mounted = std::fs::read_to_string("/proc/mounts").unwrap_or_default().lines().any(|l| l.contains(" fusectl "));
+    if !mounted {
+        let st = Command::new("mount").args(["-t", "fusectl", "fusectl"]).arg(base).status();
+        assert!(st.is_ok_and(|s| s.success()), "cannot mount fusectl on {}", base.display());
+    }
+    let dev = std::fs::metadata(mnt).expect("stat the mount point").dev();
+    // The kernel's dev_t: MKDEV(major, minor) = major << 20 | minor.
+    let conn = base.join(((libc::major(dev) << 20) | libc::minor(dev)).to_string());
+    assert!(conn.join("abort").exists(), "no fusectl entry {} for {}", conn.display(), mnt.display());
+    conn
+}
+
+/// Aborts a FUSE connection (its fusectl directory from [`fuse_connection`]): every request
+/// in flight fails with ENOTCONN, and so does every later one. The way out of a wedged mount.
+pub fn abort_connection(conn: &Path) -> bool {
+    std::fs::write(conn.join("abort"), b"1").is_ok()
 }
 
 /// `_IOR('R', 2, [u8; 16383])`: rollfs's stats ioctl (README, "Statistics").

@@ -6,11 +6,8 @@
 use rollfs_tests::*;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 const START: &str = "f501";
 const COMMIT: &str = "f502";
@@ -26,59 +23,6 @@ const EBUSY: &str = "err 16";
 const EINVAL: &str = "err 22";
 const ENODATA: &str = "err 61";
 const EOPNOTSUPP: &str = "err 95";
-
-/// A `rollfs-as` process running as `uid:gid` (no supplementary groups).
-struct User {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    uid: u32,
-}
-
-impl User {
-    fn new(uid: u32) -> User {
-        assert!(is_root(), "the security tests run as root, to act as two other users");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rollfs-as"))
-            .uid(uid)
-            .gid(uid)
-            .current_dir("/")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start rollfs-as");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut u = User { child, stdin, stdout, uid };
-        assert_eq!(u.run("id"), format!("ok {uid} {uid}"), "the helper runs as the other user");
-        u
-    }
-
-    /// Runs one command; returns `ok [VALUE]` or `err ERRNO`.
-    #[track_caller]
-    fn run(&mut self, cmd: &str) -> String {
-        writeln!(self.stdin, "{cmd}").expect("send to rollfs-as");
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("answer from rollfs-as");
-        assert!(!line.is_empty(), "rollfs-as (uid {}) died on {cmd:?}", self.uid);
-        line.trim_end().to_string()
-    }
-
-    /// Runs a command that must succeed; returns its value.
-    #[track_caller]
-    fn ok(&mut self, cmd: &str) -> String {
-        let r = self.run(cmd);
-        assert!(r == "ok" || r.starts_with("ok "), "uid {}: {cmd:?} failed: {r}", self.uid);
-        r.strip_prefix("ok").unwrap().trim_start().to_string()
-    }
-}
-
-impl Drop for User {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A shared mount: root mounts with `-o allow_other` (plus `extra`) and lets other users
 /// reach the mount point.

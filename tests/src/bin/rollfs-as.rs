@@ -5,11 +5,20 @@
 //! across commands, so a test can interleave two users' operations on one file.
 //!
 //! Commands (TEXT has no spaces; MODE is octal):
-//! - `open SLOT PATH r|w|rw|rwt` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC
+//! - `open SLOT PATH r|w|rw|rwt|rwc|rd|rwd` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC,
+//!   O_RDWR|O_CREAT (0644), O_RDONLY|O_DIRECT, O_RDWR|O_DIRECT
 //! - `close SLOT`, `fsync SLOT`, `ftruncate SLOT LEN`
 //! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`,
 //!   `features SLOT` (F2FS_IOC_GET_FEATURES, `ok HEX`)
-//! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`, `fill SLOT OFF LEN BYTE`
+//! - `pwrite SLOT OFF TEXT`, `pread SLOT OFF LEN`, `fill SLOT OFF LEN BYTE` (from a
+//!   page-aligned buffer, so it works on O_DIRECT slots with aligned OFF and LEN)
+//! - `sum SLOT OFF LEN` — reads up to LEN bytes from OFF (until a short read: the end of
+//!   the file) into a page-aligned buffer: `ok N DIGEST` ([`rollfs_tests::digest`] in hex)
+//! - `dontneed SLOT` — posix_fadvise(POSIX_FADV_DONTNEED) of the whole file
+//! - `atomic-cycle SLOT OFF LEN BYTE` — F2FS_IOC_START_ATOMIC_WRITE, one pwrite of LEN
+//!   bytes of BYTE at OFF, F2FS_IOC_ABORT_VOLATILE_WRITE (stops at the first error)
+//! - `rename OLD NEW`, `unlink PATH`, `rmdir PATH`, `readdir PATH` — `ok NAME,NAME,...`
+//!   (sorted, without `.` and `..`)
 //! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
 //! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
 //!   `symlink TARGET NEW`, `chown PATH UID GID`, `mknod PATH` (the character device 1:3)
@@ -42,6 +51,34 @@ fn octal(s: &str) -> u32 {
     u32::from_str_radix(s, 8).expect("octal mode")
 }
 
+/// A zeroed buffer of `len` bytes starting on a page boundary (O_DIRECT needs one).
+struct Aligned {
+    mem: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let mem = vec![0u8; len + 4096];
+        let start = mem.as_ptr().align_offset(4096);
+        Aligned { mem, start, len }
+    }
+}
+
+impl std::ops::Deref for Aligned {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.mem[self.start..self.start + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Aligned {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.mem[self.start..self.start + self.len]
+    }
+}
+
 fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> {
     let slot = |slots: &HashMap<String, i32>, name: &str| *slots.get(name).expect("unknown slot");
     // SAFETY (all calls below): plain system calls on valid C strings, descriptors and
@@ -55,9 +92,12 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                     "w" => libc::O_WRONLY,
                     "rw" => libc::O_RDWR,
                     "rwt" => libc::O_RDWR | libc::O_TRUNC,
+                    "rwc" => libc::O_RDWR | libc::O_CREAT,
+                    "rd" => libc::O_RDONLY | libc::O_DIRECT,
+                    "rwd" => libc::O_RDWR | libc::O_DIRECT,
                     _ => panic!("open mode {how}"),
                 };
-                let fd = libc::open(cpath(path).as_ptr(), flags | libc::O_CLOEXEC);
+                let fd = libc::open(cpath(path).as_ptr(), flags | libc::O_CLOEXEC, 0o644);
                 if fd < 0 {
                     return Err(errno());
                 }
@@ -92,7 +132,8 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 // first error (`err ERRNO`) and reports the bytes written on success.
                 let fd = slot(slots, name);
                 let (mut off, len): (i64, usize) = (off.parse().unwrap(), len.parse().unwrap());
-                let buf = vec![byte.parse::<u8>().unwrap(); len.min(1 << 20)];
+                let mut buf = Aligned::new(len.min(1 << 20));
+                buf.fill(byte.parse::<u8>().unwrap());
                 let mut done = 0;
                 while done < len {
                     let n = (len - done).min(buf.len());
@@ -109,6 +150,53 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 let mut buf = vec![0u8; len.parse().unwrap()];
                 let r = libc::pread(slot(slots, name), buf.as_mut_ptr() as *mut _, buf.len(), off.parse().unwrap());
                 check(r as _).map(|_| String::from_utf8_lossy(&buf[..r as usize]).into_owned())
+            }
+            ["sum", name, off, len] => {
+                let fd = slot(slots, name);
+                let (off, len): (i64, usize) = (off.parse().unwrap(), len.parse().unwrap());
+                let mut buf = Aligned::new(len);
+                let mut done = 0;
+                while done < len {
+                    let r = libc::pread(fd, buf[done..].as_mut_ptr() as *mut _, len - done, off + done as i64);
+                    if r < 0 {
+                        return Err(errno());
+                    }
+                    let asked = len - done;
+                    done += r as usize;
+                    // A short read is the end of the file (and the next offset would not be
+                    // aligned for O_DIRECT).
+                    if (r as usize) < asked {
+                        break;
+                    }
+                }
+                Ok(format!("{done} {:016x}", rollfs_tests::digest(&buf[..done])))
+            }
+            ["dontneed", name] => {
+                let r = libc::posix_fadvise(slot(slots, name), 0, 0, libc::POSIX_FADV_DONTNEED);
+                if r != 0 {
+                    return Err(r);
+                }
+                Ok(String::new())
+            }
+            ["atomic-cycle", name, off, len, byte] => {
+                let fd = slot(slots, name);
+                check(libc::ioctl(fd, 0xf501 as _) as _)?;
+                let buf = vec![byte.parse::<u8>().unwrap(); len.parse().unwrap()];
+                let r = libc::pwrite(fd, buf.as_ptr() as *const _, buf.len(), off.parse().unwrap());
+                check(r as _)?;
+                check(libc::ioctl(fd, 0xf505 as _) as _)
+            }
+            ["rename", old, new] => check(libc::rename(cpath(old).as_ptr(), cpath(new).as_ptr()) as _),
+            ["unlink", path] => check(libc::unlink(cpath(path).as_ptr()) as _),
+            ["rmdir", path] => check(libc::rmdir(cpath(path).as_ptr()) as _),
+            ["readdir", path] => {
+                let mut names: Vec<String> = std::fs::read_dir(path)
+                    .map_err(|e| e.raw_os_error().unwrap_or(-1))?
+                    .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| e.raw_os_error().unwrap_or(-1))?;
+                names.sort();
+                Ok(names.join(","))
             }
             ["read", path] => std::fs::read(path)
                 .map(|v| String::from_utf8_lossy(&v).into_owned())
