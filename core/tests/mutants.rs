@@ -22,6 +22,8 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-atomic-partial-commit", "exhaustion"),
     ("mutant-orphan-limit", "exhaustion"),
     ("mutant-no-recovery-reserve", "exhaustion"),
+    ("mutant-stale-parent", "hidden_history"),
+    ("mutant-eio-change-before-read", "cold_cache"),
 ];
 
 #[test]

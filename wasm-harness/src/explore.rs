@@ -1282,6 +1282,7 @@ impl Explorer {
         // `after_stop` checks exactly that against the model.
         let read_sweep = sweep && eio.is_some_and(|e| e.kind == IoKind::Read);
         let mut stopped_in_group = false;
+        let mut late_errors = 0u64;
         for (i, op) in w.ops.iter().enumerate() {
             before_op(&mut g);
             if matches!(op, Op::Repeat(..) | Op::Fill { .. }) {
@@ -1300,7 +1301,20 @@ impl Explorer {
                 && g.device().trace.events.iter().any(|e| matches!(e, crate::device::Event::Failed { .. }));
             let want = if failed_read { Ok(()) } else { model_outcome(&mut model, op, &got, w.no_enospc) };
             let b = len(&g);
-            let cp = g.stats().map(|s| s[0]).unwrap_or(checkpoints);
+            let stats = g.stats().ok();
+            let cp = stats.map(|s| s[0]).unwrap_or(checkpoints);
+            // An operation that failed after its first change shuts the filesystem down;
+            // only an I/O or corruption error may get there (invariant 7): anything else
+            // there is a change made before a check that could refuse it.
+            let late = stats.map(|s| s[stat_index("errors_after_change")]).unwrap_or(late_errors);
+            if late > late_errors && !matches!(got, Err(GuestError::Errno(5 | 117 | E_DATASUM, _))) {
+                run.problems.push((
+                    "error-after-change".into(),
+                    format!("op {i} `{op}` returned {got:?} after its first change (the filesystem shut down)"),
+                ));
+                stopped = true;
+            }
+            late_errors = late;
             let persist = if op.is_checkpoint_point() {
                 Persist::Checkpoint
             } else if cp > checkpoints {
@@ -1310,7 +1324,7 @@ impl Explorer {
             };
             checkpoints = cp;
             push_record(&mut run, &mut model, op.to_string(), a..b, persist, &got, (op.clone(), target));
-            stopped = outcome_stops(&mut run, &g, i, op, &got, &want, eio.is_some());
+            stopped = outcome_stops(&mut run, &g, i, op, &got, &want, eio.is_some()) || stopped;
             if stopped {
                 break;
             }
