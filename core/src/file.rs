@@ -183,7 +183,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // at the ends) and their indirect nodes; only when ids are that short is the exact
         // count taken (what phase 1 below would create).
         let nid_bound = total / ADDRS_PER_BLOCK as u64 + 6;
-        if (self.nat.available() as u64) < nid_bound {
+        if self.nids_usable() < nid_bound {
             let idxs: alloc::vec::Vec<u64> = (first..=last).collect();
             let nodes = self.nodes_missing(ino, &idxs)?;
             self.ensure_nids(nodes, now)?;

@@ -747,12 +747,32 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
+    /// Node ids only privileged callers may take: the root reserve's share of the ids
+    /// (`root_reserve_blocks` over the capacity, as a fraction of every id), so that a user
+    /// who fills the filesystem with empty files (one id each, a quarter of a block's
+    /// worth of the ids mkfs gives) leaves root ids to create, mkdir and grow files with
+    /// (issue 35, finding 6: root's SQLite could not open its database while `df` showed
+    /// 140 MiB free). Rounded up: a reserve of any blocks keeps at least one id.
+    pub(crate) fn root_reserve_nids(&self) -> u64 {
+        let cap = self.capacity(true).max(1);
+        let reserve = self.opts.root_reserve_blocks.min(cap);
+        (self.nat.nid_count() as u64 * reserve).div_ceil(cap)
+    }
+
+    /// Node ids the current caller may still take (the root reserve held back from
+    /// unprivileged callers).
+    pub(crate) fn nids_usable(&self) -> u64 {
+        let held = if self.privileged { 0 } else { self.root_reserve_nids() };
+        (self.nat.available() as u64).saturating_sub(held)
+    }
+
     /// Makes sure `count` node ids can be handed out: ids freed since the last checkpoint
     /// become reusable only when the next one commits, so a shortage writes a checkpoint
     /// (create/unlink churn must never exhaust ids). ENOSPC, changing nothing, when the
-    /// ids are really in use.
+    /// ids are really in use (or, for an unprivileged caller, only the root reserve's are
+    /// left).
     pub(crate) fn ensure_nids(&mut self, count: u64, now: Timestamp) -> Result<()> {
-        if count == 0 || self.nat.available() as u64 >= count {
+        if count == 0 || self.nids_usable() >= count {
             return Ok(());
         }
         if self.nat.freed_count() > 0 && !self.recovering {
@@ -760,7 +780,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.stats.op_checkpoints += 1;
             self.checkpoint(false, now)?;
         }
-        if self.nat.available() as u64 >= count {
+        if self.nids_usable() >= count {
             return Ok(());
         }
         self.stats.enospc_returned += 1;
@@ -1184,6 +1204,8 @@ impl<D: BlockDevice> Filesystem<D> {
             // What unprivileged users may still fill (statfs's f_bavail).
             blocks_avail: free.saturating_sub(self.opts.root_reserve_blocks),
             files: (self.nat.nid_count() - 1) as u64,
+            // statfs has no "available to unprivileged users" count of files: what every
+            // caller may take, the root reserve's ids included (as `f_bfree`).
             files_free: self.nat.available() as u64,
             name_max: NAME_MAX as u32,
         })

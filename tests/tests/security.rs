@@ -637,3 +637,40 @@ fn a_user_filling_the_filesystem_leaves_the_root_reserve() {
     assert!(m.unmount().success());
     img.assert_fsck_clean();
 }
+
+/// Issue 35, finding 6: node ids are covered by the root reserve. An empty file takes one
+/// id and one block, and mkfs gives a quarter of the blocks as ids, so a user making empty
+/// files took every id while most of the space was free: root then got ENOSPC for create,
+/// mkdir and for growing a file past its inode's own pointers.
+#[test]
+fn a_user_taking_every_node_id_leaves_root_the_reserve() {
+    let img = Image::new("64M", &[]);
+    let m = shared_mount(&img, &["reserve=3M"]);
+    let d = pub_dir(&m);
+    let mut b = User::new(B);
+    let mut made = 0;
+    let refused = loop {
+        assert!(made < 20_000, "bounded by the node ids");
+        let r = b.run(&format!("create {d}/e{made} 600"));
+        if r != "ok" {
+            break r;
+        }
+        made += 1;
+    };
+    assert_eq!(refused, "err 28", "B runs out of node ids after {made} files");
+    // SAFETY: statvfs on a valid path into a zeroed struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let c = std::ffi::CString::new(m.mnt.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    assert!(st.f_bavail > st.f_blocks / 4, "B ran out of ids, not of space: {} of {}", st.f_bavail, st.f_blocks);
+    assert!(st.f_ffree > 0, "ids are left for root");
+    // Root creates, makes a directory, and grows a file past its inode's 457 pointers.
+    let mut f = File::create(m.path("root.db")).expect("root creates a file");
+    std::fs::create_dir(m.path("root-dir")).expect("root makes a directory");
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&[7u8; 4096], 2000 * 4096).expect("root grows a file past the inode's pointers");
+    f.sync_all().unwrap();
+    drop((f, b));
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
