@@ -665,7 +665,7 @@ fn a_user_taking_every_node_id_leaves_root_the_reserve() {
     assert!(st.f_bavail > st.f_blocks / 4, "B ran out of ids, not of space: {} of {}", st.f_bavail, st.f_blocks);
     assert!(st.f_ffree > 0, "ids are left for root");
     // Root creates, makes a directory, and grows a file past its inode's 457 pointers.
-    let mut f = File::create(m.path("root.db")).expect("root creates a file");
+    let f = File::create(m.path("root.db")).expect("root creates a file");
     std::fs::create_dir(m.path("root-dir")).expect("root makes a directory");
     use std::os::unix::fs::FileExt;
     f.write_all_at(&[7u8; 4096], 2000 * 4096).expect("root grows a file past the inode's pointers");
