@@ -1,35 +1,75 @@
 //! Atomic writes (what SQLite's batch-atomic-write mode uses through f2fs's ioctls).
 //!
 //! Between [`Filesystem::start_atomic_write`] and [`Filesystem::commit_atomic_write`],
-//! writes to the file are staged in memory: reads and `getattr` see them, checkpoints and
-//! other fsyncs do not. Commit moves them into the write-back cache and writes the file's
-//! whole state as one fsync batch: data, nodes, and the inode carrying the fsync mark and
-//! the CRC of every data block of the batch. All of it is submitted at once, then one wait
-//! for completion and one flush. Recovery applies a batch only when its CRC verifies, so
-//! after a crash the file shows all of the transaction or none of it; and because commit
-//! waits for every write before the flush, a commit that returned is never lost — unlike
-//! f2fs, which skips that wait for atomic commits and accepts losing the last transaction
-//! (scenario "broken dnode chain", docs/INVARIANTS.md). The cost of the wait is measured in the simulator (see DESIGN.md).
+//! writes to the file are staged: reads and `getattr` see them, the file's own fsyncs and
+//! every checkpoint persist the file without them. Commit publishes all of them at once;
+//! after a crash the file shows all of the transaction or none of it.
+//!
+//! **Where staged blocks live.** In memory first, up to a budget shared by every session
+//! (`staging_blocks_max`: half the dirty-memory bound, at most an eighth of the capacity).
+//! A write that would pass the budget
+//! **spills** its session to a copy-on-write inode (f2fs's COW inode, for the reason f2fs
+//! moved to one: staged pages pinned memory): a hidden inode with no name, an orphan from
+//! its making, whose blocks are the staged blocks at the file's indexes. The session's
+//! staged blocks move into it as its dirty data, and its later writes go there: they count
+//! against the space the caller may use (so a user's staging is bounded by the device and
+//! the root reserve, not by the daemon's memory) and the dirty-memory bound writes them back
+//! like any dirty data (so a transaction may be larger than memory). Until issue 35 the
+//! budget was a hard limit (ENOSPC past it): one user's open session then failed every
+//! other user's commit (finding 7). A checkpoint during a spilled session persists its
+//! blocks as the orphan's: a crash frees them at mount, and the file is as before.
+//!
+//! **Commit** first does everything that can fail (the fsync decision's reads, room and
+//! node ids for the file's new tree nodes and those nodes, the summaries of staged blocks
+//! already on the device, the session inode's tree for its eviction), then moves every
+//! staged block to the file: one in memory into the file's write-back cache; one on the
+//! device re-pointed (the file's pointer takes its address and checksum, its summary names
+//! the file's node, the session inode's pointer is cleared). Then it is made durable:
+//! - every staged block was in memory (the common, small transaction): one fsync batch of
+//!   the file (data, nodes, the inode with the fsync mark and the CRC of every data block
+//!   of the batch), submitted at once, one wait for completion, one flush. Recovery applies
+//!   a batch only when its CRC verifies, and because commit waits for every write before
+//!   the flush, a commit that returned is never lost — unlike f2fs, which skips that wait
+//!   for atomic commits and accepts losing the last transaction (scenario "broken dnode
+//!   chain", docs/INVARIANTS.md);
+//! - some were on the device (a checkpoint wrote the spilled session's blocks): a
+//!   checkpoint, which moves the pointers and drops the orphan in one commit (a
+//!   roll-forward batch could not claim blocks the last checkpoint gives to an orphan).
+//!
 //! A commit also makes durable the names removed from the file's directory since the last
 //! checkpoint (by checkpointing, once): otherwise a crash could resurrect an unlinked
 //! rollback journal next to a database whose later transactions were atomic, and SQLite
 //! would "roll back" committed transactions with it.
-//! [`Filesystem::abort_atomic_write`] drops the staged writes.
+//! [`Filesystem::abort_atomic_write`] drops the staged writes (and evicts the session inode).
 
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
-use crate::fs::{FileType, Filesystem, Timestamp};
-use crate::layout::BLOCK_SIZE;
-use crate::node::{inode, MAX_FILE_SIZE};
+use crate::fs::{CachedNode, FileType, Filesystem, Timestamp};
+use crate::layout::{BLOCK_SIZE, NEW_ADDR, NULL_ADDR, NULL_NID};
+use crate::node::{self, inode, NodeType, MAX_FILE_SIZE};
+use crate::ssa::Summary;
 use crate::{zero_block, Block, Ino};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
 
-/// Staged writes of one file.
+/// An open session: the staged blocks held in memory, the hidden inode holding them once
+/// the session spilled (then `blocks` is empty), and the file's size as the session sees
+/// it.
 #[derive(Debug, Clone, Default)]
 pub struct AtomicSession {
     pub(crate) blocks: BTreeMap<u64, Box<Block>>,
+    pub(crate) cow: Option<Ino>,
     pub(crate) size: u64,
+}
+
+/// Where a staged block is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Staged {
+    /// In the write-back cache (dirty data of the session inode).
+    Memory,
+    /// On the device, at this address with this data checksum (a checkpoint wrote it).
+    Device(u32, u32),
 }
 
 impl<D: BlockDevice> Filesystem<D> {
@@ -41,21 +81,104 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if !self.atomic.contains_key(&ino) {
             let size = inode::size(self.inode_ref(ino)?);
-            self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), size });
+            self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size });
         }
         Ok(())
+    }
+
+    /// Blocks staged in memory that all sessions together may hold before a write spills
+    /// its session to the device: half the dirty-memory bound, and at most an eighth of
+    /// the capacity (a transaction large for its device goes to the device early: its room
+    /// is taken, and checked, as it is staged rather than all at the commit).
+    fn staging_blocks_max(&self) -> u64 {
+        (self.opts.dirty_bytes_max / BLOCK_SIZE as u64 / 2).min(self.capacity(true) / 8)
+    }
+
+    /// Moves session `ino`'s staged blocks into a new session inode (see the module
+    /// header): makes the inode (a node id, a block), maps its tree for the staged blocks,
+    /// and puts them in the write-back cache as its dirty data. Everything that can fail
+    /// (room, ids) comes first; what the session says does not change, so it is not an
+    /// operation's change (`Filesystem::op`).
+    fn spill_session(&mut self, ino: Ino, now: Timestamp) -> Result<Ino> {
+        let idxs: Vec<u64> = self.atomic[&ino].blocks.keys().copied().collect();
+        // Blocks that fill holes of the file are new, as for any write; the inode is new;
+        // the session inode's tree nodes (counted below, once it exists) too.
+        let mut new_blocks = 1;
+        for &idx in &idxs {
+            if self.fills_new_block(ino, idx, false)? {
+                new_blocks += 1;
+            }
+        }
+        let nodes = tree_nodes_of(&idxs)?;
+        self.ensure_space_for(idxs.len() as u64 + 1 + nodes, new_blocks + nodes, now)?;
+        self.ensure_nids(1 + nodes, now)?;
+        self.maintenance(|fs| {
+            let size = fs.atomic[&ino].size;
+            let cow = fs.make_session_inode(ino, size, now)?;
+            let blocks = core::mem::take(&mut fs.atomic.get_mut(&ino).expect("session open").blocks);
+            for (idx, b) in blocks {
+                fs.put_dirty_block(cow, idx, b)?;
+            }
+            fs.atomic.get_mut(&ino).expect("session open").cow = Some(cow);
+            fs.stats.atomic_spills += 1;
+            Ok(cow)
+        })
+    }
+
+    /// Makes the hidden inode of `ino`'s session (no name, no links, listed as an orphan so
+    /// that a checkpoint names it and a crash frees what it holds).
+    fn make_session_inode(&mut self, ino: Ino, size: u64, now: Timestamp) -> Result<Ino> {
+        let cow = self.nat.alloc(|nid| nid)?;
+        let mut b = zero_block();
+        node::init_footer(&mut b, cow, cow, NodeType::Inode, 0);
+        inode::set_mode(&mut b, (FileType::Regular.mode_bits() | 0o600) as u16);
+        inode::set_links(&mut b, 0);
+        inode::set_pino(&mut b, ino);
+        // The session's size (see `atomic_write`): every staged block lies within it.
+        inode::set_size(&mut b, size);
+        for (s, n) in [
+            (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
+            (inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC),
+            (inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC),
+            (inode::OFF_CRTIME_SEC, inode::OFF_CRTIME_NSEC),
+        ] {
+            inode::set_time(&mut b, s, n, now);
+        }
+        inode::set_generation(&mut b, self.next_generation);
+        self.next_generation = self.next_generation.wrapping_add(1).max(1);
+        self.nodes.insert(cow, CachedNode { block: b, dirty: true });
+        self.dirty_nodes.insert(cow);
+        self.valid_inodes += 1;
+        self.orphans.insert(cow);
+        Ok(cow)
     }
 
     pub fn in_atomic_write(&self, ino: Ino) -> bool {
         self.atomic.contains_key(&ino)
     }
 
-    /// Drops the staged writes: the file is as it was before the session.
+    /// Drops the staged writes: the file is as it was before the session. Never fails: a
+    /// session inode that cannot be evicted now (a read error on its tree) stays an orphan,
+    /// evicted at the unmount or the next mount.
     pub fn abort_atomic_write(&mut self, ino: Ino) -> Result<()> {
-        if self.atomic.remove(&ino).is_some() {
+        if let Some(s) = self.atomic.remove(&ino) {
             self.stats.atomic_aborts += 1;
+            if let Some(cow) = s.cow {
+                self.drop_session_inode(cow);
+            }
         }
         Ok(())
+    }
+
+    /// Evicts a session inode, best effort (see [`Filesystem::abort_atomic_write`]).
+    pub(crate) fn drop_session_inode(&mut self, cow: Ino) {
+        if self.read_only || self.prefetch_for_evict(cow).is_err() {
+            return;
+        }
+        if let Err(e) = self.evict_inode(cow) {
+            // Half evicted: nothing half done may be checkpointed.
+            let _ = self.fail::<()>(e);
+        }
     }
 
     /// Makes every staged write durable at once. On error nothing has changed and the
@@ -76,7 +199,15 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn commit_atomic_inner(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
-        let idxs: alloc::vec::Vec<u64> = self.atomic[&ino].blocks.keys().copied().collect();
+        match self.atomic[&ino].cow {
+            None => self.commit_in_memory(ino, now),
+            Some(cow) => self.commit_spilled(ino, cow, now),
+        }
+    }
+
+    /// Commit of a session whose staged blocks are all in memory (it never spilled).
+    fn commit_in_memory(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        let idxs: Vec<u64> = self.atomic[&ino].blocks.keys().copied().collect();
         let n = idxs.len() as u64;
         let partial = crate::mutant!("mutant-atomic-partial-commit");
         // How the commit will be made durable, decided first: the decision reads the file's
@@ -145,18 +276,186 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
+    /// Commit of a session that spilled to session inode `cow`.
+    fn commit_spilled(&mut self, ino: Ino, cow: Ino, now: Timestamp) -> Result<()> {
+        let size = self.atomic[&ino].size;
+        let partial = crate::mutant!("mutant-atomic-partial-commit");
+        // How the commit will be made durable, decided first: the decision reads the file's
+        // ancestors and their entries (a renamed directory above it, a stale recorded
+        // parent), and a read that failed after the staged data had moved would leave a
+        // "failed" transaction visible, for the next sync to persist. A checkpoint made for
+        // room below only clears what the decision looks at, so it stays true (at worst one
+        // checkpoint more).
+        let late = crate::mutant!("mutant-eio-change-before-read");
+        let checkpoint = if late { None } else { Some(self.commit_needs_checkpoint(ino)?) };
+        // Phase 1: everything that can fail, before anything changes. The staged blocks
+        // and where they are (reads the session inode's tree), room and node ids for the
+        // file's tree nodes the commit adds, then those nodes, mapped empty (a reader sees
+        // the same holes through an empty direct node as without it), the summaries of the
+        // blocks that change owner, and the session inode's tree for its eviction.
+        let idxs: Vec<u64> = self.staged_blocks(cow)?.iter().map(|(i, _)| *i).collect();
+        if partial {
+            self.ensure_space(idxs.len() as u64 + 2, now)?;
+        } else {
+            // The staged blocks are in use already (the session inode's): only the file's
+            // new tree nodes add to what is in use.
+            let nodes = self.nodes_missing(ino, &idxs)?;
+            self.ensure_space_for(nodes + 2, nodes, now)?;
+            self.ensure_nids(nodes, now)?;
+            for &idx in &idxs {
+                self.map_for_write(ino, idx)?;
+            }
+        }
+        // Where each staged block is, after any checkpoint or cleaning made for room above
+        // (a checkpoint writes the session inode's dirty blocks to the device; cleaning
+        // brings moved ones back into memory).
+        let staged = self.staged_blocks(cow)?;
+        let spilled = staged.iter().any(|(_, w)| matches!(w, Staged::Device(..)));
+        if !partial {
+            for (_, w) in &staged {
+                if let Staged::Device(addr, _) = *w {
+                    self.ssa.get(&mut self.dev, &self.geo, addr, self.cp.version)?;
+                }
+            }
+            self.prefetch_for_evict(cow)?;
+        }
+        self.atomic.remove(&ino);
+        self.note_change();
+        self.touch(now);
+        // Phase 2: cannot run out of room. A failure here (an I/O error reading a node) would
+        // leave part of the transaction published, so the filesystem stops writing rather
+        // than let a later checkpoint persist half of it (`Filesystem::op`).
+        for (idx, w) in staged {
+            match w {
+                Staged::Memory => {
+                    let block = self.data.remove(&(cow, idx)).ok_or(Error::Invalid("staged block not cached"))?;
+                    self.gc_cold.remove(&(cow, idx));
+                    if let Some(c) = self.gc_kept_crcs.remove(&(cow, idx)) {
+                        self.gc_kept_crcs.insert((ino, idx), c);
+                    }
+                    // The session inode's pointer stays: an older copy of the block that a
+                    // checkpoint wrote is freed with the inode below.
+                    self.put_dirty_block(ino, idx, block)?;
+                }
+                Staged::Device(addr, crc) => {
+                    let (holder, ofs, _) = self.map_for_write(cow, idx)?;
+                    self.set_holder_slot(holder, ofs, NULL_ADDR, 0)?;
+                    self.repoint(ino, idx, addr, crc)?;
+                }
+            }
+        }
+        let b = self.inode_mut(ino)?;
+        if size != inode::size(b) {
+            inode::set_size(b, size);
+        }
+        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        self.size_changed.insert(ino);
+        // The session inode holds nothing of the file's now (every moved block's pointer
+        // cleared): its eviction frees its nodes and the older copies it still points at.
+        self.evict_inode(cow)?;
+        let checkpoint = match checkpoint {
+            Some(c) => c,
+            // Mutant: decided after the change, as before issue 35.
+            None => self.commit_needs_checkpoint(ino)?,
+        };
+        let spilled = spilled && !crate::mutant!("mutant-spilled-commit-by-batch");
+        let t = self.fsync_submit_decided(ino, false, checkpoint || spilled, now)?;
+        if t.flush_needed {
+            self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
+        }
+        self.stats.atomic_commits += 1;
+        Ok(())
+    }
+
+    /// Points file block `idx` of `ino` at `addr` (a block the device holds, with data
+    /// checksum `crc`), which the session inode held: the file's old block there is freed,
+    /// and the block's summary names its new owner (cleaning finds owners through it).
+    fn repoint(&mut self, ino: Ino, idx: u64, addr: u32, crc: u32) -> Result<()> {
+        let (holder, ofs, old) = self.map_for_write(ino, idx)?;
+        if self.data.remove(&(ino, idx)).is_some() {
+            // A dirty block of the file from before the session: replaced.
+            self.gc_cold.remove(&(ino, idx));
+        }
+        self.gc_kept_crcs.remove(&(ino, idx));
+        self.set_holder_slot(holder, ofs, addr, crc)?;
+        if old == NULL_ADDR {
+            let b = self.inode_mut(ino)?;
+            let n = inode::blocks(b);
+            inode::set_blocks(b, n.saturating_add(1));
+        } else {
+            self.seg.invalidate(&self.geo, &mut self.sit, old)?;
+        }
+        self.prealloc.release_range(ino, idx, idx + 1);
+        self.ssa.set(&mut self.dev, &self.geo, addr, Summary { nid: holder, ofs: ofs as u16 }, self.cp.version)?;
+        self.dentry_cache.forget(addr);
+        Ok(())
+    }
+
+    /// The staged blocks of session inode `cow`, by file index, and where each is. Reads
+    /// the session inode's tree (bounded by its nodes); changes nothing.
+    fn staged_blocks(&mut self, cow: Ino) -> Result<Vec<(u64, Staged)>> {
+        let mut out: BTreeMap<u64, Staged> = BTreeMap::new();
+        for (&(_, idx), _) in self.data.range((cow, 0)..=(cow, u64::MAX)) {
+            out.insert(idx, Staged::Memory);
+        }
+        let ib = self.inode_block(cow)?;
+        let a = crate::layout::ADDRS_PER_INODE;
+        for ofs in 0..a {
+            let addr = inode::addr(&ib, ofs);
+            if addr != NULL_ADDR && addr != NEW_ADDR {
+                out.entry(ofs as u64).or_insert(Staged::Device(addr, inode::data_crc(&ib, ofs)));
+            }
+        }
+        let mut dnodes: Vec<crate::Nid> = Vec::new();
+        for (slot, &(_, _, depth)) in node::SLOT_SUBTREES.iter().enumerate() {
+            let nid = inode::nid(&ib, slot);
+            if nid != NULL_NID {
+                self.collect_dnodes(cow, nid, depth, &mut dnodes)?;
+            }
+        }
+        for d in dnodes {
+            let b = self.tree_child(d, cow, NodeType::Direct)?;
+            let first = node::dnode_first_block(node::footer_ofs(b) as u64);
+            for ofs in 0..crate::layout::ADDRS_PER_BLOCK {
+                let addr = node::addr(b, ofs);
+                if addr != NULL_ADDR && addr != NEW_ADDR {
+                    out.entry(first + ofs as u64).or_insert(Staged::Device(addr, node::data_crc(b, ofs)));
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// Direct nodes under node `nid` of `ino` at `depth` (0: `nid` is one). Bounded by the
+    /// tree's nodes and depth.
+    fn collect_dnodes(&mut self, ino: Ino, nid: crate::Nid, depth: usize, out: &mut Vec<crate::Nid>) -> Result<()> {
+        if depth == 0 {
+            out.push(nid);
+            return Ok(());
+        }
+        let kids: Vec<crate::Nid> = {
+            let b = self.tree_child(nid, ino, NodeType::Indirect)?;
+            (0..crate::layout::NIDS_PER_BLOCK).map(|i| node::slot(b, i)).filter(|&c| c != NULL_NID).collect()
+        };
+        for k in kids {
+            self.collect_dnodes(ino, k, depth - 1, out)?;
+        }
+        Ok(())
+    }
+
     /// Whether a commit of `ino` must be made durable by a checkpoint: a name removed from
     /// its directory since the last one (see the module header), or what makes an fsync
     /// checkpoint. Reads the file's ancestors; changes nothing.
     fn commit_needs_checkpoint(&mut self, ino: Ino) -> Result<bool> {
         let pino = inode::pino(self.inode_ref(ino)?);
-        let journal_removed =
-            self.removed_names.range((pino, alloc::vec::Vec::new())..).next().is_some_and(|(d, _)| *d == pino);
+        let journal_removed = self.removed_names.range((pino, Vec::new())..).next().is_some_and(|(d, _)| *d == pino);
         Ok(journal_removed || self.fsync_needs_checkpoint(ino, FileType::Regular)?)
     }
 
-    /// Stages a write into an open session.
-    pub(crate) fn atomic_write(&mut self, ino: Ino, offset: u64, data: &[u8]) -> Result<()> {
+    /// Stages a write into an open session: in memory while every session's in-memory
+    /// blocks stay within the budget, else into the session's inode (spilling it first).
+    pub(crate) fn atomic_write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<()> {
         let end = offset.checked_add(data.len() as u64).ok_or(Error::FileTooBig)?;
         if end > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
@@ -166,18 +465,10 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let first = offset / BLOCK_SIZE as u64;
         let last = (end - 1) / BLOCK_SIZE as u64;
-        // Staged blocks of every open session together stay within the dirty-memory bound:
-        // any user can open sessions on their own files, and the daemon's memory must not
-        // grow with their number. A transaction that does not fit cannot be staged.
-        let staged: u64 = self.atomic.values().map(|s| s.blocks.len() as u64).sum();
-        let limit = self.opts.dirty_bytes_max / BLOCK_SIZE as u64;
-        if staged + (last - first + 1) > limit {
-            return Err(Error::NoSpace);
-        }
-        // Only the first and last blocks can be partial: read their old bytes before
-        // staging anything, so that a read that fails (EIO, a bad data checksum) leaves the
-        // session as it was (failure atomicity: the next commit must not publish half of
-        // a write that returned an error).
+        // Only the first and last blocks can be partial: their old bytes (staged, else the
+        // file's) are read before anything is staged, so that a read that fails (EIO, a bad
+        // data checksum) leaves the session as it was (failure atomicity: the next commit
+        // must not publish half of a write that returned an error).
         let span = |idx: u64| {
             let blk_start = idx * BLOCK_SIZE as u64;
             (blk_start, offset.max(blk_start), end.min(blk_start + BLOCK_SIZE as u64))
@@ -185,34 +476,99 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut old_partial: BTreeMap<u64, Box<Block>> = BTreeMap::new();
         for idx in [first, last] {
             let (_, from, to) = span(idx);
-            let staged = self.atomic[&ino].blocks.contains_key(&idx);
-            if to - from < BLOCK_SIZE as u64 && !staged && !old_partial.contains_key(&idx) {
-                let b = self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block);
+            if to - from < BLOCK_SIZE as u64 && !old_partial.contains_key(&idx) {
+                let b = match self.staged_block(ino, idx)? {
+                    Some(b) => b,
+                    None => self.read_block_opt(ino, idx)?.unwrap_or_else(zero_block),
+                };
                 old_partial.insert(idx, b);
             }
         }
+        let total = last - first + 1;
+        let mut blocks = Vec::with_capacity(total.min(1 << 16) as usize);
         let mut done = 0usize;
         for idx in first..=last {
             let (blk_start, from, to) = span(idx);
-            let mut b = match self.atomic[&ino].blocks.get(&idx) {
-                Some(b) => b.clone(),
-                None => old_partial.remove(&idx).unwrap_or_else(zero_block),
-            };
+            let mut b = old_partial.remove(&idx).unwrap_or_else(zero_block);
             let len = (to - from) as usize;
             let in_blk = (from - blk_start) as usize;
             b[in_blk..in_blk + len].copy_from_slice(&data[done..done + len]);
             done += len;
-            self.note_change();
-            let s = self.atomic.get_mut(&ino).expect("session open");
-            s.blocks.insert(idx, b);
+            blocks.push((idx, b));
+        }
+        // In memory, while every session's staged blocks together stay within the budget:
+        // beyond it this session spills (once), and the blocks go to its inode.
+        let mut cow = self.atomic[&ino].cow;
+        if cow.is_none() {
+            let in_memory: u64 = self.atomic.values().map(|s| s.blocks.len() as u64).sum();
+            let s = &self.atomic[&ino];
+            let adds = blocks.iter().filter(|(i, _)| !s.blocks.contains_key(i)).count() as u64;
+            if in_memory + adds <= self.staging_blocks_max() {
+                let s = self.atomic.get_mut(&ino).expect("session open");
+                for (idx, b) in blocks {
+                    s.blocks.insert(idx, b);
+                }
+                s.size = s.size.max(end);
+                self.note_change();
+                return Ok(());
+            }
+            cow = Some(self.spill_session(ino, now)?);
+        }
+        let cow = cow.expect("spilled above");
+        // Room and node ids as for a plain write: a block not staged yet that fills a hole
+        // of the file (not one fallocate reserved for it) is new, held to the caller's share
+        // of the space, which bounds what it stages; one that overwrites a block of the file
+        // (or fills a reserved hole) is not, as for a plain overwrite, so that a full
+        // filesystem still commits overwrites (it needs room to be written, which the
+        // physical check finds or makes by cleaning; the commit frees the old block).
+        let mut new_blocks = 0;
+        for idx in first..=last {
+            if self.fills_new_block(cow, idx, false)? && self.fills_new_block(ino, idx, false)? {
+                new_blocks += 1;
+            }
+        }
+        let idxs: Vec<u64> = (first..=last).collect();
+        let nodes = self.nodes_missing(cow, &idxs)?;
+        self.ensure_space_for(total + nodes, new_blocks + nodes, now)?;
+        self.ensure_nids(nodes, now)?;
+        for &idx in &idxs {
+            self.map_for_write(cow, idx)?;
+        }
+        for (idx, b) in blocks {
+            self.put_dirty_block(cow, idx, b)?;
         }
         let s = self.atomic.get_mut(&ino).expect("session open");
         s.size = s.size.max(end);
+        // The session inode's size is the session's: its blocks (staged whole, their other
+        // bytes the file's) lie within it, and past it they are zero, as in any file.
+        let size = s.size;
+        inode::set_size(self.inode_mut(cow)?, size);
         Ok(())
     }
 
-    /// Reads block `idx` as seen inside an atomic session (staged first).
-    pub(crate) fn atomic_block(&self, ino: Ino, idx: u64) -> Option<&Block> {
-        self.atomic.get(&ino).and_then(|s| s.blocks.get(&idx)).map(|b| &**b)
+    /// Block `idx` of `ino` as staged by its open session, if the session staged it.
+    pub(crate) fn staged_block(&mut self, ino: Ino, idx: u64) -> Result<Option<Box<Block>>> {
+        let cow = match self.atomic.get(&ino) {
+            None => return Ok(None),
+            Some(s) => match s.cow {
+                None => return Ok(s.blocks.get(&idx).cloned()),
+                Some(cow) => cow,
+            },
+        };
+        self.read_block_opt(cow, idx)
     }
+}
+
+/// Tree nodes (direct and indirect) a file with no nodes yet needs to map every block of
+/// `idxs`: what a new session inode takes for the blocks spilled into it.
+fn tree_nodes_of(idxs: &[u64]) -> Result<u64> {
+    let mut nodes: alloc::collections::BTreeSet<(usize, usize, u32, u32)> = alloc::collections::BTreeSet::new();
+    for &idx in idxs {
+        if let node::BlockPath::Node { slot, depth, idx: path, .. } = node::block_path(idx)? {
+            for level in 0..=depth {
+                nodes.insert((slot, level, if level >= 1 { path[0] } else { 0 }, if level >= 2 { path[1] } else { 0 }));
+            }
+        }
+    }
+    Ok(nodes.len() as u64)
 }

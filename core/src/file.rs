@@ -139,7 +139,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 done += whole * BLOCK_SIZE;
                 continue;
             }
-            if let Some(b) = self.atomic_block(ino, idx) {
+            if let Some(b) = self.staged_block(ino, idx)? {
                 buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]);
             } else {
                 match self.read_block_opt(ino, idx)? {
@@ -166,7 +166,8 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if self.atomic.contains_key(&ino) {
             self.touch(now);
-            self.atomic_write(ino, offset, data)?;
+            self.atomic_write(ino, offset, data, now)?;
+            self.after_change(now)?;
             return Ok(data.len());
         }
         self.write_inner(ino, offset, data, now)?;

@@ -390,6 +390,9 @@ impl<D: BlockDevice> Filesystem<D> {
         fill_holes: bool,
     ) -> Result<()> {
         debug_assert!(fill_holes || plan.is_some(), "only a planned read may leave holes unwritten");
+        if self.atomic.contains_key(&ino) {
+            return self.read_blocks_staged(ino, idx, out, plan, fill_holes);
+        }
         // The run being gathered: its first device address, its first slot in `out`, and
         // the checksums of its blocks in order.
         let mut run: Option<(BlockAddr, usize)> = None;
@@ -404,7 +407,6 @@ impl<D: BlockDevice> Filesystem<D> {
         let end = idx + out.len() as u64;
         let cached: Vec<u64> = self.data.range((ino, idx)..(ino, end)).map(|(&(_, i), _)| i).collect();
         let mut cached_at = 0usize;
-        let staged = self.atomic.get(&ino).is_some_and(|s| s.blocks.range(idx..end).next().is_some());
         // One step past the last block, to read the run gathered last.
         for i in 0..=out.len() {
             let fidx = idx + i as u64;
@@ -412,7 +414,7 @@ impl<D: BlockDevice> Filesystem<D> {
             if in_data {
                 cached_at += 1;
             }
-            let in_memory = i < out.len() && (in_data || (staged && self.atomic_block(ino, fidx).is_some()));
+            let in_memory = i < out.len() && in_data;
             // Past the end, in memory (served below, after the run before it) or a hole:
             // no address.
             let (addr, crc) = if i == out.len() || in_memory {
@@ -456,10 +458,6 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
                 continue;
             }
-            if let Some(b) = self.atomic_block(ino, fidx) {
-                out[i].copy_from_slice(b);
-                continue;
-            }
             match self.data.get(&(ino, fidx)) {
                 Some(b) if !self.gc_kept_crcs.contains_key(&(ino, fidx)) => out[i].copy_from_slice(&b[..]),
                 // A cached block cleaning is moving with a kept checksum: the error, as
@@ -468,6 +466,38 @@ impl<D: BlockDevice> Filesystem<D> {
                     Some(b) => out[i].copy_from_slice(&b[..]),
                     None => out[i].fill(0),
                 },
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::read_blocks`] of a file with an open atomic session: block by block, each
+    /// the session's staged block if it has one (in memory or on the device), else the
+    /// file's. No device runs are planned (a session's file is read through the lock).
+    fn read_blocks_staged(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        out: &mut [Block],
+        mut plan: Option<(&mut crate::file::ReadPlan, usize)>,
+        fill_holes: bool,
+    ) -> Result<()> {
+        for (i, slot) in out.iter_mut().enumerate() {
+            let fidx = idx + i as u64;
+            let block = match self.staged_block(ino, fidx)? {
+                Some(b) => Some(b),
+                None => self.read_block_opt(ino, fidx)?,
+            };
+            match block {
+                Some(b) => slot.copy_from_slice(&b[..]),
+                None => {
+                    if fill_holes {
+                        slot.fill(0);
+                    }
+                    if let Some((p, base)) = plan.as_mut() {
+                        p.note_hole(*base + i * BLOCK_SIZE);
+                    }
+                }
             }
         }
         Ok(())
@@ -703,7 +733,10 @@ impl<D: BlockDevice> Filesystem<D> {
         self.orphans.remove(&ino);
         self.trunc_hint.remove(&ino);
         self.size_changed.remove(&ino);
-        self.atomic.remove(&ino);
+        if let Some(cow) = self.atomic.remove(&ino).and_then(|s| s.cow) {
+            // The file's open session dies with it: its staged blocks too.
+            self.drop_session_inode(cow);
+        }
         self.needs_cp.remove(&ino);
         self.new_since_cp.remove(&ino);
         Ok(())

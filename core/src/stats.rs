@@ -79,6 +79,9 @@ stats! {
     /// what the change needed): the filesystem shut down so that the half-made change can
     /// never become durable (invariant 7). Any other error counted here is a bug.
     errors_after_change,
+    /// Atomic-write sessions whose staged blocks passed the in-memory budget and moved to
+    /// a session inode on the device (`atomic.rs`).
+    atomic_spills,
 }
 
 #[cfg(test)]

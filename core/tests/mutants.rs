@@ -24,6 +24,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-no-recovery-reserve", "exhaustion"),
     ("mutant-stale-parent", "hidden_history"),
     ("mutant-eio-change-before-read", "cold_cache"),
+    ("mutant-spilled-commit-by-batch", "atomic_cow"),
 ];
 
 #[test]

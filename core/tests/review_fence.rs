@@ -49,6 +49,14 @@ fn run_seed(seed: u64, data_checksums: bool) -> (u64, Stats, u64) {
             break;
         }
         let (name, ino) = files[rng.below(files.len() as u64) as usize].clone();
+        if ino == 0 {
+            // Unlinked, and its re-creation failed for room (staged atomic writes take
+            // space): try again.
+            if let Ok(a) = fs.create(1, &name, 0o644, C, t).and_then(|a| fs.open(a.ino).map(|_| a)) {
+                files.iter_mut().filter(|f| f.0 == name).for_each(|f| f.1 = a.ino);
+            }
+            continue;
+        }
         let op = rng.below(100);
         let r: Result<()> = match op {
             0..=34 => {
@@ -66,6 +74,10 @@ fn run_seed(seed: u64, data_checksums: bool) -> (u64, Stats, u64) {
             55..=56 => fs.zero_range(ino, rng.below(240 * B as u64), 1 + rng.below(32 * B as u64), true, t),
             57..=59 => {
                 let r = fs.unlink(1, &name, t).and_then(|_| fs.release(ino, t));
+                if r.is_ok() {
+                    // Gone: re-created below, or later if that fails.
+                    files.iter_mut().filter(|f| f.0 == name).for_each(|f| f.1 = 0);
+                }
                 let r = r.and_then(|_| fs.create(1, &name, 0o644, C, t)).and_then(|a| {
                     fs.open(a.ino)?;
                     Ok(a.ino)

@@ -557,15 +557,18 @@ fn the_kernel_checks_attribute_changes_and_only_allow_other_admits_other_users()
     assert!(m.unmount().success());
 }
 
-/// Atomic staging is bounded over all sessions: user B staging 28 files of 60 MiB each
-/// gets ENOSPC (or ENOMEM) once the bound is reached, and the daemon — here under a
-/// 512 MiB data limit, so that unbounded staging would make its allocations fail and
-/// abort it — keeps serving everyone; the mount still unmounts cleanly.
+/// Atomic staging is bounded by the device, not by the daemon's memory (issue 35, finding
+/// 7): staged blocks are dirty data of a hidden copy-on-write inode, written back like any
+/// dirty data. User B stages 28 files of 60 MiB each on a 1 GiB image, more than the
+/// device holds and more than the daemon — here under a 512 MiB data limit, so that
+/// staging in memory would make its allocations fail and abort it — could keep: B gets
+/// ENOSPC once the space is used, the daemon stays alive and serves everyone, and the
+/// sessions end cleanly.
 #[test]
 fn atomic_staging_by_one_user_cannot_exhaust_the_daemons_memory() {
     const FILES: usize = 28;
     const EACH: usize = 60 << 20;
-    let img = Image::new("4G", &[]);
+    let img = Image::new("1G", &[]);
     let m = shared_mount(&img, &[]);
     pub_dir(&m);
     let pid = m.pid().expect("daemon pid") as libc::pid_t;
@@ -578,15 +581,20 @@ fn atomic_staging_by_one_user_cannot_exhaust_the_daemons_memory() {
         let p = path(&m, &format!("pub/big{i}"));
         b.ok(&format!("create {p} 600"));
         b.ok(&format!("open f{i} {p} rw"));
-        b.ok(&format!("ioctl f{i} {START}"));
+        let r = b.run(&format!("ioctl f{i} {START}"));
+        if r == "err 28" {
+            refused += 1;
+            continue;
+        }
+        assert_eq!(r, "ok", "start on file {i}");
         let r = b.run(&format!("fill f{i} 0 {EACH} 7"));
         if r != format!("ok {EACH}") {
-            assert!(r == "err 28" || r == "err 12", "staging file {i}: {r}");
+            assert_eq!(r, "err 28", "staging file {i}");
             refused += 1;
         }
         assert!(is_alive(pid), "the daemon died staging file {i}:\n{}", m.log_text());
     }
-    assert!(refused > 0, "28 x 60 MiB of staged atomic writes were all accepted: staging is unbounded");
+    assert!(refused > 0, "28 x 60 MiB staged on a 1 GiB image: the device bounds staging");
     // Everyone else is still served, and the sessions end cleanly.
     std::fs::write(m.path("root-file"), b"still here").unwrap();
     assert_eq!(std::fs::read(m.path("root-file")).unwrap(), b"still here");
@@ -594,8 +602,59 @@ fn atomic_staging_by_one_user_cannot_exhaust_the_daemons_memory() {
         b.ok(&format!("close f{i}"));
     }
     drop(b);
+    let st = statvfs(&m);
+    assert!(st.f_bavail * 2 > st.f_blocks, "the aborted sessions' space came back: {} of {}", st.f_bavail, st.f_blocks);
     assert!(m.unmount().success());
     img.assert_fsck_clean();
+}
+
+/// Issue 35, finding 7: the staging bound was one total in memory for all users, so user B
+/// staging up to it on its own file, and keeping the handle open, failed every atomic
+/// commit of every other user (SQLite: "database or disk is full", 0 of 50). Staging now
+/// takes space, not a shared memory budget: with B's 100 MiB session open (more than the
+/// 64 MiB dirty-memory bound), A's 50 transactions all commit, and B's own large
+/// transaction commits too, whole.
+#[test]
+fn one_users_open_atomic_session_does_not_fail_other_users_commits() {
+    let img = Image::new("512M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let mut b = User::new(B);
+    let big = path(&m, "pub/big");
+    b.ok(&format!("create {big} 600"));
+    b.ok(&format!("open f {big} rw"));
+    b.ok(&format!("ioctl f {START}"));
+    assert_eq!(b.ok(&format!("fill f 0 {} 5", 100 << 20)), (100 << 20).to_string(), "B stages 100 MiB");
+    let mut a = User::new(A);
+    let db = path(&m, "pub/a.db");
+    a.ok(&format!("create {db} 600"));
+    a.ok(&format!("open d {db} rw"));
+    for t in 0..50 {
+        a.ok(&format!("ioctl d {START}"));
+        a.ok(&format!("pwrite d {} page{t}", 4096 * (t % 8)));
+        a.ok(&format!("ioctl d {COMMIT}"));
+    }
+    a.ok("close d");
+    // B's transaction, larger than the dirty-memory bound (part of it written back to the
+    // device while staged), commits whole.
+    b.ok(&format!("ioctl f {COMMIT}"));
+    b.ok("close f");
+    drop((a, b));
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = Mount::new(&img.path, &[]);
+    let data = std::fs::read(m.path("pub/big")).unwrap();
+    assert_eq!(data.len(), 100 << 20);
+    assert!(data.iter().all(|&x| x == 5), "B's committed transaction is whole after a remount");
+    assert!(m.unmount().success());
+}
+
+fn statvfs(m: &Mount) -> libc::statvfs {
+    // SAFETY: statvfs on a valid path into a zeroed struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let c = std::ffi::CString::new(m.mnt.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    st
 }
 
 fn is_alive(pid: libc::pid_t) -> bool {

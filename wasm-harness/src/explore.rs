@@ -520,7 +520,8 @@ impl Default for Events {
 }
 
 /// The rare events every exploration reports and the CI sample must reach (core counters).
-pub const RARE_EVENTS: [&str; 11] = [
+pub const RARE_EVENTS: [&str; 12] = [
+    "atomic_spills",
     "op_checkpoints",
     "enospc_returned",
     "recovery_reserve_fallbacks",
