@@ -105,6 +105,18 @@ pub struct SegmentManager {
 /// (kept for the node logs, which always append to free segments).
 pub const SSR_MARGIN_SEGMENTS: u64 = 4;
 
+/// Free segments beyond the cleaner's reserve that only removals (and the checkpoints and
+/// cleaning they cause) may use: ordinary changes leave them alone, so that a filesystem
+/// filled to its last block still has room to write what a deletion dirties (the parent
+/// directory's inode and dentry block) before the checkpoint that frees what it deleted.
+/// Not part of the capacity statfs reports.
+pub const REMOVAL_RESERVE_SEGMENTS: u32 = 0;
+
+/// Free segments a removal leaves when it goes ahead on room ordinary changes may not take
+/// (`Filesystem::removal_fits`): cleaning then still has a segment for each log it writes
+/// (the cold data log and two node logs for a data victim, the node logs for a node one).
+pub const REMOVAL_FLOOR_SEGMENTS: u64 = 3;
+
 impl SegmentManager {
     /// Builds the in-memory state from a checkpoint's SIT and log positions, checking that
     /// they agree (no valid block beyond an open log's position).
@@ -320,6 +332,30 @@ impl SegmentManager {
                 })
                 .sum();
         eligible + current
+    }
+
+    /// Free segments the logs open to write `blocks[log]` more blocks each: beyond the room
+    /// left in each log's open segment, one per segment's worth, counting one where the
+    /// blocks end exactly at a segment's end (a node log opens the next segment as soon as
+    /// one fills, for `next_blkaddr`). A log filling holes is counted as having no room
+    /// left. An upper bound: data logs may fill holes of used segments instead.
+    pub fn segments_to_open(&self, blocks: &[u64; LOG_COUNT]) -> u64 {
+        let seg = self.segment_blocks as u64;
+        Log::ALL
+            .iter()
+            .map(|&log| {
+                let w = blocks[log as usize];
+                let room = match self.ssr[log as usize] {
+                    Some(_) => 0,
+                    None => seg - self.logs[log as usize].blkoff as u64,
+                };
+                if w == 0 || w < room {
+                    0
+                } else {
+                    (w - room) / seg + 1
+                }
+            })
+            .sum()
     }
 
     /// Log positions as a checkpoint records them: a log filling a segment by SSR is

@@ -75,6 +75,10 @@ stats! {
     atomic_commit_failures,
     /// Checkpoints written because node ids ran short while freed ids awaited a checkpoint.
     nid_shortage_checkpoints,
+    /// Removals (unlink, rmdir, truncation to a smaller size, hole punch, removing an
+    /// xattr) on a full device: given room an ordinary change would not have had (the
+    /// removal reserve, or the open segments below the cleaner's reserve).
+    full_device_removals,
 }
 
 #[cfg(test)]
@@ -83,11 +87,11 @@ mod tests {
 
     #[test]
     fn names_and_counters_follow_the_fields() {
-        let s = Stats { checkpoints: 3, nid_shortage_checkpoints: 7, ..Stats::default() };
+        let s = Stats { checkpoints: 3, full_device_removals: 7, ..Stats::default() };
         let c = s.counters();
         assert_eq!(c.len(), Stats::NAMES.len());
         assert_eq!(c[0], ("checkpoints", 3));
-        assert_eq!(*c.last().unwrap(), ("nid_shortage_checkpoints", 7));
+        assert_eq!(*c.last().unwrap(), ("full_device_removals", 7));
         assert!(c.iter().zip(Stats::NAMES).all(|((n, _), m)| n == &m));
     }
 }
