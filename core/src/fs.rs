@@ -327,26 +327,15 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) privileged: bool,
 }
 
-/// Whose room a change may take (DESIGN.md, "Space"): every class leaves the cleaner's
-/// reserve to checkpoints and cleaning.
+/// Whose room a change may take (DESIGN.md, "Space").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Room {
-    /// An ordinary change: also leaves the removal reserve alone.
+    /// An ordinary change: leaves the cleaner's reserve to checkpoints and cleaning.
     User,
     /// A removal (unlink, rmdir, truncation to a smaller size, a hole punch, removing an
-    /// xattr): may use the removal reserve, so that deleting never needs room that
-    /// ordinary writes can take.
+    /// xattr): may also use the cleaner's reserve down to [`REMOVAL_FLOOR_SEGMENTS`], so
+    /// that deleting never needs room that ordinary writes can take.
     Removal,
-}
-
-impl Room {
-    /// Free segments beyond the cleaner's reserve that this class leaves alone.
-    fn held_back(self) -> u32 {
-        match self {
-            Room::User => crate::segment::REMOVAL_RESERVE_SEGMENTS,
-            Room::Removal => 0,
-        }
-    }
 }
 
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
@@ -660,24 +649,30 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Blocks that can still be allocated for user data and the nodes pointing at it,
     /// beyond what the dirty cache will need at the next write-back. Conservative: room
     /// left in open segments is not counted (each log can only use its own), so what the
-    /// reserves hold back is always really there for removals, checkpoints and cleaning.
+    /// reserve holds back is always really there for checkpoints, cleaning and removals.
     pub(crate) fn free_blocks_for_user(&self) -> u64 {
-        self.free_blocks_for(Room::User)
-    }
-
-    /// [`Filesystem::free_blocks_for_user`] for a change of class `room`: ordinary changes
-    /// leave the cleaner's reserve and the removal reserve alone, removals only the first.
-    pub(crate) fn free_blocks_for(&self, room: Room) -> u64 {
         let seg_blocks = self.geo.segment_blocks as u64;
-        let held = self.seg.reserved_segments() + room.held_back();
-        let free = self.seg.free_segments().saturating_sub(held) as u64 * seg_blocks;
+        let free = self.seg.free_segments().saturating_sub(self.seg.reserved_segments()) as u64 * seg_blocks;
         let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
         free.saturating_sub(pending)
     }
 
+    /// Whether an ordinary change that needs `need` more blocks leaves, after the next
+    /// checkpoint, the cleaner's reserve free: the checkpoint writes the dirty cache and
+    /// `need`, and opens at most a segment per segment's worth of blocks plus one for each
+    /// log whose open segment could fill ([`SegmentManager::segments_to_open_bound`]).
+    /// Unlike [`Filesystem::free_blocks_for_user`], room left in open segments counts
+    /// when it is enough for every log; and the logs' rounding is never taken from the
+    /// reserve, which removals rely on.
+    pub(crate) fn room_for_user(&self, need: u64) -> bool {
+        let total = (self.data.len() + self.dirty_nodes.len()) as u64 + need;
+        let free = self.seg.free_segments() as u64;
+        free >= self.seg.reserved_segments() as u64 + self.seg.segments_to_open_bound(total)
+    }
+
     /// Blocks users may fill: the main area less the overprovisioning (the cleaner's
-    /// reserve and as much slack again), one open segment per log and the removal reserve.
-    /// statfs reports this as the size.
+    /// reserve and as much slack again) and one open segment per log. statfs reports this
+    /// as the size.
     pub(crate) fn user_capacity(&self) -> u64 {
         self.capacity(self.privileged)
     }
@@ -686,8 +681,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// root reserve).
     pub(crate) fn capacity(&self, privileged: bool) -> u64 {
         let g = &self.geo;
-        let held = 2 * g.reserved_segments + LOG_COUNT as u32 + crate::segment::REMOVAL_RESERVE_SEGMENTS;
-        let all = g.main_segments.saturating_sub(held) as u64 * g.segment_blocks as u64;
+        let all = (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
+            * g.segment_blocks as u64;
         if privileged {
             all
         } else {
@@ -760,7 +755,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // refusing it whenever the used count is at or over the capacity (as a check of
         // `used + 0 > cap` did) left a full filesystem unable to delete anything (issue 41).
         let over_capacity = |fs: &Self| new_need > 0 && fs.used_blocks() + new_need > cap;
-        if self.free_blocks_for(room) >= need && !over_capacity(self) {
+        if self.room_for_user(need) && !over_capacity(self) {
             return self.granted(room, need);
         }
         if over_capacity(self) {
@@ -778,7 +773,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Bounded: each round checkpoints or cleans at least one segment.
         for _ in 0..self.geo.main_segments + 2 {
-            if self.free_blocks_for(room) >= need || self.ssr_can_take(room, blocks) {
+            if self.room_for_user(need) || self.ssr_can_take(blocks) {
                 return self.granted(room, need);
             }
             if let Some(own) = own {
@@ -798,7 +793,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 break;
             }
         }
-        if self.free_blocks_for(room) >= need || (own.is_some() && self.removal_fits(own.unwrap())?) {
+        if self.room_for_user(need) || (own.is_some() && self.removal_fits(own.unwrap())?) {
             self.granted(room, need)
         } else {
             self.stats.enospc_returned += 1;
@@ -809,7 +804,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// A change of class `room` got its `need` blocks: counts a removal that got room an
     /// ordinary change would not have (`Stats::full_device_removals`).
     fn granted(&mut self, room: Room, need: u64) -> Result<()> {
-        if room == Room::Removal && self.free_blocks_for(Room::User) < need {
+        if room == Room::Removal && !self.room_for_user(need) {
             self.stats.full_device_removals += 1;
         }
         Ok(())
@@ -894,16 +889,15 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Whether slack space recycling can take a write of `blocks` data blocks (and all
     /// dirty data) without cleaning, with the free segments left for the nodes.
-    fn ssr_can_take(&self, class: Room, blocks: u64) -> bool {
+    fn ssr_can_take(&self, blocks: u64) -> bool {
         let room = self.seg.ssr_room(&self.sit);
         if room == 0 {
             return false;
         }
         // The node logs append to free segments: each of the three may open one, and the
-        // nodes themselves must fit, without touching the reserves the class leaves alone.
+        // nodes themselves must fit, without touching the cleaner's reserve.
         let seg_blocks = self.geo.segment_blocks as u64;
-        let held = self.seg.reserved_segments() + class.held_back();
-        let free_segments = self.seg.free_segments().saturating_sub(held) as u64;
+        let free_segments = self.seg.free_segments().saturating_sub(self.seg.reserved_segments()) as u64;
         let node_blocks = blocks / 512 + 4 + self.dirty_nodes.len() as u64;
         room >= blocks + self.data.len() as u64 && free_segments >= 3 + node_blocks.div_ceil(seg_blocks)
     }

@@ -105,13 +105,6 @@ pub struct SegmentManager {
 /// (kept for the node logs, which always append to free segments).
 pub const SSR_MARGIN_SEGMENTS: u64 = 4;
 
-/// Free segments beyond the cleaner's reserve that only removals (and the checkpoints and
-/// cleaning they cause) may use: ordinary changes leave them alone, so that a filesystem
-/// filled to its last block still has room to write what a deletion dirties (the parent
-/// directory's inode and dentry block) before the checkpoint that frees what it deleted.
-/// Not part of the capacity statfs reports.
-pub const REMOVAL_RESERVE_SEGMENTS: u32 = 0;
-
 /// Free segments a removal leaves when it goes ahead on room ordinary changes may not take
 /// (`Filesystem::removal_fits`): cleaning then still has a segment for each log it writes
 /// (the cold data log and two node logs for a data victim, the node logs for a node one).
@@ -356,6 +349,25 @@ impl SegmentManager {
                 }
             })
             .sum()
+    }
+
+    /// An upper bound of [`SegmentManager::segments_to_open`] for `total` blocks spread over
+    /// the logs in any way: a segment per segment's worth, plus one for each log whose open
+    /// segment `total` blocks could fill (a log filling holes counts as full). O(logs):
+    /// checked before every change that needs room.
+    pub fn segments_to_open_bound(&self, total: u64) -> u64 {
+        let seg = self.segment_blocks as u64;
+        let fillable = Log::ALL
+            .iter()
+            .filter(|&&log| {
+                let room = match self.ssr[log as usize] {
+                    Some(_) => 0,
+                    None => seg - self.logs[log as usize].blkoff as u64,
+                };
+                total > 0 && room <= total
+            })
+            .count() as u64;
+        total / seg + fillable
     }
 
     /// Log positions as a checkpoint records them: a log filling a segment by SSR is
