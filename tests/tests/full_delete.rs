@@ -76,13 +76,12 @@ fn errno(r: i32) -> std::io::Result<()> {
     }
 }
 
-/// One worker: a tree of its own under `root`, a model of its names (files and
+/// One worker: a tree of its own (the first of `dirs`), a model of its names (files and
 /// directories; hard links are names of their own), and the operation mix of fsstress.
 struct Worker {
     rng: Rng,
     /// fallocate (mode 0, KEEP_SIZE) and hole punches in the mix.
     fallocate: bool,
-    root: PathBuf,
     dirs: Vec<PathBuf>,
     files: Vec<PathBuf>,
     serial: u64,
@@ -278,23 +277,15 @@ fn fill_then_remove_everything(size: &str, mkfs: &[&str], seed: u64, fallocate: 
         fs::create_dir(&root).unwrap();
         let (enospc, stop, full_at, mnt) = (enospc.clone(), stop.clone(), full_at.clone(), m.mnt.clone());
         handles.push(std::thread::spawn(move || {
-            let mut w = Worker {
-                rng: Rng(seed * 1000 + t + 1),
-                fallocate,
-                root: root.clone(),
-                dirs: vec![root],
-                files: vec![],
-                serial: 0,
-            };
+            let mut w = Worker { rng: Rng(seed * 1000 + t + 1), fallocate, dirs: vec![root], files: vec![], serial: 0 };
             let mut ops = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 w.step(&enospc);
                 ops += 1;
-                if t == 0 && ops % 64 == 0 && full_at.lock().unwrap().is_none() && statvfs(&mnt).f_bfree == 0 {
+                if t == 0 && ops.is_multiple_of(64) && full_at.lock().unwrap().is_none() && statvfs(&mnt).f_bfree == 0 {
                     *full_at.lock().unwrap() = Some(Instant::now());
                 }
             }
-            let _ = &w.root;
             ops
         }));
     }
