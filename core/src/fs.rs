@@ -710,8 +710,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.ensure_room(Room::User, blocks, new_blocks, now)
     }
 
-    /// [`Filesystem::ensure_space_for`] for a change of class `room` (a removal may use the
-    /// removal reserve).
+    /// [`Filesystem::ensure_space_for`] for a change of class `room`.
     pub(crate) fn ensure_room(&mut self, room: Room, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
         let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
         self.ensure_room_for(room, blocks, new_need, None, now)
@@ -724,10 +723,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// [`Filesystem::ensure_room`] with `new_need`, the blocks the change adds (margin
-    /// included); a removal also says what it writes, per log (`own`):
-    /// when free segments beyond the cleaner's reserve are short, it is let through if the
-    /// checkpoint after it fits the free segments with [`REMOVAL_FLOOR_SEGMENTS`] to spare,
-    /// each log's open segment counted (see [`Filesystem::removal_fits`]).
+    /// included); a removal also says what it writes, per log (`own`): when the room
+    /// beyond the cleaner's reserve is short, it is let through if the checkpoint after it
+    /// fits the free segments with [`REMOVAL_FLOOR_SEGMENTS`] to spare, each log's open
+    /// segment counted (see [`Filesystem::removal_fits`]).
     fn ensure_room_for(
         &mut self,
         room: Room,
@@ -810,8 +809,8 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    /// Whether a removal writing `own` blocks per log can go ahead on a filesystem whose free
-    /// segments beyond the cleaner's reserve are short: the checkpoint after it (the dirty
+    /// Whether a removal writing `own` blocks per log can go ahead on a filesystem whose room
+    /// beyond the cleaner's reserve is short: the checkpoint after it (the dirty
     /// cache and `own`, each log filling its open segment first) must leave
     /// [`REMOVAL_FLOOR_SEGMENTS`] free segments, so that it always fits and cleaning still
     /// has room to work. A deletion on a full filesystem mostly dirties a few directory
@@ -855,8 +854,9 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// [`Filesystem::reserve_nodes`] for a removal (unlink, rmdir, truncation to a smaller
-    /// size, hole punches, removing an xattr): its room comes from the removal reserve when
-    /// ordinary changes have taken the rest, so a full filesystem always deletes.
+    /// size, hole punches, removing an xattr): when ordinary changes have taken the room
+    /// beyond the cleaner's reserve, it may use the reserve (see `removal_fits`), so a full
+    /// filesystem always deletes.
     pub(crate) fn reserve_for_removal(&mut self, nodes: &[Nid], extra_blocks: u64, now: Timestamp) -> Result<()> {
         self.reserve_nodes_in(Room::Removal, nodes, extra_blocks, now)
     }

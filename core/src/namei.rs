@@ -173,7 +173,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // The inode will be rewritten: reserve its block first (a full filesystem refuses
         // the change rather than failing the next checkpoint). A truncation to a smaller
-        // size is a removal: it may use the removal reserve.
+        // size is a removal: it may use the cleaner's reserve (`reserve_for_removal`).
         let shrinks = match set.size {
             Some(size) => size < inode::size(self.inode_ref(ino)?),
             None => false,

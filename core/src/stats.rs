@@ -77,7 +77,7 @@ stats! {
     nid_shortage_checkpoints,
     /// Removals (unlink, rmdir, truncation to a smaller size, hole punch, removing an
     /// xattr) on a full device: given room an ordinary change would not have had (the
-    /// removal reserve, or the open segments below the cleaner's reserve).
+    /// cleaner's reserve, down to `REMOVAL_FLOOR_SEGMENTS` free segments).
     full_device_removals,
 }
 
