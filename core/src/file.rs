@@ -189,16 +189,21 @@ impl<D: BlockDevice> Filesystem<D> {
             let nodes = self.nodes_missing(ino, &idxs)?;
             self.ensure_nids(nodes, now)?;
         }
-        if self.free_blocks_for_user() < total + total / 512 + 4 || self.used_blocks() + total > cap {
-            // Short of room: count what this write adds (holes it fills) so that a full
-            // filesystem still accepts overwrites.
+        // The capacity check counts the tree nodes the write may create (`nid_bound` bounds
+        // them as it bounds their ids): counting its data blocks alone let a write at the
+        // limit add its direct and indirect nodes beyond the capacity (issue 41).
+        if self.free_blocks_for_user() < total + total / 512 + 4 || self.used_blocks() + total + nid_bound > cap {
+            // Short of room: count what this write adds (holes it fills, and the nodes it
+            // creates) so that a full filesystem still accepts overwrites.
             let mut new_blocks = 0;
             for idx in first..=last {
                 if self.fills_new_block(ino, idx, false)? {
                     new_blocks += 1;
                 }
             }
-            self.ensure_space_for(total, new_blocks, now)?;
+            let reps = crate::prealloc::direct_node_representatives(&[(first, last + 1)]);
+            let nodes = self.nodes_missing(ino, &reps)?;
+            self.ensure_space_exact(total + nodes, new_blocks + nodes, now)?;
         }
         self.write_fill(ino, offset, data, now)
     }
@@ -291,7 +296,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             let free_first = crate::mutant!("mutant-truncate-free-before-reserve");
             if !free_first {
-                self.reserve_nodes(&[ino], zeroed.is_some() as u64, now)?;
+                self.reserve_for_removal(&[ino], zeroed.is_some() as u64, now)?;
             }
             // From here on the truncation must complete: a failure (an I/O error reading a
             // node) leaves it half done, so the filesystem stops writing.
@@ -400,7 +405,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
-        self.reserve_nodes(&[ino], edges.len() as u64, now)?;
+        self.reserve_for_removal(&[ino], edges.len() as u64, now)?;
         // From here on the change must complete: a failure (an I/O error reading a node)
         // leaves it half done, so the filesystem stops writing.
         if let Err(e) = self.free_block_range(ino, first_whole, end_whole) {

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::nat::{Nat, NatEntry};
 use crate::node::{self, inode, NodeType};
-use crate::segment::{Log, SegmentManager};
+use crate::segment::{Log, SegmentManager, REMOVAL_FLOOR_SEGMENTS};
 use crate::sit::Sit;
 use crate::ssa::{Ssa, Summary};
 pub use crate::stats::Stats;
@@ -335,6 +335,17 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) change_count: u64,
 }
 
+/// Whose room a change may take (DESIGN.md, "Space").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Room {
+    /// An ordinary change: leaves the cleaner's reserve to checkpoints and cleaning.
+    User,
+    /// A removal (unlink, rmdir, truncation to a smaller size, a hole punch, removing an
+    /// xattr): may also use the cleaner's reserve down to [`REMOVAL_FLOOR_SEGMENTS`], so
+    /// that deleting never needs room that ordinary writes can take.
+    Removal,
+}
+
 fn volume_seed(uuid: &[u8; 16]) -> u32 {
     crate::codec::crc(uuid)
 }
@@ -647,12 +658,25 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Blocks that can still be allocated for user data and the nodes pointing at it,
     /// beyond what the dirty cache will need at the next write-back. Conservative: room
     /// left in open segments is not counted (each log can only use its own), so what the
-    /// reserve holds back is always really there for checkpoints and cleaning.
+    /// reserve holds back is always really there for checkpoints, cleaning and removals.
     pub(crate) fn free_blocks_for_user(&self) -> u64 {
         let seg_blocks = self.geo.segment_blocks as u64;
         let free = self.seg.free_segments().saturating_sub(self.seg.reserved_segments()) as u64 * seg_blocks;
         let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
         free.saturating_sub(pending)
+    }
+
+    /// Whether an ordinary change that needs `need` more blocks leaves, after the next
+    /// checkpoint, the cleaner's reserve free: the checkpoint writes the dirty cache and
+    /// `need`, and opens at most a segment per segment's worth of blocks plus one for each
+    /// log whose open segment could fill ([`SegmentManager::segments_to_open_bound`]).
+    /// Unlike [`Filesystem::free_blocks_for_user`], room left in open segments counts
+    /// when it is enough for every log; and the logs' rounding is never taken from the
+    /// reserve, which removals rely on.
+    pub(crate) fn room_for_user(&self, need: u64) -> bool {
+        let total = (self.data.len() + self.dirty_nodes.len()) as u64 + need;
+        let free = self.seg.free_segments() as u64;
+        free >= self.seg.reserved_segments() as u64 + self.seg.segments_to_open_bound(total)
     }
 
     /// Blocks users may fill: the main area less the overprovisioning (the cleaner's
@@ -692,6 +716,34 @@ impl<D: BlockDevice> Filesystem<D> {
     /// fill holes (only those add to what is in use; overwrites need room to be written to
     /// but cleaning gets it back).
     pub(crate) fn ensure_space_for(&mut self, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
+        self.ensure_room(Room::User, blocks, new_blocks, now)
+    }
+
+    /// [`Filesystem::ensure_space_for`] for a change of class `room`.
+    pub(crate) fn ensure_room(&mut self, room: Room, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
+        let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
+        self.ensure_room_for(room, blocks, new_need, None, now)
+    }
+
+    /// [`Filesystem::ensure_space_for`] for a write that counted every block it adds,
+    /// the tree nodes it creates included (`new_blocks`): no margin is added for them.
+    pub(crate) fn ensure_space_exact(&mut self, blocks: u64, new_blocks: u64, now: Timestamp) -> Result<()> {
+        self.ensure_room_for(Room::User, blocks, new_blocks, None, now)
+    }
+
+    /// [`Filesystem::ensure_room`] with `new_need`, the blocks the change adds (margin
+    /// included); a removal also says what it writes, per log (`own`): when the room
+    /// beyond the cleaner's reserve is short, it is let through if the checkpoint after it
+    /// fits the free segments with [`REMOVAL_FLOOR_SEGMENTS`] to spare, each log's open
+    /// segment counted (see [`Filesystem::removal_fits`]).
+    fn ensure_room_for(
+        &mut self,
+        room: Room,
+        blocks: u64,
+        new_need: u64,
+        own: Option<&[u64; LOG_COUNT]>,
+        now: Timestamp,
+    ) -> Result<()> {
         if self.recovering && !crate::mutant!("mutant-cp-in-recovery") {
             // Roll-forward neither cleans nor checkpoints: the fsyncs it replays reserved
             // its room when they were acknowledged (see `fsync::recovery_room_ok`).
@@ -699,33 +751,43 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Margin for the nodes a write-back dirties (a direct node per 508 blocks, inodes).
         let need = blocks + blocks / 512 + 4;
-        let new_need = if new_blocks == 0 { 0 } else { new_blocks + new_blocks / 512 + 2 };
         // The root reserve limits what users add, not rewrites of what they have (nor
         // writes into holes fallocate reserved for them): those are held to the whole
         // capacity, which is what checkpoints and cleaning rely on.
-        let cap = self.capacity(self.privileged || new_blocks == 0);
+        let cap = self.capacity(self.privileged || new_need == 0);
         // Slack space recycling while free segments (less a margin for the nodes) cannot
         // take what is pending: holes of used segments instead of cleaning's copies.
         let margin = crate::segment::SSR_MARGIN_SEGMENTS * self.geo.segment_blocks as u64;
         self.seg.ssr_wanted = self.opts.ssr && self.free_blocks_for_user() < need + margin;
-        if self.free_blocks_for_user() >= need && self.used_blocks() + new_need <= cap {
-            return Ok(());
+        // Only what adds blocks is held to the capacity. A rewrite (or a removal) adds none:
+        // refusing it whenever the used count is at or over the capacity (as a check of
+        // `used + 0 > cap` did) left a full filesystem unable to delete anything (issue 41).
+        let over_capacity = |fs: &Self| new_need > 0 && fs.used_blocks() + new_need > cap;
+        if self.room_for_user(need) && !over_capacity(self) {
+            return self.granted(room, need);
         }
-        if self.used_blocks() + new_need > cap {
-            // Dirty blocks overwriting old ones were counted as new; a checkpoint settles it.
-            if !self.data.is_empty() || !self.dirty_nodes.is_empty() {
+        if over_capacity(self) {
+            // Dirty blocks overwriting old ones were counted as new; a checkpoint settles it,
+            // unless what is valid already leaves no room (a write-back never lowers it).
+            let settled = self.sit.valid_total() + self.prealloc.total();
+            if settled + new_need <= cap && (!self.data.is_empty() || !self.dirty_nodes.is_empty()) {
                 self.stats.op_checkpoints += 1;
                 self.checkpoint(false, now)?;
             }
-            if self.used_blocks() + new_need > cap {
+            if over_capacity(self) {
                 self.stats.enospc_returned += 1;
                 return Err(Error::NoSpace);
             }
         }
         // Bounded: each round checkpoints or cleans at least one segment.
         for _ in 0..self.geo.main_segments + 2 {
-            if self.free_blocks_for_user() >= need || self.ssr_can_take(blocks) {
-                return Ok(());
+            if self.room_for_user(need) || self.ssr_can_take(blocks) {
+                return self.granted(room, need);
+            }
+            if let Some(own) = own {
+                if self.removal_fits(own)? {
+                    return self.granted(room, need);
+                }
             }
             if self.seg.prefree_count() > 0 || !self.data.is_empty() || !self.dirty_nodes.is_empty() {
                 self.stats.op_checkpoints += 1;
@@ -739,8 +801,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 break;
             }
         }
-        if self.free_blocks_for_user() >= need {
-            Ok(())
+        if self.room_for_user(need) || (own.is_some() && self.removal_fits(own.unwrap())?) {
+            self.granted(room, need)
         } else {
             self.stats.enospc_returned += 1;
             Err(Error::NoSpace)
@@ -764,6 +826,31 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn nids_usable(&self) -> u64 {
         let held = if self.privileged { 0 } else { self.root_reserve_nids() };
         (self.nat.available() as u64).saturating_sub(held)
+    }
+
+    /// A change of class `room` got its `need` blocks: counts a removal that got room an
+    /// ordinary change would not have (`Stats::full_device_removals`).
+    fn granted(&mut self, room: Room, need: u64) -> Result<()> {
+        if room == Room::Removal && !self.room_for_user(need) {
+            self.stats.full_device_removals += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether a removal writing `own` blocks per log can go ahead on a filesystem whose room
+    /// beyond the cleaner's reserve is short: the checkpoint after it (the dirty
+    /// cache and `own`, each log filling its open segment first) must leave
+    /// [`REMOVAL_FLOOR_SEGMENTS`] free segments, so that it always fits and cleaning still
+    /// has room to work. A deletion on a full filesystem mostly dirties a few directory
+    /// blocks that fit in the open segments: it must not wait for cleaning to free whole
+    /// segments, which segments full of small files' nodes may never give (issue 41).
+    fn removal_fits(&mut self, own: &[u64; LOG_COUNT]) -> Result<bool> {
+        let mut counted = BTreeSet::new();
+        let mut plan = self.pending_by_log(&mut counted)?;
+        for (p, o) in plan.iter_mut().zip(own) {
+            *p += o;
+        }
+        Ok(self.seg.segments_to_open(&plan) + REMOVAL_FLOOR_SEGMENTS <= self.seg.free_segments() as u64)
     }
 
     /// Makes sure `count` node ids can be handed out: ids freed since the last checkpoint
@@ -792,17 +879,41 @@ impl<D: BlockDevice> Filesystem<D> {
     /// link, rename, unlink) calls this before it changes anything, so that a full
     /// filesystem refuses the change (ENOSPC) instead of failing the next checkpoint.
     pub(crate) fn reserve_nodes(&mut self, nodes: &[Nid], extra_blocks: u64, now: Timestamp) -> Result<()> {
+        self.reserve_nodes_in(Room::User, nodes, extra_blocks, now)
+    }
+
+    /// [`Filesystem::reserve_nodes`] for a removal (unlink, rmdir, truncation to a smaller
+    /// size, hole punches, removing an xattr): when ordinary changes have taken the room
+    /// beyond the cleaner's reserve, it may use the reserve (see `removal_fits`), so a full
+    /// filesystem always deletes.
+    pub(crate) fn reserve_for_removal(&mut self, nodes: &[Nid], extra_blocks: u64, now: Timestamp) -> Result<()> {
+        self.reserve_nodes_in(Room::Removal, nodes, extra_blocks, now)
+    }
+
+    fn reserve_nodes_in(&mut self, room: Room, nodes: &[Nid], extra_blocks: u64, now: Timestamp) -> Result<()> {
         let mut k = extra_blocks;
+        // What a removal writes, per log: its nodes in theirs, and its data blocks (a
+        // dentry block, a file's partial last block) with the node over each counted in
+        // every log they may go to.
+        let mut own = [0u64; LOG_COUNT];
+        for l in [Log::HotData, Log::WarmData, Log::HotNode, Log::WarmNode] {
+            own[l as usize] = extra_blocks;
+        }
         for (i, nid) in nodes.iter().enumerate() {
             if *nid != crate::layout::NULL_NID && !self.dirty_nodes.contains(nid) && !nodes[..i].contains(nid) {
                 k += 1;
+                if room == Room::Removal {
+                    self.node_ref(*nid)?;
+                    own[self.node_log(*nid)? as usize] += 1;
+                }
             }
         }
         if k == 0 {
             return Ok(());
         }
         // Rewrites, not new blocks: they need room to be written, not user capacity.
-        self.ensure_space_for(k, 0, now)
+        let own = (room == Room::Removal).then_some(own);
+        self.ensure_room_for(room, k, 0, own.as_ref(), now)
     }
 
     /// Whether slack space recycling can take a write of `blocks` data blocks (and all
@@ -982,7 +1093,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// The log a node belongs to.
-    fn node_log(&mut self, nid: Nid) -> Result<Log> {
+    pub(crate) fn node_log(&mut self, nid: Nid) -> Result<Log> {
         let b = &self.nodes[&nid].block;
         Ok(match node::footer_type(b) {
             Some(NodeType::Inode) => {
@@ -1002,6 +1113,69 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             _ => Log::ColdNode,
         })
+    }
+
+    /// Blocks each log will write at the next checkpoint: the dirty data blocks (moved by
+    /// cleaning: cold; of directories: hot; the others warm), the dirty nodes, and the
+    /// nodes that hold the addresses of dirty data blocks (an overwrite dirties its node
+    /// only when it is written back), each once: those are added to `counted`.
+    pub(crate) fn pending_by_log(&mut self, counted: &mut BTreeSet<Nid>) -> Result<[u64; LOG_COUNT]> {
+        let mut by_log = [0u64; LOG_COUNT];
+        let dirty: Vec<Nid> = self.dirty_nodes.iter().copied().collect();
+        for nid in dirty {
+            by_log[self.node_log(nid)? as usize] += 1;
+        }
+        let keys: Vec<(Ino, u64)> = self.data.keys().copied().collect();
+        let mut last: Option<(Ino, bool, Option<u64>)> = None;
+        for (ino, idx) in keys {
+            let dnode = match node::block_path(idx)? {
+                node::BlockPath::Inode { .. } => None,
+                node::BlockPath::Node { dnode, .. } => Some(dnode),
+            };
+            let (is_dir, same_holder) = match last {
+                Some((i, d, n)) if i == ino => (d, n == dnode),
+                _ => (self.inode_kind(ino)? == FileType::Directory, false),
+            };
+            last = Some((ino, is_dir, dnode));
+            let log = if self.gc_cold.contains(&(ino, idx)) {
+                Log::ColdData
+            } else if is_dir {
+                Log::HotData
+            } else {
+                Log::WarmData
+            };
+            by_log[log as usize] += 1;
+            if !same_holder {
+                if let Some(h) = self.holder_of(ino, idx)? {
+                    if !self.dirty_nodes.contains(&h) && counted.insert(h) {
+                        by_log[self.node_log(h)? as usize] += 1;
+                    }
+                }
+            }
+        }
+        Ok(by_log)
+    }
+
+    /// The node that holds the address of `ino`'s block `idx` (the inode or a direct
+    /// node), if the path to it exists. Reads nodes, changes nothing.
+    pub(crate) fn holder_of(&mut self, ino: Ino, idx: u64) -> Result<Option<Nid>> {
+        match node::block_path(idx)? {
+            node::BlockPath::Inode { .. } => Ok(Some(ino)),
+            node::BlockPath::Node { slot, depth, idx: path, .. } => {
+                let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+                for &i in path.iter().take(depth) {
+                    if nid == crate::layout::NULL_NID {
+                        return Ok(None);
+                    }
+                    nid = node::slot(self.tree_child(nid, ino, NodeType::Indirect)?, i);
+                }
+                if nid == crate::layout::NULL_NID {
+                    return Ok(None);
+                }
+                self.tree_child(nid, ino, NodeType::Direct)?;
+                Ok(Some(nid))
+            }
+        }
     }
 
     /// Writes every dirty node to its log and records its new address in the NAT.

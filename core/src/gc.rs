@@ -25,6 +25,8 @@ use crate::layout::*;
 use crate::node::{self, inode, NodeType};
 use crate::segment::{Log, SegState};
 use crate::zero_block;
+use crate::{Ino, Nid};
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,11 +38,21 @@ pub enum GcMode {
 /// Most victims cleaned in one round (one checkpoint).
 const VICTIMS_PER_ROUND_MAX: usize = 8;
 
+/// How one valid block of a victim segment moves.
+pub(crate) enum Move {
+    /// A data block of file `ino` at index `idx`, at `addr`, whose pointer in `holder`
+    /// carries `crc`: read into the write-back cache, bound for the cold data log. Writing
+    /// it back rewrites `holder` too.
+    Data { ino: Ino, idx: u64, addr: u32, crc: u32, holder: Nid },
+    /// A node: marked dirty, rewritten to its log through the NAT.
+    Node(Nid),
+}
+
 impl<D: BlockDevice> Filesystem<D> {
-    /// Segments worth cleaning, best first.
-    pub(crate) fn pick_victims(&self, mode: GcMode, budget_blocks: u64) -> Vec<u32> {
+    /// Used segments that cleaning could free, best first (`mode`'s order).
+    pub(crate) fn victim_candidates(&self, mode: GcMode) -> Vec<u32> {
         let seg = self.geo.segment_blocks as u64;
-        let mut cands: Vec<(u64, u32, u64)> = Vec::new(); // (score: lower is better, segno, valid)
+        let mut cands: Vec<(u64, u32)> = Vec::new(); // (score: lower is better, segno)
         for (s, st) in self.seg.states.iter().enumerate() {
             if *st != SegState::Used {
                 continue;
@@ -59,28 +71,21 @@ impl<D: BlockDevice> Filesystem<D> {
                     u64::MAX - benefit
                 }
             };
-            cands.push((score, s as u32, valid));
+            cands.push((score, s as u32));
         }
         cands.sort_unstable();
-        let mut out = Vec::new();
-        let mut moved = 0u64;
-        for (_, s, valid) in cands {
-            if out.len() >= VICTIMS_PER_ROUND_MAX || moved + valid > budget_blocks {
-                break;
-            }
-            moved += valid;
-            out.push(s);
-        }
-        out
+        cands.into_iter().map(|(_, s)| s).collect()
     }
 
-    /// Marks every valid block of `segno` for moving: data blocks into the write-back cache
-    /// (bound for the cold data log), nodes dirty in the node cache. Returns the count.
-    pub(crate) fn move_segment(&mut self, segno: u32) -> Result<u64> {
+    /// The moves that empty `segno`: its valid blocks, each owner found through the SSA and
+    /// checked against the tree (a data block's node must point at it) or the NAT (a node's
+    /// entry must). A data block already in the write-back cache is skipped: its write-back
+    /// invalidates this copy.
+    pub(crate) fn segment_moves(&mut self, segno: u32) -> Result<Vec<Move>> {
         let e = *self.sit.get(segno);
         let is_node = e.seg_type as usize > Log::ColdData as usize + 1;
         let start = self.geo.seg_start(segno);
-        let mut moved = 0;
+        let mut moves = Vec::new();
         for off in 0..self.geo.segment_blocks {
             if !e.is_valid(off) {
                 continue;
@@ -93,7 +98,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 if n.addr != addr {
                     return Err(Error::corrupt(addr as u64, "valid node block the NAT does not point to"));
                 }
-                self.node_mut(s.nid)?;
+                self.node_ref(s.nid)?;
+                moves.push(Move::Node(s.nid));
             } else {
                 let holder = self.node_ref(s.nid)?;
                 let (ino, idx, slot, crc) = match node::footer_type(holder) {
@@ -115,25 +121,107 @@ impl<D: BlockDevice> Filesystem<D> {
                     // Already being rewritten: its write-back invalidates this copy.
                     continue;
                 }
-                let mut b = zero_block();
-                self.dev.read(addr as u64, &mut b)?;
-                if self.data_checksums && crate::codec::crc(&b[..]) != crc {
-                    // Moved as it is, with its old checksum: reads of it keep failing.
-                    self.gc_kept_crcs.insert((ino, idx), crc);
-                    self.stats.gc_bad_blocks_moved += 1;
+                moves.push(Move::Data { ino, idx, addr, crc, holder: s.nid });
+            }
+        }
+        Ok(moves)
+    }
+
+    /// Adds what `moves` will write at the checkpoint to `plan` (blocks per log): each
+    /// data block in the cold data log, and each node — moved, or the holder a moved data
+    /// block rewrites — once, in its own log, unless it is dirty already (then the dirty
+    /// cache counts it). `counted` holds the nodes counted so far. Returns the blocks added.
+    fn count_moves(&mut self, moves: &[Move], plan: &mut [u64; LOG_COUNT], counted: &mut BTreeSet<Nid>) -> Result<u64> {
+        let mut added = 0;
+        for m in moves {
+            let nid = match *m {
+                Move::Data { holder, .. } => {
+                    plan[Log::ColdData as usize] += 1;
+                    added += 1;
+                    holder
                 }
-                self.data.insert((ino, idx), b);
-                self.gc_cold.insert((ino, idx));
+                Move::Node(nid) => nid,
+            };
+            if !self.dirty_nodes.contains(&nid) && counted.insert(nid) {
+                self.node_ref(nid)?;
+                plan[self.node_log(nid)? as usize] += 1;
+                added += 1;
+            }
+        }
+        Ok(added)
+    }
+
+    /// The victims of one round among `candidates` (best first) and their moves, at most
+    /// `max`. A victim is
+    /// taken only when the checkpoint that ends the round still fits the free segments
+    /// (reserve included) with everything it writes: the dirty cache, the victims' blocks
+    /// and the nodes that point at moved data blocks (a segment of one-block files moves
+    /// an inode with every block), each log starting in its open segment: a checkpoint that
+    /// does not fit turns the filesystem read-only. And only when it writes fewer blocks
+    /// than it frees; the round is cut to the victims that gain the most blocks, none when
+    /// no round gains: a round that does not would only use up the reserve. (What the
+    /// last segment a log opens has left carries over to the next round.)
+    pub(crate) fn plan_round(&mut self, candidates: Vec<u32>, max: usize) -> Result<Vec<(u32, Vec<Move>)>> {
+        let seg = self.geo.segment_blocks as u64;
+        let free = self.seg.free_segments() as u64;
+        let mut counted = BTreeSet::new();
+        let mut plan = self.pending_by_log(&mut counted)?;
+        let mut out = Vec::new();
+        let mut written_total = 0u64;
+        let mut best = (0u64, 0usize); // (gain in blocks, victims)
+                                       // Bounded: the candidates looked at (each reads its summary block and owners).
+        for s in candidates.into_iter().take(4 * max) {
+            if out.len() >= max {
+                break;
+            }
+            let moves = self.segment_moves(s)?;
+            let (mut trial, mut trial_counted) = (plan, counted.clone());
+            let written = self.count_moves(&moves, &mut trial, &mut trial_counted)?;
+            if written >= seg || self.seg.segments_to_open(&trial) > free {
+                continue;
+            }
+            (plan, counted) = (trial, trial_counted);
+            out.push((s, moves));
+            written_total += written;
+            let freed = out.len() as u64 * seg;
+            if freed > written_total && freed - written_total > best.0 {
+                best = (freed - written_total, out.len());
+            }
+        }
+        out.truncate(best.1);
+        Ok(out)
+    }
+
+    /// Marks every move of a victim: data blocks into the write-back cache (bound for the
+    /// cold data log), nodes dirty in the node cache.
+    pub(crate) fn apply_moves(&mut self, moves: Vec<Move>) -> Result<()> {
+        let mut moved = 0;
+        for m in moves {
+            match m {
+                Move::Node(nid) => {
+                    self.node_mut(nid)?;
+                }
+                Move::Data { ino, idx, addr, crc, .. } => {
+                    let mut b = zero_block();
+                    self.dev.read(addr as u64, &mut b)?;
+                    if self.data_checksums && crate::codec::crc(&b[..]) != crc {
+                        // Moved as it is, with its old checksum: reads of it keep failing.
+                        self.gc_kept_crcs.insert((ino, idx), crc);
+                        self.stats.gc_bad_blocks_moved += 1;
+                    }
+                    self.data.insert((ino, idx), b);
+                    self.gc_cold.insert((ino, idx));
+                }
             }
             moved += 1;
         }
         self.stats.gc_blocks_moved += moved;
         self.stats.gc_segments += 1;
-        Ok(moved)
+        Ok(())
     }
 
-    /// One cleaning round: victims chosen by `mode`, moved, then a checkpoint frees them.
-    /// Returns false when no segment is worth cleaning.
+    /// One cleaning round: victims chosen by `mode` (see [`Filesystem::plan_round`]), moved,
+    /// then a checkpoint frees them. Returns false when no round would gain a segment.
     pub(crate) fn gc_round(&mut self, mode: GcMode, now: Timestamp) -> Result<bool> {
         // Cleaning moves blocks without changing what any file says: not an operation's
         // change (`Filesystem::op`).
@@ -141,17 +229,13 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn gc_round_inner(&mut self, mode: GcMode, now: Timestamp) -> Result<bool> {
-        let seg = self.geo.segment_blocks as u64;
-        let pending = (self.data.len() + self.dirty_nodes.len()) as u64;
-        // What the victims' blocks, plus what is already dirty, can be written into: the
-        // free segments (reserve included) less two kept back for the checkpoint's nodes.
-        let budget = (self.seg.free_segments().saturating_sub(2) as u64 * seg).saturating_sub(pending);
-        let victims = self.pick_victims(mode, budget);
+        let candidates = self.victim_candidates(mode);
+        let victims = self.plan_round(candidates, VICTIMS_PER_ROUND_MAX)?;
         if victims.is_empty() {
             return Ok(false);
         }
-        for s in victims {
-            self.move_segment(s)?;
+        for (_, moves) in victims {
+            self.apply_moves(moves)?;
         }
         self.checkpoint(false, now)?;
         Ok(true)
@@ -172,14 +256,17 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(false);
         }
         let seg = self.geo.segment_blocks as u64;
-        let best = self.pick_victims(GcMode::Background, seg);
-        match best.first() {
-            Some(&s) if (self.sit.get(s).valid as u64) * 2 <= seg => {
-                self.move_segment(s)?;
+        let best = match self.victim_candidates(GcMode::Background).first() {
+            Some(&s) if (self.sit.get(s).valid as u64) * 2 <= seg => s,
+            _ => return Ok(false),
+        };
+        match self.plan_round(alloc::vec![best], 1)?.pop() {
+            Some((_, moves)) => {
+                self.apply_moves(moves)?;
                 self.checkpoint(false, now)?;
                 Ok(true)
             }
-            _ => Ok(false),
+            None => Ok(false),
         }
     }
 }

@@ -176,8 +176,17 @@ impl<D: BlockDevice> Filesystem<D> {
             });
         }
         // The inode will be rewritten: reserve its block first (a full filesystem refuses
-        // the change rather than failing the next checkpoint).
-        self.reserve_nodes(&[ino], 0, now)?;
+        // the change rather than failing the next checkpoint). A truncation to a smaller
+        // size is a removal: it may use the cleaner's reserve (`reserve_for_removal`).
+        let shrinks = match set.size {
+            Some(size) => size < inode::size(self.inode_ref(ino)?),
+            None => false,
+        };
+        if shrinks {
+            self.reserve_for_removal(&[ino], 0, now)?;
+        } else {
+            self.reserve_nodes(&[ino], 0, now)?;
+        }
         if let Some(size) = set.size {
             self.set_size(ino, size, now)?;
         }
@@ -431,7 +440,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.touch(now);
         self.check_orphan_room(ino)?;
-        self.reserve_nodes(&[parent, ino], 1, now)?;
+        self.reserve_for_removal(&[parent, ino], 1, now)?;
         // Everything the change reads, before its first change (invariant 7).
         self.prefetch_victim(ino, false)?;
         self.dir_remove(parent, name)?;
@@ -463,7 +472,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.touch(now);
         self.check_orphan_room(ino)?;
-        self.reserve_nodes(&[parent, ino], 1, now)?;
+        self.reserve_for_removal(&[parent, ino], 1, now)?;
         self.prefetch_victim(ino, true)?;
         self.dir_remove(parent, name)?;
         self.add_links(parent, -1, now)?;
@@ -820,7 +829,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.touch(now);
         let x = inode::xattr_nid(self.inode_ref(ino)?);
-        self.reserve_nodes(&[ino, x], 0, now)?;
+        self.reserve_for_removal(&[ino, x], 0, now)?;
         self.store_xattrs(ino, &m, now)?;
         self.after_change(now)
     }

@@ -257,7 +257,7 @@ impl<D: BlockDevice> Filesystem<D> {
 /// One file index per direct node that the runs cover (the first in each), so that mapping
 /// them creates every node the runs need: at most one per run plus one per 508 blocks,
 /// however long the runs are.
-fn direct_node_representatives(runs: &[(u64, u64)]) -> Vec<u64> {
+pub(crate) fn direct_node_representatives(runs: &[(u64, u64)]) -> Vec<u64> {
     let (a, p) = (ADDRS_PER_INODE as u64, ADDRS_PER_BLOCK as u64);
     let mut reps = Vec::new();
     for &(start, end) in runs {

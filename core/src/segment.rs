@@ -105,6 +105,11 @@ pub struct SegmentManager {
 /// (kept for the node logs, which always append to free segments).
 pub const SSR_MARGIN_SEGMENTS: u64 = 4;
 
+/// Free segments a removal leaves when it goes ahead on room ordinary changes may not take
+/// (`Filesystem::removal_fits`): cleaning then still has a segment for each log it writes
+/// (the cold data log and two node logs for a data victim, the node logs for a node one).
+pub const REMOVAL_FLOOR_SEGMENTS: u64 = 3;
+
 impl SegmentManager {
     /// Builds the in-memory state from a checkpoint's SIT and log positions, checking that
     /// they agree (no valid block beyond an open log's position).
@@ -320,6 +325,49 @@ impl SegmentManager {
                 })
                 .sum();
         eligible + current
+    }
+
+    /// Free segments the logs open to write `blocks[log]` more blocks each: beyond the room
+    /// left in each log's open segment, one per segment's worth, counting one where the
+    /// blocks end exactly at a segment's end (a node log opens the next segment as soon as
+    /// one fills, for `next_blkaddr`). A log filling holes is counted as having no room
+    /// left. An upper bound: data logs may fill holes of used segments instead.
+    pub fn segments_to_open(&self, blocks: &[u64; LOG_COUNT]) -> u64 {
+        let seg = self.segment_blocks as u64;
+        Log::ALL
+            .iter()
+            .map(|&log| {
+                let w = blocks[log as usize];
+                let room = match self.ssr[log as usize] {
+                    Some(_) => 0,
+                    None => seg - self.logs[log as usize].blkoff as u64,
+                };
+                if w == 0 || w < room {
+                    0
+                } else {
+                    (w - room) / seg + 1
+                }
+            })
+            .sum()
+    }
+
+    /// An upper bound of [`SegmentManager::segments_to_open`] for `total` blocks spread over
+    /// the logs in any way: a segment per segment's worth, plus one for each log whose open
+    /// segment `total` blocks could fill (a log filling holes counts as full). O(logs):
+    /// checked before every change that needs room.
+    pub fn segments_to_open_bound(&self, total: u64) -> u64 {
+        let seg = self.segment_blocks as u64;
+        let fillable = Log::ALL
+            .iter()
+            .filter(|&&log| {
+                let room = match self.ssr[log as usize] {
+                    Some(_) => 0,
+                    None => seg - self.logs[log as usize].blkoff as u64,
+                };
+                total > 0 && room <= total
+            })
+            .count() as u64;
+        total / seg + fillable
     }
 
     /// Log positions as a checkpoint records them: a log filling a segment by SSR is

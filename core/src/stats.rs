@@ -82,6 +82,10 @@ stats! {
     /// Atomic-write sessions whose staged blocks passed the in-memory budget and moved to
     /// a session inode on the device (`atomic.rs`).
     atomic_spills,
+    /// Removals (unlink, rmdir, truncation to a smaller size, hole punch, removing an
+    /// xattr) on a full device: given room an ordinary change would not have had (the
+    /// cleaner's reserve, down to `REMOVAL_FLOOR_SEGMENTS` free segments).
+    full_device_removals,
 }
 
 #[cfg(test)]
@@ -90,11 +94,11 @@ mod tests {
 
     #[test]
     fn names_and_counters_follow_the_fields() {
-        let s = Stats { checkpoints: 3, nid_shortage_checkpoints: 7, ..Stats::default() };
+        let s = Stats { checkpoints: 3, full_device_removals: 7, ..Stats::default() };
         let c = s.counters();
         assert_eq!(c.len(), Stats::NAMES.len());
         assert_eq!(c[0], ("checkpoints", 3));
-        assert_eq!(c[c.len() - 2], ("nid_shortage_checkpoints", 7));
+        assert_eq!(*c.last().unwrap(), ("full_device_removals", 7));
         assert!(c.iter().zip(Stats::NAMES).all(|((n, _), m)| n == &m));
     }
 }

@@ -680,3 +680,97 @@ fn fallocate_reservation_is_released_by_truncate_punch_unlink_and_remount() {
     assert!(free0.saturating_sub(fs.statfs().unwrap().blocks_free) <= 8, "a remount kept the reservation");
     unmount_clean(fs, t(10));
 }
+
+// ---- issue 41: a filesystem filled by a mixed workload deletes everything ----------------
+
+/// Fills a fresh filesystem of `blocks` blocks (segments of `segment_blocks`) with the
+/// mixed metadata workload of `common::mixed` (fsstress's mix: small files, directories,
+/// symlinks, xattrs, hard links, renames, truncates, fsyncs; fallocate and hole punches
+/// with `fallocate`), keeps churning on the full filesystem, then removes everything as
+/// `rm -rf` does. Every removal must succeed, the space must come back (statfs), and
+/// fsck must find the image clean after the unmount, and after a crash at the end.
+fn fill_with_a_mixed_workload_then_delete_everything(
+    blocks: u64,
+    segment_blocks: u32,
+    seed: u64,
+    fallocate: bool,
+    remount_before_delete: bool,
+) {
+    use common::mixed::{remove_all, Mixed};
+    let what = format!("{blocks} blocks, segments of {segment_blocks}, seed {seed}, fallocate {fallocate}");
+    let opts = MkfsOptions { segment_blocks, uuid: [9; 16], ..Default::default() };
+    let img = Filesystem::format(MemDevice::new(blocks), &opts).unwrap();
+    let mut fs = Filesystem::mount(CrashDevice::new(img), &big_cache(), t(0)).unwrap();
+    let size = fs.statfs().unwrap().blocks;
+    let mut w = Mixed::new(seed, fallocate);
+    let mut total = common::mixed::FillReport::default();
+    // Fill: until statfs shows nothing free, then as much churn again on the full device.
+    let mut full_after = None;
+    for round in 0..400u64 {
+        let r = w.run(&mut fs, 500, t(10 + round as i64));
+        total.ops += r.ops;
+        total.ok += r.ok;
+        total.enospc += r.enospc;
+        // Full: statfs shows nothing free, or nearly every operation is refused (cleaning
+        // cannot free another segment: with small segments that comes first).
+        if full_after.is_none() && (fs.statfs().unwrap().blocks_free == 0 || r.enospc * 10 >= r.ops * 9) {
+            full_after = Some(round);
+        }
+        if full_after.is_some_and(|f| round >= 2 * f + 4) {
+            break;
+        }
+    }
+    assert!(full_after.is_some(), "{what}: the workload never filled the filesystem ({total:?})");
+    let st = fs.statfs().unwrap();
+    let stats = fs.stats();
+    eprintln!(
+        "{what}: {} ops ({} ENOSPC), full after {} rounds; used {} of {size} blocks; enospc {} op checkpoints {} gc segments {}",
+        total.ops,
+        total.enospc,
+        full_after.unwrap(),
+        st.blocks - st.blocks_free,
+        stats.enospc_returned,
+        stats.op_checkpoints,
+        stats.gc_segments,
+    );
+    if remount_before_delete {
+        let dev = fs.unmount(t(9000)).unwrap();
+        fs = Filesystem::mount(dev, &big_cache(), t(9001)).unwrap();
+    }
+    let before = fs.stats();
+    let removed = remove_all(&mut fs, 1, t(10_000));
+    fs.sync(t(10_001)).unwrap();
+    let st = fs.statfs().unwrap();
+    let after = fs.stats();
+    // What is left: the root inode and its (empty) dentry blocks.
+    let root_blocks = fs.getattr(1).unwrap().blocks / 8;
+    let used = st.blocks - st.blocks_free;
+    eprintln!(
+        "{what}: removed {removed} names; {used} blocks used after (root {root_blocks}); the removal took {} checkpoints, cleaned {} segments",
+        after.op_checkpoints - before.op_checkpoints,
+        after.gc_segments - before.gc_segments
+    );
+    assert_eq!(after.enospc_returned, before.enospc_returned, "{what}: ENOSPC while deleting");
+    assert!(used <= root_blocks + 1, "{what}: {used} blocks still used after deleting everything");
+    assert_eq!(st.blocks_free, st.blocks_avail, "{what}: no root reserve was set");
+    let crash = fs.device().crash_durable_only();
+    unmount_clean(fs, t(10_002));
+    let r = fsck::check(&mut crash.clone()).unwrap();
+    assert!(r.is_clean(), "{what}: crash after the deletion: {:?}", r.problems);
+}
+
+#[test]
+fn a_device_filled_by_a_mixed_metadata_workload_deletes_everything() {
+    // Small segments (the other tests' geometry) and a 2 MiB-segment device of 64 MiB,
+    // with fallocate reservations in the mix and without.
+    for (blocks, seg, seed, fallocate, remount) in [
+        (4096, 16, 1, false, false),
+        (4096, 16, 2, true, false),
+        (8192, 64, 3, false, true),
+        (8192, 64, 4, true, false),
+        (32768, 512, 42, false, false),
+        (32768, 512, 43, true, true),
+    ] {
+        fill_with_a_mixed_workload_then_delete_everything(blocks, seg, seed, fallocate, remount);
+    }
+}

@@ -520,7 +520,7 @@ impl Default for Events {
 }
 
 /// The rare events every exploration reports and the CI sample must reach (core counters).
-pub const RARE_EVENTS: [&str; 12] = [
+pub const RARE_EVENTS: [&str; 13] = [
     "atomic_spills",
     "op_checkpoints",
     "enospc_returned",
@@ -533,6 +533,7 @@ pub const RARE_EVENTS: [&str; 12] = [
     "gc_segments",
     "recovered_batches",
     "ssr_blocks",
+    "full_device_removals",
 ];
 
 impl Events {
@@ -591,11 +592,12 @@ pub const RESOURCE_ERRORS: [i64; 3] = [28 /* ENOSPC */, 31 /* EMLINK */, 27 /* E
 
 /// The model's verdict on an operation the guest ran: a resource error the model cannot
 /// predict is taken as the outcome (the model then does not apply the operation: failure
-/// atomicity), except ENOSPC under `@no-enospc` and ENOSPC for a write entirely into
-/// blocks fallocate reserved (posix_fallocate's promise).
+/// atomicity), except ENOSPC under `@no-enospc`, ENOSPC for a write entirely into blocks
+/// fallocate reserved (posix_fallocate's promise), and ENOSPC for a removal (a full
+/// filesystem still deletes: issue 41).
 fn model_outcome(model: &mut Model, op: &Op, got: &Result<i64, GuestError>, no_enospc: bool) -> Result<(), i64> {
     if let Err(GuestError::Errno(e, _)) = got {
-        let promised = *e == 28 && (no_enospc || model.write_is_reserved(op));
+        let promised = *e == 28 && (no_enospc || model.write_is_reserved(op) || model.is_removal(op));
         if RESOURCE_ERRORS.contains(e) && !promised {
             return Err(*e);
         }
@@ -1286,7 +1288,7 @@ impl Explorer {
         let mut late_errors = 0u64;
         for (i, op) in w.ops.iter().enumerate() {
             before_op(&mut g);
-            if matches!(op, Op::Repeat(..) | Op::Fill { .. }) {
+            if matches!(op, Op::Repeat(..) | Op::Fill { .. } | Op::Rmtree(_)) {
                 stopped = self.run_repeat(&mut g, &mut model, &mut run, &mut checkpoints, op, i, &mut atomicity);
                 if stopped {
                     stopped_in_group = true;
@@ -1376,7 +1378,8 @@ impl Explorer {
         run
     }
 
-    /// Runs operation `i`, a `repeat` or a `fill`: repetitions whose device I/O is reads
+    /// Runs operation `i`, a `repeat`, a `fill` or an `rmtree` (its removals, listed from the
+    /// model as it runs, are its repetitions): repetitions whose device I/O is reads
     /// only (or none) are recorded together as one operation; each repetition with an event
     /// that changes what a power loss leaves (a write, a flush, a discard, an earlier
     /// write completing during it) or a failed request is an operation of its own, with the
@@ -1410,7 +1413,12 @@ impl Explorer {
                 push_record(run, model, label, start..end, Persist::None, &got, (op.clone(), None));
             }
         };
-        let subs = op.expand();
+        let subs = match op {
+            // Listed from the model now: what the run really made (operations refused for
+            // room changed nothing).
+            Op::Rmtree(p) => model.rmtree_ops(p),
+            _ => op.expand(),
+        };
         let mut failed = false;
         let mut j = 0usize;
         loop {

@@ -520,6 +520,21 @@ impl Guest {
                 let size = self.size_of(p)?;
                 self.op(&Op::Truncate(p.clone(), size.saturating_sub(*n)), now)
             }
+            Op::Rmtree(p) => {
+                // Outside the explorer (which lists the removals from its model): from the
+                // guest's own tree; stops at the first failure, returns the removals made.
+                let d = self.dump()?;
+                let tree =
+                    crate::model::Tree::parse_dump(&d).map_err(|e| GuestError::Errno(crate::model::EINVAL, e))?;
+                let (dirs, files): (Vec<String>, Vec<String>) =
+                    tree.entries.keys().cloned().partition(|k| tree.entries[k].kind == crate::model::KIND_DIR);
+                let mut n = 0;
+                for o in crate::workload::rmtree_ops(p, &files, &dirs) {
+                    self.op(&o, now)?;
+                    n += 1;
+                }
+                Ok(n)
+            }
             Op::Open(p) => {
                 let a = self.args(&[p.as_bytes()])?.0;
                 let ino = self.call("sim_open", (a[0].0, a[0].1))?;

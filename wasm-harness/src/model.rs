@@ -336,6 +336,16 @@ impl Model {
                 let size = self.file_size(p).ok_or(EINVAL)?;
                 self.apply(&Op::Truncate(p.clone(), size.saturating_sub(*n)))
             }
+            Op::Rmtree(p) => {
+                // The explorer runs an rmtree as its removals (each applied on its own).
+                if p != "/" {
+                    self.resolve(p)?;
+                }
+                for op in self.rmtree_ops(p) {
+                    self.apply(&op)?;
+                }
+                Ok(())
+            }
             Op::Open(p) => {
                 self.resolve(p)?;
                 *self.handles.entry(p.clone()).or_default() += 1;
@@ -518,6 +528,25 @@ impl Model {
     }
 
     /// Existing paths, for the workload generator: (files, directories).
+    /// The removals of `rmtree dir` in this tree ([`crate::workload::rmtree_ops`]).
+    pub fn rmtree_ops(&self, dir: &str) -> Vec<Op> {
+        let (files, dirs) = self.paths();
+        crate::workload::rmtree_ops(dir, &files, &dirs)
+    }
+
+    /// Whether `op` removes something: it frees room, so it must never fail for the lack
+    /// of it (README: "a full filesystem still deletes, truncates and recovers"). Unlink,
+    /// rmdir, a truncation to a smaller size, a hole punch (with KEEP_SIZE) and removexattr.
+    pub fn is_removal(&self, op: &Op) -> bool {
+        match op {
+            Op::Unlink(_) | Op::Rmdir(_) | Op::RemoveXattr(..) | Op::Rmtree(_) => true,
+            Op::Truncate(p, size) => self.file_size(p).is_some_and(|s| *size < s),
+            Op::Shrink(p, n) => *n > 0 && self.file_size(p).is_some_and(|s| s > 0),
+            Op::Punch(_, _, _, mode) => *mode == 0,
+            _ => false,
+        }
+    }
+
     pub fn paths(&self) -> (Vec<String>, Vec<String>) {
         let mut files = Vec::new();
         let mut dirs = vec!["/".to_string()];

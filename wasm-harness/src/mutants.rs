@@ -113,7 +113,7 @@ fn caught(name: &str, v: &crate::explore::Violation, states: u64) -> MutantResul
 }
 
 /// The `full:K` cases of the families that reach a mutant's bug class (issue 13), tried
-/// before the standard sources: K, K + 7, ... are the same family with other draws.
+/// before the standard sources: K, K + 8, ... are the same family with other draws.
 pub fn targeted_cases(name: &str) -> Vec<CaseId> {
     let fam = |f: &str| {
         let i = crate::workload::FULL_FAMILIES.iter().position(|x| *x == f).expect("family") as u64;

@@ -237,6 +237,7 @@ mod tests {
                         pattern: pattern + j,
                     })
                     .collect(),
+                Op::Rmtree(p) => model.rmtree_ops(p),
                 _ => op.expand(),
             };
             for sub in subs {

@@ -34,11 +34,14 @@
 //! open /a/f                     close /a/f          # a handle (an unlinked open file is an orphan)
 //! fill /a/f CHUNK PATTERN [MAX] # append CHUNK bytes until a write fails (ENOSPC), at most MAX
 //! shrink /a/f BYTES             # truncate to the file's size less BYTES
+//! rmtree /a                     # rm -rf: /a and everything below it, one removal at a
+//!                               # time (`rmtree /`: everything below the root)
 //! ```
 //!
 //! Failed operations: an operation the model expects to succeed may fail with a resource
-//! error the model cannot predict (ENOSPC, EMLINK, EFBIG; not under `@no-enospc`); it must
-//! then change nothing (failure atomicity): the model does not apply it, the live tree is
+//! error the model cannot predict (ENOSPC, EMLINK, EFBIG; not under `@no-enospc`, and never
+//! ENOSPC for a removal: unlink, rmdir, a truncation to a smaller size, a hole punch,
+//! removexattr); it must then change nothing (failure atomicity): the model does not apply it, the live tree is
 //! compared with the model after failed operations (sampled), and crash states judge it.
 //!
 //! Written data is a deterministic function of `(PATTERN, file offset)` (see
@@ -103,6 +106,10 @@ pub enum Op {
     /// `shrink PATH BYTES`: truncate the file to its size less `BYTES` (at least 0): frees
     /// an exact amount after a `fill` whose length only the run knows.
     Shrink(String, u64),
+    /// `rmtree PATH`: removes `PATH` and everything below it as `rm -rf` does (`/`: all
+    /// below the root), each name a removal of its own (files first, then directories,
+    /// deepest first), listed from the model when the operation runs.
+    Rmtree(String),
     /// `repeat N OP`: the operation `N` times, with every `{i}` in its path, name and
     /// value arguments replaced by 1, 2, ..., N (e.g. thousands of links in one
     /// directory). Only namespace and data operations repeat, never a persistence point.
@@ -150,6 +157,7 @@ impl Op {
             | Op::Close(p)
             | Op::Fill { path: p, .. }
             | Op::Shrink(p, _)
+            | Op::Rmtree(p)
             | Op::Write { path: p, .. } => vec![p],
             Op::Seq(v) => v.iter().flat_map(|o| o.paths()).collect(),
             Op::Rename(a, b, _) | Op::Link(a, b) => vec![a, b],
@@ -172,6 +180,7 @@ impl Op {
                 | Op::AtomicAbort(_)
                 | Op::Repeat(..)
                 | Op::Fill { .. }
+                | Op::Rmtree(_)
         )
     }
 
@@ -247,6 +256,7 @@ impl fmt::Display for Op {
             Op::Repeat(n, op) => write!(f, "repeat {n} {op}"),
             Op::Open(p) => write!(f, "open {p}"),
             Op::Shrink(p, n) => write!(f, "shrink {p} {n}"),
+            Op::Rmtree(p) => write!(f, "rmtree {p}"),
             Op::Close(p) => write!(f, "close {p}"),
             Op::Fill { path, chunk, pattern, max } => write!(f, "fill {path} {chunk} {pattern} {max}"),
             Op::Seq(v) => {
@@ -260,6 +270,23 @@ impl fmt::Display for Op {
             }
         }
     }
+}
+
+/// The removals of `rmtree dir` over a tree whose names are `files` (everything that is not
+/// a directory) and `dirs`: the files below `dir`, then the directories below it deepest
+/// first, then `dir` itself (not the root).
+pub fn rmtree_ops(dir: &str, files: &[String], dirs: &[String]) -> Vec<Op> {
+    let below = |p: &str| dir == "/" || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+    let mut ops: Vec<Op> = files.iter().filter(|p| below(p)).map(|p| Op::Unlink(p.clone())).collect();
+    let mut sub: Vec<&String> = dirs.iter().filter(|p| p.as_str() != "/" && below(p)).collect();
+    sub.sort_by_key(|p| (std::cmp::Reverse(p.matches('/').count()), p.as_str()));
+    ops.extend(sub.into_iter().map(|p| Op::Rmdir(p.clone())));
+    if dir != "/" && dirs.iter().any(|d| d == dir) {
+        ops.push(Op::Rmdir(dir.to_string()));
+    } else if dir != "/" && files.iter().any(|f| f == dir) {
+        ops.push(Op::Unlink(dir.to_string()));
+    }
+    ops
 }
 
 /// The bytes a `write` with `pattern` puts at file offsets `offset..offset+len`.
@@ -545,6 +572,7 @@ fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
         "atomic_abort" => Op::AtomicAbort(arg(1)?),
         "open" => Op::Open(arg(1)?),
         "shrink" => Op::Shrink(arg(1)?, num(&arg(2)?)?),
+        "rmtree" => Op::Rmtree(arg(1)?),
         "close" => Op::Close(arg(1)?),
         "fill" => Op::Fill {
             path: arg(1)?,
@@ -737,10 +765,10 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
 }
 
 /// The families of [`full_workload`], in the order `full:K` cycles through them.
-pub const FULL_FAMILIES: [&str; 7] =
-    ["fill-churn", "squeeze", "fsync-full", "xattr-full", "nid-churn", "orphans", "fragmented"];
+pub const FULL_FAMILIES: [&str; 8] =
+    ["fill-churn", "squeeze", "fsync-full", "xattr-full", "nid-churn", "orphans", "fragmented", "fill-delete"];
 
-/// Workload `full:K` of `seed`: family `K % 7` of [`FULL_FAMILIES`], where resources run out
+/// Workload `full:K` of `seed`: family `K % 8` of [`FULL_FAMILIES`], where resources run out
 /// (issue 13: bugs live where the device is full, ids and orphan slots run short):
 ///
 /// - fill-churn: the smallest device mkfs accepts (or a little more), filled by appending
@@ -761,7 +789,12 @@ pub const FULL_FAMILIES: [&str; 7] =
 ///   checkpointed, partly closed, with operations and fsyncs in between;
 /// - fragmented: hundreds of one-block files, every third unlinked and checkpointed, the
 ///   device filled, then overwrite + fsync of every kept file: the chain's recovery
-///   reserve runs short, fsync falls back to a checkpoint and cleans inside fsync.
+///   reserve runs short, fsync falls back to a checkpoint and cleans inside fsync;
+/// - fill-delete: a mixed metadata fill in the manner of fsstress (small files in several
+///   directories, xattrs, hard links, symlinks, renames), the device filled, churn on the
+///   full device, then `rmtree /`: every removal must succeed (ENOSPC for a removal is a
+///   violation in every workload) and the space must come back (issue 41: a filesystem
+///   filled by fsstress could not delete anything until it was unmounted).
 ///
 /// Every crash state of these runs is recovered, and crashes during that recovery too.
 pub fn full_workload(seed: u64, k: u64) -> Workload {
@@ -935,6 +968,66 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             }
             // Every state of the chain is alike; a spread of them is enough.
             max_points = Some(24);
+        }
+        "fill-delete" => {
+            device = Some(DeviceSpec { above_min: true, blocks: 48 + 16 * rng.below(12), segment_blocks: 16 });
+            let mut model = Model::new();
+            let dirs = ["/d", "/d/a", "/d/b", "/e"];
+            for d in dirs {
+                ops.push(Op::Mkdir(d.into()));
+            }
+            for i in 0..20 + rng.below(30) as u32 {
+                let dir = *rng.pick(&dirs);
+                let f = format!("{dir}/f{i}");
+                ops.push(Op::Create(f.clone()));
+                ops.push(w(&f, 0, *rng.pick(&[1, 100, 4096, 6000]), i + 1));
+                if rng.chance(1, 3) {
+                    ops.push(Op::SetXattr(f.clone(), "user.k".into(), "v".repeat(1 + rng.below(300) as usize)));
+                }
+                if rng.chance(1, 5) {
+                    ops.push(Op::Link(f.clone(), format!("{}/l{i}", rng.pick(&dirs))));
+                }
+                if rng.chance(1, 6) {
+                    ops.push(Op::Symlink(format!("{dir}/s{i}"), "target".into()));
+                }
+                if rng.chance(1, 6) {
+                    ops.push(Op::Rename(f, format!("{}/r{i}", rng.pick(&dirs)), 0));
+                }
+            }
+            ops.push(Op::Create("/fill".into()));
+            if rng.chance(1, 2) {
+                ops.push(Op::Sync);
+            }
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 65536, pattern: 100, max: 0 });
+            ops.push(Op::Fill { path: "/fill".into(), chunk: 4096, pattern: 200, max: 64 });
+            for op in &ops {
+                let _ = model.apply(op);
+            }
+            for _ in 0..8 + rng.below(12) {
+                for op in full_churn_op(&mut rng, &model) {
+                    let _ = model.apply(&op);
+                    ops.push(op);
+                }
+            }
+            // Overwrites (each adds to what the next checkpoint writes) alternating with
+            // unlinks: some unlink comes when the dirty cache leaves ordinary changes no
+            // room, and must go ahead on the reserve (`full_device_removals`).
+            let (files, _) = model.paths();
+            let files: Vec<&String> = files.iter().filter(|f| f.starts_with("/d/") || f.starts_with("/e/")).collect();
+            let half = files.len() / 2;
+            for j in 0..half {
+                ops.push(w(files[j], 0, 4096, 900 + j as u32));
+                ops.push(Op::Unlink(files[half + j].clone()));
+            }
+            if rng.chance(1, 2) {
+                ops.push(Op::Sync);
+            }
+            ops.push(Op::Rmtree("/".into()));
+            // The space came back: a new file of a few blocks, made durable.
+            ops.push(Op::Create("/after".into()));
+            ops.push(w("/after", 0, 4 * 4096, 77));
+            ops.push(Op::Fsync("/after".into()));
+            max_points = Some(48);
         }
         _ => {
             // orphans

@@ -346,7 +346,10 @@ fn wired_counters() -> Vec<&'static str> {
 
 /// Rare events no workload family reaches yet (reported, not silently skipped). Empty:
 /// cleaning inside fsync (`fsync_gc_rounds`), the last one, is reached by the `fragmented`
-/// family since its overwrite + fsync chain runs over a device with few free segments.
+/// family since its overwrite + fsync chain runs over a device with few free segments (for
+/// some of its draws: the sample has one of them as a regression workload,
+/// `fsync-cleans-on-a-fragmented-device.wl`); a removal on a full device
+/// (`full_device_removals`) by the `fill-delete` family.
 const NOT_YET_REACHED: [&str; 0] = [];
 
 #[test]

@@ -6,6 +6,7 @@
 
 pub mod images;
 pub mod limits;
+pub mod mixed;
 pub mod pointers;
 pub mod probe;
 
