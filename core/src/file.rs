@@ -75,7 +75,7 @@ impl ReadPlan {
 impl<D: BlockDevice> Filesystem<D> {
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
     pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        self.read_inner(ino, offset, buf, None, true)
+        self.reading(|fs| fs.read_inner(ino, offset, buf, None, true))
     }
 
     /// [`Filesystem::read`] for a driver that reads the device itself, outside its lock:
@@ -88,7 +88,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// calls `read` instead, which also reports any error properly.
     pub fn read_planned(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
         let mut plan = ReadPlan::default();
-        plan.len = self.read_inner(ino, offset, buf, Some(&mut plan), true)?;
+        plan.len = self.reading(|fs| fs.read_inner(ino, offset, buf, Some(&mut plan), true))?;
         Ok(plan)
     }
 
@@ -99,7 +99,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// them all.
     pub fn plan_read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
         let mut plan = ReadPlan::default();
-        plan.len = self.read_inner(ino, offset, buf, Some(&mut plan), false)?;
+        plan.len = self.reading(|fs| fs.read_inner(ino, offset, buf, Some(&mut plan), false))?;
         Ok(plan)
     }
 

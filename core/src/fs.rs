@@ -240,6 +240,35 @@ impl Default for MountOptions {
     }
 }
 
+/// Most bytes the records kept since the last checkpoint (`removed_names`, `needs_cp`,
+/// `new_since_cp`, `renamed_dirs`, the NAT's freed and changed ids, ...) may take between
+/// two calls: past it, the call writes a checkpoint, which empties them (counted in
+/// `Stats::since_cp_bound_checkpoints`). 1 MiB: a few thousand renames or unlinks of long
+/// names, some 65,000 of short ones.
+pub const SINCE_CP_BYTES_MAX: u64 = 1 << 20;
+/// Bytes counted per node id in a since-checkpoint set (measured 9 to 12, rounded up).
+const SINCE_CP_ID_BYTES: u64 = 16;
+/// Bytes counted per pair (a node id and an index or a checksum; measured 21 to 27).
+const SINCE_CP_PAIR_BYTES: u64 = 32;
+/// Bytes counted per removed name besides the name itself (measured 51).
+const SINCE_CP_NAME_BYTES: u64 = 64;
+
+/// What the in-memory state takes ([`Filesystem::memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Memory {
+    /// Node blocks in the node cache, clean and dirty (4 KiB each).
+    pub cached_nodes: u64,
+    /// Dirty data, nodes and segment summaries, in bytes (bounded by `dirty_bytes_max`).
+    pub dirty_bytes: u64,
+    /// The since-checkpoint records, in bytes (bounded by [`SINCE_CP_BYTES_MAX`]).
+    pub since_cp_bytes: u64,
+    /// Names in `removed_names`.
+    pub removed_names: u64,
+    /// Directories whose parent is recorded in memory, and the bytes that takes.
+    pub dir_parents: u64,
+    pub dir_parents_bytes: u64,
+}
+
 /// A cached node block.
 pub(crate) struct CachedNode {
     pub block: Box<Block>,
@@ -288,6 +317,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// file reusing one cannot be restored by a dentry mark without destroying whatever
     /// the checkpoint still has under that name, so its fsync checkpoints instead.
     pub(crate) removed_names: BTreeSet<(Ino, Vec<u8>)>,
+    /// What `removed_names` holds, in bytes (names and the set's overhead): its share of
+    /// the since-checkpoint bound ([`SINCE_CP_BYTES_MAX`]).
+    pub(crate) removed_names_bytes: u64,
     /// Lowest file block freed by truncation since the inode was last fsync'd.
     pub(crate) trunc_hint: BTreeMap<Ino, u64>,
     /// Holes reserved by fallocate (in memory, for the life of the mount).
@@ -317,6 +349,9 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) chain_nids: BTreeSet<Nid>,
     /// Inodes whose names the chain restores (dentry-marked batches since the checkpoint).
     pub(crate) chain_dentries: BTreeSet<Ino>,
+    /// Each directory's parent, as its inode records it, for the walks up the tree
+    /// (`walk_up`): see `parents.rs`.
+    pub(crate) dir_parents: crate::parents::DirParents,
     /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
     /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
     pub(crate) recovering: bool,
@@ -552,6 +587,7 @@ impl<D: BlockDevice> Filesystem<D> {
             new_since_cp: BTreeSet::new(),
             needs_cp: BTreeSet::new(),
             removed_names: BTreeSet::new(),
+            removed_names_bytes: 0,
             trunc_hint: BTreeMap::new(),
             prealloc: Default::default(),
             size_changed: BTreeSet::new(),
@@ -563,6 +599,7 @@ impl<D: BlockDevice> Filesystem<D> {
             renamed_dirs: BTreeSet::new(),
             chain_nids: BTreeSet::new(),
             chain_dentries: BTreeSet::new(),
+            dir_parents: Default::default(),
             recovering: false,
             in_fsync: false,
             privileged: true,
@@ -931,16 +968,102 @@ impl<D: BlockDevice> Filesystem<D> {
         room >= blocks + self.data.len() as u64 && free_segments >= 3 + node_blocks.div_ceil(seg_blocks)
     }
 
-    /// After each mutating call: keeps dirty memory and the clean cache within bounds.
+    /// After each mutating call: keeps dirty memory, what is recorded since the last
+    /// checkpoint and the clean cache within their bounds, so that each holds between
+    /// calls (DESIGN.md, "Resource bounds").
     pub(crate) fn after_change(&mut self, now: Timestamp) -> Result<()> {
-        let dirty_bytes = (self.data.len() + self.dirty_nodes.len()) as u64 * BLOCK_SIZE as u64;
-        if dirty_bytes > self.opts.dirty_bytes_max {
+        if self.dirty_bytes() > self.opts.dirty_bytes_max {
             self.stats.dirty_bound_checkpoints += 1;
+            self.stats.op_checkpoints += 1;
+            self.checkpoint(false, now)?;
+        } else if self.since_cp_bytes() > SINCE_CP_BYTES_MAX {
+            self.stats.since_cp_bound_checkpoints += 1;
             self.stats.op_checkpoints += 1;
             self.checkpoint(false, now)?;
         }
         self.shrink_node_cache();
         Ok(())
+    }
+
+    /// Dirty memory, in bytes: the write-back cache, dirty nodes, and the summary blocks of
+    /// the segments written since the last checkpoint (one per segment: a run of fsyncs
+    /// writes segment after segment without a checkpoint, and each keeps its summary in
+    /// memory until one).
+    pub(crate) fn dirty_bytes(&self) -> u64 {
+        (self.data.len() + self.dirty_nodes.len() + self.ssa.dirty_count()) as u64 * BLOCK_SIZE as u64
+    }
+
+    /// What the records kept since the last checkpoint take, in bytes (an estimate from
+    /// their entry counts, measured with a counting allocator: a node id in a `BTreeSet`
+    /// takes 9 to 12 bytes, a pair 21 to 27, a removed name 51 plus its length). Each of
+    /// these grows with requests that dirty nothing a checkpoint would otherwise come for:
+    /// a rename loop through fresh names (issue 35: 4 MB/s of `removed_names`), create and
+    /// unlink, or setting and removing an xattr (freed node ids).
+    pub(crate) fn since_cp_bytes(&self) -> u64 {
+        let ids = self.needs_cp.len()
+            + self.new_since_cp.len()
+            + self.renamed_dirs.len()
+            + self.size_changed.len()
+            + self.chain_nids.len()
+            + self.chain_dentries.len()
+            + self.nat.freed_count() as usize
+            + self.nat.dirty_count();
+        let pairs = self.trunc_hint.len() + self.gc_cold.len() + self.gc_kept_crcs.len();
+        self.removed_names_bytes + ids as u64 * SINCE_CP_ID_BYTES + pairs as u64 * SINCE_CP_PAIR_BYTES
+    }
+
+    /// Records a name removed from (or retargeted in) directory `dir` since the last
+    /// checkpoint (`removed_names`), counting its bytes.
+    pub(crate) fn note_removed_name(&mut self, dir: Ino, name: &[u8]) {
+        if self.removed_names.insert((dir, name.to_vec())) {
+            self.removed_names_bytes += name.len() as u64 + SINCE_CP_NAME_BYTES;
+        }
+    }
+
+    /// What the in-memory state takes now (counts and byte estimates), for tests and
+    /// diagnostics: see [`Memory`].
+    pub fn memory(&self) -> Memory {
+        Memory {
+            cached_nodes: self.nodes.len() as u64,
+            dirty_bytes: self.dirty_bytes(),
+            since_cp_bytes: self.since_cp_bytes(),
+            removed_names: self.removed_names.len() as u64,
+            dir_parents: self.dir_parents.len() as u64,
+            dir_parents_bytes: self.dir_parents.bytes() as u64,
+        }
+    }
+
+    /// Checks every recorded directory parent (`parents.rs`) against its inode: the
+    /// directory is live and its inode records that parent. Returns how many were checked.
+    pub fn verify_dir_parents(&mut self) -> Result<usize> {
+        let all: Vec<(Ino, Ino)> = self.dir_parents.iter().collect();
+        for &(dir, parent) in &all {
+            let live = self.check_ino(dir).is_ok() && self.inode_kind(dir)? == FileType::Directory;
+            let recorded = if live { Some(inode::pino(self.inode_ref(dir)?)) } else { None };
+            if recorded != Some(parent) {
+                return Err(Error::corrupt(
+                    self.nat_addr(dir),
+                    "in-memory parent of a directory differs from its inode (or it is not a live directory)",
+                ));
+            }
+        }
+        Ok(all.len())
+    }
+
+    /// Runs a call that changes nothing (lookup, getattr, readdir, readlink, read, the
+    /// xattr reads), then keeps the clean node cache within its bound, as `after_change`
+    /// does after changes: reads load nodes too, and without this a `find` over a big tree,
+    /// or the read of a huge file, cached every node it met until the next change.
+    pub(crate) fn reading<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let r = f(self);
+        self.shrink_node_cache();
+        r
+    }
+
+    /// Keeps the clean node cache within its bound: for a driver after calls that load
+    /// nodes without ending in `after_change` or `reading` (background cleaning).
+    pub fn trim_caches(&mut self) {
+        self.shrink_node_cache();
     }
 
     /// Drops every clean cached node (the root's inode too) and every kept dentry block:
@@ -952,6 +1075,8 @@ impl<D: BlockDevice> Filesystem<D> {
     pub fn drop_clean_caches(&mut self) {
         self.nodes.retain(|_, n| n.dirty);
         self.dentry_cache.clear();
+        // Directory parents are read back from the inodes too (walks read them again).
+        self.dir_parents.clear();
     }
 
     pub(crate) fn shrink_node_cache(&mut self) {
@@ -1330,6 +1455,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.new_since_cp.clear();
         self.needs_cp.clear();
         self.removed_names.clear();
+        self.removed_names_bytes = 0;
         self.gc_cold.clear();
         self.gc_kept_crcs.clear();
         self.trunc_hint.clear();

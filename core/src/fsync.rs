@@ -83,7 +83,9 @@ impl<D: BlockDevice> Filesystem<D> {
     /// First half of fsync: submits the batch (or writes a checkpoint). The caller then
     /// waits for all writes and flushes the device, unless the ticket says otherwise.
     pub fn fsync_submit(&mut self, ino: Ino, datasync: bool, now: Timestamp) -> Result<FsyncTicket> {
-        self.op(|fs| {
+        // An fsync of a clean file reads its inode (and its ancestors): keep the node
+        // cache within its bound after it, as after a read (`reading`).
+        let r = self.op(|fs| {
             fs.check_writable()?;
             let kind = fs.inode_kind(ino)?;
             fs.touch(now);
@@ -92,7 +94,9 @@ impl<D: BlockDevice> Filesystem<D> {
             // batch changes anything.
             let checkpoint = fs.fsync_needs_checkpoint(ino, kind)?;
             fs.fsync_submit_decided(ino, datasync, checkpoint, now)
-        })
+        });
+        self.shrink_node_cache();
+        r
     }
 
     /// [`Filesystem::fsync_submit`] once it is known whether roll-forward can express the

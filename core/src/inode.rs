@@ -563,6 +563,9 @@ impl<D: BlockDevice> Filesystem<D> {
         self.nat.free(nid);
         self.nodes.remove(&nid);
         self.dirty_nodes.remove(&nid);
+        // A directory's id freed (rmdir's eviction, an undone mkdir): its parent is no
+        // longer recorded (the id may later be another inode's).
+        self.dir_parents.forget(nid);
         Ok(())
     }
 

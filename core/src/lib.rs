@@ -22,6 +22,7 @@
 //! | [`file`] | file contents: read, write, size |
 //! | [`dir`] | hashed dentry blocks |
 //! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
+//! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
 //! | [`xattr`] | extended attribute block |
 //! | [`fsync`] | fsync without checkpoints: batches in the warm node chain, marks |
 //! | [`atomic`] | atomic writes: staged until one commit batch |
@@ -56,6 +57,7 @@ pub mod mutant;
 pub mod namei;
 pub mod nat;
 pub mod node;
+mod parents;
 pub mod prealloc;
 pub mod recovery;
 pub mod repair;
@@ -69,8 +71,8 @@ pub mod xattr;
 pub use device::{BlockDevice, IoError, MemDevice, WriteFlags};
 pub use error::{Error, Result};
 pub use fs::{
-    Attr, Credentials, DirEntry, FileType, Filesystem, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs, Stats,
-    Timestamp, XattrSetMode,
+    Attr, Credentials, DirEntry, FileType, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
+    Stats, Timestamp, XattrSetMode,
 };
 pub use layout::BLOCK_SIZE;
 

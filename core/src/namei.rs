@@ -112,7 +112,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn dir_remove(&mut self, dir: Ino, name: &[u8]) -> Result<()> {
-        self.removed_names.insert((dir, name.to_vec()));
+        self.note_removed_name(dir, name);
         let depth = self.dir_depth(dir)?;
         match dir::remove(&mut DirIo { fs: self, ino: dir }, depth, name)? {
             Some(_) => Ok(()),
@@ -141,6 +141,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn lookup(&mut self, parent: Ino, name: &[u8]) -> Result<Attr> {
+        self.reading(|fs| fs.lookup_inner(parent, name))
+    }
+
+    fn lookup_inner(&mut self, parent: Ino, name: &[u8]) -> Result<Attr> {
         self.require_dir(parent)?;
         if name == b"." {
             return self.attr_of(parent);
@@ -157,7 +161,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn getattr(&mut self, ino: Ino) -> Result<Attr> {
-        self.attr_of(ino)
+        self.reading(|fs| fs.attr_of(ino))
     }
 
     pub fn setattr(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
@@ -275,6 +279,9 @@ impl<D: BlockDevice> Filesystem<D> {
         self.dirty_nodes.insert(ino);
         self.valid_inodes += 1;
         self.new_since_cp.insert(ino);
+        if kind == FileType::Directory {
+            self.dir_parents.set(ino, parent);
+        }
         let before_insert = self.change_count;
         if let Err(e) = self.dir_insert(parent, name, ino, kind) {
             // Undo: the inode was never linked. When the insert itself changed nothing (a
@@ -372,6 +379,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn readlink(&mut self, ino: Ino) -> Result<Vec<u8>> {
+        self.reading(|fs| fs.readlink_inner(ino))
+    }
+
+    fn readlink_inner(&mut self, ino: Ino) -> Result<Vec<u8>> {
         if self.inode_kind(ino)? != FileType::Symlink {
             return Err(Error::Invalid("not a symlink"));
         }
@@ -529,7 +540,10 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Walks from directory `dir` up through recorded parents until `hit` accepts one
     /// (`dir` included), the root is reached, or an inode on the way is not a live
-    /// directory. Bounded by the node ids.
+    /// directory. Bounded by the node ids. Each step takes the parent from the in-memory
+    /// record (`dir_parents`, see `parents.rs`): one array load and no device read, however
+    /// deep the tree and however small the node cache; a directory not recorded yet (after
+    /// a mount) is read once and recorded.
     pub(crate) fn walk_up(&mut self, dir: Ino, hit: impl Fn(Ino) -> bool) -> Result<Walk> {
         let mut cur = dir;
         for _ in 0..self.nat.nid_count() {
@@ -539,10 +553,25 @@ impl<D: BlockDevice> Filesystem<D> {
             if cur == ROOT_INO {
                 return Ok(Walk::Root);
             }
-            if self.check_ino(cur).is_err() || self.inode_kind(cur)? != FileType::Directory {
-                return Ok(Walk::Lost);
-            }
-            cur = inode::pino(self.inode_ref(cur)?);
+            cur = match self.dir_parents.get(cur) {
+                // Recorded: a live directory whose inode names this parent.
+                Some(parent) => parent,
+                None => {
+                    // Read once, and not kept in the node cache unless it was there: a first
+                    // walk up a chain of 100,000 directories would otherwise fill the cache
+                    // with all of them (400 MB) until the call ends.
+                    let cached = self.nodes.contains_key(&cur);
+                    if self.check_ino(cur).is_err() || self.inode_kind(cur)? != FileType::Directory {
+                        return Ok(Walk::Lost);
+                    }
+                    let parent = inode::pino(self.inode_ref(cur)?);
+                    if !cached {
+                        self.nodes.remove(&cur);
+                    }
+                    self.dir_parents.set(cur, parent);
+                    parent
+                }
+            };
         }
         Err(Error::corrupt(self.nat_addr(dir), "directory parent chain does not reach the root"))
     }
@@ -581,8 +610,10 @@ impl<D: BlockDevice> Filesystem<D> {
         check_name(new_name)?;
         let (_, src, src_kind) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
         let dst = self.dir_lookup(new_parent, new_name)?;
-        // A directory may not move below itself.
-        if src_kind == FileType::Directory && self.is_within(new_parent, src)? {
+        // A directory may not move below itself. Within its own directory it cannot (its
+        // parent is not below it), so only a move to another directory walks up, as the
+        // kernel's own check (`lock_rename`) does.
+        if src_kind == FileType::Directory && parent != new_parent && self.is_within(new_parent, src)? {
             return Err(Error::Invalid("cannot move a directory into itself"));
         }
         self.touch(now);
@@ -615,12 +646,12 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if flags.contains(RenameFlags::EXCHANGE) {
             let (dst_loc, dst_ino, dst_kind) = dst.ok_or(Error::NotFound)?;
-            if dst_kind == FileType::Directory && self.is_within(parent, dst_ino)? {
+            if dst_kind == FileType::Directory && parent != new_parent && self.is_within(parent, dst_ino)? {
                 return Err(Error::Invalid("cannot move a directory into itself"));
             }
             let (src_loc, _, _) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
-            self.removed_names.insert((parent, name.to_vec()));
-            self.removed_names.insert((new_parent, new_name.to_vec()));
+            self.note_removed_name(parent, name);
+            self.note_removed_name(new_parent, new_name);
             dir::set_entry(&mut DirIo { fs: self, ino: parent }, src_loc, dst_ino, dst_kind)?;
             dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             if parent != new_parent {
@@ -653,7 +684,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 (true, true) if !self.dir_is_empty(dst_ino)? => return Err(Error::NotEmpty),
                 _ => {}
             }
-            self.removed_names.insert((new_parent, new_name.to_vec()));
+            self.note_removed_name(new_parent, new_name);
             dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             self.dir_remove(parent, name)?;
             if dst_kind == FileType::Directory {
@@ -683,6 +714,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.inode_kind(ino)? == FileType::Directory {
             // Files below it are found by their new path only after a checkpoint.
             self.renamed_dirs.insert(ino);
+            self.dir_parents.set(ino, parent);
         }
         let b = self.inode_mut(ino)?;
         inode::set_pino(b, parent);
@@ -694,6 +726,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Lists entries after `cookie` (0 = from the start, including "." and ".."), calling
     /// `f` for each until it returns false.
     pub fn readdir(&mut self, ino: Ino, cookie: u64, f: &mut dyn FnMut(DirEntry) -> bool) -> Result<()> {
+        self.reading(|fs| fs.readdir_inner(ino, cookie, f))
+    }
+
+    fn readdir_inner(&mut self, ino: Ino, cookie: u64, f: &mut dyn FnMut(DirEntry) -> bool) -> Result<()> {
         self.require_dir(ino)?;
         if cookie < 1 && !f(DirEntry { ino, kind: FileType::Directory, name: b".".to_vec(), cookie: 1 }) {
             return Ok(());
@@ -771,7 +807,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     pub fn getxattr(&mut self, ino: Ino, name: &[u8]) -> Result<Vec<u8>> {
         xattr::check_args(name, 0)?;
-        self.xattrs(ino)?.remove(name).ok_or(Error::NoData)
+        self.reading(|fs| fs.xattrs(ino)?.remove(name).ok_or(Error::NoData))
     }
 
     pub fn setxattr(&mut self, ino: Ino, name: &[u8], value: &[u8], mode: XattrSetMode, now: Timestamp) -> Result<()> {
@@ -813,7 +849,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn listxattr(&mut self, ino: Ino) -> Result<Vec<Vec<u8>>> {
-        Ok(self.xattrs(ino)?.into_keys().collect())
+        self.reading(|fs| Ok(fs.xattrs(ino)?.into_keys().collect()))
     }
 
     pub fn removexattr(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {

@@ -312,6 +312,8 @@ impl<D: BlockDevice> Filesystem<D> {
             inode::set_blocks(b, blocks);
             inode::set_xattr_nid(b, xattr);
         }
+        // The inode's recorded parent may have changed with it.
+        self.dir_parents.forget(ino);
         // Blocks past the new size (the file shrank since its last durable state and the
         // batch's truncation point did not cover it): drop them. Skipped when the file did
         // not shrink, which is the common case and keeps recovery fast.

@@ -351,6 +351,7 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                 };
                 let old = self.fs.nat.get(nid).unwrap_or_default();
                 self.fs.nat.set(nid, NatEntry { ino, addr: c.addr });
+                self.fs.dir_parents.forget(nid);
                 match self.check_current(nid, ino, ty) {
                     Ok(a) => {
                         self.fix(format!(
@@ -800,6 +801,7 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             self.fs.nat.free(nid);
             self.fs.nodes.remove(&nid);
             self.fs.dirty_nodes.remove(&nid);
+            self.fs.dir_parents.forget(nid);
         }
         self.fs.nat.rewrite_all_blocks();
         // SIT: exactly the owned blocks.
@@ -1035,6 +1037,8 @@ impl<D: BlockDevice> Rebuild<'_, D> {
         inode::set_pino(&mut b, ROOT_INO);
         inode::set_generation(&mut b, 1);
         self.fs.nat.set(ROOT_INO, NatEntry { ino: ROOT_INO, addr: NEW_ADDR });
+        // A new root: what was recorded of the old tree's directories no longer holds.
+        self.fs.dir_parents.clear();
         self.fs.nodes.insert(ROOT_INO, CachedNode { block: b, dirty: true });
         self.fs.dirty_nodes.insert(ROOT_INO);
         self.fs.valid_inodes += 1;
@@ -1081,6 +1085,7 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             let b = self.fs.inode_mut(ino)?;
             inode::set_name(b, name.as_bytes());
             inode::set_pino(b, lf);
+            self.fs.dir_parents.forget(ino);
             self.fix(format!("inode {ino} ({kind:?}, {size} bytes) had no name: linked as /lost+found/{name}"));
         }
         Ok(())
@@ -1165,6 +1170,7 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                             "directory {ino} (block {addr}): records parent {pino}, but lives in {p}: corrected"
                         ));
                         inode::set_pino(self.fs.inode_mut(ino)?, p);
+                        self.fs.dir_parents.forget(ino);
                     }
                 }
             }

@@ -80,8 +80,25 @@ impl Ssa {
     /// Starts a fresh summary for a segment being opened for writing (its old summary
     /// describes no valid block and is not read).
     pub fn reset(&mut self, segno: u32) {
+        if !self.cache.contains_key(&segno) {
+            self.make_room();
+        }
         self.cache.insert(segno, zero_block());
         self.dirty.insert(segno);
+    }
+
+    /// Keeps the clean summaries within `cache_max` before one more is cached: evicts a
+    /// clean one (bounded: one pass). Dirty summaries stay until the checkpoint writes them
+    /// (they count toward the dirty-memory bound, `Filesystem::dirty_bytes`). Without this
+    /// on `reset`, every segment opened since the mount kept its summary: a run of fsyncs
+    /// (which opens segment after segment) grew the cache by 4 KiB per segment.
+    fn make_room(&mut self) {
+        if self.cache.len() >= self.cache_max {
+            let victim = self.cache.keys().copied().find(|s| !self.dirty.contains(s));
+            if let Some(v) = victim {
+                self.cache.remove(&v);
+            }
+        }
     }
 
     fn load<D: BlockDevice>(
@@ -92,13 +109,7 @@ impl Ssa {
         cp_version: u64,
     ) -> Result<&mut Box<Block>> {
         if !self.cache.contains_key(&segno) {
-            if self.cache.len() >= self.cache_max {
-                // Evict a clean summary (bounded: one pass).
-                let victim = self.cache.keys().copied().find(|s| !self.dirty.contains(s));
-                if let Some(v) = victim {
-                    self.cache.remove(&v);
-                }
-            }
+            self.make_room();
             let addr = geo.ssa_addr(segno, self.slots[segno as usize]);
             let mut b = zero_block();
             dev.read(addr, &mut b)?;
@@ -132,6 +143,11 @@ impl Ssa {
             RawSsaEntry { nid: s.nid.into(), ofs: s.ofs.into() };
         self.dirty.insert(segno);
         Ok(())
+    }
+
+    /// Summaries changed since the last checkpoint (held in memory until it writes them).
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.len()
     }
 
     pub fn dirty_segments(&self) -> Vec<u32> {

@@ -42,6 +42,10 @@ stats! {
     recovered_batches,
     recovered_nodes_walked,
     dirty_bound_checkpoints,
+    /// Checkpoints written because the records kept since the last checkpoint (removed
+    /// names, renamed inodes, freed node ids, ...) passed their memory bound
+    /// (`fs::SINCE_CP_BYTES_MAX`).
+    since_cp_bound_checkpoints,
     discards,
     gc_segments,
     gc_blocks_moved,

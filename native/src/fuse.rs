@@ -266,8 +266,9 @@ pub struct RollFuse {
     reserve_users: (Option<u32>, Option<u32>),
     /// `-o dirsync`: every change to a directory is durable before it is acknowledged.
     dirsync: bool,
-    /// Directories whose being full was logged (once each).
-    full_dirs_logged: Mutex<std::collections::HashSet<u32>>,
+    /// Directories whose being full was logged (once each, at most
+    /// [`FULL_DIRS_LOGGED_MAX`] of them).
+    full_dirs_logged: Mutex<LoggedOnce>,
     /// Kernel notifications (dropping cached pages after an atomic abort), sent by the
     /// notify thread once the session exists ([`RollFuse::notifications`]).
     notify: Arc<Notifications>,
@@ -285,6 +286,45 @@ struct CallerGuard;
 impl Drop for CallerGuard {
     fn drop(&mut self) {
         MAY_USE_RESERVE.with(|c| c.set(true));
+    }
+}
+
+/// Full directories logged at most (one line each, once): the set that remembers them is
+/// bounded like every collection that grows with requests (DESIGN.md, "Resource bounds").
+pub const FULL_DIRS_LOGGED_MAX: usize = 1024;
+
+/// Remembers which of at most `cap` keys were seen, to log something once per key.
+pub struct LoggedOnce {
+    seen: std::collections::HashSet<u32>,
+    cap: usize,
+    full: bool,
+}
+
+impl LoggedOnce {
+    pub fn new(cap: usize) -> LoggedOnce {
+        LoggedOnce { seen: Default::default(), cap, full: false }
+    }
+
+    /// `Some(true)` the first time `key` is seen, `None` after; once `cap` keys are
+    /// remembered nothing more is: `Some(false)` the first time that happens (log that
+    /// further keys are not logged), `None` after.
+    pub fn first(&mut self, key: u32) -> Option<bool> {
+        if self.seen.contains(&key) {
+            return None;
+        }
+        if self.seen.len() >= self.cap {
+            return (!std::mem::replace(&mut self.full, true)).then_some(false);
+        }
+        self.seen.insert(key);
+        Some(true)
+    }
+
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
     }
 }
 
@@ -456,7 +496,7 @@ impl RollFuse {
             handles: Mutex::new(HashMap::new()),
             // SAFETY: geteuid cannot fail.
             mounter_uid: unsafe { libc::geteuid() },
-            full_dirs_logged: Mutex::new(std::collections::HashSet::new()),
+            full_dirs_logged: Mutex::new(LoggedOnce::new(FULL_DIRS_LOGGED_MAX)),
             reserve_users: (None, None),
             dirsync: false,
         }
@@ -539,7 +579,14 @@ impl RollFuse {
                             Err(_) => return,
                         };
                         let Some(core) = guard.as_mut() else { return };
-                        match catch_unwind(AssertUnwindSafe(|| core.gc_background(crate::now()))) {
+                        // The round loads the owners of the blocks it moves: trimmed after it
+                        // (no change call follows to keep the node cache within its bound).
+                        let round = catch_unwind(AssertUnwindSafe(|| {
+                            let r = core.gc_background(crate::now());
+                            core.trim_caches();
+                            r
+                        }));
+                        match round {
                             Ok(Ok(true)) => {
                                 stats.bg_gc_rounds.fetch_add(1, Ordering::Relaxed);
                             }
@@ -750,7 +797,13 @@ impl RollFuse {
                 }
                 if e == rollfs_core::Error::DirectoryFull {
                     let dir = adding.map(|(d, _)| d).unwrap_or(0);
-                    if self.full_dirs_logged.lock().unwrap_or_else(|e| e.into_inner()).insert(dir) {
+                    let first = self.full_dirs_logged.lock().unwrap_or_else(|e| e.into_inner()).first(dir);
+                    if first == Some(false) {
+                        eprintln!(
+                            "rollfs: {FULL_DIRS_LOGGED_MAX} full directories logged: further ones are not logged"
+                        );
+                    }
+                    if first == Some(true) {
                         let name = adding.map(|(_, n)| String::from_utf8_lossy(n).into_owned()).unwrap_or_default();
                         eprintln!(
                             "rollfs: directory inode {dir}: cannot add {name:?}: {e}; creating names that hash                              to that bucket fails with ENOSPC (logged once per directory)"
@@ -791,6 +844,31 @@ impl RollFuse {
         if let Some(c) = core {
             v["core"] = obj(&mut c.counters().into_iter());
         }
+        // What the collections that grow with requests hold now (DESIGN.md, "Resource
+        // bounds"): the driver's, then the core's.
+        let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        let sessions = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        let full_dirs = self.full_dirs_logged.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        let mut mem = vec![("open_handles", handles), ("atomic_sessions", sessions), ("full_dirs_logged", full_dirs)];
+        if let Ok(m) = self.call(|fs| Ok(fs.memory())) {
+            let rollfs_core::Memory {
+                cached_nodes,
+                dirty_bytes,
+                since_cp_bytes,
+                removed_names,
+                dir_parents,
+                dir_parents_bytes,
+            } = m;
+            mem.extend([
+                ("cached_nodes", cached_nodes),
+                ("dirty_bytes", dirty_bytes),
+                ("since_cp_bytes", since_cp_bytes),
+                ("removed_names", removed_names),
+                ("dir_parents", dir_parents),
+                ("dir_parents_bytes", dir_parents_bytes),
+            ]);
+        }
+        v["memory"] = obj(&mut mem.into_iter());
         v.to_string()
     }
 
@@ -1523,5 +1601,18 @@ mod tests {
         for t in [Timestamp::new(0, 0), Timestamp::new(1_700_000_000, 123), Timestamp::new(-5, 500)] {
             assert_eq!(system_to_ts(ts_to_system(t)), t);
         }
+    }
+
+    /// The set of logged full directories reaches its bound and stays there: each key is
+    /// logged once, and past the bound one line says that no more are.
+    #[test]
+    fn full_directories_are_logged_once_each_up_to_the_bound() {
+        let mut l = LoggedOnce::new(3);
+        assert_eq!((l.first(7), l.first(7), l.first(8), l.first(9)), (Some(true), None, Some(true), Some(true)));
+        assert_eq!(l.first(10), Some(false), "the bound is reached: said once");
+        for k in 11..10_000 {
+            assert_eq!(l.first(k), None);
+        }
+        assert_eq!((l.first(7), l.len()), (None, 3), "nothing more is remembered");
     }
 }

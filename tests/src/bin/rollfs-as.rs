@@ -19,6 +19,12 @@
 //!   bytes of BYTE at OFF, F2FS_IOC_ABORT_VOLATILE_WRITE (stops at the first error)
 //! - `rename OLD NEW`, `unlink PATH`, `rmdir PATH`, `readdir PATH` — `ok NAME,NAME,...`
 //!   (sorted, without `.` and `..`)
+//! - `renames DIR NAME N` — renames DIR/NAME through N fresh names of 255 bytes, one after
+//!   the other, and back to NAME (stops at the first error): `ok N`
+//! - `chain SLOT DIR N` — goes N directories `d` down from DIR, making those that do not
+//!   exist (mode 0755), and keeps the bottom one open in SLOT (made writable by everyone
+//!   when this user owns it): paths that deep are longer than PATH_MAX
+//! - `renameat SLOT NAME SLOT2 NAME2` — renameat(2) between directories open in two slots
 //! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
 //! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
 //!   `symlink TARGET NEW`, `chown PATH UID GID`, `mknod PATH` (the character device 1:3)
@@ -26,6 +32,7 @@
 //! - `getxattr PATH NAME`, `setxattr PATH NAME TEXT`, `removexattr PATH NAME`,
 //!   `listxattr PATH` — `ok NAME,NAME,...`
 //! - `id` — `ok UID GID`
+//! - `nofile N` — sets this process's RLIMIT_NOFILE to N (soft and hard)
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -86,6 +93,10 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
     unsafe {
         match words {
             ["id"] => Ok(format!("{} {}", libc::geteuid(), libc::getegid())),
+            ["nofile", n] => {
+                let n = n.parse().unwrap();
+                check(libc::setrlimit(libc::RLIMIT_NOFILE, &libc::rlimit { rlim_cur: n, rlim_max: n }) as _)
+            }
             ["open", name, path, how] => {
                 let flags = match *how {
                     "r" => libc::O_RDONLY,
@@ -187,6 +198,58 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 check(libc::ioctl(fd, 0xf505 as _) as _)
             }
             ["rename", old, new] => check(libc::rename(cpath(old).as_ptr(), cpath(new).as_ptr()) as _),
+            ["renames", dir, name, n] => {
+                // Fresh names: a counter of this process, never reused.
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let n: u64 = n.parse().unwrap();
+                let fresh = || {
+                    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    format!(
+                        "{dir}/{}",
+                        format!("{k:x}-{}", std::process::id())
+                            .chars()
+                            .chain(std::iter::repeat('r'))
+                            .take(255)
+                            .collect::<String>()
+                    )
+                };
+                let mut cur = format!("{dir}/{name}");
+                for _ in 0..n {
+                    let next = fresh();
+                    check(libc::rename(cpath(&cur).as_ptr(), cpath(&next).as_ptr()) as _)?;
+                    cur = next;
+                }
+                check(libc::rename(cpath(&cur).as_ptr(), cpath(&format!("{dir}/{name}")).as_ptr()) as _)?;
+                Ok(n.to_string())
+            }
+            ["chain", name, dir, n] => {
+                let mut fd = libc::open(cpath(dir).as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(errno());
+                }
+                let down = |fd| libc::openat(fd, c"d".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+                for _ in 0..n.parse::<u64>().unwrap() {
+                    let mut next = down(fd);
+                    if next < 0 && errno() == libc::ENOENT && libc::mkdirat(fd, c"d".as_ptr(), 0o755) == 0 {
+                        next = down(fd);
+                    }
+                    let e = errno();
+                    libc::close(fd);
+                    if next < 0 {
+                        return Err(e);
+                    }
+                    fd = next;
+                }
+                let mut st: libc::stat = std::mem::zeroed();
+                if libc::fstat(fd, &mut st) == 0 && st.st_uid == libc::geteuid() {
+                    libc::fchmod(fd, 0o777);
+                }
+                slots.insert(name.to_string(), fd);
+                Ok(String::new())
+            }
+            ["renameat", from, old, to, new] => {
+                check(libc::renameat(slot(slots, from), cpath(old).as_ptr(), slot(slots, to), cpath(new).as_ptr()) as _)
+            }
             ["unlink", path] => check(libc::unlink(cpath(path).as_ptr()) as _),
             ["rmdir", path] => check(libc::rmdir(cpath(path).as_ptr()) as _),
             ["readdir", path] => {
