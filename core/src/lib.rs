@@ -20,7 +20,8 @@
 //! | [`segment`] | the six active logs, block allocation and invalidation |
 //! | [`inode`] | node cache, block mapping, truncation, inode life and death |
 //! | [`file`] | file contents: read, write, size |
-//! | [`dir`] | hashed dentry blocks |
+//! | [`dir`] | hashed dentry blocks, readdir cookies |
+//! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
 //! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
 //! | [`xattr`] | extended attribute block |
 //! | [`fsync`] | fsync without checkpoints: batches in the warm node chain, marks |
@@ -44,6 +45,7 @@ pub mod codec;
 pub mod dcache;
 pub mod device;
 pub mod dir;
+mod dirkey;
 pub mod error;
 pub mod file;
 pub mod fs;
