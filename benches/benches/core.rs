@@ -32,7 +32,8 @@ fn create(c: &mut Criterion) {
 fn lookup(c: &mut Criterion) {
     let mut g = group(c, "lookup");
     g.throughput(Throughput::Elements(1));
-    // The unkeyed hash of old images, and what `rollfs mkfs` makes (a secret hash seed).
+    // The unkeyed hash of old images, and what `rollfs mkfs` makes (a secret hash seed,
+    // per-directory keys).
     for (label, opts) in [("unkeyed", MkfsOptions::default()), ("keyed", native_mkfs())] {
         let dev = Filesystem::format(MemDevice::new(1 << 18), &opts).unwrap();
         let mut fs = Filesystem::mount(dev, &roomy_mount(), t(0)).unwrap();
@@ -63,9 +64,10 @@ fn lookup(c: &mut Criterion) {
     g.finish();
 }
 
-/// The options `rollfs mkfs` formats with, as far as directories are concerned.
+/// The options `rollfs mkfs` formats with, as far as directories are concerned: a secret
+/// hash seed, directories v2 (per-directory keys).
 fn native_mkfs() -> MkfsOptions {
-    MkfsOptions { hash_seed: *b"bench-hash-seed!", ..Default::default() }
+    MkfsOptions { hash_seed: *b"bench-hash-seed!", dir_v2: true, ..Default::default() }
 }
 
 fn writes(c: &mut Criterion) {
