@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rollfs_benches::corework::{fresh_mem, fsyncs_since_checkpoint, roomy_mount, t, Rng, ROOT};
-use rollfs_core::{Credentials, Filesystem, MountOptions};
+use rollfs_core::{Credentials, Filesystem, MemDevice, MkfsOptions, MountOptions};
 use std::time::{Duration, Instant};
 
 const CRED: Credentials = Credentials { uid: 0, gid: 0 };
@@ -32,18 +32,42 @@ fn create(c: &mut Criterion) {
 fn lookup(c: &mut Criterion) {
     let mut g = group(c, "lookup");
     g.throughput(Throughput::Elements(1));
-    let mut fs = fresh_mem(1 << 18, &roomy_mount());
-    let dir = fs.mkdir(ROOT, b"d", 0o755, CRED, t(1)).unwrap().ino;
-    for i in 0..10_000 {
-        fs.create(dir, format!("entry-{i:05}").as_bytes(), 0o644, CRED, t(1)).unwrap();
+    // The unkeyed hash of old images, and what `rollfs mkfs` makes (a secret hash seed,
+    // per-directory keys).
+    for (label, opts) in [("unkeyed", MkfsOptions::default()), ("keyed", native_mkfs())] {
+        let dev = Filesystem::format(MemDevice::new(1 << 18), &opts).unwrap();
+        let mut fs = Filesystem::mount(dev, &roomy_mount(), t(0)).unwrap();
+        let dir = fs.mkdir(ROOT, b"d", 0o755, CRED, t(1)).unwrap().ino;
+        for i in 0..10_000 {
+            fs.create(dir, format!("entry-{i:05}").as_bytes(), 0o644, CRED, t(1)).unwrap();
+        }
+        fs.sync(t(2)).unwrap();
+        let mut rng = Rng::new(3);
+        g.bench_function(format!("hit in a 10k-entry dir, {label}"), |b| {
+            b.iter(|| fs.lookup(dir, format!("entry-{:05}", rng.below(10_000)).as_bytes()).unwrap())
+        });
+        g.bench_function(format!("miss in a 10k-entry dir, {label}"), |b| {
+            b.iter(|| fs.lookup(dir, b"no-such-entry").is_err())
+        });
+        g.bench_function(format!("list a 10k-entry dir, {label}"), |b| {
+            b.iter(|| {
+                let mut n = 0;
+                fs.readdir(dir, 0, &mut |_| {
+                    n += 1;
+                    true
+                })
+                .unwrap();
+                n
+            })
+        });
     }
-    fs.sync(t(2)).unwrap();
-    let mut rng = Rng::new(3);
-    g.bench_function("hit in a 10k-entry dir", |b| {
-        b.iter(|| fs.lookup(dir, format!("entry-{:05}", rng.below(10_000)).as_bytes()).unwrap())
-    });
-    g.bench_function("miss in a 10k-entry dir", |b| b.iter(|| fs.lookup(dir, b"no-such-entry").is_err()));
     g.finish();
+}
+
+/// The options `rollfs mkfs` formats with, as far as directories are concerned: a secret
+/// hash seed, directories v2 (per-directory keys).
+fn native_mkfs() -> MkfsOptions {
+    MkfsOptions { hash_seed: *b"bench-hash-seed!", dir_v2: true, ..Default::default() }
 }
 
 fn writes(c: &mut Criterion) {

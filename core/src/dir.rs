@@ -17,8 +17,16 @@
 //! in the directory inode by the caller and only grows.
 //!
 //! "." and ".." are not stored; the caller synthesises them (readdir cookies 1 and 2).
-//! Cookies of stored entries are `3 + block_idx * SLOTS_PER_BLOCK + slot`, stable while the
-//! entry exists, so readdir can resume after any entry.
+//! A stored entry's cookie is `3 + ` a keyed permutation ([`Cookies`]) of its *position*
+//! `block_idx * SLOTS_PER_BLOCK + slot`: stable while the entry exists, so readdir can
+//! resume after any entry, and meaningless without the directory's key, so a listing does
+//! not tell its reader which level and bucket each name hashed to.
+//!
+//! Names are hashed with a key of their directory ([`DirBlocks::hash_key`]): on images
+//! with [`crate::superblock::FEATURE_INCOMPAT_DIR_V2`], one derived from the superblock's
+//! secret `hash_seed` and the directory's inode number and generation
+//! ([`dir_hash_key`]), so what a user learns about the hash in one directory says nothing
+//! about another; on older images the `hash_seed` itself.
 //!
 //! Every dentry block read is validated (magic, CRC, bitmap/name-length consistency) and a
 //! bad one is `Error::Corrupt { block: <idx given by DirBlocks::addr_of or idx>, reason }`.
@@ -72,7 +80,10 @@ pub struct RawDentryBlock {
     /// The block's own index in the directory: a block written at the wrong index (or read
     /// through a stale mapping) is detected instead of being mistaken for another bucket.
     pub idx: U32,
-    pub reserved0: U32,
+    /// Overflow distance: in the first block of a bucket of the deepest level, how many of
+    /// the following buckets of that level may hold names of this bucket (directories of
+    /// [`crate::superblock::FEATURE_INCOMPAT_DIR_V2`] images only); zero everywhere else.
+    pub overflow: U32,
     /// Used slots (entries and their continuation slots).
     pub count: U16,
     pub reserved1: U16,
@@ -96,7 +107,7 @@ pub struct DentryRecord {
 
 pub const HDR_MAGIC_OFFSET: usize = offset_of!(RawDentryBlock, magic);
 pub const HDR_IDX_OFFSET: usize = offset_of!(RawDentryBlock, idx);
-pub const HDR_RESERVED0_OFFSET: usize = offset_of!(RawDentryBlock, reserved0);
+pub const HDR_OVERFLOW_OFFSET: usize = offset_of!(RawDentryBlock, overflow);
 pub const HDR_COUNT_OFFSET: usize = offset_of!(RawDentryBlock, count);
 pub const HDR_RESERVED1_OFFSET: usize = offset_of!(RawDentryBlock, reserved1);
 pub const HEADER_SIZE: usize = 16;
@@ -115,7 +126,7 @@ const _: () = {
     assert!(size_of::<DentryRecord>() == RECORD_SIZE);
     assert!(HDR_MAGIC_OFFSET == 0);
     assert!(HDR_IDX_OFFSET == 4);
-    assert!(HDR_RESERVED0_OFFSET == 8);
+    assert!(HDR_OVERFLOW_OFFSET == 8);
     assert!(HDR_COUNT_OFFSET == 12);
     assert!(HDR_RESERVED1_OFFSET == 14);
     assert!(offset_of!(RawDentryBlock, bitmap) == HEADER_SIZE);
@@ -249,9 +260,50 @@ pub fn block_position(idx: u64) -> Option<(u32, u64)> {
     None
 }
 
-/// Readdir cookie of the entry at `loc`.
-pub fn cookie_of(loc: EntryLoc) -> u64 {
-    FIRST_COOKIE + loc.block_idx * SLOTS_PER_BLOCK as u64 + loc.slot as u64
+/// The deepest level, the only one whose full buckets overflow (into the following
+/// buckets of the same level) on [`crate::superblock::FEATURE_INCOMPAT_DIR_V2`] images.
+pub const OVERFLOW_LEVEL: u32 = MAX_DEPTH - 1;
+/// Largest overflow distance: every other bucket of the deepest level.
+pub const MAX_OVERFLOW: u32 = (buckets(OVERFLOW_LEVEL) - 1) as u32;
+
+/// Position of the entry at `loc`: `block_idx × SLOTS_PER_BLOCK + slot`. Positions order a
+/// listing; a cookie is a keyed permutation of one ([`Cookies`]).
+pub fn position_of(loc: EntryLoc) -> u64 {
+    loc.block_idx * SLOTS_PER_BLOCK as u64 + loc.slot as u64
+}
+
+/// Positions a directory can have: every slot of every level.
+pub const POSITIONS: u64 = LEVEL_START[MAX_DEPTH as usize] * SLOTS_PER_BLOCK as u64;
+
+/// First block index of bucket `bucket` of level `level` (`bucket < buckets(level)`).
+fn bucket_first_block(level: u32, bucket: u64) -> u64 {
+    LEVEL_START[level as usize] + bucket * blocks_per_bucket(level)
+}
+
+/// True for the first block of a bucket of the deepest level: the only blocks that may
+/// carry an overflow distance.
+pub fn holds_overflow_distance(idx: u64) -> bool {
+    let start = LEVEL_START[OVERFLOW_LEVEL as usize];
+    (start..LEVEL_START[MAX_DEPTH as usize]).contains(&idx)
+        && (idx - start).is_multiple_of(blocks_per_bucket(OVERFLOW_LEVEL))
+}
+
+/// For an entry with hash `hash` in block `idx`: `Some(distance)` when the block lies in
+/// the deepest level, in another bucket than the name's own, `distance` buckets after it
+/// (wrapping around); `None` otherwise. Such an entry is where it belongs when the
+/// overflow distance of its own bucket ([`DentryBlock::overflow`] of the block
+/// [`overflow_home`] names) is at least `distance`.
+pub fn overflow_distance(idx: u64, hash: u32) -> Option<u32> {
+    let (level, bucket) = block_position(idx)?;
+    let n = buckets(level);
+    let home = hash as u64 % n;
+    (level == OVERFLOW_LEVEL && bucket != home).then(|| ((bucket + n - home) % n) as u32)
+}
+
+/// Block index holding the overflow distance of the deepest-level bucket of names with
+/// hash `hash`.
+pub fn overflow_home(hash: u32) -> u64 {
+    bucket_start(OVERFLOW_LEVEL, hash)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -301,26 +353,8 @@ pub fn name_hash_keyed(key: &HashKey, name: &[u8]) -> u32 {
 
 /// SipHash-2-4 (Aumasson and Bernstein, 2012).
 pub fn siphash24(key: &HashKey, m: &[u8]) -> u64 {
-    let k0 = u64::from_le_bytes([key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7]]);
-    let k1 = u64::from_le_bytes([key[8], key[9], key[10], key[11], key[12], key[13], key[14], key[15]]);
-    let mut v = [
-        k0 ^ 0x736f_6d65_7073_6575,
-        k1 ^ 0x646f_7261_6e64_6f6d,
-        k0 ^ 0x6c79_6765_6e65_7261,
-        k1 ^ 0x7465_6462_7974_6573,
-    ];
-    fn round(v: &mut [u64; 4]) {
-        v[0] = v[0].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(13) ^ v[0];
-        v[0] = v[0].rotate_left(32);
-        v[2] = v[2].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(16) ^ v[2];
-        v[0] = v[0].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(21) ^ v[0];
-        v[2] = v[2].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(17) ^ v[2];
-        v[2] = v[2].rotate_left(32);
-    }
+    let mut v = SipKey::new(key).0;
+    let round = sip_round;
     let compress = |v: &mut [u64; 4], w: u64| {
         v[3] ^= w;
         round(v);
@@ -341,6 +375,167 @@ pub fn siphash24(key: &HashKey, m: &[u8]) -> u64 {
         round(&mut v);
     }
     v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
+/// SipHash-2-4 state after the key is loaded, for hashing many short messages with one key.
+#[derive(Clone, Copy)]
+struct SipKey([u64; 4]);
+
+impl SipKey {
+    fn new(key: &HashKey) -> SipKey {
+        let k0 = u64::from_le_bytes([key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7]]);
+        let k1 = u64::from_le_bytes([key[8], key[9], key[10], key[11], key[12], key[13], key[14], key[15]]);
+        SipKey([
+            k0 ^ 0x736f_6d65_7073_6575,
+            k1 ^ 0x646f_7261_6e64_6f6d,
+            k0 ^ 0x6c79_6765_6e65_7261,
+            k1 ^ 0x7465_6462_7974_6573,
+        ])
+    }
+
+    /// `siphash24(key, m)` for a message of at most 7 bytes, given as its final word (the
+    /// bytes little-endian, the length in the top byte).
+    #[inline(always)]
+    fn hash_last_word(&self, w: u64) -> u64 {
+        let mut v = self.0;
+        v[3] ^= w;
+        sip_round(&mut v);
+        sip_round(&mut v);
+        v[0] ^= w;
+        v[2] ^= 0xff;
+        for _ in 0..4 {
+            sip_round(&mut v);
+        }
+        v[0] ^ v[1] ^ v[2] ^ v[3]
+    }
+}
+
+#[inline(always)]
+fn sip_round(v: &mut [u64; 4]) {
+    v[0] = v[0].wrapping_add(v[1]);
+    v[1] = v[1].rotate_left(13) ^ v[0];
+    v[0] = v[0].rotate_left(32);
+    v[2] = v[2].wrapping_add(v[3]);
+    v[3] = v[3].rotate_left(16) ^ v[2];
+    v[0] = v[0].wrapping_add(v[3]);
+    v[3] = v[3].rotate_left(21) ^ v[0];
+    v[2] = v[2].wrapping_add(v[1]);
+    v[1] = v[1].rotate_left(17) ^ v[2];
+    v[2] = v[2].rotate_left(32);
+}
+
+/// One 64-bit word derived from the filesystem's `hash_seed` for directory `ino` of
+/// generation `generation`: SipHash-2-4 keyed by the seed of the 10 bytes
+/// `00 ‖ kind ‖ le32(ino) ‖ le32(generation)`. The leading zero byte keeps these messages
+/// apart from names, which never contain NUL (on images without per-directory keys the
+/// seed also hashes names directly).
+fn derive_word(seed: &HashKey, kind: u8, ino: Ino, generation: u32) -> u64 {
+    let mut m = [0u8; 10];
+    m[1] = kind;
+    m[2..6].copy_from_slice(&ino.to_le_bytes());
+    m[6..10].copy_from_slice(&generation.to_le_bytes());
+    siphash24(seed, &m)
+}
+
+fn derive_key(seed: &HashKey, kinds: [u8; 2], ino: Ino, generation: u32) -> HashKey {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&derive_word(seed, kinds[0], ino, generation).to_le_bytes());
+    k[8..].copy_from_slice(&derive_word(seed, kinds[1], ino, generation).to_le_bytes());
+    k
+}
+
+/// The name hash key of directory `ino` (generation `generation`) on an image with
+/// per-directory keys ([`crate::superblock::FEATURE_INCOMPAT_DIR_V2`]): bytes 0..8 are
+/// `derive(1)`, bytes 8..16 `derive(2)`, little-endian (see [`derive_word`]). A reused
+/// inode number has another generation, hence another key.
+pub fn dir_hash_key(seed: &HashKey, ino: Ino, generation: u32) -> HashKey {
+    derive_key(seed, [1, 2], ino, generation)
+}
+
+/// The key of directory `ino`'s readdir cookie permutation ([`Cookies`]), on every image:
+/// `derive(3)`, `derive(4)` as for [`dir_hash_key`]. Cookies are not stored, so this
+/// needs no feature bit.
+pub fn dir_cookie_key(seed: &HashKey, ino: Ino, generation: u32) -> HashKey {
+    derive_key(seed, [3, 4], ino, generation)
+}
+
+/// Bits of the cookie permutation's domain: cookies are `3 + c` with `c < 2^62`, so below
+/// 2^63 (a positive `off_t`). Positions use 28 of these bits ([`POSITIONS`]).
+pub const COOKIE_BITS: u32 = 62;
+/// Feistel rounds of the cookie permutation.
+pub const COOKIE_ROUNDS: u8 = 4;
+const COOKIE_HALF: u32 = COOKIE_BITS / 2;
+const COOKIE_HALF_MASK: u64 = (1 << COOKIE_HALF) - 1;
+
+/// Where a listing resumes, from the cookie it was given ([`Cookies::resume`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// From the first entry (cookies 0, 1 and 2: nothing or only "." and ".." listed).
+    Start,
+    /// After the entry at this position (which may have been removed since).
+    After(u64),
+    /// Nothing more: a cookie no listing of this directory handed out.
+    End,
+}
+
+/// The readdir cookies of one directory: `3 + E(position)`, where `E` is a balanced
+/// Feistel network over [`COOKIE_BITS`] bits, [`COOKIE_ROUNDS`] rounds, with round function
+/// `F_i(x) = SipHash-2-4(key, [i] ‖ le32(x)) mod 2^31` and the directory's cookie key
+/// ([`dir_cookie_key`]). A cookie reveals nothing about the entry's position (its level
+/// and bucket, hence its hash) to whoever lacks the key; the directory inverts it to
+/// resume a listing.
+pub struct Cookies(SipKey);
+
+impl Cookies {
+    pub fn new(key: &HashKey) -> Cookies {
+        Cookies(SipKey::new(key))
+    }
+
+    #[inline(always)]
+    fn round(&self, i: u8, x: u64) -> u64 {
+        // The 5-byte message [i, x0, x1, x2, x3] as SipHash's final word.
+        self.0.hash_last_word(i as u64 | x << 8 | 5 << 56) & COOKIE_HALF_MASK
+    }
+
+    /// The permutation `E` (of `0 .. 2^62`).
+    fn encrypt(&self, p: u64) -> u64 {
+        let (mut l, mut r) = (p >> COOKIE_HALF & COOKIE_HALF_MASK, p & COOKIE_HALF_MASK);
+        for i in 0..COOKIE_ROUNDS {
+            (l, r) = (r, l ^ self.round(i, r));
+        }
+        l << COOKIE_HALF | r
+    }
+
+    fn decrypt(&self, c: u64) -> u64 {
+        let (mut l, mut r) = (c >> COOKIE_HALF & COOKIE_HALF_MASK, c & COOKIE_HALF_MASK);
+        for i in (0..COOKIE_ROUNDS).rev() {
+            (l, r) = (r ^ self.round(i, l), l);
+        }
+        l << COOKIE_HALF | r
+    }
+
+    /// The cookie of the entry at position `pos` (`pos < POSITIONS`).
+    pub fn cookie(&self, pos: u64) -> u64 {
+        FIRST_COOKIE + self.encrypt(pos)
+    }
+
+    /// The position whose cookie is `cookie`, if any.
+    pub fn position(&self, cookie: u64) -> Option<u64> {
+        let c = cookie.checked_sub(FIRST_COOKIE)?;
+        if c >> COOKIE_BITS != 0 {
+            return None;
+        }
+        Some(self.decrypt(c)).filter(|&p| p < POSITIONS)
+    }
+
+    /// Where a listing given `cookie` (the last one it returned; 0, 1 or 2 for none or "."
+    /// and "..") goes on. A cookie that is no entry's ends the listing.
+    pub fn resume(&self, cookie: u64) -> Resume {
+        if cookie < FIRST_COOKIE {
+            return Resume::Start;
+        }
+        self.position(cookie).map_or(Resume::End, Resume::After)
+    }
 }
 
 /// Slots a name of `len` bytes occupies.
@@ -397,9 +592,23 @@ pub trait DirBlocks {
         let _ = idx;
         0
     }
-    /// The filesystem's name hash key ([`name_hash_keyed`]); unkeyed by default.
-    fn hash_key(&self) -> HashKey {
-        NO_HASH_KEY
+    /// The key this directory's names are hashed with ([`name_hash_keyed`]): the
+    /// directory's own ([`dir_hash_key`]) on images with per-directory keys, else the
+    /// filesystem's `hash_seed`. Unkeyed by default.
+    fn hash_key(&mut self) -> Result<HashKey> {
+        Ok(NO_HASH_KEY)
+    }
+    /// The key of this directory's readdir cookies ([`dir_cookie_key`], [`Cookies`]).
+    /// All zero by default (still a permutation, one anyone can compute).
+    fn cookie_key(&mut self) -> Result<HashKey> {
+        Ok(NO_HASH_KEY)
+    }
+    /// Whether names whose bucket is full in every level may overflow into the following
+    /// buckets of the deepest level ([`crate::superblock::FEATURE_INCOMPAT_DIR_V2`]).
+    /// Without it such a name is refused (`Error::DirectoryFull`), and a block carrying an
+    /// overflow distance is corrupt. Off by default.
+    fn overflow(&self) -> bool {
+        false
     }
 }
 
@@ -515,6 +724,10 @@ fn raw_mut(b: &mut Block) -> &mut RawDentryBlock {
     codec::view_mut(b)
 }
 
+/// Receives an entry of the deepest level found outside its name's bucket: the block
+/// holding its bucket's overflow distance, the distance the entry needs, its name.
+pub type Overflowed<'a> = dyn FnMut(u64, u32, &[u8]) + 'a;
+
 impl DentryBlock {
     /// A new block holding no entries, for index `idx` (which must be below 2^32, as every
     /// index of the table is).
@@ -543,8 +756,17 @@ impl DentryBlock {
         if r.idx.get() as u64 != idx {
             return Err("dentry block: stored index differs from its position in the directory");
         }
-        if r.reserved0.get() != 0 || r.reserved1.get() != 0 || r.tail.get() != 0 {
+        if r.reserved1.get() != 0 || r.tail.get() != 0 {
             return Err("dentry block: reserved field not zero");
+        }
+        let overflow = r.overflow.get();
+        if overflow != 0 {
+            if !holds_overflow_distance(idx) {
+                return Err("dentry block: overflow distance outside the first block of a deepest-level bucket");
+            }
+            if overflow > MAX_OVERFLOW {
+                return Err("dentry block: overflow distance beyond the level's buckets");
+            }
         }
         let bitmap = load_bitmap(b);
         let mut used = 0;
@@ -643,6 +865,18 @@ impl DentryBlock {
 
     pub fn is_empty(&self) -> bool {
         self.used_slots() == 0
+    }
+
+    /// Overflow distance: in the first block of a deepest-level bucket, how many following
+    /// buckets may hold names of this bucket (0..=[`MAX_OVERFLOW`]); 0 in every other block.
+    pub fn overflow(&self) -> u32 {
+        raw(&self.buf).overflow.get()
+    }
+
+    /// Sets the overflow distance (only on a block where [`holds_overflow_distance`]).
+    fn set_overflow(&mut self, distance: u32) {
+        debug_assert!(holds_overflow_distance(self.idx) && distance <= MAX_OVERFLOW);
+        raw_mut(&mut self.buf).overflow.set(distance);
     }
 
     fn entry_at(&self, s: usize) -> Option<RawEntry<'_>> {
@@ -782,18 +1016,38 @@ impl DentryBlock {
         self.check_placement_keyed(&NO_HASH_KEY)
     }
 
-    /// [`DentryBlock::check_placement`] for a filesystem with hash key `key`.
+    /// [`DentryBlock::check_placement`] for a directory whose names are hashed with `key`.
     pub fn check_placement_keyed(&self, key: &HashKey) -> core::result::Result<(), &'static str> {
+        self.check_placement_with(key, None)
+    }
+
+    /// [`DentryBlock::check_placement_keyed`] for a directory whose full buckets may
+    /// overflow (`DirBlocks::overflow`): an entry of the deepest level outside its name's
+    /// bucket is handed to `overflowed` (the block holding its bucket's overflow distance,
+    /// the distance it needs, the name) instead of being an error, for the caller to check
+    /// against that block ([`DentryBlock::overflow`]) once it has read it. `None`: every
+    /// entry must be in its own bucket.
+    pub fn check_placement_with(
+        &self,
+        key: &HashKey,
+        mut overflowed: Option<&mut Overflowed<'_>>,
+    ) -> core::result::Result<(), &'static str> {
         let (level, bucket) = match block_position(self.idx) {
             Some(p) => p,
             None => return Err("dentry block: index beyond the deepest level"),
         };
+        if self.overflow() != 0 && overflowed.is_none() {
+            return Err("dentry block: overflow distance in a directory without overflow");
+        }
         for e in self.entries() {
             if name_hash_keyed(key, e.name) != e.hash {
                 return Err("dentry block: stored hash is not the hash of the name");
             }
             if e.hash as u64 % buckets(level) != bucket {
-                return Err("dentry block: entry in the wrong hash bucket");
+                match (overflowed.as_mut(), overflow_distance(self.idx, e.hash)) {
+                    (Some(f), Some(distance)) => f(overflow_home(e.hash), distance, e.name),
+                    _ => return Err("dentry block: entry in the wrong hash bucket"),
+                }
             }
         }
         Ok(())
@@ -828,6 +1082,10 @@ fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
         // Validated when it was read, and unchanged since (`DirBlocks::read_cached`).
         Some((buf, true)) => Ok(Some(DentryBlock { idx, buf })),
         Some((buf, false)) => match DentryBlock::parse(idx, buf) {
+            // Only images whose buckets overflow write overflow distances.
+            Ok(b) if b.overflow() != 0 && !d.overflow() => {
+                Err(Error::corrupt(err_addr(d, idx), "dentry block: overflow distance in a directory without overflow"))
+            }
             Ok(b) => {
                 d.validated(idx, &b.buf);
                 Ok(Some(b))
@@ -847,7 +1105,7 @@ fn read_block(d: &mut dyn DirBlocks, idx: u64) -> Result<Option<DentryBlock>> {
 pub fn lookup(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
     check_name(name)?;
     check_depth(depth)?;
-    let hash = name_hash_keyed(&d.hash_key(), name);
+    let hash = name_hash_keyed(&d.hash_key()?, name);
     lookup_hashed(d, depth, name, hash)
 }
 
@@ -870,10 +1128,30 @@ fn lookup_hashed(
 /// result, but inserts fill levels from 0, leaving about half of a large directory's
 /// entries in its deepest level and most of the rest in the one above: deepest first, a
 /// hit costs a few reads instead of nearly `2 × depth`. A miss reads every level either way.
+/// Only a miss in a directory of all [`MAX_DEPTH`] levels whose bucket for the name
+/// overflowed ([`DentryBlock::overflow`]) reads on: the following buckets of the deepest
+/// level, as many as its overflow distance says.
 fn locate(d: &mut dyn DirBlocks, depth: u32, name: &[u8], hash: u32) -> Result<Option<(DentryBlock, EntryLoc)>> {
+    let mut overflow = 0;
     for level in (0..depth.min(MAX_DEPTH)).rev() {
         let start = bucket_start(level, hash);
         for idx in start..start + blocks_per_bucket(level) {
+            if let Some(b) = read_block(d, idx)? {
+                if let Some(slot) = b.find(hash, name).map(|e| e.slot) {
+                    return Ok(Some((b, EntryLoc { block_idx: idx, slot })));
+                }
+                if level == OVERFLOW_LEVEL && idx == start {
+                    // Zero unless `d.overflow()` (checked by `read_block`).
+                    overflow = b.overflow();
+                }
+            }
+        }
+    }
+    // Bounded by MAX_OVERFLOW (validated): the level's other buckets, each once.
+    for k in 1..=overflow as u64 {
+        let bucket = (hash as u64 % buckets(OVERFLOW_LEVEL) + k) % buckets(OVERFLOW_LEVEL);
+        let start = bucket_first_block(OVERFLOW_LEVEL, bucket);
+        for idx in start..start + blocks_per_bucket(OVERFLOW_LEVEL) {
             if let Some(b) = read_block(d, idx)? {
                 if let Some(slot) = b.find(hash, name).map(|e| e.slot) {
                     return Ok(Some((b, EntryLoc { block_idx: idx, slot })));
@@ -887,11 +1165,15 @@ fn locate(d: &mut dyn DirBlocks, depth: u32, name: &[u8], hash: u32) -> Result<O
 /// Adds `name → ino` (the caller has checked that the name is absent). Uses the first
 /// level, from 0, whose bucket for the name has a run of free slots long enough; when
 /// none of the `*depth` levels has, the next level is used and `*depth` grows (the caller
-/// stores it in the inode). `Error::DirectoryFull` when the name's bucket is full in all
-/// [`MAX_DEPTH`] levels: at most `MAX_DEPTH × BLOCKS_PER_BUCKET_HIGH` blocks are read.
+/// stores it in the inode). When the name's bucket is full in all [`MAX_DEPTH`] levels:
+/// with `d.overflow()`, the name goes to the first of the following buckets of the deepest
+/// level with room (wrapping around), and the overflow distance of its own bucket grows to
+/// cover it; without, or when the whole deepest level is full, `Error::DirectoryFull`.
+/// At most `MAX_DEPTH × BLOCKS_PER_BUCKET_HIGH` blocks are read, plus those of the deepest
+/// level when the name's bucket is full everywhere; at most two are written.
 pub fn insert(d: &mut dyn DirBlocks, depth: &mut u32, name: &[u8], ino: Ino, kind: FileType) -> Result<EntryLoc> {
     check_name(name)?;
-    let hash = name_hash_keyed(&d.hash_key(), name);
+    let hash = name_hash_keyed(&d.hash_key()?, name);
     insert_hashed(d, depth, name, hash, ino, kind)
 }
 
@@ -933,6 +1215,57 @@ fn insert_hashed(
             }
         }
     }
+    if d.overflow() {
+        return insert_overflow(d, depth, name, hash, ino, kind);
+    }
+    Err(Error::DirectoryFull)
+}
+
+/// [`insert`] of a name whose bucket is full in every level, into the following buckets of
+/// the deepest level.
+///
+/// Crash and failure atomicity: both blocks written (the entry's, then the bucket's first
+/// block with its wider overflow distance) are dentry blocks, which reach the device only
+/// in a checkpoint, together. Everything is read before the first write; the second write
+/// rewrites a block read just now, whose mapping exists (a full bucket has no holes).
+fn insert_overflow(
+    d: &mut dyn DirBlocks,
+    depth: &mut u32,
+    name: &[u8],
+    hash: u32,
+    ino: Ino,
+    kind: FileType,
+) -> Result<EntryLoc> {
+    let need = slots_for(name.len());
+    let n = buckets(OVERFLOW_LEVEL);
+    let home_idx = overflow_home(hash);
+    let Some(mut home) = read_block(d, home_idx)? else {
+        // Only a bucket without room gets here, and a hole has room.
+        return Err(Error::corrupt(err_addr(d, home_idx), "dentry block: full bucket with a hole"));
+    };
+    // Bounded: the level's other buckets, each once.
+    for k in 1..n {
+        let start = bucket_first_block(OVERFLOW_LEVEL, (hash as u64 % n + k) % n);
+        for idx in start..start + blocks_per_bucket(OVERFLOW_LEVEL) {
+            let mut b = match read_block(d, idx)? {
+                Some(b) => b,
+                None => DentryBlock::empty(idx),
+            };
+            if b.find(hash, name).is_some() {
+                return Err(Error::Exists);
+            }
+            if let Some(slot) = b.find_free(need) {
+                b.put(slot, hash, name, ino, kind);
+                d.write(idx, b.into_sealed())?;
+                if home.overflow() < k as u32 {
+                    home.set_overflow(k as u32);
+                    d.write(home_idx, home.into_sealed())?;
+                }
+                *depth = MAX_DEPTH;
+                return Ok(EntryLoc { block_idx: idx, slot: slot as u32 });
+            }
+        }
+    }
     Err(Error::DirectoryFull)
 }
 
@@ -941,7 +1274,7 @@ fn insert_hashed(
 pub fn remove(d: &mut dyn DirBlocks, depth: u32, name: &[u8]) -> Result<Option<(Ino, FileType)>> {
     check_name(name)?;
     check_depth(depth)?;
-    let hash = name_hash_keyed(&d.hash_key(), name);
+    let hash = name_hash_keyed(&d.hash_key()?, name);
     let (mut b, loc) = match locate(d, depth, name, hash)? {
         Some(found) => found,
         None => return Ok(None),
@@ -994,22 +1327,31 @@ pub fn set_entry(d: &mut dyn DirBlocks, loc: EntryLoc, ino: Ino, kind: FileType)
     d.write(loc.block_idx, b.into_sealed())
 }
 
-/// Calls `f` for each stored entry whose cookie is greater than `after_cookie`, in cookie
-/// order, until `f` returns false. Reads only indexes below `max_block_index(depth)`,
-/// starting at the block of `after_cookie`; a hole costs one `read`.
+/// Calls `f` for each stored entry after the one whose cookie is `after_cookie` (all of
+/// them for a cookie below [`FIRST_COOKIE`]), in position order, until `f` returns false.
+/// Reads only indexes below `max_block_index(depth)`, starting at the block of
+/// `after_cookie`'s position; a hole costs one `read`. A cookie that no entry of this
+/// directory can have lists nothing.
 pub fn iterate(d: &mut dyn DirBlocks, depth: u32, after_cookie: u64, f: &mut dyn FnMut(Entry) -> bool) -> Result<()> {
     check_depth(depth)?;
-    let first = after_cookie.saturating_sub(FIRST_COOKIE) / SLOTS_PER_BLOCK as u64;
+    let cookies = Cookies::new(&d.cookie_key()?);
+    let after = match cookies.resume(after_cookie) {
+        Resume::Start => None,
+        Resume::After(pos) => Some(pos),
+        Resume::End => return Ok(()),
+    };
+    let first = after.map_or(0, |p| p / SLOTS_PER_BLOCK as u64);
     for idx in first..max_block_index(depth) {
         let b = match read_block(d, idx)? {
             Some(b) => b,
             None => continue,
         };
         for e in b.entries() {
-            let cookie = cookie_of(EntryLoc { block_idx: idx, slot: e.slot });
-            if cookie <= after_cookie {
+            let pos = position_of(EntryLoc { block_idx: idx, slot: e.slot });
+            if after.is_some_and(|a| pos <= a) {
                 continue;
             }
+            let cookie = cookies.cookie(pos);
             let entry = Entry { ino: e.ino, kind: e.kind, name: e.name.to_vec(), cookie };
             if !f(entry) {
                 return Ok(());
@@ -1017,6 +1359,41 @@ pub fn iterate(d: &mut dyn DirBlocks, depth: u32, after_cookie: u64, f: &mut dyn
         }
     }
     Ok(())
+}
+
+/// Checks an entry a listing returned (for checkers such as the crash explorer's dump):
+/// its cookie is the position of an entry of that name (cookies of this directory), and
+/// that position is where lookup searches: the name's bucket of the block's level or, in
+/// the deepest level of a directory whose buckets overflow, within its bucket's overflow
+/// distance. `Ok(Ok(loc))` for a well placed entry, `Ok(Err(reason))` otherwise.
+pub fn check_listed(
+    d: &mut dyn DirBlocks,
+    name: &[u8],
+    cookie: u64,
+) -> Result<core::result::Result<EntryLoc, &'static str>> {
+    let Some(pos) = Cookies::new(&d.cookie_key()?).position(cookie) else {
+        return Ok(Err("the cookie is no position of this directory"));
+    };
+    let loc = EntryLoc { block_idx: pos / SLOTS_PER_BLOCK as u64, slot: (pos % SLOTS_PER_BLOCK as u64) as u32 };
+    let b = read_block(d, loc.block_idx)?;
+    let Some(e) = b.as_ref().and_then(|b| b.entry_at(loc.slot as usize)) else {
+        return Ok(Err("no entry at the cookie's position"));
+    };
+    if e.name != name {
+        return Ok(Err("another name at the cookie's position"));
+    }
+    let hash = name_hash_keyed(&d.hash_key()?, name);
+    let Some((level, bucket)) = block_position(loc.block_idx) else {
+        return Ok(Err("entry beyond the deepest level"));
+    };
+    if bucket == hash as u64 % buckets(level) {
+        return Ok(Ok(loc));
+    }
+    let Some(distance) = overflow_distance(loc.block_idx, hash).filter(|_| d.overflow()) else {
+        return Ok(Err("entry outside its name's hash bucket"));
+    };
+    let home = read_block(d, overflow_home(hash))?.map_or(0, |b| b.overflow());
+    Ok(if distance <= home { Ok(loc) } else { Err("entry beyond its bucket's overflow distance") })
 }
 
 /// True when the directory stores no entry (every block below `max_block_index(depth)` is
@@ -1054,6 +1431,8 @@ mod tests {
         reads: u64,
         writes: u64,
         key: HashKey,
+        cookie_key: HashKey,
+        overflow: bool,
     }
 
     impl DirBlocks for Mem {
@@ -1069,8 +1448,14 @@ mod tests {
         fn addr_of(&mut self, idx: u64) -> u64 {
             1000 + idx
         }
-        fn hash_key(&self) -> HashKey {
-            self.key
+        fn hash_key(&mut self) -> Result<HashKey> {
+            Ok(self.key)
+        }
+        fn cookie_key(&mut self) -> Result<HashKey> {
+            Ok(self.cookie_key)
+        }
+        fn overflow(&self) -> bool {
+            self.overflow
         }
     }
 
@@ -1366,6 +1751,241 @@ mod tests {
         assert_eq!(again, loc);
     }
 
+    /// The cookie permutation: a bijection of the 62-bit domain that [`Cookies::position`]
+    /// inverts, computed with the one-word SipHash path, keyed (another key, other
+    /// cookies), and tolerant of garbage.
+    #[test]
+    fn cookies_are_a_keyed_permutation_of_positions() {
+        let key: HashKey = *b"cookie-key-16-by";
+        let sip = SipKey::new(&key);
+        for (i, x) in [(0u8, 0u64), (5, 0x7FFF_FFFF), (3, 0x1234_5678)] {
+            let mut m = vec![i];
+            m.extend_from_slice(&(x as u32).to_le_bytes());
+            assert_eq!(sip.hash_last_word(i as u64 | x << 8 | 5 << 56), siphash24(&key, &m));
+        }
+        let (a, b) = (Cookies::new(&key), Cookies::new(&[7; 16]));
+        let mut seen = BTreeSet::new();
+        let mut same = 0;
+        for pos in (0..POSITIONS).step_by(9973).chain([POSITIONS - 1, 1, 2, 202, 203]) {
+            let c = a.cookie(pos);
+            assert!((FIRST_COOKIE..1 << 63).contains(&c));
+            assert_eq!(a.position(c), Some(pos));
+            assert_eq!(a.resume(c), Resume::After(pos));
+            assert!(seen.insert(c), "two positions with cookie {c}");
+            same += (b.cookie(pos) == c) as u32;
+        }
+        assert_eq!(same, 0, "another key gives other cookies");
+        // Consecutive positions (one block's entries) get unrelated cookies.
+        let run: Vec<u64> = (0..202).map(|p| a.cookie(p)).collect();
+        assert!(run.windows(2).filter(|w| w[0] < w[1]).count() < 150, "cookies follow positions");
+        assert!(run.iter().all(|&c| c > 1 << 40), "cookies of the first block are small");
+        for c in [0, 1, 2] {
+            assert_eq!(a.resume(c), Resume::Start);
+        }
+        // Garbage: beyond the domain, or a value whose preimage is no position.
+        assert_eq!(a.resume(u64::MAX), Resume::End);
+        assert_eq!(a.resume(FIRST_COOKIE + (1 << COOKIE_BITS)), Resume::End);
+        let garbage = (0u64..).map(|i| FIRST_COOKIE + i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % (1 << COOKIE_BITS));
+        let stray = garbage.take(1000).filter(|&c| a.position(c).is_none()).count();
+        assert!(stray > 990, "almost every 62-bit value is no position's cookie ({stray})");
+        assert_eq!(a.encrypt(a.decrypt(0x3FFF_FFFF_FFFF_FFFF)), 0x3FFF_FFFF_FFFF_FFFF);
+    }
+
+    /// Per-directory keys differ by inode number and by generation (a reused number).
+    #[test]
+    fn directory_keys_depend_on_the_directory() {
+        let seed: HashKey = core::array::from_fn(|i| i as u8);
+        let k = dir_hash_key(&seed, 5, 1);
+        assert_ne!(k, dir_hash_key(&seed, 6, 1));
+        assert_ne!(k, dir_hash_key(&seed, 5, 2));
+        assert_ne!(k, dir_hash_key(&[9; 16], 5, 1));
+        assert_ne!(k, dir_cookie_key(&seed, 5, 1));
+        assert_eq!(u64::from_le_bytes(k[..8].try_into().unwrap()), siphash24(&seed, &[0, 1, 5, 0, 0, 0, 1, 0, 0, 0]));
+        assert_eq!(u64::from_le_bytes(k[8..].try_into().unwrap()), siphash24(&seed, &[0, 2, 5, 0, 0, 0, 1, 0, 0, 0]));
+    }
+
+    fn long(i: u32) -> Vec<u8> {
+        let mut n = format!("{i:08}").into_bytes();
+        n.resize(255, b'x');
+        n
+    }
+
+    /// Names forced onto one hash fill their bucket in all 64 levels (1152 names of 255
+    /// bytes); with overflow the next ones go to the following buckets of the deepest level
+    /// (here wrapping from bucket 4095 to 0, then 1), found again by lookup and removed.
+    /// Lookups of names of other buckets do not read the overflowed names' buckets.
+    #[test]
+    fn full_bucket_overflows_into_the_following_buckets_of_the_deepest_level() {
+        let mut d = Mem { overflow: true, ..Default::default() };
+        let mut depth = 0;
+        let h = 0x1234_5FFF; // bucket 4095 from level 12 on
+        for i in 0..1152 {
+            insert_hashed(&mut d, &mut depth, &long(i), h, i + 1, FileType::Regular).unwrap();
+        }
+        assert_eq!(depth, MAX_DEPTH);
+        let home_idx = overflow_home(h);
+        assert_eq!(block_position(home_idx), Some((OVERFLOW_LEVEL, 4095)));
+        let home = |d: &mut Mem| read_block(d, home_idx).unwrap().unwrap().overflow();
+        assert_eq!(home(&mut d), 0);
+        // A miss of this bucket reads it in every level: 32 × 2 + 32 × 4 blocks.
+        let miss_reads = |d: &mut Mem, hash: u32| {
+            let before = d.reads;
+            assert!(lookup_hashed(d, MAX_DEPTH, b"absent", hash).unwrap().is_none());
+            d.reads - before
+        };
+        assert_eq!(miss_reads(&mut d, h), 192);
+        // 24 more fill bucket 0 of the deepest level, then bucket 1.
+        let mut locs = Vec::new();
+        for i in 1152..1152 + 30 {
+            let before = d.writes;
+            let loc = insert_hashed(&mut d, &mut depth, &long(i), h, i + 1, FileType::Regular).unwrap();
+            assert!(d.writes - before <= 2, "an overflowing insert writes at most two blocks");
+            locs.push(loc);
+        }
+        assert_eq!(depth, MAX_DEPTH);
+        assert_eq!(block_position(locs[0].block_idx), Some((OVERFLOW_LEVEL, 0)));
+        assert_eq!(block_position(locs[29].block_idx), Some((OVERFLOW_LEVEL, 1)));
+        assert_eq!(home(&mut d), 2);
+        assert_eq!(miss_reads(&mut d, h), 192 + 2 * 4, "a miss of the full bucket reads its overflow too");
+        // Names of bucket 0 share its blocks with the overflow but do not read on.
+        assert_eq!(miss_reads(&mut d, 0x1000), 192);
+        for (k, i) in (1152..1182).enumerate() {
+            assert_eq!(lookup_hashed(&mut d, depth, &long(i), h).unwrap(), Some((locs[k], i + 1, FileType::Regular)));
+        }
+        for i in (0..1152).step_by(101) {
+            assert_eq!(lookup_hashed(&mut d, depth, &long(i), h).unwrap().map(|x| x.1), Some(i + 1));
+        }
+        // The overflowed entries lie within distance 2 of their bucket (the placement
+        // checks, which hash the names, run on real names in core/tests/dirhash.rs).
+        let mut outside = Vec::new();
+        for (&idx, b) in &d.blocks {
+            for e in decode_block(idx, b, 0).unwrap().entries() {
+                outside.extend(overflow_distance(idx, e.hash).map(|dist| (overflow_home(e.hash), dist)));
+            }
+        }
+        assert_eq!(outside.len(), 30);
+        assert!(outside.iter().all(|&(b, dist)| b == home_idx && (1..=2).contains(&dist)));
+        // The listing holds them all, once.
+        let all = all_entries(&mut d, depth, 0);
+        assert_eq!(all.len(), 1182);
+        // Removing an overflowed name and one of the home bucket: the next insert takes the
+        // home bucket's slot (the lowest level with room), then the overflow slot.
+        assert_eq!(remove_hashed(&mut d, depth, &long(1160), h), Some(1161));
+        assert_eq!(lookup_hashed(&mut d, depth, &long(1160), h).unwrap(), None);
+        assert_eq!(remove_hashed(&mut d, depth, &long(3), h), Some(4));
+        let a = insert_hashed(&mut d, &mut depth, &long(5000), h, 5001, FileType::Fifo).unwrap();
+        assert_ne!(block_position(a.block_idx).unwrap().0, OVERFLOW_LEVEL);
+        let b = insert_hashed(&mut d, &mut depth, &long(5001), h, 5002, FileType::Fifo).unwrap();
+        assert_eq!(b, locs[1160 - 1152]);
+        assert_eq!(home(&mut d), 2, "the distance never shrinks");
+        assert_eq!(
+            insert_hashed(&mut d, &mut depth, &long(5001), h, 1, FileType::Regular),
+            Err(Error::Exists),
+            "a name in the overflow is seen by the insert's duplicate check"
+        );
+    }
+
+    /// In a directory below full depth (every real one but an attacked one), lookups with
+    /// overflow on read exactly the blocks they read without: a miss reads its bucket in
+    /// every level, a hit no more.
+    #[test]
+    fn overflow_costs_lookups_in_other_directories_nothing() {
+        let key: HashKey = *b"per-dir-key-0123";
+        let mut reads = Vec::new();
+        for overflow in [false, true] {
+            let mut d = Mem { key, overflow, ..Default::default() };
+            let mut depth = 0;
+            for i in 0..20_000 {
+                insert(&mut d, &mut depth, &name(i), i + 1, FileType::Regular).unwrap();
+            }
+            let before = d.reads;
+            for i in (0..20_000).step_by(7) {
+                assert!(lookup(&mut d, depth, &name(i)).unwrap().is_some());
+            }
+            let hits = d.reads - before;
+            let before = d.reads;
+            for i in 0..1000 {
+                assert!(lookup(&mut d, depth, format!("absent-{i}").as_bytes()).unwrap().is_none());
+            }
+            let misses = d.reads - before;
+            let per_miss: u64 = (0..depth).map(blocks_per_bucket).sum();
+            assert_eq!(misses, 1000 * per_miss);
+            reads.push((depth, hits, misses));
+        }
+        assert_eq!(reads[0], reads[1], "(depth, reads of 2858 hits, reads of 1000 misses)");
+    }
+
+    fn remove_hashed(d: &mut Mem, depth: u32, name: &[u8], hash: u32) -> Option<Ino> {
+        let (mut b, loc) = locate(d, depth, name, hash).unwrap()?;
+        let ino = b.target(loc.slot as usize).0;
+        b.clear(loc.slot as usize);
+        d.write(loc.block_idx, b.into_sealed()).unwrap();
+        Some(ino)
+    }
+
+    /// A block full of 255-byte names (6 of 32 slots, 10 slots left: too few for another),
+    /// with hash `hash`.
+    fn full_block(idx: u64, hash: u32, first: u32) -> Box<Block> {
+        let mut b = DentryBlock::empty(idx);
+        for k in 0..6 {
+            b.put(k * 32, hash, &long(first + k as u32), 1, FileType::Regular);
+        }
+        b.into_sealed()
+    }
+
+    /// When the name's bucket is full in every level and so is the whole deepest level, the
+    /// insert ends (after reading that level once) with `DirectoryFull`, changing nothing.
+    /// Without overflow (older images) a full bucket is `DirectoryFull` at once, and a block
+    /// carrying an overflow distance is corrupt.
+    #[test]
+    fn a_full_deepest_level_refuses_and_older_images_never_overflow() {
+        let h = 77;
+        let mut d = Mem { overflow: true, ..Default::default() };
+        for level in 0..MAX_DEPTH {
+            let start = if level == OVERFLOW_LEVEL { max_block_index(OVERFLOW_LEVEL) } else { bucket_start(level, h) };
+            let end =
+                if level == OVERFLOW_LEVEL { max_block_index(MAX_DEPTH) } else { start + blocks_per_bucket(level) };
+            for idx in start..end {
+                let hash = if level == OVERFLOW_LEVEL { (idx - start) as u32 / 4 } else { h };
+                d.blocks.insert(idx, full_block(idx, hash, idx as u32 * 8));
+            }
+        }
+        let mut depth = MAX_DEPTH;
+        let (reads, writes) = (d.reads, d.writes);
+        assert_eq!(insert_hashed(&mut d, &mut depth, &long(9999), h, 1, FileType::Regular), Err(Error::DirectoryFull));
+        assert_eq!(d.writes, writes);
+        assert!(d.reads - reads <= 192 + 1 + 4095 * 4, "{} reads", d.reads - reads);
+
+        let mut old = Mem { blocks: d.blocks.clone(), ..Default::default() };
+        assert_eq!(
+            insert_hashed(&mut old, &mut depth, &long(9999), h, 1, FileType::Regular),
+            Err(Error::DirectoryFull)
+        );
+        assert_eq!(old.reads, 192, "without overflow: the name's bucket in every level");
+        let home_idx = overflow_home(h);
+        let mut b = decode_block(home_idx, &old.blocks[&home_idx], 0).unwrap();
+        b.set_overflow(3);
+        old.blocks.insert(home_idx, b.into_sealed());
+        assert_eq!(
+            lookup_hashed(&mut old, MAX_DEPTH, b"x", h).map(|_| ()),
+            Err(Error::corrupt(1000 + home_idx, "dentry block: overflow distance in a directory without overflow"))
+        );
+        let b = decode_block(home_idx, &old.blocks[&home_idx], 0).unwrap();
+        assert_eq!(b.check_placement(), Err("dentry block: overflow distance in a directory without overflow"));
+        // Where a distance may be, and how large.
+        let mut raw = *old.blocks[&home_idx];
+        put_u32(&mut raw, HDR_OVERFLOW_OFFSET, MAX_OVERFLOW + 1);
+        codec::seal(&mut raw);
+        assert_eq!(corrupt_reason(home_idx, &raw), "dentry block: overflow distance beyond the level's buckets");
+        let mut raw = *full_block(home_idx + 1, h, 0);
+        put_u32(&mut raw, HDR_OVERFLOW_OFFSET, 1);
+        codec::seal(&mut raw);
+        assert_eq!(
+            corrupt_reason(home_idx + 1, &raw),
+            "dentry block: overflow distance outside the first block of a deepest-level bucket"
+        );
+    }
+
     /// Two real names with the same 32-bit hash (found by a birthday search).
     #[test]
     fn real_hash_collision() {
@@ -1422,15 +2042,20 @@ mod tests {
         assert_eq!(lookup(&mut d, depth, b"absent").unwrap(), None);
         assert_eq!(d.reads - before, max_reads, "a miss reads exactly its bucket in every level");
 
-        // Full listing: every entry once, cookies strictly increasing.
+        // Full listing: every entry once, in position order, cookies unique and of the
+        // directory's permutation.
         let all = all_entries(&mut d, depth, 0);
         assert_eq!(all.len(), N as usize);
-        assert!(all.windows(2).all(|w| w[0].cookie < w[1].cookie));
+        let cookies = Cookies::new(&NO_HASH_KEY);
+        let positions: Vec<u64> = all.iter().map(|e| cookies.position(e.cookie).unwrap()).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]));
+        assert!(all.windows(2).any(|w| w[0].cookie > w[1].cookie), "cookies do not follow positions");
         let mut seen = vec![false; N as usize];
         for e in &all {
             let i = e.ino - 1;
             assert_eq!(e.name, name(i));
-            assert_eq!(e.cookie, cookie_of(locs[i as usize]));
+            assert_eq!(e.cookie, cookies.cookie(position_of(locs[i as usize])));
+            assert!(e.cookie >= FIRST_COOKIE && e.cookie < 1 << 63);
             assert!(!core::mem::replace(&mut seen[i as usize], true));
         }
         // Resuming after any cookie yields exactly the rest (sampled, plus the edges).
@@ -1446,15 +2071,29 @@ mod tests {
             let want: Vec<u64> = all[k + 1..].iter().take(5).map(|e| e.cookie).collect();
             assert_eq!(got, want);
         }
-        // Cookies between entries and the synthetic ones (".", "..") also resume.
-        for c in [0, 1, 2, all[0].cookie - 1, all[500].cookie + 1] {
+        // The synthetic cookies (".", "..") start the listing; the cookie of a position
+        // with no entry (a removed one) resumes after it; garbage ends the listing.
+        let first = |d: &mut Mem, c: u64| {
             let mut first = None;
-            iterate(&mut d, depth, c, &mut |e| {
+            iterate(d, depth, c, &mut |e| {
                 first = Some(e.cookie);
                 false
             })
             .unwrap();
-            assert_eq!(first, all.iter().map(|e| e.cookie).find(|&x| x > c));
+            first
+        };
+        for c in [0, 1, 2] {
+            assert_eq!(first(&mut d, c), Some(all[0].cookie));
+        }
+        let k = (500..).find(|&k| positions[k + 1] > positions[k] + 1).unwrap();
+        assert_eq!(
+            first(&mut d, cookies.cookie(positions[k] + 1)),
+            Some(all[k + 1].cookie),
+            "a position with no entry"
+        );
+        for c in [u64::MAX, 1 << 63, FIRST_COOKIE + (1 << COOKIE_BITS), cookies.cookie(POSITIONS - 1) ^ 1] {
+            let want = cookies.position(c).and_then(|p| positions.iter().position(|&q| q > p)).map(|k| all[k].cookie);
+            assert_eq!(first(&mut d, c), want, "cookie {c:#x}");
         }
         assert!(d.blocks.len() as u64 <= max_block_index(depth), "blocks beyond the table");
 
@@ -1559,8 +2198,11 @@ mod tests {
         assert_eq!(corrupt_reason(5, &b), "dentry block: bad file type");
         let b = with(&|b| put_u8(b, rec_off(0) + REC_RESERVED, 1));
         assert_eq!(corrupt_reason(5, &b), "dentry block: reserved field not zero");
-        let b = with(&|b| put_u32(b, HDR_RESERVED0_OFFSET, 1));
-        assert_eq!(corrupt_reason(5, &b), "dentry block: reserved field not zero");
+        let b = with(&|b| put_u32(b, HDR_OVERFLOW_OFFSET, 1));
+        assert_eq!(
+            corrupt_reason(5, &b),
+            "dentry block: overflow distance outside the first block of a deepest-level bucket"
+        );
         let b = with(&|b| b[TAIL_OFFSET] = 1);
         assert_eq!(corrupt_reason(5, &b), "dentry block: reserved field not zero");
         let b = with(&|b| put_u16(b, HDR_COUNT_OFFSET, 3));

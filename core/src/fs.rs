@@ -189,6 +189,11 @@ pub struct MkfsOptions {
     /// its address, verified on every read. On by default; off (`-O nodatasum`) only to
     /// measure what they cost.
     pub data_checksums: bool,
+    /// Directories version 2 (`FEATURE_INCOMPAT_DIR_V2`): per-directory name hash keys, and
+    /// a bucket full in every level overflows rather than refusing a name. Off in the core's
+    /// default, so that its images (and the golden image) stay those older readers mount;
+    /// `rollfs mkfs` and the simulator turn it on.
+    pub dir_v2: bool,
 }
 
 impl Default for MkfsOptions {
@@ -203,6 +208,7 @@ impl Default for MkfsOptions {
             hash_seed: [0; 16],
             root_reserve_pct: None,
             data_checksums: true,
+            dir_v2: false,
         }
     }
 }
@@ -402,7 +408,7 @@ impl<D: BlockDevice> Filesystem<D> {
             version_major: crate::superblock::FORMAT_VERSION_MAJOR,
             version_minor: crate::superblock::FORMAT_VERSION_MINOR,
             feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
-            feature_incompat: 0,
+            feature_incompat: if opts.dir_v2 { crate::superblock::FEATURE_INCOMPAT_DIR_V2 } else { 0 },
             feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
             geometry: geo,
             root_ino: ROOT_INO,

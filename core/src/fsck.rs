@@ -458,6 +458,19 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             let blocks = self.dir_blocks.remove(&d).unwrap_or_default();
             let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
             let mut buf = crate::zero_block();
+            let overflow = self.fs.superblock().dir_v2();
+            let key = match self.fs.dir_hash_key(d) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.problem(format!("directory {d}: {e}"));
+                    continue;
+                }
+            };
+            // Overflow distances of the deepest level's buckets (by the block holding
+            // each), and the entries found outside their own bucket there: checked against
+            // each other once every block is read.
+            let mut distances: BTreeMap<u64, u32> = BTreeMap::new();
+            let mut overflowed: Vec<(u64, u32, u32, Vec<u8>)> = Vec::new();
             for (idx, addr) in blocks {
                 if idx >= end {
                     self.problem(format!(
@@ -476,7 +489,18 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                         continue;
                     }
                 };
-                if let Err(r) = db.check_placement_keyed(&self.fs.superblock().hash_seed) {
+                let placed = if overflow {
+                    if db.overflow() != 0 {
+                        distances.insert(idx, db.overflow());
+                    }
+                    db.check_placement_with(
+                        &key,
+                        Some(&mut |home, distance, name: &[u8]| overflowed.push((home, distance, addr, name.to_vec()))),
+                    )
+                } else {
+                    db.check_placement_keyed(&key)
+                };
+                if let Err(r) = placed {
                     self.problem(format!("block {addr}: dentry block {idx} of directory {d}: {r}"));
                 }
                 for e in db.entries() {
@@ -533,6 +557,18 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                         }
                         queue.push_back(e.ino);
                     }
+                }
+            }
+            // An entry past its own bucket must be within that bucket's overflow distance:
+            // lookup reads no further.
+            for (home, distance, addr, name) in overflowed {
+                let have = distances.get(&home).copied().unwrap_or(0);
+                if distance > have {
+                    let name = String::from_utf8_lossy(&name);
+                    self.problem(format!(
+                        "block {addr}: entry {name:?} of directory {d} lies {distance} buckets past its own, \
+                         beyond that bucket's overflow distance {have}: lookup cannot find it"
+                    ));
                 }
             }
         }

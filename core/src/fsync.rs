@@ -147,14 +147,16 @@ impl<D: BlockDevice> Filesystem<D> {
     /// `dentries` of them dentry-marked inodes: recovery rewrites each node and may recreate
     /// an indirect node above each direct node (2 blocks a node); each restored name dirties
     /// its directory's inode and a dentry block, and may grow the directory's tree (5 blocks
-    /// a name); then a segment for each log it writes (warm and cold node; hot data and hot
+    /// a name), plus, where its bucket is full in every level and overflows
+    /// (`FEATURE_INCOMPAT_DIR_V2`), its bucket's first block and that block's direct node
+    /// (7); then a segment for each log it writes (warm and cold node; hot data and hot
     /// node for names), whose open segment may be full.
     fn recovery_segments(&self, nodes: u64, dentries: u64) -> u64 {
         let seg = self.geo.segment_blocks as u64;
         // Each log recovery writes may find its open segment full: one segment more per
         // log (warm and cold node always; hot data and hot node only to restore names).
         let logs = if dentries > 0 { 4 } else { 2 };
-        (2 * nodes + 5 * dentries + 16).div_ceil(seg) + logs
+        (2 * nodes + 7 * dentries + 16).div_ceil(seg) + logs
     }
 
     /// Whether appending `ino`'s batch to the chain keeps room for the chain's roll-forward:

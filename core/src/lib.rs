@@ -20,7 +20,8 @@
 //! | [`segment`] | the six active logs, block allocation and invalidation |
 //! | [`inode`] | node cache, block mapping, truncation, inode life and death |
 //! | [`file`] | file contents: read, write, size |
-//! | [`dir`] | hashed dentry blocks |
+//! | [`dir`] | hashed dentry blocks, readdir cookies |
+//! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
 //! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
 //! | [`xattr`] | extended attribute block |
@@ -45,6 +46,7 @@ pub mod codec;
 pub mod dcache;
 pub mod device;
 pub mod dir;
+mod dirkey;
 pub mod error;
 pub mod file;
 pub mod fs;

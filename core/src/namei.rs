@@ -42,8 +42,14 @@ impl<D: BlockDevice> DirBlocks for DirIo<'_, D> {
     fn addr_of(&mut self, idx: u64) -> u64 {
         self.fs.get_addr(self.ino, idx).map(|a| a as u64).unwrap_or(0)
     }
-    fn hash_key(&self) -> dir::HashKey {
-        self.fs.superblock().hash_seed
+    fn hash_key(&mut self) -> Result<dir::HashKey> {
+        self.fs.dir_hash_key(self.ino)
+    }
+    fn cookie_key(&mut self) -> Result<dir::HashKey> {
+        self.fs.dir_cookie_key(self.ino)
+    }
+    fn overflow(&self) -> bool {
+        self.fs.superblock().dir_v2()
     }
 }
 

@@ -584,6 +584,12 @@ impl<D: BlockDevice> Rebuild<'_, D> {
             let blocks = self.dir_blocks.remove(&d).unwrap_or_default();
             let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
             let mut buf = zero_block();
+            let overflow = self.fs.superblock().dir_v2();
+            let key = self.fs.dir_hash_key(d)?;
+            // The deepest level's overflow distances, and the entries there outside their
+            // own bucket (re-inserted unless within that bucket's distance).
+            let mut distances: BTreeMap<u64, u32> = BTreeMap::new();
+            let mut overflowed: Vec<(u64, u32, DentryFix)> = Vec::new();
             for (idx, addr) in blocks {
                 let Some(Owner::Data { holder, ofs, .. }) = self.owners.get(&addr).copied() else { continue };
                 let Some((level, bucket)) = dir::block_position(idx) else {
@@ -607,6 +613,20 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                     }
                     Err(e) => return Err(e),
                 };
+                if db.overflow() != 0 {
+                    if !overflow {
+                        self.drop_dir_block(
+                            d,
+                            idx,
+                            addr,
+                            holder,
+                            ofs,
+                            "overflow distance on an image without overflow",
+                        );
+                        continue;
+                    }
+                    distances.insert(idx, db.overflow());
+                }
                 for e in db.entries() {
                     let loc = EntryLoc { block_idx: idx, slot: e.slot };
                     let name = e.name.to_vec();
@@ -639,14 +659,24 @@ impl<D: BlockDevice> Rebuild<'_, D> {
                             kind,
                         });
                     }
-                    let misplaced = dir::name_hash_keyed(&self.fs.superblock().hash_seed, &name) != e.hash
-                        || e.hash as u64 % dir::buckets(level) != bucket;
-                    if misplaced {
-                        self.dentry_fixes.push(DentryFix::Reinsert { dir: d, loc, addr, name, ino: e.ino, kind });
+                    let hashed = dir::name_hash_keyed(&key, &name) == e.hash;
+                    let home = e.hash as u64 % dir::buckets(level) == bucket;
+                    let fix = DentryFix::Reinsert { dir: d, loc, addr, name, ino: e.ino, kind };
+                    match dir::overflow_distance(idx, e.hash) {
+                        _ if hashed && home => {}
+                        Some(distance) if hashed && overflow => {
+                            overflowed.push((dir::overflow_home(e.hash), distance, fix))
+                        }
+                        _ => self.dentry_fixes.push(fix),
                     }
                     if kind == FileType::Directory {
                         queue.push_back(e.ino);
                     }
+                }
+            }
+            for (home, distance, fix) in overflowed {
+                if distance > distances.get(&home).copied().unwrap_or(0) {
+                    self.dentry_fixes.push(fix);
                 }
             }
         }

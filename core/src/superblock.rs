@@ -20,8 +20,14 @@ pub const FORMAT_VERSION_MINOR: u16 = 0;
 
 /// Feature bits a mount may ignore.
 pub const FEATURE_COMPAT_ATOMIC_WRITE: u32 = 1 << 0;
+/// Directories, version 2: names are hashed with a key of their directory, derived from
+/// `hash_seed` and the directory's inode number and generation (`dir::dir_hash_key`), and a
+/// bucket full in every level overflows into the following buckets of the deepest level
+/// (the overflow distance in the dentry block header) instead of refusing the name. An
+/// older reader would look names up in the wrong buckets, hence incompatible.
+pub const FEATURE_INCOMPAT_DIR_V2: u32 = 1 << 0;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
-pub const FEATURE_INCOMPAT_SUPPORTED: u32 = 0;
+pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2;
 /// Data checksums: every data pointer's checksum is the CRC32C of its block, and reads verify
 /// it. Read-only compatible: a reader that ignores it reads correct data unverified, but a
 /// writer that ignored it would leave wrong checksums behind.
@@ -159,6 +165,12 @@ impl Superblock {
     /// ([`FEATURE_RO_COMPAT_DATASUM`]).
     pub fn data_checksums(&self) -> bool {
         self.feature_ro_compat & FEATURE_RO_COMPAT_DATASUM != 0
+    }
+
+    /// True when directories hash with per-directory keys and full buckets overflow
+    /// ([`FEATURE_INCOMPAT_DIR_V2`]).
+    pub fn dir_v2(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_DIR_V2 != 0
     }
 
     pub fn encode(&self) -> Box<Block> {

@@ -399,7 +399,7 @@ fn specs() -> Vec<Spec> {
             rows: vec![
                 field!(RawDentryBlock, magic),
                 field!(RawDentryBlock, idx),
-                field!(RawDentryBlock, reserved0),
+                field!(RawDentryBlock, overflow),
                 field!(RawDentryBlock, count),
                 field!(RawDentryBlock, reserved1),
                 field!(RawDentryBlock, bitmap),
@@ -958,7 +958,7 @@ fn dentry_encoder_matches_the_doc() {
         &[
             ("magic", dir::DENTRY_MAGIC as u64),
             ("idx", loc.block_idx),
-            ("reserved0", 0),
+            ("overflow", 0),
             ("count", nslots),
             ("reserved1", 0),
             ("tail", 0),
@@ -998,8 +998,53 @@ fn dentry_encoder_matches_the_doc() {
         assert!(doc.contains(&line), "FORMAT.md lacks the keyed hash vector {line}");
         assert_eq!(dir::name_hash_keyed(&dir::NO_HASH_KEY, v), dir::name_hash(v), "a zero seed is unkeyed");
     }
-    assert_eq!(dir::cookie_of(dir::EntryLoc { block_idx: 2, slot: 5 }), 3 + 2 * 202 + 5);
-    assert!(doc.contains("is `3 + 202 b + s`"));
+    // Directory keys and cookies: the derivation, the vectors and the permutation as stated.
+    let seed: dir::HashKey = core::array::from_fn(|i| i as u8);
+    let hex = |k: &[u8]| k.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ");
+    let hk = dir::dir_hash_key(&seed, 5, 1);
+    let derive = |kind: u8, ino: u32, generation: u32| {
+        let mut m = vec![0, kind];
+        m.extend_from_slice(&ino.to_le_bytes());
+        m.extend_from_slice(&generation.to_le_bytes());
+        dir::siphash24(&seed, &m).to_le_bytes()
+    };
+    assert_eq!(hk[..8], derive(1, 5, 1));
+    assert_eq!(hk[8..], derive(2, 5, 1));
+    assert!(doc.contains(&format!("directory 5, generation 1 has the name hash key `{}`", hex(&hk))));
+    for (s, v) in [("\"hello.txt\"", b"hello.txt" as &[u8]), ("\"a\"", b"a")] {
+        let line = format!("`{s}` → 0x{:08X}", dir::name_hash_keyed(&hk, v));
+        assert!(doc.contains(&line), "FORMAT.md lacks the directory key vector {line}");
+    }
+    let ck = dir::dir_cookie_key(&seed, 1, 1);
+    assert_eq!(ck[..8], derive(3, 1, 1));
+    assert_eq!(ck[8..], derive(4, 1, 1));
+    assert!(doc.contains(&format!("has the cookie key `{}`", hex(&ck))));
+    let cookies = dir::Cookies::new(&ck);
+    let pos = dir::position_of(dir::EntryLoc { block_idx: 2, slot: 5 });
+    assert_eq!(pos, 2 * 202 + 5);
+    assert!(doc.contains(&format!(
+        "position 0 has cookie 0x{:X} and position {pos} (block 2, slot 5) 0x{:X}",
+        cookies.cookie(0),
+        cookies.cookie(pos)
+    )));
+    // The permutation, spelled out from the doc's description.
+    let f = |i: u8, x: u64| {
+        let mut m = vec![i];
+        m.extend_from_slice(&(x as u32).to_le_bytes());
+        dir::siphash24(&ck, &m) % (1 << 31)
+    };
+    for p in [0u64, pos, 140_656_235, 77_777_777] {
+        let (mut l, mut r) = (p >> 31, p % (1 << 31));
+        for i in 0..4 {
+            (l, r) = (r, l ^ f(i, r));
+        }
+        assert_eq!(cookies.cookie(p), 3 + (l << 31 | r), "position {p}");
+    }
+    assert_eq!(dir::POSITIONS, 202 * 696_318);
+    assert!(doc.contains("*position* `p = 202 b + s` (below `202 × 696318`)"));
+    assert!(doc.contains("balanced Feistel network on 62 bits"));
+    assert!(doc.contains("4 rounds `i = 0..3`"));
+    assert_eq!((dir::COOKIE_BITS, dir::COOKIE_ROUNDS, dir::MAX_OVERFLOW, dir::OVERFLOW_LEVEL), (62, 4, 4095, 63));
     for (l, start) in [(1, 2), (2, 6), (12, 8190), (32, 172030), (64, 696318)] {
         assert_eq!(dir::max_block_index(l), start, "level start {l}");
     }
@@ -1088,6 +1133,9 @@ fn constants_table_matches_the_code() {
         ("SB_LABEL_MAX", superblock::SB_LABEL_MAX as u64),
         ("SLOTS_PER_BLOCK", dir::SLOTS_PER_BLOCK as u64),
         ("MAX_DEPTH", dir::MAX_DEPTH as u64),
+        ("MAX_OVERFLOW", dir::MAX_OVERFLOW as u64),
+        ("COOKIE_BITS", dir::COOKIE_BITS as u64),
+        ("COOKIE_ROUNDS", dir::COOKIE_ROUNDS as u64),
         ("XATTR_NAME_MAX", xattr::XATTR_NAME_MAX as u64),
         ("XATTR_VALUE_MAX", xattr::XATTR_VALUE_MAX as u64),
     ]
@@ -1138,7 +1186,9 @@ fn special_values_flags_and_types_match_the_code() {
     // Feature, checkpoint and node flags, node types: as stated in the prose.
     assert_eq!(superblock::FEATURE_COMPAT_ATOMIC_WRITE, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_COMPAT_ATOMIC_WRITE`"));
-    assert_eq!(superblock::FEATURE_INCOMPAT_SUPPORTED, 0);
+    assert_eq!(superblock::FEATURE_INCOMPAT_DIR_V2, 1 << 0);
+    assert!(doc.contains("bit 0 `FEATURE_INCOMPAT_DIR_V2`"));
+    assert_eq!(superblock::FEATURE_INCOMPAT_SUPPORTED, superblock::FEATURE_INCOMPAT_DIR_V2);
     assert_eq!(superblock::FEATURE_RO_COMPAT_DATASUM, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_RO_COMPAT_DATASUM`"));
     assert_eq!(superblock::FEATURE_RO_COMPAT_SUPPORTED, superblock::FEATURE_RO_COMPAT_DATASUM);
@@ -1331,7 +1381,7 @@ const COVERED: &[&str] = &[
     // dir.rs
     "HDR_MAGIC_OFFSET",
     "HDR_IDX_OFFSET",
-    "HDR_RESERVED0_OFFSET",
+    "HDR_OVERFLOW_OFFSET",
     "HDR_COUNT_OFFSET",
     "HDR_RESERVED1_OFFSET",
     "BITMAP_OFFSET",

@@ -7,6 +7,11 @@
 //! on-disk structures became zerocopy types and held through it). A change of any byte
 //! of any structure changes a hash; a deliberate format change updates them together with
 //! FORMAT.md and the format version.
+//!
+//! The workload runs twice: on an image without `FEATURE_INCOMPAT_DIR_V2` (the format
+//! older readers mount, unchanged since format 2.0: its hashes are those of 2.0), and with
+//! it (per-directory name hash keys: other dentry placement, so other hashes, taken when
+//! the feature was added).
 
 use rollfs_core::device::BlockDevice;
 use rollfs_core::*;
@@ -46,6 +51,24 @@ fn name(i: usize) -> Vec<u8> {
 
 #[test]
 fn the_image_of_a_fixed_workload_is_unchanged() {
+    assert_eq!(
+        workload(false),
+        (GOLDEN_AFTER_FSYNC, GOLDEN_AFTER_UNMOUNT),
+        "the image differs from the one format 2.0 code wrote: an on-disk byte moved"
+    );
+}
+
+#[test]
+fn the_image_of_a_fixed_workload_with_directories_v2_is_unchanged() {
+    assert_eq!(
+        workload(true),
+        (GOLDEN_V2_AFTER_FSYNC, GOLDEN_V2_AFTER_UNMOUNT),
+        "the image differs from the one the code wrote when FEATURE_INCOMPAT_DIR_V2 was added"
+    );
+}
+
+/// The image hashes after the fsyncs and after the unmount.
+fn workload(dir_v2: bool) -> (u32, u32) {
     let opts = MkfsOptions {
         segment_blocks: 16,
         overprovision_pct: 5,
@@ -56,6 +79,7 @@ fn the_image_of_a_fixed_workload_is_unchanged() {
         hash_seed: core::array::from_fn(|i| 0xA0 ^ i as u8),
         root_reserve_pct: Some(3),
         data_checksums: true,
+        dir_v2,
     };
     let dev = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
     let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
@@ -109,13 +133,10 @@ fn the_image_of_a_fixed_workload_is_unchanged() {
     fs.read(small, 10, &mut buf).unwrap();
     assert_eq!(buf, b"fsynced bytes");
     assert_eq!(fs.getattr(big).unwrap().size, 3_000 * 4096 + 123);
-
-    assert_eq!(
-        (after_fsync, after_unmount),
-        (GOLDEN_AFTER_FSYNC, GOLDEN_AFTER_UNMOUNT),
-        "the image differs from the one format 2.0 code wrote: an on-disk byte moved"
-    );
+    (after_fsync, after_unmount)
 }
 
 const GOLDEN_AFTER_FSYNC: u32 = 3_685_563_820;
 const GOLDEN_AFTER_UNMOUNT: u32 = 2_314_171_305;
+const GOLDEN_V2_AFTER_FSYNC: u32 = 131_526_614;
+const GOLDEN_V2_AFTER_UNMOUNT: u32 = 1_772_310_620;

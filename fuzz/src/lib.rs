@@ -454,6 +454,8 @@ pub fn walk(fs: &mut Filesystem<MemDevice>) {
 struct FuzzDir {
     blocks: BTreeMap<u64, Box<Block>>,
     reads: u32,
+    /// Full buckets overflow (`FEATURE_INCOMPAT_DIR_V2`).
+    overflow: bool,
 }
 
 impl DirBlocks for FuzzDir {
@@ -464,6 +466,9 @@ impl DirBlocks for FuzzDir {
     fn write(&mut self, idx: u64, block: Box<Block>) -> rollfs_core::Result<()> {
         self.blocks.insert(idx, block);
         Ok(())
+    }
+    fn overflow(&self) -> bool {
+        self.overflow
     }
 }
 
@@ -551,7 +556,8 @@ pub fn decoders(data: &[u8]) {
                 codec::seal(&mut b);
             }
             if let Ok(db) = dir::decode_block(idx, &b, 0) {
-                let _ = (db.idx(), db.used_slots(), db.is_empty(), db.check_placement());
+                let _ = (db.idx(), db.used_slots(), db.is_empty(), db.overflow(), db.check_placement());
+                let _ = db.check_placement_with(&dir::NO_HASH_KEY, Some(&mut |_, _, _: &[u8]| {}));
                 let names: Vec<(u32, Vec<u8>)> = db.entries().map(|e| (e.hash, e.name.to_vec())).collect();
                 for (h, n) in &names {
                     assert!(db.find(*h, n).is_some(), "an entry listed by entries() is not found by find()");
@@ -563,7 +569,7 @@ pub fn decoders(data: &[u8]) {
         4 => {
             // A directory of several fuzzed blocks: lookup, iterate, insert, remove.
             let depth = (flags >> 1) as u32 % 6;
-            let mut d = FuzzDir { blocks: BTreeMap::new(), reads: 0 };
+            let mut d = FuzzDir { blocks: BTreeMap::new(), reads: 0, overflow: flags & 0x80 != 0 };
             for (i, mut b) in blocks.into_iter().enumerate() {
                 if reseal {
                     codec::seal(&mut b);
@@ -572,9 +578,14 @@ pub fn decoders(data: &[u8]) {
             }
             let mut found = Vec::new();
             let _ = dir::iterate(&mut d, depth, 0, &mut |e| {
-                found.push(e.name);
+                found.push((e.name, e.cookie));
                 found.len() < 1000
             });
+            for (n, cookie) in found.iter().take(32) {
+                let _ = dir::check_listed(&mut d, n, *cookie);
+                let _ = dir::iterate(&mut d, depth, *cookie, &mut |_| false);
+            }
+            let found: Vec<Vec<u8>> = found.into_iter().map(|(n, _)| n).collect();
             for n in found.iter().take(32) {
                 let _ = dir::lookup(&mut d, depth, n);
             }

@@ -25,7 +25,7 @@ pub struct MkfsArgs {
     pub reserve_pct: Option<u32>,
     /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
     pub sparse: bool,
-    /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`.
+    /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`.
     pub features: Vec<String>,
 }
 
@@ -36,8 +36,12 @@ fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Result<()> {
         match word {
             "datasum" => opts.data_checksums = true,
             "nodatasum" => opts.data_checksums = false,
+            "dirv2" => opts.dir_v2 = true,
+            "nodirv2" => opts.dir_v2 = false,
             other => {
-                return Err(CliError::BadOption(format!("-O {other}: unknown feature (known: datasum, nodatasum)")))
+                return Err(CliError::BadOption(format!(
+                    "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2)"
+                )))
             }
         }
     }
@@ -115,7 +119,8 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 
 pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let path = a.target.as_path();
-    let mut opts = MkfsOptions::default();
+    // Directories v2 (per-directory hash keys, overflowing buckets) unless `-O nodirv2`.
+    let mut opts = MkfsOptions { dir_v2: true, ..MkfsOptions::default() };
     apply_features(&a.features, &mut opts)?;
     if let Some(seg) = a.segment_size {
         if seg % rollfs_core::BLOCK_SIZE as u64 != 0 {
@@ -212,7 +217,8 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 .map_err(|e| CliError::core(path, "format did not verify", e))?;
             let g = sb.geometry;
             println!(
-                "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, uuid {}{}",
+                "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, \
+                 directories {}, uuid {}{}",
                 path.display(),
                 size::human(bytes),
                 g.main_segments,
@@ -220,6 +226,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 g.reserved_segments,
                 g.nid_count,
                 if sb.data_checksums() { "on" } else { "off" },
+                if sb.dir_v2() { "v2" } else { "v1" },
                 format_uuid(&sb.uuid),
                 if sb.label.is_empty() {
                     String::new()

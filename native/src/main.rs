@@ -54,7 +54,10 @@ enum Cmd {
         sparse: bool,
         /// Features, comma-separated: `nodatasum` turns off the CRC32C kept beside every
         /// data block (default `datasum`: a read of a corrupted block gets EIO instead of
-        /// the bytes; see `rollfs scrub`).
+        /// the bytes; see `rollfs scrub`); `nodirv2` makes directories as older rollfs
+        /// binaries do, for an image they can mount (default `dirv2`: every directory
+        /// hashes names with a key of its own, and a full hash bucket overflows instead of
+        /// refusing a name).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
         target: PathBuf,

@@ -425,18 +425,19 @@ fn output_files_are_private_and_planted_names_are_refused() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"root's data", "the planted links never wrote the victim");
 }
 
-/// `n` names of `len` bytes whose unkeyed hash has the low 12 bits of `victim`'s: they
-/// fall in `victim`'s bucket in every level of a directory with the unkeyed hash (what
-/// anyone could compute before the per-filesystem key).
-fn colliding_names(victim: &[u8], n: usize, len: usize) -> Vec<String> {
-    use rollfs_core::dir::name_hash;
-    let want = name_hash(victim) & 0xfff;
+/// `n` names of `len` bytes whose hash under `key` has the low 12 bits of `victim`'s:
+/// they fall in `victim`'s bucket in every level of a directory whose names hash with
+/// `key` (the unkeyed hash for an all-zero key: what anyone could compute before the
+/// filesystem's secret key; a directory's own key: what a user who learned it could).
+fn colliding_names(key: &rollfs_core::dir::HashKey, victim: &[u8], n: usize, len: usize) -> Vec<String> {
+    use rollfs_core::dir::name_hash_keyed;
+    let want = name_hash_keyed(key, victim) & 0xfff;
     let mut out = Vec::with_capacity(n);
     let mut name = vec![b'c'; len];
     for i in 0u64.. {
         let digits = format!("{i:020}");
         name[len - 20..].copy_from_slice(digits.as_bytes());
-        if name_hash(&name) & 0xfff == want {
+        if name_hash_keyed(key, &name) & 0xfff == want {
             out.push(String::from_utf8(name.clone()).unwrap());
             if out.len() == n {
                 break;
@@ -446,9 +447,20 @@ fn colliding_names(victim: &[u8], n: usize, len: usize) -> Vec<String> {
     out
 }
 
-/// Zeroes the hash seed of both superblock copies: an image as made before the seed.
+/// Names that fill `victim.lock`'s bucket in all 64 levels exactly, under `key`: one
+/// bucket in every level is 32 x 2 + 32 x 4 = 192 blocks of 202 slots; 6 names of 255
+/// bytes (32 slots each) and one of 80 bytes (10 slots) fill a block.
+fn bucket_fillers(key: &rollfs_core::dir::HashKey) -> Vec<String> {
+    let mut names = colliding_names(key, b"victim.lock", 1152, 255);
+    names.extend(colliding_names(key, b"victim.lock", 192, 80));
+    names
+}
+
+/// Rewrites both superblock copies: an image as made before the hash seed and directories
+/// v2 existed (all-zero seed, no `FEATURE_INCOMPAT_DIR_V2`). Only for a fresh image: its
+/// root directory is still empty, so no name moves.
 fn make_unkeyed(image: &Path) {
-    use rollfs_core::superblock::Superblock;
+    use rollfs_core::superblock::{Superblock, FEATURE_INCOMPAT_DIR_V2};
     use std::os::unix::fs::FileExt;
     let f = std::fs::OpenOptions::new().read(true).write(true).open(image).unwrap();
     for addr in [0u64, 1] {
@@ -456,22 +468,30 @@ fn make_unkeyed(image: &Path) {
         f.read_exact_at(&mut b[..], addr * 4096).unwrap();
         let mut sb = Superblock::decode(addr, &b).unwrap();
         assert_ne!(sb.hash_seed, [0; 16], "mkfs draws a hash seed");
+        assert_ne!(sb.feature_incompat & FEATURE_INCOMPAT_DIR_V2, 0, "mkfs makes directories v2");
         sb.hash_seed = [0; 16];
+        sb.feature_incompat &= !FEATURE_INCOMPAT_DIR_V2;
         f.write_all_at(&sb.encode()[..], addr * 4096).unwrap();
     }
 }
 
-/// B links as many names as it likes into a shared sticky directory; then root creates
-/// `victim.lock`. `Ok(links made)` if root's create works, `Err(links)` if not.
-fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
-    let d = pub_dir(m);
-    // The link target lives in another directory, so `pub` holds only the attack's names.
+/// The shared sticky directory `pub` of the attack, and `src/x`, a file of user B that
+/// the attack links (so that `pub` holds only the attack's names).
+fn attack_setup(m: &Mount) {
+    pub_dir(m);
     let src = m.path("src");
     std::fs::create_dir(&src).unwrap();
     std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let x = format!("{}/x", src.display());
     let mut b = User::new(B);
-    b.ok(&format!("create {x} 644"));
+    b.ok(&format!("create {}/x 644", src.display()));
+}
+
+/// B links as many names as it likes into `pub`; then root creates `victim.lock`.
+/// `Ok(links made)` if root's create works, `Err(links)` if not.
+fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
+    let d = path(m, "pub");
+    let x = path(m, "src/x");
+    let mut b = User::new(B);
     let mut made = 0;
     for n in names {
         match b.run(&format!("link {x} {d}/{n}")).as_str() {
@@ -490,30 +510,83 @@ fn collision_attack(m: &Mount, names: &[String]) -> Result<usize, usize> {
     }
 }
 
-/// Directory hashes are keyed per filesystem: names computed offline to share the bucket
-/// of `victim.lock` in every level spread out, so another user's create still works. An
-/// image without a key (made before it existed) still mounts and works; there a full
-/// bucket gives ENOSPC for names of that bucket only, and the mount log says which
-/// directory is full.
-#[test]
-fn a_keyed_directory_hash_defeats_precomputed_collisions_and_unkeyed_images_still_work() {
-    // One bucket in all 64 levels is 32 x 2 + 32 x 4 = 192 blocks of 202 slots: 6 names
-    // of 255 bytes (32 slots each) and one of 80 bytes (10 slots) fill a block.
-    let mut names = colliding_names(b"victim.lock", 1152, 255);
-    names.extend(colliding_names(b"victim.lock", 192, 80));
-    let all = names.len();
+/// The name hash key of directory `rel` of an unmounted image (the test knows what an
+/// attacker should not: the image, hence `hash_seed`), derived as FORMAT.md says
+/// ("Directory keys"): with `FEATURE_INCOMPAT_DIR_V2` (bit 0), the two SipHash-2-4 words,
+/// keyed by `hash_seed`, of `00 ‖ kind ‖ le32(ino) ‖ le32(generation)` for kinds 1 and 2;
+/// without it, `hash_seed` itself.
+fn dir_key_of(image: &Path, rel: &str) -> rollfs_core::dir::HashKey {
+    use rollfs::device::{DeviceOptions, FileDevice};
+    use rollfs_core::{Filesystem, MountOptions, Timestamp};
+    let dev = FileDevice::open(image, DeviceOptions { write: false, ..Default::default() }).unwrap();
+    let mut fs =
+        Filesystem::mount(dev, &MountOptions { read_only: true, ..Default::default() }, Timestamp::new(0, 0)).unwrap();
+    let a = fs.lookup(1, rel.as_bytes()).unwrap();
+    let sb = fs.superblock().clone();
+    if sb.feature_incompat & 1 == 0 {
+        return sb.hash_seed;
+    }
+    let derive = |kind: u8| {
+        let mut m = vec![0, kind];
+        m.extend_from_slice(&a.ino.to_le_bytes());
+        m.extend_from_slice(&a.generation.to_le_bytes());
+        rollfs_core::dir::siphash24(&sb.hash_seed, &m).to_le_bytes()
+    };
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&derive(1));
+    key[8..].copy_from_slice(&derive(2));
+    key
+}
 
+/// The blocks of directory `pub` (its size): beyond 679,934 it uses the deepest level.
+fn pub_blocks(m: &Mount) -> u64 {
+    std::fs::metadata(m.path("pub")).unwrap().len() / 4096
+}
+
+/// Issue 35, finding 8: user B fills `victim.lock`'s bucket in all 64 levels of a shared
+/// sticky directory, then root creates `victim.lock`. B's names are computed with the
+/// directory's own key, as if B had learned it: the strongest form of the attack. On an
+/// image `rollfs mkfs` makes (directories v2) every link and the victim are added all the
+/// same (the full bucket overflows into the next bucket of the deepest level), and fsck is
+/// clean; names precomputed with the unkeyed hash do not even share a bucket there. An
+/// image made before the seed and directories v2 existed still mounts and works exactly as
+/// before: names anyone can compute fill the bucket, the victim gets ENOSPC (names of
+/// other buckets still fit), and the mount log says which directory is full.
+#[test]
+fn a_full_bucket_overflows_so_precomputed_collisions_refuse_no_name_and_old_images_still_work() {
     let img = Image::new("256M", &[]);
     let m = shared_mount(&img, &[]);
-    assert_eq!(collision_attack(&m, &names), Ok(all), "with the filesystem's key every link and the victim fit");
+    attack_setup(&m);
+    assert!(m.unmount().success());
+    let key = dir_key_of(&img.path, "pub");
+    let names = bucket_fillers(&key);
+    let all = names.len();
+    let m = shared_mount(&img, &[]);
+    assert_eq!(collision_attack(&m, &names), Ok(all), "every link and the victim are added");
+    assert!(pub_blocks(&m) > 679_934, "the bucket is full down to the deepest level: {}", pub_blocks(&m));
+    std::fs::write(m.path("pub/other-name"), b"fits").unwrap();
+    assert_eq!(std::fs::read_dir(m.path("pub")).unwrap().count(), all + 2, "the names, victim.lock, other-name");
     assert!(m.unmount().success());
     img.assert_fsck_clean();
+    let m = img.mount();
+    assert!(m.path("pub/victim.lock").exists(), "after a remount");
+    assert!(m.unmount().success());
+
+    // Names anyone can compute (the unkeyed hash) spread out under the directory's key.
+    let unkeyed = bucket_fillers(&[0; 16]);
+    let other = Image::new("256M", &[]);
+    let m = shared_mount(&other, &[]);
+    attack_setup(&m);
+    assert_eq!(collision_attack(&m, &unkeyed), Ok(all));
+    assert!(pub_blocks(&m) < 8190, "a few levels: {} blocks", pub_blocks(&m));
+    assert!(m.unmount().success());
 
     let old = Image::new("256M", &[]);
     make_unkeyed(&old.path);
     old.assert_fsck_clean();
     let m = shared_mount(&old, &[]);
-    let made = collision_attack(&m, &names).expect_err("unkeyed: the victim's bucket is full in all 64 levels");
+    attack_setup(&m);
+    let made = collision_attack(&m, &unkeyed).expect_err("unkeyed: the victim's bucket is full in all 64 levels");
     assert_eq!(made, all, "the bucket holds them all, with no slot left");
     std::fs::write(m.path("pub/other-name"), b"fits").expect("names of other buckets still fit");
     let log = m.log_text();
@@ -524,6 +597,119 @@ fn a_keyed_directory_hash_defeats_precomputed_collisions_and_unkeyed_images_stil
     assert_eq!(std::fs::read(m.path("pub/other-name")).unwrap(), b"fits");
     assert_eq!(std::fs::read_dir(m.path("pub")).unwrap().count(), all + 1, "the names and other-name");
     assert!(m.unmount().success());
+}
+
+/// Parses `dents` output: (name, d_off) in listing order.
+fn dents(out: &str) -> Vec<(String, i64)> {
+    out.split(',')
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let (n, off) = e.rsplit_once(':').unwrap();
+            (n.to_string(), off.parse().unwrap())
+        })
+        .collect()
+}
+
+/// Issue 35, finding 8: `d_off` was `3 + 202 × block + slot`, which told every reader of a
+/// listing the level and bucket of each name's hash (and, the key being per filesystem,
+/// what a user learned in a private directory held in every other). Through a real mount,
+/// as user B: two directories holding the same names, created in the same order, list them
+/// with unrelated cookies that do not follow the listing order and are not small
+/// positions; listings resume from any cookie (seekdir) and in chunks of one getdents
+/// buffer each (every chunk resumes from the previous one's last `d_off`), also across
+/// creates and unlinks made meanwhile (POSIX: names neither added nor removed are listed
+/// exactly once); a garbage cookie ends a listing or resumes it, never errors or loops.
+#[test]
+fn readdir_cookies_reveal_no_hash_position_and_listings_resume_in_small_chunks() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    let d = pub_dir(&m);
+    let mut b = User::new(B);
+    let names: Vec<String> = (0..300).map(|i| format!("n{i:03}")).collect();
+    for dir in ["d1", "d2"] {
+        b.ok(&format!("mkdir {d}/{dir} 755"));
+        for n in &names {
+            b.ok(&format!("create {d}/{dir}/{n} 644"));
+        }
+    }
+    // Listed with a 64-byte buffer: one or two entries per getdents call.
+    let mut list = |dir: &str| {
+        b.ok(&format!("open l {d}/{dir} r"));
+        let out = dents(&b.ok("dents l 100000 64"));
+        b.ok("close l");
+        out
+    };
+    let (l1, l2) = (list("d1"), list("d2"));
+    for l in [&l1, &l2] {
+        let mut got: Vec<&str> = l.iter().map(|(n, _)| n.as_str()).collect();
+        got.sort();
+        let mut want: Vec<&str> = names.iter().map(String::as_str).chain([".", ".."]).collect();
+        want.sort();
+        assert_eq!(got, want, "every name exactly once");
+    }
+    let cookies = |l: &[(String, i64)]| -> std::collections::BTreeMap<String, i64> {
+        l.iter().filter(|(n, _)| n != "." && n != "..").cloned().collect()
+    };
+    let (c1, c2) = (cookies(&l1), cookies(&l2));
+    for c in [&c1, &c2] {
+        assert!(c.values().all(|&o| o >= 3), "cookies 1 and 2 are . and ..");
+        let distinct: std::collections::BTreeSet<i64> = c.values().copied().collect();
+        assert_eq!(distinct.len(), names.len(), "one cookie per name");
+    }
+    // 300 one-slot names fit the first level (404 slots): positions 0..300, so the old
+    // cookies were 3..=302, increasing along the listing, and equal in both directories.
+    let sample: Vec<(&String, &i64)> = c1.iter().take(8).collect();
+    assert!(c1.values().any(|&o| o > 1 << 32), "cookies are not small positions: {sample:?}...");
+    let in_order: Vec<i64> = l1.iter().filter(|(n, _)| n != "." && n != "..").map(|(_, o)| *o).collect();
+    let rising = in_order.windows(2).filter(|w| w[0] < w[1]).count();
+    assert!(rising < 200, "cookies follow the listing order ({rising} of 299 rise)");
+    let same = names.iter().filter(|n| c1[*n] == c2[*n]).count();
+    assert_eq!(same, 0, "the same names in another directory get other cookies");
+
+    // seekdir to any entry's cookie lists exactly the rest.
+    for k in [0usize, 1, 57, 150, 299, 301] {
+        b.ok(&format!("open s {d}/d1 r"));
+        b.ok(&format!("seek s {}", l1[k].1));
+        let rest = dents(&b.ok("dents s 100000 4096"));
+        b.ok("close s");
+        assert_eq!(rest, l1[k + 1..].to_vec(), "resumed after entry {k}");
+    }
+    // Garbage cookies: the listing ends or resumes, without an error.
+    for garbage in [3i64, 12_345_678_901, (1 << 62) + 2, i64::MAX - 1] {
+        b.ok(&format!("open s {d}/d1 r"));
+        b.ok(&format!("seek s {garbage}"));
+        let rest = dents(&b.ok("dents s 100000 4096"));
+        b.ok("close s");
+        assert!(rest.len() <= names.len(), "cookie {garbage}: {} entries", rest.len());
+    }
+
+    // Creates and unlinks (by root) between the chunks of B's listing.
+    b.ok(&format!("open c {d}/d1 r"));
+    let mut seen = dents(&b.ok("dents c 100 64"));
+    assert!(seen.len() >= 100 && seen.len() < 300);
+    let listed: std::collections::BTreeSet<String> = seen.iter().map(|(n, _)| n.clone()).collect();
+    let mut removed = Vec::new();
+    for (i, n) in names.iter().enumerate().filter(|(i, _)| i % 7 == 0) {
+        std::fs::remove_file(m.path(&format!("pub/d1/{n}"))).unwrap();
+        removed.push(n.clone());
+        std::fs::write(m.path(&format!("pub/d1/new{i:03}")), b"").unwrap();
+    }
+    seen.extend(dents(&b.ok("dents c 100000 64")));
+    b.ok("close c");
+    let mut count: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (n, _) in &seen {
+        *count.entry(n.as_str()).or_default() += 1;
+    }
+    assert!(count.values().all(|&c| c == 1), "a name listed twice: {count:?}");
+    for n in names.iter().filter(|n| !removed.contains(n)) {
+        assert_eq!(count.get(n.as_str()), Some(&1), "{n}: neither added nor removed, listed once");
+    }
+    // Names removed or added meanwhile may or may not be listed (POSIX); those listed
+    // before the removal were.
+    assert!(listed.iter().all(|n| count.contains_key(n.as_str())));
+    drop(b);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
 }
 
 /// What the kernel checks before a request reaches rollfs (`default_permissions`, always

@@ -25,6 +25,11 @@
 //!   exist (mode 0755), and keeps the bottom one open in SLOT (made writable by everyone
 //!   when this user owns it): paths that deep are longer than PATH_MAX
 //! - `renameat SLOT NAME SLOT2 NAME2` — renameat(2) between directories open in two slots
+//! - `dents SLOT MAX BUF` — getdents64 on a directory open in SLOT (`open SLOT DIR r`) with
+//!   a buffer of BUF bytes per call (small: the kernel resumes the listing from the last
+//!   entry's `d_off` at every call), until MAX entries or the end: `ok NAME:D_OFF,...` in
+//!   listing order, `.` and `..` included
+//! - `seek SLOT OFF` — lseek(SEEK_SET) on SLOT (seekdir to a `d_off`), `tell SLOT` — `ok POS`
 //! - `read PATH`, `write PATH TEXT` (O_CREAT|O_TRUNC, 0644), `create PATH MODE`
 //! - `mkdir PATH MODE`, `chmod PATH MODE`, `truncate PATH LEN`, `link OLD NEW`,
 //!   `symlink TARGET NEW`, `chown PATH UID GID`, `mknod PATH` (the character device 1:3)
@@ -120,6 +125,38 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 check(libc::close(fd) as _)
             }
             ["fsync", name] => check(libc::fsync(slot(slots, name)) as _),
+            ["dents", name, max, bufsize] => {
+                let fd = slot(slots, name);
+                let max: usize = max.parse().unwrap();
+                let mut buf = vec![0u8; bufsize.parse().unwrap()];
+                let mut out = Vec::new();
+                while out.len() < max {
+                    let n = libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len());
+                    if n < 0 {
+                        return Err(errno());
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                    // struct linux_dirent64: d_ino u64, d_off i64, d_reclen u16, d_type u8, name.
+                    let mut at = 0;
+                    while at < n as usize {
+                        let rec = &buf[at..];
+                        let off = i64::from_ne_bytes(rec[8..16].try_into().unwrap());
+                        let reclen = u16::from_ne_bytes(rec[16..18].try_into().unwrap()) as usize;
+                        let name = &rec[19..reclen];
+                        let name = &name[..name.iter().position(|&c| c == 0).unwrap_or(name.len())];
+                        out.push(format!("{}:{off}", String::from_utf8_lossy(name)));
+                        at += reclen;
+                    }
+                }
+                Ok(out.join(","))
+            }
+            ["seek", name, off] => check(libc::lseek(slot(slots, name), off.parse().unwrap(), libc::SEEK_SET) as _),
+            ["tell", name] => {
+                let r = libc::lseek(slot(slots, name), 0, libc::SEEK_CUR);
+                check(r as _).map(|_| r.to_string())
+            }
             ["ftruncate", name, len] => check(libc::ftruncate(slot(slots, name), len.parse().unwrap()) as _),
             ["ioctl", name, cmd] => {
                 let cmd = u32::from_str_radix(cmd.trim_start_matches("0x"), 16).expect("hex ioctl");

@@ -208,6 +208,8 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
         label: b"rollfs-sim".to_vec(),
         uuid: *b"rollfs-sim-uuid!",
         time: now(now_sec),
+        // What `rollfs mkfs` makes: per-directory hash keys, overflowing buckets.
+        dir_v2: true,
         ..MkfsOptions::default()
     };
     match Filesystem::format(HostDev, &opts) {
@@ -788,19 +790,20 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Resul
             // Every name must be found by lookup where readdir listed it. Looking up every
             // name costs more than the rest of the dump together (a few verified dentry
             // blocks each), so every entry's placement is checked instead (its block lies
-            // in its name's hash bucket, which is where lookup searches; readdir lists only
-            // the directory's levels; names are unique, checked above; its type is checked
-            // against its inode's when it is visited) and lookup itself runs for an evenly
-            // spread sample of LOOKUP_MAX names of each directory.
+            // in its name's hash bucket, or within the overflow of that bucket, which is
+            // where lookup searches; readdir lists only the directory's levels; names are
+            // unique, checked above; its type is checked against its inode's when it is
+            // visited) and lookup itself runs for an evenly spread sample of LOOKUP_MAX
+            // names of each directory.
             let stride = children.len().div_ceil(LOOKUP_MAX).max(1);
-            let key = fs.superblock().hash_seed;
+            let keys = (fs.dir_hash_key(ino)?, rollfs_core::dir::Cookies::new(&fs.dir_cookie_key(ino)?));
             for (k, e) in children.into_iter().enumerate() {
                 let mut child = path.clone();
                 if child.len() > 1 {
                     child.push(b'/');
                 }
                 child.extend_from_slice(&e.name);
-                check_placement(&e, &key, &child)?;
+                check_placement(fs, ino, &keys, &e, &child)?;
                 if k % stride == 0 {
                     let found = fs.lookup(ino, &e.name).map_err(|err| {
                         DumpError::Tree(format!("readdir lists {} but lookup fails: {err}", show(&child)))
@@ -827,18 +830,33 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Resul
 /// is checked).
 const LOOKUP_MAX: usize = 16;
 
-/// The entry lies in its name's hash bucket of the level its block belongs to.
-fn check_placement(e: &rollfs_core::DirEntry, key: &rollfs_core::dir::HashKey, path: &[u8]) -> Result<(), DumpError> {
+/// The entry lies where lookup searches: its name's hash bucket of the level its block
+/// belongs to, or that bucket's overflow (the listing's cookie, inverted with the
+/// directory's key, gives the entry's place).
+fn check_placement(
+    fs: &mut Filesystem<HostDev>,
+    dir: Ino,
+    (key, cookies): &(rollfs_core::dir::HashKey, rollfs_core::dir::Cookies),
+    e: &rollfs_core::DirEntry,
+    path: &[u8],
+) -> Result<(), DumpError> {
     use rollfs_core::dir;
-    let idx = e.cookie.saturating_sub(dir::FIRST_COOKIE) / dir::SLOTS_PER_BLOCK as u64;
-    let hash = dir::name_hash_keyed(key, &e.name);
-    let bucket = dir::block_position(idx).map(|(level, b)| (level, b, hash as u64 % dir::buckets(level)));
-    match bucket {
-        Some((_, b, want)) if b == want => Ok(()),
-        _ => Err(DumpError::Tree(format!(
-            "{}: listed in dentry block {idx} (bucket {bucket:?}), outside its name's hash bucket: lookup cannot find it",
-            show(path)
-        ))),
+    // The common case without reading anything: the entry is in its name's own bucket.
+    if let Some(pos) = cookies.position(e.cookie) {
+        let hash = dir::name_hash_keyed(key, &e.name);
+        if let Some((level, bucket)) = dir::block_position(pos / dir::SLOTS_PER_BLOCK as u64) {
+            if bucket == hash as u64 % dir::buckets(level) {
+                return Ok(());
+            }
+        }
+    }
+    // Elsewhere (an overflowed bucket's name, or misplaced): the core's full check.
+    match fs.check_listed(dir, &e.name, e.cookie) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(why)) => {
+            Err(DumpError::Tree(format!("{}: listed with cookie {:#x}: {why}: lookup cannot find it", show(path), e.cookie)))
+        }
+        Err(err) => Err(DumpError::Tree(format!("{}: checking its placement: {err}", show(path)))),
     }
 }
 
