@@ -61,6 +61,8 @@ pub struct AtomicSession {
     pub(crate) blocks: BTreeMap<u64, Box<Block>>,
     pub(crate) cow: Option<Ino>,
     pub(crate) size: u64,
+    /// File blocks `first..end` cover every staged write (`end` 0: none yet).
+    pub(crate) span: (u64, u64),
 }
 
 /// Where a staged block is.
@@ -81,7 +83,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if !self.atomic.contains_key(&ino) {
             let size = inode::size(self.inode_ref(ino)?);
-            self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size });
+            self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size, span: (0, 0) });
         }
         Ok(())
     }
@@ -155,6 +157,16 @@ impl<D: BlockDevice> Filesystem<D> {
 
     pub fn in_atomic_write(&self, ino: Ino) -> bool {
         self.atomic.contains_key(&ino)
+    }
+
+    /// The bytes an open session of `ino` staged writes into (a range covering all of
+    /// them), or `None` when there is no session or nothing staged. A driver that keeps a
+    /// page cache drops these pages at an abort (the kernel's copies hold the aborted
+    /// data), not the whole file's.
+    pub fn staged_span(&self, ino: Ino) -> Option<(u64, u64)> {
+        let s = self.atomic.get(&ino)?;
+        let (first, end) = s.span;
+        (end > first).then(|| (first * BLOCK_SIZE as u64, end.saturating_mul(BLOCK_SIZE as u64)))
     }
 
     /// Drops the staged writes: the file is as it was before the session. Never fails: a
@@ -465,6 +477,10 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let first = offset / BLOCK_SIZE as u64;
         let last = (end - 1) / BLOCK_SIZE as u64;
+        {
+            let s = self.atomic.get_mut(&ino).expect("session open");
+            s.span = if s.span.1 == 0 { (first, last + 1) } else { (s.span.0.min(first), s.span.1.max(last + 1)) };
+        }
         // Only the first and last blocks can be partial: their old bytes (staged, else the
         // file's) are read before anything is staged, so that a read that fails (EIO, a bad
         // data checksum) leaves the session as it was (failure atomicity: the next commit

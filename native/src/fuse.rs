@@ -731,12 +731,19 @@ impl RollFuse {
             };
         }
         owners.remove(&ino);
-        let r = self.call(|fs| fs.abort_atomic_write(ino));
+        // Only the pages the session staged hold aborted data: invalidating those alone
+        // waits for far fewer of the page locks that readers hold meanwhile.
+        let r = self.call(|fs| {
+            let span = fs.staged_span(ino);
+            fs.abort_atomic_write(ino).map(|()| span)
+        });
         drop(owners);
-        self.notify.invalidate(
+        let span = r.as_ref().ok().copied().flatten();
+        self.notify.invalidate_range(
             ino,
+            span,
             Some(Box::new(move || match r {
-                Ok(()) => reply.ioctl(0, &[]),
+                Ok(_) => reply.ioctl(0, &[]),
                 Err(e) => reply.error(e),
             })),
         );
@@ -1251,11 +1258,14 @@ impl fuser::Filesystem for RollFuse {
         };
         if owned {
             self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
-            let _ = self.call(|fs| fs.abort_atomic_write(i));
+            let span = self.call(|fs| {
+                let span = fs.staged_span(i);
+                fs.abort_atomic_write(i).map(|()| span)
+            });
             // The reply does not wait for the invalidation: RELEASE is a background request,
             // and held back it could keep the READs the invalidation waits for from being
             // sent (notify.rs).
-            self.notify.invalidate(i, None);
+            self.notify.invalidate_range(i, span.ok().flatten(), None);
         }
         match self.call(|fs| fs.release(i, crate::now())) {
             Ok(()) => reply.ok(),

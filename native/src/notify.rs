@@ -53,13 +53,21 @@ pub const MAX_WAITING: usize = 1024;
 /// What the notify thread sends notifications through: the session's `fuser::Notifier`
 /// (a test double in unit tests).
 pub trait Sink: Send + Sync + 'static {
-    /// Drops the kernel's cached pages and attributes of `ino`.
-    fn inval_inode(&self, ino: u32) -> std::io::Result<()>;
+    /// Drops the kernel's cached attributes of `ino`, and its cached pages in the byte
+    /// range `range` (start, end), or all of them (`None`).
+    fn inval_inode(&self, ino: u32, range: Option<(u64, u64)>) -> std::io::Result<()>;
 }
 
 impl Sink for fuser::Notifier {
-    fn inval_inode(&self, ino: u32) -> std::io::Result<()> {
-        fuser::Notifier::inval_inode(self, fuser::INodeNo(ino as u64), 0, 0)
+    fn inval_inode(&self, ino: u32, range: Option<(u64, u64)>) -> std::io::Result<()> {
+        // Offset 0 and length 0: every page (the kernel's convention).
+        let (off, len) = match range {
+            Some((start, end)) if end > start => {
+                (start.min(i64::MAX as u64) as i64, (end - start).min(i64::MAX as u64) as i64)
+            }
+            _ => (0, 0),
+        };
+        fuser::Notifier::inval_inode(self, fuser::INodeNo(ino as u64), off, len)
     }
 }
 
@@ -86,8 +94,8 @@ struct Shared {
 struct State {
     /// Inodes in the order they were first queued, each once.
     order: VecDeque<u32>,
-    /// Each queued inode's callbacks.
-    entries: HashMap<u32, Vec<Then>>,
+    /// Each queued inode's byte range (`None`: every page) and callbacks.
+    entries: HashMap<u32, (Option<(u64, u64)>, Vec<Then>)>,
     /// Callbacks in `entries`, all inodes together.
     waiting: usize,
     stop: bool,
@@ -126,12 +134,21 @@ impl Notifications {
     /// `then` runs at once (on this thread) when the notify thread is not running or
     /// [`MAX_WAITING`] callbacks wait already.
     pub fn invalidate(&self, ino: u32, then: Option<Then>) {
+        self.invalidate_range(ino, None, then)
+    }
+
+    /// [`Notifications::invalidate`] of the pages in byte range `range` only (`None`:
+    /// every page; the attributes always). An entry queued for the inode already takes the
+    /// union. Fewer pages to lock is less to wait for: the pages an aborted atomic write
+    /// staged, not every page of the file that readers hold locked meanwhile.
+    pub fn invalidate_range(&self, ino: u32, range: Option<(u64, u64)>, then: Option<Then>) {
         if crate::mutant::active("mutant-notify-on-request-thread") {
-            // Broken on purpose (test-only): the old behaviour, the notification sent from
-            // the request thread; tests/tests/daemon.rs must find the mount wedged.
+            // Broken on purpose (test-only): the old behaviour, the whole file's pages
+            // invalidated from the request thread; tests/tests/daemon.rs must find the mount
+            // wedged.
             if let Some(sink) = self.shared.sink.get() {
                 self.shared.stats.invalidations.fetch_add(1, Ordering::Relaxed);
-                let _ = sink.inval_inode(ino);
+                let _ = (range, sink.inval_inode(ino, None));
             }
             if let Some(t) = then {
                 t();
@@ -145,7 +162,7 @@ impl Notifications {
             let now = match then {
                 Some(t) if st.waiting < MAX_WAITING => {
                     st.waiting += 1;
-                    st.queue_entry(ino).push(t);
+                    st.queue_entry(ino, range).push(t);
                     None
                 }
                 // Past the bound of waiting callbacks this one runs now; the invalidation
@@ -154,7 +171,7 @@ impl Notifications {
                     if other.is_some() {
                         self.shared.stats.notify_waits_refused.fetch_add(1, Ordering::Relaxed);
                     }
-                    st.queue_entry(ino);
+                    st.queue_entry(ino, range);
                     other
                 }
             };
@@ -199,12 +216,22 @@ impl Notifications {
 }
 
 impl State {
-    /// `ino`'s entry, queued at the end if it was not queued.
-    fn queue_entry(&mut self, ino: u32) -> &mut Vec<Then> {
-        if !self.entries.contains_key(&ino) {
-            self.order.push_back(ino);
+    /// `ino`'s callbacks, its entry queued at the end if it was not queued, its range
+    /// widened to cover `range` (`None`: every page).
+    fn queue_entry(&mut self, ino: u32, range: Option<(u64, u64)>) -> &mut Vec<Then> {
+        match self.entries.get_mut(&ino) {
+            Some(e) => {
+                e.0 = match (e.0, range) {
+                    (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+                    _ => None,
+                };
+            }
+            None => {
+                self.order.push_back(ino);
+                self.entries.insert(ino, (range, Vec::new()));
+            }
         }
-        self.entries.entry(ino).or_default()
+        &mut self.entries.get_mut(&ino).expect("queued above").1
     }
 }
 
@@ -212,16 +239,16 @@ impl Shared {
     /// The notify thread: sends each queued inode's invalidation, then runs its callbacks.
     fn run(&self, sink: &dyn Sink) {
         loop {
-            let (ino, thens) = {
+            let (ino, (range, thens)) = {
                 let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
                     if st.stop {
                         return self.finish(st);
                     }
                     if let Some(ino) = st.order.pop_front() {
-                        let thens = st.entries.remove(&ino).unwrap_or_default();
-                        st.waiting -= thens.len();
-                        break (ino, thens);
+                        let entry = st.entries.remove(&ino).unwrap_or_default();
+                        st.waiting -= entry.1.len();
+                        break (ino, entry);
                     }
                     st = self.wake.wait(st).unwrap_or_else(|e| e.into_inner());
                 }
@@ -231,7 +258,7 @@ impl Shared {
             // dropped the inode) is success for fuser, and after the connection's abort
             // there is nothing left to invalidate.
             self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
-            let _ = sink.inval_inode(ino);
+            let _ = sink.inval_inode(ino, range);
             for t in thens {
                 t();
             }
@@ -245,7 +272,7 @@ impl Shared {
         st.order.clear();
         st.waiting = 0;
         drop(st);
-        for t in entries.into_values().flatten() {
+        for t in entries.into_values().flat_map(|(_, thens)| thens) {
             t();
         }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -292,7 +319,7 @@ mod tests {
     }
 
     impl Sink for Gated {
-        fn inval_inode(&self, ino: u32) -> std::io::Result<()> {
+        fn inval_inode(&self, ino: u32, _range: Option<(u64, u64)>) -> std::io::Result<()> {
             self.entered.fetch_add(1, Ordering::SeqCst);
             let mut g = self.gate.lock().unwrap();
             while !*g {
