@@ -90,12 +90,16 @@ struct Shared {
     stats: Arc<DriverStats>,
 }
 
+/// A queued inode: the byte range of its pages to drop (`None`: every page) and the
+/// callbacks waiting for that.
+type Entry = (Option<(u64, u64)>, Vec<Then>);
+
 #[derive(Default)]
 struct State {
     /// Inodes in the order they were first queued, each once.
     order: VecDeque<u32>,
     /// Each queued inode's byte range (`None`: every page) and callbacks.
-    entries: HashMap<u32, (Option<(u64, u64)>, Vec<Then>)>,
+    entries: HashMap<u32, Entry>,
     /// Callbacks in `entries`, all inodes together.
     waiting: usize,
     stop: bool,
