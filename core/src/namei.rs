@@ -816,6 +816,18 @@ impl<D: BlockDevice> Filesystem<D> {
         self.reading(|fs| fs.xattrs(ino)?.remove(name).ok_or(Error::NoData))
     }
 
+    /// Whether `ino` has extended attribute `name`: no read beyond the inode when it has no
+    /// attributes at all (a driver asks before every write whether file capabilities must
+    /// be removed).
+    pub fn has_xattr(&mut self, ino: Ino, name: &[u8]) -> Result<bool> {
+        self.reading(|fs| {
+            if inode::xattr_nid(fs.inode_ref(ino)?) == NULL_NID {
+                return Ok(false);
+            }
+            Ok(fs.xattrs(ino)?.contains_key(name))
+        })
+    }
+
     pub fn setxattr(&mut self, ino: Ino, name: &[u8], value: &[u8], mode: XattrSetMode, now: Timestamp) -> Result<()> {
         self.op(|fs| fs.setxattr_inner(ino, name, value, mode, now))
     }

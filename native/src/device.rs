@@ -21,6 +21,14 @@
 //!   looks there first.
 //! - `flush` is `fdatasync`; a FUA write is `pwritev2(RWF_DSYNC)` (falling back to
 //!   `pwrite` + `fdatasync`); `PREFLUSH` flushes before the write is queued.
+//! - A flush is skipped when it would cover nothing new: when no write (or discard) has
+//!   reached the host since the last successful flush *began*. Each drain that writes
+//!   bumps a completion epoch after its writes returned; a flush notes the epoch before
+//!   its `fdatasync` starts (what it covers: every write complete by then) and records
+//!   it once it succeeded. A later flush that finds the epoch unchanged has nothing to
+//!   make durable — so SQLite's fsync right after an atomic COMMIT, which flushed, costs
+//!   no second flush. (Noting the epoch after the `fdatasync` instead would wrongly count
+//!   a write that completed *during* it as covered: `mutant-flush-epoch-after-flush`.)
 //! - The first write or flush error is latched: every later write, wait and flush fails
 //!   with it, so a lost write can never be followed by a flush that claims success
 //!   (the "fsyncgate" lesson).
@@ -101,6 +109,9 @@ pub struct DeviceCounters {
     pub discards: u64,
 }
 
+/// No successful flush yet: the first flush is never skipped.
+const NO_FLUSH_EPOCH: u64 = u64::MAX;
+
 struct Job {
     addr: u64,
     seq: u64,
@@ -154,6 +165,42 @@ struct Shared {
     /// before any of them can be written or discarded: a [`DeviceReader`] that read
     /// blocks outside the filesystem's lock trusts them only if it did not move.
     reuse_fence: AtomicU64,
+    /// Bumped after every drain that wrote something and every discard, once the host has
+    /// them (see the module header: flushes that would cover nothing new are skipped).
+    completed_epoch: AtomicU64,
+    /// The completion epoch noted when the last successful flush began
+    /// ([`NO_FLUSH_EPOCH`] before the first). Written under `flush_lock`.
+    flushed_epoch: AtomicU64,
+    /// Host flushes (`fdatasync`) issued, and flush requests skipped because they would
+    /// have covered nothing new.
+    host_flushes: AtomicU64,
+    flushes_skipped: AtomicU64,
+    /// The flush-skipping mutants chosen for this process (test-only, crate::mutant); the
+    /// device's own tests set them directly to show their two-thread checks catch them.
+    mutants: FlushMutants,
+}
+
+/// See [`Shared::mutants`].
+#[derive(Debug, Clone, Copy, Default)]
+struct FlushMutants {
+    skip_before_drain: bool,
+    epoch_after_flush: bool,
+}
+
+impl FlushMutants {
+    fn chosen() -> FlushMutants {
+        FlushMutants {
+            skip_before_drain: crate::mutant::active("mutant-flush-skip-before-drain"),
+            epoch_after_flush: crate::mutant::active("mutant-flush-epoch-after-flush"),
+        }
+    }
+}
+
+/// What [`FlushHandle::flush_counts`] reports: host flushes issued, flushes skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlushCounts {
+    pub issued: u64,
+    pub skipped: u64,
 }
 
 pub struct FileDevice {
@@ -272,6 +319,11 @@ impl FileDevice {
             flush_lock: Mutex::new(()),
             writers: opts.writers.max(1),
             reuse_fence: AtomicU64::new(0),
+            completed_epoch: AtomicU64::new(0),
+            flushed_epoch: AtomicU64::new(NO_FLUSH_EPOCH),
+            host_flushes: AtomicU64::new(0),
+            flushes_skipped: AtomicU64::new(0),
+            mutants: FlushMutants::chosen(),
         });
         FileDevice {
             path: path.to_owned(),
@@ -450,12 +502,25 @@ pub struct FlushHandle {
 
 impl FlushHandle {
     pub fn wait_and_flush(&self) -> Result<(), IoError> {
+        if self.shared.mutants.skip_before_drain {
+            // Broken on purpose (test-only): whether the flush covers anything new is
+            // decided before the fsync's writes were drained, so it is skipped although
+            // they then reach the host unflushed.
+            let skip = self.shared.nothing_new_to_flush();
+            self.drain()?;
+            return if skip { Ok(()) } else { self.sync() };
+        }
         if !crate::mutant::active("mutant-flush-without-drain") {
             self.drain()?;
         }
         // (The mutant, test-only: group commit flushes without waiting for the fsync's
         // writes, which may then still be on their way to the host.)
         self.sync()
+    }
+
+    /// Host flushes issued and skipped so far (by every handle of the device).
+    pub fn flush_counts(&self) -> FlushCounts {
+        self.shared.flush_counts()
     }
 
     /// Waits until every write submitted before the call has reached the host.
@@ -481,13 +546,40 @@ impl Shared {
         *self.state.lock().unwrap().error.get_or_insert(e)
     }
 
+    /// Whether a flush now would cover nothing new: no write or discard reached the host
+    /// since the last successful flush began.
+    fn nothing_new_to_flush(&self) -> bool {
+        let flushed = self.flushed_epoch.load(Ordering::SeqCst);
+        flushed != NO_FLUSH_EPOCH && flushed == self.completed_epoch.load(Ordering::SeqCst)
+    }
+
+    /// Counts a write or discard that reached the host (after it returned).
+    fn completed(&self) {
+        self.completed_epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn flush_counts(&self) -> FlushCounts {
+        FlushCounts {
+            issued: self.host_flushes.load(Ordering::Relaxed),
+            skipped: self.flushes_skipped.load(Ordering::Relaxed),
+        }
+    }
+
     /// `fdatasync` under the flush lock: fails with the latched error if there is one,
     /// before or after it (a write that failed meanwhile is not covered by this flush).
+    /// Skipped when it would cover nothing new (module header).
     fn sync(&self) -> Result<(), IoError> {
         let _one_reporter = self.flush_lock.lock().unwrap();
         if let Some(e) = self.latched() {
             return Err(e);
         }
+        // What this flush covers: every write complete before it begins.
+        let covers = self.completed_epoch.load(Ordering::SeqCst);
+        if self.flushed_epoch.load(Ordering::SeqCst) == covers {
+            self.flushes_skipped.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        self.host_flushes.fetch_add(1, Ordering::Relaxed);
         let observed = self.observer.get().map(|o| (o, o.flush_begins()));
         if self.file.sync_data().is_err() {
             if let Some((o, id)) = observed {
@@ -498,7 +590,18 @@ impl Shared {
         if let Some((o, id)) = observed {
             o.flush_done(id);
         }
-        self.latched().map_or(Ok(()), Err)
+        if let Some(e) = self.latched() {
+            return Err(e);
+        }
+        let recorded = if self.mutants.epoch_after_flush {
+            // Broken on purpose (test-only): a write that completed while the fdatasync
+            // ran counts as covered by it.
+            self.completed_epoch.load(Ordering::SeqCst)
+        } else {
+            covers
+        };
+        self.flushed_epoch.store(recorded, Ordering::SeqCst);
+        Ok(())
     }
 
     /// Completes every write submitted so far (see the module header): takes the pending
@@ -543,6 +646,8 @@ impl Shared {
                 };
                 self.settle(std::slice::from_ref(&run), &[failed_at]);
             }
+            // A flush that begins from now on must cover these writes.
+            self.completed();
             // Every write taken (a prefix of the submission order; earlier prefixes were
             // drained before, one drain at a time) reached the host, unless one failed.
             if let (Some(o), None, Some(last)) = (self.observer.get(), self.latched(), jobs.last()) {
@@ -784,6 +889,8 @@ impl BlockDevice for FileDevice {
                 }
             }
         };
+        // A punched hole is a change of the host file that a later flush must cover.
+        self.shared.completed();
         if r < 0 {
             let e = io::Error::last_os_error();
             // Discard is a hint; devices and host filesystems may not support it.
@@ -1022,12 +1129,162 @@ mod tests {
         dev.write(4, &block(4), WriteFlags::empty()).unwrap();
         dev.wait_writes().unwrap();
         dev.flush().unwrap();
-        dev.flush_handle().wait_and_flush().unwrap(); // nothing new to drain: no report
+        // Nothing new to drain, nothing completed since the flush began: no report, no flush.
+        dev.flush_handle().wait_and_flush().unwrap();
         let got = reports.0.lock().unwrap().clone();
-        assert_eq!(got, ["complete 3", "flush", "done 2", "flush", "done 4"]);
+        assert_eq!(got, ["complete 3", "flush", "done 2"]);
+        assert_eq!(dev.flush_handle().flush_counts(), FlushCounts { issued: 1, skipped: 1 });
         let mut b = block(0);
         dev.read(3, &mut b).unwrap();
         assert_eq!(b[0], 2, "the newest version of the block went out (as FUA, in place of the first)");
+    }
+
+    /// A device over a fresh image, with the given flush mutants, observed.
+    fn observed_device(blocks: u64, mutants: FlushMutants) -> (tempfile::TempDir, FileDevice, Arc<Reports>) {
+        let (d, p) = image(blocks);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        Arc::get_mut(&mut dev.shared).expect("no handle yet").mutants = mutants;
+        let reports = Arc::new(Reports::default());
+        assert!(dev.observe(reports.clone()));
+        (d, dev, reports)
+    }
+
+    /// Whether the flush that serves a batch began after the batch's writes completed:
+    /// the write with submission number `seq` is covered by a `flush` reported after
+    /// `complete N` for some N ≥ seq (and that flush succeeded).
+    fn flushed_after_completion(reports: &[String], seq: u64) -> bool {
+        let done_at =
+            reports.iter().position(|r| r.strip_prefix("complete ").is_some_and(|n| n.parse::<u64>().unwrap() >= seq));
+        let Some(done_at) = done_at else { return false };
+        reports[done_at..].iter().any(|r| r == "flush")
+    }
+
+    /// One thread: write, flush; write, flush. Each batch needs its own flush.
+    fn two_batches_one_thread(mutants: FlushMutants) -> bool {
+        let (_d, mut dev, reports) = observed_device(16, mutants);
+        let h = dev.flush_handle();
+        dev.write(1, &block(1), WriteFlags::empty()).unwrap();
+        h.wait_and_flush().unwrap();
+        dev.write(2, &block(2), WriteFlags::empty()).unwrap();
+        h.wait_and_flush().unwrap();
+        let r = reports.0.lock().unwrap().clone();
+        flushed_after_completion(&r, 1) && flushed_after_completion(&r, 2)
+    }
+
+    #[test]
+    fn a_flush_covering_nothing_new_is_skipped_and_every_batch_is_flushed() {
+        assert!(two_batches_one_thread(FlushMutants::default()));
+        // The mutant decides before its drain: the second batch is never flushed.
+        assert!(
+            !two_batches_one_thread(FlushMutants { skip_before_drain: true, ..Default::default() }),
+            "mutant-flush-skip-before-drain was not caught"
+        );
+
+        let (_d, mut dev, _reports) = observed_device(64, FlushMutants::default());
+        let h = dev.flush_handle();
+        let counts = |i, s| FlushCounts { issued: i, skipped: s };
+        h.wait_and_flush().unwrap();
+        assert_eq!(h.flush_counts(), counts(1, 0), "the first flush is never skipped");
+        h.wait_and_flush().unwrap();
+        dev.flush().unwrap();
+        assert_eq!(h.flush_counts(), counts(1, 2), "nothing completed since: skipped");
+        dev.write(5, &block(5), WriteFlags::empty()).unwrap();
+        dev.flush().unwrap();
+        assert_eq!(
+            h.flush_counts(),
+            counts(1, 3),
+            "a write still pending (not waited for) is not the flush's to cover"
+        );
+        dev.wait_writes().unwrap();
+        dev.flush().unwrap();
+        assert_eq!(h.flush_counts(), counts(2, 3), "a completed write is flushed");
+        dev.discard(8, 8).unwrap();
+        dev.flush().unwrap();
+        assert_eq!(h.flush_counts(), counts(3, 3), "a punched hole is flushed");
+        dev.write(9, &block(9), WriteFlags::FUA | WriteFlags::PREFLUSH).unwrap();
+        assert_eq!(h.flush_counts(), counts(3, 4), "a PREFLUSH with nothing new before it is skipped");
+        dev.wait_writes().unwrap();
+        dev.flush().unwrap();
+        assert_eq!(h.flush_counts(), counts(4, 4));
+    }
+
+    /// Blocks the first flush at its begin until `release` is set.
+    struct HeldFlush {
+        reports: Reports,
+        held: Mutex<bool>,
+        release: std::sync::Condvar,
+        first: std::sync::atomic::AtomicBool,
+        begun: std::sync::Condvar,
+    }
+    impl IoObserver for HeldFlush {
+        fn completed_upto(&self, seq: u64) {
+            self.reports.completed_upto(seq)
+        }
+        fn flush_begins(&self) -> u64 {
+            let id = self.reports.flush_begins();
+            if self.first.swap(false, Ordering::SeqCst) {
+                let mut held = self.held.lock().unwrap();
+                *held = true;
+                self.begun.notify_all();
+                while *held {
+                    held = self.release.wait(held).unwrap();
+                }
+            }
+            id
+        }
+        fn flush_done(&self, id: u64) {
+            self.reports.flush_done(id)
+        }
+        fn flush_failed(&self, id: u64) {
+            self.reports.flush_failed(id)
+        }
+    }
+
+    /// Thread B's flush is in flight (begun, its `fdatasync` not returned) when thread A's
+    /// batch completes; then A asks for its flush. True when A got a flush of its own.
+    fn batch_completed_during_a_flush(mutants: FlushMutants) -> bool {
+        let (_d, p) = image(16);
+        let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
+        Arc::get_mut(&mut dev.shared).expect("no handle yet").mutants = mutants;
+        let obs = Arc::new(HeldFlush {
+            reports: Reports::default(),
+            held: Mutex::new(false),
+            release: Default::default(),
+            first: true.into(),
+            begun: Default::default(),
+        });
+        assert!(dev.observe(obs.clone()));
+        let h = dev.flush_handle();
+        dev.write(1, &block(1), WriteFlags::empty()).unwrap();
+        let b = {
+            let h = h.clone();
+            std::thread::spawn(move || h.wait_and_flush())
+        };
+        // B is inside its flush.
+        let mut held = obs.held.lock().unwrap();
+        while !*held {
+            held = obs.begun.wait(held).unwrap();
+        }
+        drop(held);
+        // A's batch is submitted and completes (its drain does not need the flush lock).
+        dev.write(2, &block(2), WriteFlags::empty()).unwrap();
+        h.drain().unwrap();
+        *obs.held.lock().unwrap() = false;
+        obs.release.notify_all();
+        b.join().unwrap().unwrap();
+        // A's flush, as group commit asks for it once its batch is drained.
+        h.wait_and_flush().unwrap();
+        let r = obs.reports.0.lock().unwrap().clone();
+        flushed_after_completion(&r, 2)
+    }
+
+    #[test]
+    fn a_write_completed_during_a_flush_is_flushed_again() {
+        assert!(batch_completed_during_a_flush(FlushMutants::default()));
+        assert!(
+            !batch_completed_during_a_flush(FlushMutants { epoch_after_flush: true, ..Default::default() }),
+            "mutant-flush-epoch-after-flush was not caught"
+        );
     }
 
     #[test]

@@ -337,6 +337,7 @@ struct HandleInfo {
 /// Linux capability numbers (include/uapi/linux/capability.h).
 pub mod cap {
     pub const CAP_FOWNER: u32 = 3;
+    pub const CAP_FSETID: u32 = 4;
     pub const CAP_SYS_ADMIN: u32 = 21;
 }
 
@@ -355,6 +356,71 @@ fn privileged(req: &Request, cap: u32) -> bool {
         }
     }
     req.uid() == 0
+}
+
+/// Whether the caller of `req` is a member of group `gid` (primary or supplementary, read
+/// from `/proc/PID/status` as [`privileged`] does; only the primary group when that cannot
+/// be read).
+fn in_group(req: &Request, gid: u32) -> bool {
+    if req.gid() == gid {
+        return true;
+    }
+    let pid = req.pid();
+    pid != 0
+        && std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Groups:"))
+                .is_some_and(|g| g.split_whitespace().any(|x| x.parse() == Ok(gid)))
+        })
+}
+
+/// The extended attribute that holds file capabilities: removed by every write, truncate,
+/// chown and fallocate of the file, whoever makes it (as the kernel's
+/// `security_inode_killpriv`).
+const XATTR_CAPS: &[u8] = b"security.capability";
+
+/// Who changes a file, for [`remove_privs`]: under `FUSE_HANDLE_KILLPRIV_V2` the kernel
+/// leaves clearing suid/sgid and file capabilities to the filesystem.
+#[derive(Debug, Clone, Copy)]
+enum Killer {
+    /// The kernel said the caller lacks CAP_FSETID (`FUSE_WRITE_KILL_SUIDGID`,
+    /// `FATTR_KILL_SUIDGID`, `FUSE_OPEN_KILL_SUIDGID`), or no signal came (false).
+    Flagged(bool),
+    /// No signal exists for the request (fallocate): ask the caller's capabilities.
+    Ask,
+}
+
+/// Removes what a change of regular file `ino`'s contents or owner removes in Linux
+/// (`file_remove_privs`, `setattr_should_drop_suidgid`): suid always and sgid when group
+/// execute is set or the caller is not in the file's group — unless the caller holds
+/// CAP_FSETID — and `security.capability` whoever the caller is. Changes nothing when there
+/// is nothing to remove (the common case: one attribute lookup, no write).
+fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Killer) -> rollfs_core::Result<()> {
+    let a = fs.getattr(ino)?;
+    if a.kind != FileType::Regular {
+        return Ok(());
+    }
+    let old = u32::from(a.perm) & 0o7777;
+    let mut mode = old;
+    let sxid = mode & (libc::S_ISUID | libc::S_ISGID) != 0;
+    let kill = sxid
+        && match killer {
+            Killer::Flagged(k) => k,
+            Killer::Ask => !privileged(req, cap::CAP_FSETID),
+        };
+    if kill {
+        mode &= !libc::S_ISUID;
+        if mode & libc::S_ISGID != 0 && (mode & libc::S_IXGRP != 0 || !in_group(req, a.gid)) {
+            mode &= !libc::S_ISGID;
+        }
+    }
+    if mode != old {
+        fs.setattr(ino, &SetAttr { mode: Some(mode), ..Default::default() }, crate::now())?;
+    }
+    if fs.has_xattr(ino, XATTR_CAPS)? {
+        fs.removexattr(ino, XATTR_CAPS, crate::now())?;
+    }
+    Ok(())
 }
 
 /// The namespaces of extended attribute names and what rollfs does with each.
@@ -848,6 +914,18 @@ impl RollFuse {
             serde_json::Value::Object(pairs.map(|(k, v)| (k.to_string(), v.into())).collect())
         };
         let mut v = serde_json::json!({ "driver": obj(&mut self.stats.counters().into_iter()) });
+        // What reached the host: flushes issued, and flush requests skipped because nothing
+        // had completed since the last flush began (device.rs).
+        if let Some(f) = &self.flusher {
+            let c = f.flush_counts();
+            v["driver"]["host_flushes"] = c.issued.into();
+            v["driver"]["host_flushes_skipped"] = c.skipped.into();
+        }
+        // Every FUSE request this process received, in all and per opcode (counted by the
+        // carried fuser: vendor/fuser/VENDORED.md). `driver.requests` counts core calls.
+        v["driver"]["fuse_requests"] = fuser::requests_received().into();
+        v["fuse"] =
+            serde_json::Value::Object(fuser::request_counts().into_iter().map(|(k, n)| (k, n.into())).collect());
         if let Some(c) = core {
             v["core"] = obj(&mut c.counters().into_iter());
         }
@@ -925,6 +1003,9 @@ impl fuser::Filesystem for RollFuse {
         use fuser::InitFlags;
         // Optional capabilities: ignore what the kernel does not offer.
         let _ = config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO);
+        // The daemon clears suid/sgid and file capabilities itself ([`remove_privs`]): the
+        // kernel then stops asking for `security.capability` before every write(2).
+        let _ = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2);
         let _ = config.set_max_write(1 << 20);
         Ok(())
     }
@@ -1015,9 +1096,12 @@ impl fuser::Filesystem for RollFuse {
         _chgtime: Option<SystemTime>,
         _bkuptime: Option<SystemTime>,
         _flags: Option<fuser::BsdFileFlags>,
+        kill_suid_gid: bool,
         reply: ReplyAttr,
     ) {
         let _caller = self.caller(req);
+        // A truncate or chown removes privileges first (FUSE_HANDLE_KILLPRIV_V2).
+        let kills = size.is_some() || uid.is_some() || gid.is_some();
         let fh = _fh.map(|h| h.0);
         let set = SetAttr {
             mode: mode.map(|m| m & 0o7777),
@@ -1030,11 +1114,17 @@ impl fuser::Filesystem for RollFuse {
         };
         // A size change (O_TRUNC, truncate, ftruncate) through another handle than the one
         // holding an atomic-write session: EBUSY, like a write.
+        let change = |fs: &mut Filesystem<Dev>, i| {
+            if kills {
+                remove_privs(fs, req, i, Killer::Flagged(kill_suid_gid))?;
+            }
+            fs.setattr(i, &set, crate::now())
+        };
         let r = ino32(ino).and_then(|i| {
             if set.size.is_some() {
-                self.unless_foreign_session(i, fh, || self.call(|fs| fs.setattr(i, &set, crate::now())))
+                self.unless_foreign_session(i, fh, || self.call(|fs| change(fs, i)))
             } else {
-                self.call(|fs| fs.setattr(i, &set, crate::now()))
+                self.call(|fs| change(fs, i))
             }
         });
         match r {
@@ -1151,9 +1241,18 @@ impl fuser::Filesystem for RollFuse {
         self.reply_entry(r, reply)
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, flags: fuser::OpenFlags, reply: ReplyOpen) {
+    fn open(&self, req: &Request, ino: INodeNo, flags: fuser::OpenFlags, kill_suid_gid: bool, reply: ReplyOpen) {
         let write = flags.acc_mode() != fuser::OpenAccMode::O_RDONLY;
-        match ino32(ino).and_then(|i| self.call(|fs| fs.open(i))) {
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
+                if kill_suid_gid {
+                    remove_privs(fs, req, i, Killer::Flagged(true))?;
+                }
+                fs.open(i)
+            })
+        });
+        match r {
             Ok(()) => reply.opened(self.new_handle(write), FopenFlags::empty()),
             Err(e) => reply.error(e),
         }
@@ -1198,17 +1297,20 @@ impl fuser::Filesystem for RollFuse {
         fh: FileHandle,
         offset: u64,
         data: &[u8],
-        _write_flags: fuser::WriteFlags,
+        write_flags: fuser::WriteFlags,
         _flags: fuser::OpenFlags,
         _lock_owner: Option<fuser::LockOwner>,
         reply: ReplyWrite,
     ) {
         let _caller = self.caller(req);
+        // Under FUSE_HANDLE_KILLPRIV_V2 the kernel sets this when the writer lacks CAP_FSETID.
+        let kill = write_flags.contains(fuser::WriteFlags::FUSE_WRITE_KILL_SUIDGID);
         // Through another handle than an atomic-write session's: EBUSY (the session's
         // abort would discard it after it was acknowledged).
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
                 self.call(|fs| {
+                    remove_privs(fs, req, i, Killer::Flagged(kill))?;
                     let now = crate::now();
                     let mut done = 0;
                     while done < data.len() {
@@ -1450,6 +1552,7 @@ impl fuser::Filesystem for RollFuse {
         mode: u32,
         umask: u32,
         flags: i32,
+        _kill_suid_gid: bool,
         reply: ReplyCreate,
     ) {
         let _caller = self.caller(req);
@@ -1507,10 +1610,15 @@ impl fuser::Filesystem for RollFuse {
         }
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
-                self.call(|fs| match op {
-                    1 => fs.punch_hole(i, offset, length, crate::now()),
-                    2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
-                    _ => fs.fallocate(i, offset, length, mode == KEEP, crate::now()),
+                self.call(|fs| {
+                    // No request flag reports the caller's CAP_FSETID here: asked only when
+                    // the file has suid or sgid set.
+                    remove_privs(fs, req, i, Killer::Ask)?;
+                    match op {
+                        1 => fs.punch_hole(i, offset, length, crate::now()),
+                        2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
+                        _ => fs.fallocate(i, offset, length, mode == KEEP, crate::now()),
+                    }
                 })
             })
         });

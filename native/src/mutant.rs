@@ -8,6 +8,8 @@
 //! |---|---|
 //! | `mutant-fsync-ack-before-flush` | fsync returns once its writes are submitted, before they are waited for and flushed |
 //! | `mutant-flush-without-drain` | group commit's flush does not wait for the writes submitted before it (device.rs, `FlushHandle`) |
+//! | `mutant-flush-skip-before-drain` | whether a flush would cover anything new is decided before the fsync's writes are drained: the flush is skipped and they reach the host unflushed (device.rs) |
+//! | `mutant-flush-epoch-after-flush` | a flush records as covered the writes that completed *while* its `fdatasync` ran, so the next flush after them is skipped (device.rs; caught by its two-thread test `a_write_completed_during_a_flush_is_flushed_again`) |
 //! | `mutant-notify-on-request-thread` | a kernel notification (an atomic abort's page invalidation) is sent from the request thread, as before issue 35, not from the notify thread (notify.rs) |
 //!
 //! [`NAMES`] are caught by `rollfs crashtest` (tests/tests/crashtest.rs); [`LIVENESS_NAMES`]
@@ -15,7 +17,13 @@
 //! tests/tests/daemon.rs (a watchdog finds the mount wedged).
 
 /// The driver's mutants that `rollfs crashtest` catches.
-pub const NAMES: [&str; 2] = ["mutant-fsync-ack-before-flush", "mutant-flush-without-drain"];
+pub const NAMES: [&str; 3] =
+    ["mutant-fsync-ack-before-flush", "mutant-flush-without-drain", "mutant-flush-skip-before-drain"];
+
+/// The driver's mutants that only a race can expose: caught by the deterministic
+/// two-thread tests of device.rs (`cargo test -p rollfs --features mutants`), which
+/// tests/tests/crashtest.rs runs.
+pub const RACE_NAMES: [&str; 1] = ["mutant-flush-epoch-after-flush"];
 
 /// The driver's mutants that wedge the daemon (caught by tests/tests/daemon.rs).
 pub const LIVENESS_NAMES: [&str; 1] = ["mutant-notify-on-request-thread"];

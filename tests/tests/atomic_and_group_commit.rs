@@ -132,3 +132,74 @@ fn concurrent_fsyncs_share_flushes() {
     assert!(m.unmount().success());
     img.assert_fsck_clean();
 }
+
+/// A counter of the stats ioctl's JSON, 0 when absent (a FUSE opcode never received).
+fn stat_or_zero(json: &str, key: &str) -> u64 {
+    let k = format!("\"{key}\":");
+    json.find(&k).map_or(0, |i| {
+        json[i + k.len()..].chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap()
+    })
+}
+
+/// What reaches the kernel and the device per durable point (issue 36), counted through
+/// the mount: a 4 KiB write+fsync is 2 FUSE requests and 1 flush; an atomic transaction
+/// as SQLite issues it (START, writes, COMMIT, then fsync) is 1 flush, its fsync covered by
+/// the COMMIT's; an fsync with nothing new reaches no device flush; and no write asks
+/// for `security.capability` (FUSE_HANDLE_KILLPRIV_V2).
+#[test]
+fn one_flush_per_durable_point() {
+    let img = Image::new("256M", &[]);
+    let m = img.mount();
+    let p = m.path("f");
+    let f = OpenOptions::new().create(true).truncate(true).read(true).write(true).open(&p).unwrap();
+    f.write_all_at(&[1u8; 65536], 0).unwrap();
+    f.sync_all().unwrap();
+    let n = 50u64;
+    let delta = |a: &str, b: &str, k: &str| stat_or_zero(b, k) - stat_or_zero(a, k);
+
+    let s0 = mount_stats(&p);
+    for i in 0..n {
+        f.write_all_at(&[i as u8; 4096], 4096 * (i % 16)).unwrap();
+        f.sync_data().unwrap();
+    }
+    let s1 = mount_stats(&p);
+    // The stats ioctl itself is a request (and its open/release): counted between s0 and s1.
+    let requests = delta(&s0, &s1, "fuse_requests");
+    eprintln!(
+        "4 KiB write+fsync ×{n}: {requests} FUSE requests, {} host flushes, {} GETXATTR",
+        delta(&s0, &s1, "host_flushes"),
+        delta(&s0, &s1, "FUSE_GETXATTR")
+    );
+    assert_eq!(delta(&s0, &s1, "host_flushes"), n, "one device flush per fsync");
+    assert!(requests <= 2 * n + 4, "{requests} FUSE requests for {n} write+fsync");
+    assert_eq!(delta(&s0, &s1, "FUSE_GETXATTR"), 0, "a write asked for security.capability");
+
+    let s0 = mount_stats(&p);
+    for i in 0..n {
+        assert_eq!(ioctl(&f, START), 0);
+        f.write_all_at(&[i as u8; 4096], 0).unwrap();
+        f.write_all_at(&[i as u8; 4096], 4096 * (1 + i % 8)).unwrap();
+        assert_eq!(ioctl(&f, COMMIT), 0);
+        f.sync_all().unwrap();
+    }
+    let s1 = mount_stats(&p);
+    eprintln!(
+        "atomic transaction ×{n}: {} FUSE requests, {} host flushes ({} skipped)",
+        delta(&s0, &s1, "fuse_requests"),
+        delta(&s0, &s1, "host_flushes"),
+        delta(&s0, &s1, "host_flushes_skipped")
+    );
+    assert_eq!(delta(&s0, &s1, "host_flushes"), n, "one device flush per atomic transaction");
+    assert!(delta(&s0, &s1, "host_flushes_skipped") >= n, "the fsync after COMMIT flushed again");
+
+    let s0 = mount_stats(&p);
+    for _ in 0..n {
+        f.sync_all().unwrap();
+    }
+    let s1 = mount_stats(&p);
+    assert_eq!(delta(&s0, &s1, "host_flushes"), 0, "an fsync with nothing new flushed the device");
+    drop(f);
+    assert_eq!(fs::read(&p).unwrap()[..4096], [(n - 1) as u8; 4096]);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}

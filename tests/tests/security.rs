@@ -6,6 +6,7 @@
 use rollfs_tests::*;
 use std::ffi::OsStr;
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -302,6 +303,83 @@ fn suid_and_sgid_are_cleared_by_a_write_or_truncate_of_another_user_and_by_chown
     assert_eq!(mode(&mut a, &f), "777", "chown clears them");
     drop((a, b));
     assert!(m.unmount().success());
+}
+
+/// A version-2 file capability (`struct vfs_cap_data`: magic 0x02000000, CAP_NET_RAW
+/// permitted), as setcap writes it; the kernel validates the value.
+const FILE_CAPS: [u8; 20] = [0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+
+fn set_caps(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: valid C strings and a 20-byte value.
+    let r = unsafe {
+        libc::setxattr(c.as_ptr(), c"security.capability".as_ptr(), FILE_CAPS.as_ptr() as *const _, FILE_CAPS.len(), 0)
+    };
+    assert_eq!(r, 0, "setcap on {}: {}", p.display(), std::io::Error::last_os_error());
+}
+
+fn has_caps(p: &Path) -> bool {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a size query (null buffer, size 0).
+    let r = unsafe { libc::getxattr(c.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) };
+    r > 0
+}
+
+/// FUSE_HANDLE_KILLPRIV_V2 (issue 36): the kernel leaves removing privileges to rollfs,
+/// which must do it as Linux does. suid/sgid: cleared by a write, truncate or fallocate of
+/// a caller without CAP_FSETID (sgid without group execute only when the caller is not in
+/// the file's group), kept for root; file capabilities (`security.capability`): removed by
+/// every write, truncate and fallocate, root's included; a read removes nothing.
+#[test]
+fn privileges_are_removed_by_the_filesystem_as_linux_removes_them() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let (mut a, mut b) = (User::new(A), User::new(B));
+    let mode = |a: &mut User, p: &str| a.ok(&format!("stat {p}")).rsplit(' ').next().unwrap().to_string();
+    let f = a_file(&m, &mut a, "pub/prog", "binary", 0o6777);
+    b.ok(&format!("open w {f} w"));
+    b.ok("fallocate w 0 65536");
+    assert_eq!(mode(&mut a, &f), "777", "a fallocate by another user clears suid and sgid");
+    // sgid without group execute (the mandatory-locking mark): kept for a writer in the
+    // file's group (A), cleared for one outside it (B).
+    a.ok(&format!("chmod {f} 2666"));
+    a.ok(&format!("open mine {f} w"));
+    a.ok("pwrite mine 0 own");
+    assert_eq!(mode(&mut a, &f), "2666", "the owner, in the file's group, keeps sgid without g+x");
+    b.ok("pwrite w 0 evil");
+    assert_eq!(mode(&mut a, &f), "666", "a writer outside the file's group clears it");
+    drop((a, b));
+
+    // Root (CAP_FSETID) keeps suid and sgid on its own write and truncate.
+    let r = m.path("rootprog");
+    std::fs::write(&r, b"x").unwrap();
+    std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    let mut fh = std::fs::OpenOptions::new().write(true).open(&r).unwrap();
+    std::io::Write::write_all(&mut fh, b"more").unwrap();
+    fh.set_len(2).unwrap();
+    assert_eq!(mode_of(&r), 0o6755, "root keeps suid and sgid on its own write and truncate");
+
+    // File capabilities go with any change of the contents, whoever makes it.
+    set_caps(&r);
+    assert!(has_caps(&r));
+    let _ = std::fs::read(&r).unwrap();
+    assert!(has_caps(&r), "a read removes nothing");
+    std::os::unix::fs::FileExt::write_at(&fh, b"w", 0).unwrap();
+    assert!(!has_caps(&r), "a write removes file capabilities");
+    set_caps(&r);
+    fh.set_len(1).unwrap();
+    assert!(!has_caps(&r), "a truncate removes file capabilities");
+    set_caps(&r);
+    // SAFETY: plain syscall on an open descriptor.
+    assert_eq!(unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&fh), 0, 0, 8192) }, 0);
+    assert!(!has_caps(&r), "a fallocate removes file capabilities");
+    set_caps(&r);
+    std::os::unix::fs::chown(&r, Some(A), None).unwrap();
+    assert!(!has_caps(&r), "a chown removes file capabilities");
+    drop(fh);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
 }
 
 /// A sticky, world-writable directory (like /tmp) where user B can plant names.

@@ -157,6 +157,9 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 let r = libc::lseek(slot(slots, name), 0, libc::SEEK_CUR);
                 check(r as _).map(|_| r.to_string())
             }
+            ["fallocate", name, off, len] => {
+                check(libc::fallocate(slot(slots, name), 0, off.parse().unwrap(), len.parse().unwrap()) as _)
+            }
             ["ftruncate", name, len] => check(libc::ftruncate(slot(slots, name), len.parse().unwrap()) as _),
             ["ioctl", name, cmd] => {
                 let cmd = u32::from_str_radix(cmd.trim_start_matches("0x"), 16).expect("hex ioctl");
