@@ -169,17 +169,39 @@ impl<D: BlockDevice> Filesystem<D> {
         (end > first).then(|| (first * BLOCK_SIZE as u64, end.saturating_mul(BLOCK_SIZE as u64)))
     }
 
-    /// Drops the staged writes: the file is as it was before the session. Never fails: a
-    /// session inode that cannot be evicted now (a read error on its tree) stays an orphan,
-    /// evicted at the unmount or the next mount.
+    /// Drops the staged writes: the file is as it was before the session. A spilled
+    /// session's inode is evicted with them; every read that needs comes first, so a read
+    /// that fails (EIO, a node failing its checksum) returns the error with the session
+    /// still open, as it was (invariant 7), and the abort can be retried. A write that fails
+    /// during the eviction shuts the filesystem down. On a read-only filesystem the session
+    /// inode stays an orphan, evicted at the next mount.
     pub fn abort_atomic_write(&mut self, ino: Ino) -> Result<()> {
+        let Some(cow) = self.atomic.get(&ino).map(|s| s.cow) else { return Ok(()) };
+        let evict = cow.filter(|_| !self.read_only);
+        if let Some(cow) = evict {
+            self.prefetch_for_evict(cow)?;
+        }
+        self.atomic.remove(&ino);
+        self.stats.atomic_aborts += 1;
+        if let Some(cow) = evict {
+            if let Err(e) = self.evict_inode(cow) {
+                // Half evicted: nothing half done may be checkpointed.
+                return self.fail(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops a session whose handle is gone (a driver's release after a failed
+    /// [`Filesystem::abort_atomic_write`]): never fails; a session inode that cannot be
+    /// evicted now stays an orphan, evicted at the unmount or the next mount.
+    pub fn discard_atomic_write(&mut self, ino: Ino) {
         if let Some(s) = self.atomic.remove(&ino) {
             self.stats.atomic_aborts += 1;
             if let Some(cow) = s.cow {
                 self.drop_session_inode(cow);
             }
         }
-        Ok(())
     }
 
     /// Evicts a session inode, best effort (see [`Filesystem::abort_atomic_write`]).
@@ -460,9 +482,25 @@ impl<D: BlockDevice> Filesystem<D> {
     /// its directory since the last one (see the module header), or what makes an fsync
     /// checkpoint. Reads the file's ancestors; changes nothing.
     fn commit_needs_checkpoint(&mut self, ino: Ino) -> Result<bool> {
-        let pino = inode::pino(self.inode_ref(ino)?);
-        let journal_removed = self.removed_names.range((pino, Vec::new())..).next().is_some_and(|(d, _)| *d == pino);
-        Ok(journal_removed || self.fsync_needs_checkpoint(ino, FileType::Regular)?)
+        if !self.removed_names.is_empty() {
+            let b = self.inode_ref(ino)?;
+            let (links, pino, name) = (inode::links(b), inode::pino(b), inode::name(b).to_vec());
+            // The recorded parent is the file's directory only if it holds the recorded
+            // entry: a link made in another directory and removed again (its history hidden
+            // by a checkpoint) leaves it naming that other directory, and a name removed
+            // from the file's real directory — SQLite's journal — would go unseen and come
+            // back after a crash beside the committed database. A file with several names
+            // has several directories. Unknown: checkpoint.
+            let known =
+                links == 1 && (crate::mutant!("mutant-stale-parent") || self.records_its_entry(ino, pino, &name)?);
+            if !known {
+                return Ok(true);
+            }
+            if self.removed_names.range((pino, Vec::new())..).next().is_some_and(|(d, _)| *d == pino) {
+                return Ok(true);
+            }
+        }
+        self.fsync_needs_checkpoint(ino, FileType::Regular)
     }
 
     /// Stages a write into an open session: in memory while every session's in-memory

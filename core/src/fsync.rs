@@ -134,7 +134,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.stats.recovery_reserve_fallbacks += 1;
             self.stats.fsync_checkpoint_fallbacks += 1;
             self.checkpoint(false, now)?;
-            self.make_room_for_chains(now);
+            self.make_room_for_chains(now)?;
             return Ok(FsyncTicket { flush_needed: false });
         }
         match self.write_batch(ino) {
@@ -214,13 +214,22 @@ impl<D: BlockDevice> Filesystem<D> {
     /// would not find its room now, clean one round (counted in `fsync_gc_rounds`). Best
     /// effort: the fsync is already durable, and a failure here shows in the next operation
     /// (a failed write turns the filesystem read-only).
-    fn make_room_for_chains(&mut self, now: Timestamp) {
+    fn make_room_for_chains(&mut self, now: Timestamp) -> Result<()> {
         let want = self.recovery_segments(4, 1) + 1;
         if self.read_only || (self.seg.free_segments() as u64) >= want {
-            return;
+            return Ok(());
         }
         self.stats.fsync_gc_rounds += 1;
-        let _ = self.gc_round(crate::gc::GcMode::Foreground, now);
+        match self.gc_round(crate::gc::GcMode::Foreground, now) {
+            // A round that found nothing to clean (or no room to clean into) is no failure:
+            // the next fsync checkpoints again.
+            Err(_) if !self.shut_down => Ok(()),
+            // A write of the round failed and shut the filesystem down: the fsync reports
+            // it (its own data is durable already, by the checkpoint), rather than leave
+            // it to the next operation.
+            Err(e) => Err(e),
+            Ok(_) => Ok(()),
+        }
     }
 
     pub(crate) fn fsync_needs_checkpoint(&mut self, ino: Ino, kind: FileType) -> Result<bool> {
@@ -273,7 +282,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// Whether directory `pino` holds `name` → `ino` (the parent and name an inode records).
-    fn records_its_entry(&mut self, ino: Ino, pino: Ino, name: &[u8]) -> Result<bool> {
+    pub(crate) fn records_its_entry(&mut self, ino: Ino, pino: Ino, name: &[u8]) -> Result<bool> {
         if self.check_ino(pino).is_err() || self.inode_kind(pino)? != FileType::Directory {
             return Ok(false);
         }

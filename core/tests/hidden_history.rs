@@ -142,3 +142,31 @@ fn fsync_of_a_file_whose_recorded_parent_is_right_appends_to_the_chain() {
     assert_eq!(content(&mut fs, "/a/f"), Some(vec![3u8; 100]));
     assert_eq!(content(&mut fs, "/e/g"), Some(vec![4u8; 100]));
 }
+
+/// Crash-safety review of issue 35: SQLite's rollback journal `/a/j` is unlinked, then a
+/// batch-atomic transaction of `/a/db` commits. The commit must make the unlink durable
+/// (else the journal comes back after a crash beside the committed database, and SQLite
+/// rolls the transaction back) — also when `/a/db` records a stale parent, from a link made
+/// in `/b` and removed again before a sync hid that history.
+#[test]
+fn atomic_commit_with_a_stale_recorded_parent_keeps_the_journal_unlinked() {
+    let mut fs = fresh();
+    let a = fs.mkdir(1, b"a", 0o755, C, t(1)).unwrap().ino;
+    let b = fs.mkdir(1, b"b", 0o755, C, t(1)).unwrap().ino;
+    let db = fs.create(a, b"db", 0o644, C, t(2)).unwrap().ino;
+    fs.write(db, 0, &[1u8; 8192], t(2)).unwrap();
+    let j = fs.create(a, b"j", 0o644, C, t(2)).unwrap().ino;
+    fs.write(j, 0, &[9u8; 4096], t(2)).unwrap();
+    fs.link(db, b, b"x", t(3)).unwrap();
+    fs.unlink(b, b"x", t(3)).unwrap();
+    fs.sync(t(4)).unwrap();
+    fs.unlink(a, b"j", t(5)).unwrap();
+    fs.start_atomic_write(db).unwrap();
+    fs.write(db, 0, &[2u8; 4096], t(6)).unwrap();
+    fs.commit_atomic_write(db, t(6)).unwrap();
+    let mut fs = crash_and_recover(fs);
+    let mut want = vec![1u8; 8192];
+    want[..4096].fill(2);
+    assert_eq!(content(&mut fs, "/a/db"), Some(want), "the committed transaction");
+    assert_eq!(path(&mut fs, "/a/j"), None, "the journal unlinked before the commit came back");
+}

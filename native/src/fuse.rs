@@ -796,23 +796,21 @@ impl RollFuse {
                 None => reply.ioctl(0, &[]),
             };
         }
-        owners.remove(&ino);
         // Only the pages the session staged hold aborted data: invalidating those alone
         // waits for far fewer of the page locks that readers hold meanwhile.
         let r = self.call(|fs| {
             let span = fs.staged_span(ino);
             fs.abort_atomic_write(ino).map(|()| span)
         });
+        // A failed abort left the session open (its handle may retry): still this handle's.
+        if r.is_ok() {
+            owners.remove(&ino);
+        }
         drop(owners);
-        let span = r.as_ref().ok().copied().flatten();
-        self.notify.invalidate_range(
-            ino,
-            span,
-            Some(Box::new(move || match r {
-                Ok(_) => reply.ioctl(0, &[]),
-                Err(e) => reply.error(e),
-            })),
-        );
+        let Ok(span) = r else {
+            return reply.error(r.err().unwrap_or(Errno::EIO));
+        };
+        self.notify.invalidate_range(ino, span, Some(Box::new(move || reply.ioctl(0, &[]))));
     }
 
     /// Where the unmount checkpoint's result will be put.
@@ -1362,7 +1360,11 @@ impl fuser::Filesystem for RollFuse {
             self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
             let span = self.call(|fs| {
                 let span = fs.staged_span(i);
-                fs.abort_atomic_write(i).map(|()| span)
+                // Nobody is left to retry a failed abort: drop the session regardless.
+                if fs.abort_atomic_write(i).is_err() {
+                    fs.discard_atomic_write(i);
+                }
+                Ok(span)
             });
             // The reply does not wait for the invalidation: RELEASE is a background request,
             // and held back it could keep the READs the invalidation waits for from being
