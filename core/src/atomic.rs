@@ -130,6 +130,13 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Makes the hidden inode of `ino`'s session (no name, no links, listed as an orphan so
     /// that a checkpoint names it and a crash frees what it holds).
     fn make_session_inode(&mut self, ino: Ino, size: u64, now: Timestamp) -> Result<Ino> {
+        // The session inode is an orphan: refuse it (ENOSPC, nothing changed) rather than
+        // let the next checkpoint overflow the orphan room and shut the filesystem down
+        // (only images whose node ids outnumber that room can meet this).
+        if self.orphans.len() as u64 >= self.orphan_capacity() {
+            self.stats.enospc_returned += 1;
+            return Err(Error::NoSpace);
+        }
         let cow = self.nat.alloc(|nid| nid)?;
         let mut b = zero_block();
         node::init_footer(&mut b, cow, cow, NodeType::Inode, 0);

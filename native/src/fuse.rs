@@ -332,6 +332,10 @@ impl LoggedOnce {
 #[derive(Debug, Clone, Copy)]
 struct HandleInfo {
     write: bool,
+    /// Whether the opener may fill the root reserve: the kernel's page-cache writeback (a
+    /// shared mapping's dirty pages) sends WRITEs without a caller (uid 0, pid 0), which
+    /// must not count as root's.
+    may_use_reserve: bool,
 }
 
 /// Linux capability numbers (include/uapi/linux/capability.h).
@@ -345,10 +349,19 @@ pub mod cap {
 /// capabilities, so they are read from `/proc/PID/status` (`CapEff`) of the requesting
 /// thread while its request is in flight (the thread is blocked in the system call, so
 /// its id cannot have been reused). When that cannot be read (the caller is in another
-/// pid namespace: pid 0), only uid 0 counts as privileged.
+/// pid namespace: pid 0), or the caller is in another user namespace than the daemon,
+/// only uid 0 counts as privileged.
 fn privileged(req: &Request, cap: u32) -> bool {
     let pid = req.pid();
-    if pid != 0 {
+    // Capabilities count only in the daemon's own user namespace: a process in a namespace
+    // of its own (`unshare -Ur`) shows a full CapEff that holds nowhere else. The link
+    // names the namespace (`user:[INODE]`); one that cannot be read counts as foreign.
+    let same_userns = || {
+        let mine = std::fs::read_link("/proc/self/ns/user");
+        let theirs = std::fs::read_link(format!("/proc/{pid}/ns/user"));
+        matches!((mine, theirs), (Ok(a), Ok(b)) if a == b)
+    };
+    if pid != 0 && same_userns() {
         if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
             if let Some(v) = s.lines().find_map(|l| l.strip_prefix("CapEff:")) {
                 return u64::from_str_radix(v.trim(), 16).is_ok_and(|c| c & (1u64 << cap) != 0);
@@ -603,8 +616,7 @@ impl RollFuse {
     /// the root reserve — uid 0, `resuid` or `resgid` (by primary group: FUSE passes no
     /// supplementary groups; no capability is consulted, to keep writes free of /proc reads).
     fn caller(&self, req: &Request) -> CallerGuard {
-        let (resuid, resgid) = self.reserve_users;
-        let ok = req.uid() == 0 || Some(req.uid()) == resuid || Some(req.gid()) == resgid;
+        let ok = self.may_use_reserve(req.uid(), req.gid());
         MAY_USE_RESERVE.with(|c| c.set(ok));
         CallerGuard
     }
@@ -686,11 +698,31 @@ impl RollFuse {
         self.background = Some(BackgroundGc { stop, handle: Some(handle) });
     }
 
-    /// A new file handle, opened for writing or not.
-    fn new_handle(&self, write: bool) -> FileHandle {
+    /// A new file handle for the caller of `req`, opened for writing or not.
+    fn new_handle(&self, req: &Request, write: bool) -> FileHandle {
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, HandleInfo { write });
+        let info = HandleInfo { write, may_use_reserve: self.may_use_reserve(req.uid(), req.gid()) };
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, info);
         FileHandle(fh)
+    }
+
+    /// Whether uid/gid may fill the root reserve: uid 0, `resuid` or `resgid` (by primary
+    /// group: FUSE passes no supplementary groups).
+    fn may_use_reserve(&self, uid: u32, gid: u32) -> bool {
+        let (resuid, resgid) = self.reserve_users;
+        uid == 0 || Some(uid) == resuid || Some(gid) == resgid
+    }
+
+    /// [`RollFuse::caller`] for a WRITE: one the kernel's writeback sends (no caller: pid 0,
+    /// or `FUSE_WRITE_CACHE`) may fill the root reserve only if the handle's opener may —
+    /// the file's owner is checked too, in the write itself (`WRITEBACK_OWNER_CHECK`).
+    fn write_caller(&self, req: &Request, fh: u64, writeback: bool) -> CallerGuard {
+        if !writeback {
+            return self.caller(req);
+        }
+        let ok = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).is_some_and(|h| h.may_use_reserve);
+        MAY_USE_RESERVE.with(|c| c.set(ok));
+        CallerGuard
     }
 
     /// fsync through group commit when possible.
@@ -1251,7 +1283,7 @@ impl fuser::Filesystem for RollFuse {
             })
         });
         match r {
-            Ok(()) => reply.opened(self.new_handle(write), FopenFlags::empty()),
+            Ok(()) => reply.opened(self.new_handle(req, write), FopenFlags::empty()),
             Err(e) => reply.error(e),
         }
     }
@@ -1300,7 +1332,8 @@ impl fuser::Filesystem for RollFuse {
         _lock_owner: Option<fuser::LockOwner>,
         reply: ReplyWrite,
     ) {
-        let _caller = self.caller(req);
+        let writeback = req.pid() == 0 || write_flags.contains(fuser::WriteFlags::FUSE_WRITE_CACHE);
+        let _caller = self.write_caller(req, fh.0, writeback);
         // Under FUSE_HANDLE_KILLPRIV_V2 the kernel sets this when the writer lacks CAP_FSETID.
         let kill = write_flags.contains(fuser::WriteFlags::FUSE_WRITE_KILL_SUIDGID);
         // Through another handle than an atomic-write session's: EBUSY (the session's
@@ -1308,6 +1341,15 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
                 self.call(|fs| {
+                    if writeback && MAY_USE_RESERVE.with(|c| c.get()) {
+                        // WRITEBACK_OWNER_CHECK: the kernel writes a file's dirty pages back
+                        // through any of its writable handles, root's among them: pages of a
+                        // file whose owner may not fill the reserve never do.
+                        let owner = fs.getattr(i)?;
+                        if !self.may_use_reserve(owner.uid, owner.gid) {
+                            fs.set_privileged(false);
+                        }
+                    }
                     remove_privs(fs, req, i, Killer::Flagged(kill))?;
                     let now = crate::now();
                     let mut done = 0;
@@ -1572,7 +1614,7 @@ impl fuser::Filesystem for RollFuse {
                 &self.ttl,
                 &file_attr(&a),
                 Generation(a.generation as u64),
-                self.new_handle(write),
+                self.new_handle(req, write),
                 FopenFlags::empty(),
             ),
             Err(e) => reply.error(e),

@@ -961,6 +961,73 @@ fn a_user_filling_the_filesystem_leaves_the_root_reserve() {
     img.assert_fsck_clean();
 }
 
+/// Review of issue 35: a shared mapping's dirty pages reach the daemon by the kernel's
+/// writeback, as WRITEs without a caller (uid 0, pid 0), which counted as root's: a user
+/// filled the root reserve (blocks and node ids) through `mmap` + `msync`. They count as
+/// the handle's opener's (and the file's owner's) now.
+#[test]
+fn a_users_shared_mapping_leaves_the_root_reserve() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &["reserve=16M"]);
+    pub_dir(&m);
+    let mut b = User::new(B);
+    let big = path(&m, "pub/mapped");
+    b.ok(&format!("create {big} 600"));
+    b.ok(&format!("open f {big} rw"));
+    let r = b.run(&format!("mmapfill f {} 9", 192u64 << 20));
+    assert!(r == "err 28" || r == "err 5", "the mapping's writeback must run out of space: {r}");
+    b.run("fsync f");
+    b.ok("close f");
+    // SAFETY: statvfs on a valid path into a zeroed struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let c = std::ffi::CString::new(m.mnt.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    let reserve_blocks = (16u64 << 20) / st.f_frsize;
+    assert!(
+        st.f_bfree >= reserve_blocks * 3 / 4,
+        "B's mapping ate into the reserve: {} blocks free of a {reserve_blocks}-block reserve",
+        st.f_bfree
+    );
+    std::fs::write(m.path("pub/root-can"), vec![1u8; 4 << 20]).expect("root writes into the reserve");
+    File::open(m.path("pub/root-can")).unwrap().sync_all().unwrap();
+    std::fs::create_dir(m.path("root-dir")).expect("root makes a directory");
+    drop(b);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
+
+/// Review of issue 35: capabilities were read from `/proc/PID/status`, where a process in
+/// a user namespace of its own (`unshare -Ur`) shows the full set; they hold only there.
+/// So B could start an atomic write on A's file (blocking A's own writes), read the
+/// statistics and list `trusted.*` names. Only the daemon's own namespace counts.
+#[test]
+fn capabilities_from_a_users_own_namespace_count_for_nothing() {
+    let img = Image::new("64M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let mut a = User::new(A);
+    let f = a_file(&m, &mut a, "pub/a.db", "data", 0o666);
+    let cf = std::ffi::CString::new(f.as_str()).unwrap();
+    // SAFETY: valid C strings and value.
+    assert_eq!(unsafe { libc::setxattr(cf.as_ptr(), c"trusted.secret".as_ptr(), b"v".as_ptr() as *const _, 1, 0) }, 0);
+    let mut b = User::new(B);
+    let ns = b.run("userns");
+    if ns != "ok" {
+        // Unprivileged user namespaces are off on this machine: nobody can try this here.
+        eprintln!("user namespaces unavailable ({ns}): nothing to check");
+        return;
+    }
+    assert_eq!(b.run("id"), "ok 0 0", "B is root inside its own namespace");
+    b.ok(&format!("open w {f} w"));
+    assert_eq!(b.run("ioctl w f501"), "err 1", "START on another user's file needs a real CAP_FOWNER");
+    assert_eq!(b.run("stats w"), "err 1", "the statistics need a real CAP_SYS_ADMIN");
+    assert!(!b.ok(&format!("listxattr {f}")).contains("trusted."), "trusted.* names need a real CAP_SYS_ADMIN");
+    a.ok(&format!("open mine {f} w"));
+    a.ok("pwrite mine 0 more");
+    drop((a, b));
+    assert!(m.unmount().success());
+}
+
 /// Issue 35, finding 6: node ids are covered by the root reserve. An empty file takes one
 /// id and one block, and mkfs gives a quarter of the blocks as ids, so a user making empty
 /// files took every id while most of the space was free: root then got ENOSPC for create,

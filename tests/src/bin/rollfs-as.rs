@@ -98,6 +98,42 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
     unsafe {
         match words {
             ["id"] => Ok(format!("{} {}", libc::geteuid(), libc::getegid())),
+            ["userns"] => {
+                // Into a user namespace of our own, mapped as its root (`unshare -Ur`): a full
+                // set of capabilities that hold only inside it.
+                let (uid, gid) = (libc::geteuid(), libc::getegid());
+                check(libc::unshare(libc::CLONE_NEWUSER) as _)?;
+                let w = |f: &str, v: String| std::fs::write(f, v).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
+                w("/proc/self/setgroups", "deny".into())?;
+                w("/proc/self/uid_map", format!("0 {uid} 1"))?;
+                w("/proc/self/gid_map", format!("0 {gid} 1"))?;
+                Ok(String::new())
+            }
+            ["mmapfill", name, len, byte] => {
+                // Grows the file to LEN bytes and dirties every page of it through a shared
+                // mapping, then msync: the data reaches the filesystem by the kernel's
+                // writeback, as WRITEs without a caller.
+                let fd = slot(slots, name);
+                let len: usize = len.parse().unwrap();
+                check(libc::ftruncate(fd, len as i64) as _)?;
+                let p =
+                    libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0);
+                if p == libc::MAP_FAILED {
+                    return Err(errno());
+                }
+                let mem = std::slice::from_raw_parts_mut(p as *mut u8, len);
+                for page in mem.chunks_mut(4096) {
+                    page.fill(byte.parse::<u8>().unwrap());
+                }
+                let r = libc::msync(p, len, libc::MS_SYNC);
+                let e = errno();
+                libc::munmap(p, len);
+                if r < 0 {
+                    Err(e)
+                } else {
+                    Ok(String::new())
+                }
+            }
             ["nofile", n] => {
                 let n = n.parse().unwrap();
                 check(libc::setrlimit(libc::RLIMIT_NOFILE, &libc::rlimit { rlim_cur: n, rlim_max: n }) as _)
