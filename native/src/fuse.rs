@@ -328,6 +328,11 @@ impl LoggedOnce {
     }
 }
 
+/// How every file is opened: no FLUSH request at close(2) — it would do nothing (writes
+/// reach the core as they are made, and close promises no durability), and it cost a
+/// round trip per close (issue 36).
+const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH;
+
 /// What the driver remembers of an open file handle.
 #[derive(Debug, Clone, Copy)]
 struct HandleInfo {
@@ -1036,6 +1041,10 @@ impl fuser::Filesystem for RollFuse {
         // The daemon clears suid/sgid and file capabilities itself ([`remove_privs`]): the
         // kernel then stops asking for `security.capability` before every write(2).
         let _ = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2);
+        // Symlink targets stay in the kernel's page cache (a symlink never changes: a new
+        // one is a new inode). Directories need no OPENDIR/RELEASEDIR round trips: readdir
+        // resumes from cookies alone ([`RollFuse::opendir`] answers ENOSYS once).
+        let _ = config.add_capabilities(InitFlags::FUSE_CACHE_SYMLINKS | InitFlags::FUSE_NO_OPENDIR_SUPPORT);
         let _ = config.set_max_write(1 << 20);
         Ok(())
     }
@@ -1283,7 +1292,7 @@ impl fuser::Filesystem for RollFuse {
             })
         });
         match r {
-            Ok(()) => reply.opened(self.new_handle(req, write), FopenFlags::empty()),
+            Ok(()) => reply.opened(self.new_handle(req, write), OPEN_FLAGS),
             Err(e) => reply.error(e),
         }
     }
@@ -1368,6 +1377,12 @@ impl fuser::Filesystem for RollFuse {
             Ok(n) => reply.written(n as u32),
             Err(e) => reply.error(e),
         }
+    }
+
+    fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: fuser::OpenFlags, reply: ReplyOpen) {
+        // With FUSE_NO_OPENDIR_SUPPORT negotiated, ENOSYS tells the kernel to stop sending
+        // OPENDIR and RELEASEDIR (readdir needs no handle: it resumes from cookies).
+        reply.error(Errno::ENOSYS)
     }
 
     fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: fuser::LockOwner, reply: ReplyEmpty) {
@@ -1615,7 +1630,7 @@ impl fuser::Filesystem for RollFuse {
                 &file_attr(&a),
                 Generation(a.generation as u64),
                 self.new_handle(req, write),
-                FopenFlags::empty(),
+                OPEN_FLAGS,
             ),
             Err(e) => reply.error(e),
         }

@@ -203,3 +203,33 @@ fn one_flush_per_durable_point() {
     assert!(m.unmount().success());
     img.assert_fsck_clean();
 }
+
+/// Round trips that carry nothing (issue 36): no FLUSH at close (FOPEN_NOFLUSH), no
+/// OPENDIR/RELEASEDIR per listing once the kernel learned there is none
+/// (FUSE_NO_OPENDIR_SUPPORT), a symlink's target read once (FUSE_CACHE_SYMLINKS).
+#[test]
+fn closes_listings_and_symlinks_cost_no_idle_round_trips() {
+    let img = Image::new("64M", &[]);
+    let m = img.mount();
+    let d = m.path("d");
+    fs::create_dir(&d).unwrap();
+    for i in 0..8 {
+        fs::write(d.join(format!("f{i}")), b"x").unwrap();
+    }
+    std::os::unix::fs::symlink("f0", d.join("link")).unwrap();
+    let _ = fs::read_dir(&d).unwrap().count(); // the first listing may ask for OPENDIR once
+    let _ = fs::read_link(d.join("link")).unwrap();
+    let s0 = mount_stats(&d);
+    for _ in 0..20 {
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 9);
+        drop(File::open(d.join("f1")).unwrap());
+        assert_eq!(fs::read_link(d.join("link")).unwrap(), std::path::Path::new("f0"));
+    }
+    let s1 = mount_stats(&d);
+    let delta = |k: &str| stat_or_zero(&s1, k) - stat_or_zero(&s0, k);
+    assert_eq!(delta("FUSE_FLUSH"), 0, "a close sent FLUSH");
+    assert_eq!(delta("FUSE_OPENDIR") + delta("FUSE_RELEASEDIR"), 0, "a listing sent OPENDIR/RELEASEDIR");
+    assert_eq!(delta("FUSE_READLINK"), 0, "a cached symlink was read again");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
