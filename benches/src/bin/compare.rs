@@ -323,8 +323,8 @@ const SQL_OPS: [SqlOp; 3] = [SqlOp::Insert, SqlOp::Update, SqlOp::Delete];
 const JOURNALS: [&str; 3] = ["DELETE", "TRUNCATE", "WAL"];
 
 /// One row per transaction, `synchronous=FULL`, for `secs` per operation kind.
-/// Returns transactions per second of insert, update, delete.
-fn sqlite_run(dir: &Path, journal: &str, secs: f64, tag: usize) -> Res<BTreeMap<SqlOp, f64>> {
+/// Returns transactions per second of insert, update, delete, and the transactions run.
+fn sqlite_run(dir: &Path, journal: &str, secs: f64, tag: usize) -> Res<(BTreeMap<SqlOp, f64>, u64)> {
     let path = dir.join(format!("bench-{}-{tag}.db", journal.to_lowercase()));
     for suffix in ["", "-journal", "-wal", "-shm"] {
         let _ = fs::remove_file(format!("{}{suffix}", path.display()));
@@ -340,6 +340,7 @@ fn sqlite_run(dir: &Path, journal: &str, secs: f64, tag: usize) -> Res<BTreeMap<
     let mut out = BTreeMap::new();
     let mut rows: Vec<i64> = Vec::new();
     let mut rng = Rng::new(11 + tag as u64);
+    let mut total = 0u64;
     for op in SQL_OPS {
         let start = Instant::now();
         let mut n = 0u64;
@@ -368,12 +369,13 @@ fn sqlite_run(dir: &Path, journal: &str, secs: f64, tag: usize) -> Res<BTreeMap<
             n += 1;
         }
         out.insert(op, n as f64 / start.elapsed().as_secs_f64());
+        total += n;
     }
     drop(c);
     for suffix in ["", "-journal", "-wal", "-shm"] {
         let _ = fs::remove_file(format!("{}{suffix}", path.display()));
     }
-    Ok(out)
+    Ok((out, total))
 }
 
 fn geomean(v: &[f64]) -> Option<f64> {
@@ -961,8 +963,11 @@ fn run_all(cfg: &Config) -> Res<String> {
             };
             if let Some(n) = g("core", "fsyncs").filter(|n| *n > 0.0) {
                 rep.fsync_stats = Some(format!(
-                    "Through the FUSE mount, over {n:.0} fsyncs of the 4 KiB loop (first round), the core's counters per fsync: \
-                     data blocks {}, node blocks {}, meta blocks {}, flushes {} (driver group flushes {}), checkpoint fallbacks {}.",
+                    "Through the FUSE mount, over {n:.0} fsyncs of the 4 KiB loop (first round), per fsync: \
+                     FUSE requests {}, device flushes {}; the core's data blocks {}, node blocks {}, meta blocks {}, \
+                     flushes {} (driver group flushes {}), checkpoint fallbacks {}.",
+                    fmt_num(g("driver", "fuse_requests").map(|x| x / n)),
+                    fmt_num(g("driver", "host_flushes").map(|x| x / n)),
                     fmt_num(g("core", "data_blocks_written").map(|x| x / n)),
                     fmt_num(g("core", "node_blocks_written").map(|x| x / n)),
                     fmt_num(g("core", "meta_blocks_written").map(|x| x / n)),
@@ -985,8 +990,10 @@ fn run_all(cfg: &Config) -> Res<String> {
                     }
                     check_interrupt()?;
                     let before = if s.name() == "rollfs" { rollfs_stats(&setups) } else { None };
+                    let mut txns = 0u64;
                     match sqlite_run(s.dir(), journal, cfg.phase_secs, round) {
-                        Ok(m) => {
+                        Ok((m, n)) => {
+                            txns = n;
                             for (op, tps) in &m {
                                 rep.samples.add(&format!("sqlite-{journal}-{op:?}"), s.name(), *tps);
                             }
@@ -1002,8 +1009,16 @@ fn run_all(cfg: &Config) -> Res<String> {
                         let d = |sec: &str, k: &str| {
                             Some(stat_u64(&after, sec, k)? as i64 - stat_u64(&before, sec, k)? as i64)
                         };
+                        // What reached the kernel and the device per transaction (issue 36).
+                        let per = |sec: &str, k: &str| {
+                            d(sec, k)
+                                .filter(|_| txns > 0)
+                                .map_or("n/a".into(), |x| format!("{:.2}", x as f64 / txns as f64))
+                        };
                         rep.atomic.push(format!(
-                            "| {journal} | {} | {} | {} | {} | {} |",
+                            "| {journal} | {txns} | {} | {} | {} | {} | {} | {} | {} |",
+                            per("driver", "fuse_requests"),
+                            per("driver", "host_flushes"),
                             d("driver", "atomic_starts").map_or("n/a".into(), |x| x.to_string()),
                             d("core", "atomic_commits").map_or("n/a".into(), |x| x.to_string()),
                             d("core", "atomic_aborts").map_or("n/a".into(), |x| x.to_string()),
@@ -1400,7 +1415,7 @@ fn render(
         let _ = writeln!(
             md,
             "\nrollfs counters during the first SQLite round (ROLLFS_IOC_GET_STATS), per journal mode:\n\n\
-             | journal | atomic starts (driver) | atomic commits (core) | atomic aborts | fsyncs | checkpoints |\n|---|---|---|---|---|---|"
+             | journal | transactions | FUSE requests / transaction | device flushes / transaction | atomic starts (driver) | atomic commits (core) | atomic aborts | fsyncs | checkpoints |\n|---|---|---|---|---|---|---|---|---|"
         );
         for l in &rep.atomic {
             let _ = writeln!(md, "{l}");
