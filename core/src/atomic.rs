@@ -63,6 +63,8 @@ pub struct AtomicSession {
     pub(crate) size: u64,
     /// File blocks `first..end` cover every staged write (`end` 0: none yet).
     pub(crate) span: (u64, u64),
+    /// Who started the session ([`Filesystem::start_atomic_write_for`]).
+    pub(crate) owner: u32,
 }
 
 /// Where a staged block is.
@@ -75,15 +77,26 @@ enum Staged {
 }
 
 impl<D: BlockDevice> Filesystem<D> {
-    /// Starts staging writes to `ino` (idempotent while a session is open).
+    /// Starts staging writes to `ino` (idempotent while a session is open), for owner 0
+    /// (see [`Filesystem::start_atomic_write_for`]).
     pub fn start_atomic_write(&mut self, ino: Ino) -> Result<()> {
+        self.start_atomic_write_for(ino, 0)
+    }
+
+    /// Starts staging writes to `ino` on behalf of `owner` (a driver passes the caller's
+    /// uid): each owner's sessions together keep at most half the in-memory staging budget
+    /// ([`Filesystem::staging_blocks_max`]); beyond it a session of theirs spills to the
+    /// device. So one user's sessions held open cannot leave another's small transaction
+    /// without memory to stage in — and so needing room and a node id for a spill that
+    /// the first user may have taken too.
+    pub fn start_atomic_write_for(&mut self, ino: Ino, owner: u32) -> Result<()> {
         self.check_writable()?;
         if self.inode_kind(ino)? != FileType::Regular {
             return Err(Error::Invalid("atomic write on a non-regular file"));
         }
         if !self.atomic.contains_key(&ino) {
             let size = inode::size(self.inode_ref(ino)?);
-            self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size, span: (0, 0) });
+            self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size, span: (0, 0), owner });
         }
         Ok(())
     }
@@ -561,10 +574,12 @@ impl<D: BlockDevice> Filesystem<D> {
         // beyond it this session spills (once), and the blocks go to its inode.
         let mut cow = self.atomic[&ino].cow;
         if cow.is_none() {
-            let in_memory: u64 = self.atomic.values().map(|s| s.blocks.len() as u64).sum();
             let s = &self.atomic[&ino];
+            let in_memory: u64 = self.atomic.values().map(|s| s.blocks.len() as u64).sum();
+            let owners: u64 = self.atomic.values().filter(|o| o.owner == s.owner).map(|o| o.blocks.len() as u64).sum();
             let adds = blocks.iter().filter(|(i, _)| !s.blocks.contains_key(i)).count() as u64;
-            if in_memory + adds <= self.staging_blocks_max() {
+            let max = self.staging_blocks_max();
+            if in_memory + adds <= max && owners + adds <= max / 2 {
                 let s = self.atomic.get_mut(&ino).expect("session open");
                 for (idx, b) in blocks {
                     s.blocks.insert(idx, b);

@@ -109,6 +109,45 @@ fn staging_is_bounded_by_the_space_an_unprivileged_caller_may_use() {
     assert!(fsck::check(&mut dev).unwrap().is_clean());
 }
 
+/// Unprivileged-user review of issue 35: one user (owner 1001) holds a session that stages
+/// as much as memory will take, after taking every node id an unprivileged caller may use.
+/// Another user's small overwrite transaction (owner 1002) must still commit: it stages in
+/// memory, which each owner may fill only halfway, so it needs no spill (no node id, no
+/// room). Before, the first owner filled the whole budget, and the second's first write
+/// had to spill and got ENOSPC.
+#[test]
+fn one_owners_sessions_leave_another_owner_room_to_stage_in_memory() {
+    let mut fs = Filesystem::mount(image(), &small_bound(), t(0)).unwrap();
+    let hog = fs.create(1, b"hog", 0o644, C, t(1)).unwrap().ino;
+    let db = fs.create(1, b"db", 0o644, C, t(1)).unwrap().ino;
+    fs.write(db, 0, &[OLD; 8 * 4096], t(1)).unwrap();
+    fs.sync(t(2)).unwrap();
+    fs.set_privileged(false);
+    let mut made = 0;
+    while fs.create(1, format!("id{made}").as_bytes(), 0o600, C, t(3)).is_ok() {
+        made += 1;
+        assert!(made < 100_000, "bounded by the node ids");
+    }
+    fs.start_atomic_write_for(hog, 1001).unwrap();
+    let mut staged = 0u64;
+    while fs.write(hog, staged * 4096, &[9u8; 4096], t(4)).is_ok() {
+        staged += 1;
+        assert!(staged < 100_000, "bounded by memory and the device");
+    }
+    assert!(staged > 0, "the first owner staged nothing");
+    fs.start_atomic_write_for(db, 1002).unwrap();
+    for i in 0..3u64 {
+        fs.write(db, i * 4096, &[NEW; 4096], t(5)).expect("the second owner's write stages in memory");
+    }
+    fs.commit_atomic_write(db, t(6)).expect("the second owner's transaction commits");
+    fs.abort_atomic_write(hog).unwrap();
+    let mut want = vec![OLD; 8 * 4096];
+    want[..3 * 4096].fill(NEW);
+    assert_eq!(content(&mut fs, b"db"), want);
+    let mut dev = fs.unmount(t(7)).unwrap();
+    assert!(fsck::check(&mut dev).unwrap().is_clean());
+}
+
 /// The session and its commit, cut by a power loss at write `cut` (`None`: no cut).
 /// Returns the device and whether the commit returned.
 fn session(cut: Option<u64>, spill: bool) -> (CrashDevice, bool) {

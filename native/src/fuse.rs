@@ -798,7 +798,7 @@ impl RollFuse {
             Some(_) => return Err(Errno::EBUSY),
             None => {}
         }
-        self.call(|fs| fs.start_atomic_write(ino))?;
+        self.call(|fs| fs.start_atomic_write_for(ino, req.uid()))?;
         owners.insert(ino, fh);
         Ok(())
     }
