@@ -600,6 +600,7 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         };
         CliError::Failed { path: a.mountpoint.clone(), what: "cannot mount", detail }
     })?;
+    raise_readahead(&a.mountpoint);
     // Kernel notifications are sent from their own thread, never a request thread (notify.rs).
     notifications
         .start(std::sync::Arc::new(session.notifier()))
@@ -1002,6 +1003,71 @@ pub fn replay(log: &Path, out: Option<&Path>, opts: &ReplayOptions, json: bool) 
         }
     }
     Ok(0)
+}
+
+/// Readahead the mount is given: sequential reads reach the daemon as 1 MiB requests (the
+/// kernel offers FUSE only 128 KiB at INIT, its default for a new device).
+pub const READAHEAD_KB: u64 = 1024;
+
+/// Raises the mount's readahead to [`READAHEAD_KB`] through sysfs (root only; otherwise it
+/// stays the kernel's default). The kernel lowers it to what INIT negotiated when it
+/// processes the INIT reply, which happens after the session starts: a short-lived thread
+/// sets it until it stays set. Found through /proc/self/mountinfo (reading it sends no
+/// FUSE request; a stat of the mount point would wait for INIT, which this thread must not).
+fn raise_readahead(mountpoint: &Path) {
+    let Ok(mnt) = std::path::absolute(mountpoint) else { return };
+    let _ = std::thread::Builder::new().name("rollfs-readahead".into()).spawn(move || {
+        let want = READAHEAD_KB.to_string();
+        let mut stable = 0;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let Some(dev) = mount_device(&mnt) else { continue };
+            let f = format!("/sys/class/bdi/{dev}/read_ahead_kb");
+            match std::fs::read_to_string(&f) {
+                Ok(v) if v.trim() == want => {
+                    stable += 1;
+                    if stable >= 4 {
+                        return;
+                    }
+                }
+                Ok(_) => {
+                    stable = 0;
+                    if std::fs::write(&f, &want).is_err() {
+                        return; // not root: the kernel's default stays
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    });
+}
+
+/// `MAJOR:MINOR` of the filesystem mounted at `mnt` (the last such mount), from
+/// /proc/self/mountinfo (mount points there escape space, tab, newline and backslash as
+/// octal).
+fn mount_device(mnt: &Path) -> Option<String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = mnt.to_str()?;
+    let unescape = |s: &str| {
+        let mut out = String::new();
+        let mut it = s.chars().peekable();
+        while let Some(c) = it.next() {
+            if c == '\\' {
+                let code: String = it.by_ref().take(3).collect();
+                match u8::from_str_radix(&code, 8) {
+                    Ok(b) => out.push(b as char),
+                    Err(_) => out.push_str(&code),
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    info.lines().rev().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f.len() > 4 && unescape(f[4]) == want).then(|| f[2].to_string())
+    })
 }
 
 #[cfg(test)]
