@@ -738,12 +738,20 @@ fn parse_args() -> Res<Args> {
     while let Some(x) = it.next() {
         match x.as_str() {
             "--quick" => a.quick = true,
+            // Both images on a RAM disk (rollfs's image file in /dev/shm, ext4 on a loop
+            // device over /dev/shm), where no disk hides a CPU or FUSE cost (issue 36); the
+            // report goes to results/ram/ beside the disk's.
+            "--ram" => {
+                a.work = PathBuf::from("/dev/shm/rollfs-compare-work");
+                a.results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results").join("ram");
+            }
             "--work-dir" => a.work = PathBuf::from(it.next().ok_or("--work-dir needs a directory")?),
             "--results" => a.results = PathBuf::from(it.next().ok_or("--results needs a directory")?),
             "--baseline" => a.baseline = Some(PathBuf::from(it.next().ok_or("--baseline needs a rollfs binary")?)),
             "-h" | "--help" => {
                 println!(
-                    "usage: compare [--quick] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN]\n  \
+                    "usage: compare [--quick] [--ram] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN]\n  \
+                     --ram: every image on a RAM disk (/dev/shm), the report in results/ram/\n  \
                      env ROLLFS_BIN: the rollfs binary to use\n  \
                      --baseline: also run this (older) rollfs binary as setup `rollfs-before`, interleaved in \
                      the same rounds: a before/after on the same disk in one run"
