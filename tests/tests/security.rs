@@ -978,10 +978,7 @@ fn a_users_shared_mapping_leaves_the_root_reserve() {
     assert!(r == "err 28" || r == "err 5", "the mapping's writeback must run out of space: {r}");
     b.run("fsync f");
     b.ok("close f");
-    // SAFETY: statvfs on a valid path into a zeroed struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let c = std::ffi::CString::new(m.mnt.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    let st = statvfs(&m);
     let reserve_blocks = (16u64 << 20) / st.f_frsize;
     assert!(
         st.f_bfree >= reserve_blocks * 3 / 4,
