@@ -1619,8 +1619,11 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.create(p, name.as_bytes(), perm, cred(req), crate::now())?;
+                // Opened only once the request succeeds: a failed `-o dirsync` flush must not
+                // leave an open count that no RELEASE will ever drop.
+                self.dir_synced(fs, p)?;
                 fs.open(a.ino)?;
-                self.dir_synced(fs, p).map(|_| a)
+                Ok(a)
             })
         });
         let write = flags & libc::O_ACCMODE != libc::O_RDONLY;
