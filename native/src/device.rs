@@ -646,13 +646,16 @@ impl Shared {
                 };
                 self.settle(std::slice::from_ref(&run), &[failed_at]);
             }
-            // A flush that begins from now on must cover these writes.
-            self.completed();
             // Every write taken (a prefix of the submission order; earlier prefixes were
             // drained before, one drain at a time) reached the host, unless one failed.
             if let (Some(o), None, Some(last)) = (self.observer.get(), self.latched(), jobs.last()) {
                 o.completed_upto(last.seq);
             }
+            // A flush that begins from now on must cover these writes. Bumped after the
+            // observer heard of them: a flush in another thread that notes the new epoch
+            // (and so lets a later fsync skip its own) must begin, in the write log, after
+            // their completion, or the crash model would count them unflushed.
+            self.completed();
         }
         self.latched().map_or(Ok(()), Err)
     }

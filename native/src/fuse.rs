@@ -412,11 +412,14 @@ enum Killer {
 /// (`file_remove_privs`, `setattr_should_drop_suidgid`): suid always and sgid when group
 /// execute is set or the caller is not in the file's group — unless the caller holds
 /// CAP_FSETID — and `security.capability` whoever the caller is. Changes nothing when there
-/// is nothing to remove (the common case: one attribute lookup, no write).
-fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Killer) -> rollfs_core::Result<()> {
+/// is nothing to remove (the common case: one attribute lookup, no write). True when the
+/// mode changed: a reply that carries no attributes must then be preceded by
+/// [`Notifications::invalidate_attrs_now`], or the kernel keeps showing (and executing
+/// with) the old mode until its attribute cache expires.
+fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Killer) -> rollfs_core::Result<bool> {
     let a = fs.getattr(ino)?;
     if a.kind != FileType::Regular {
-        return Ok(());
+        return Ok(false);
     }
     let old = u32::from(a.perm) & 0o7777;
     let mut mode = old;
@@ -428,17 +431,23 @@ fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Kille
         };
     if kill {
         mode &= !libc::S_ISUID;
-        if mode & libc::S_ISGID != 0 && (mode & libc::S_IXGRP != 0 || !in_group(req, a.gid)) {
+        // sgid without group execute (the mandatory-locking mark) goes only for a caller
+        // outside the file's group without CAP_FSETID (`setattr_should_drop_sgid`); the
+        // kernel flags a chown whoever makes it, root included.
+        if mode & libc::S_ISGID != 0
+            && (mode & libc::S_IXGRP != 0 || (!in_group(req, a.gid) && !privileged(req, cap::CAP_FSETID)))
+        {
             mode &= !libc::S_ISGID;
         }
     }
-    if mode != old {
+    let changed = mode != old;
+    if changed {
         fs.setattr(ino, &SetAttr { mode: Some(mode), ..Default::default() }, crate::now())?;
     }
     if fs.has_xattr(ino, XATTR_CAPS)? {
         fs.removexattr(ino, XATTR_CAPS, crate::now())?;
     }
-    Ok(())
+    Ok(changed)
 }
 
 /// The namespaces of extended attribute names and what rollfs does with each.
@@ -1140,7 +1149,9 @@ impl fuser::Filesystem for RollFuse {
     ) {
         let _caller = self.caller(req);
         // A truncate or chown removes privileges first (FUSE_HANDLE_KILLPRIV_V2).
-        let kills = size.is_some() || uid.is_some() || gid.is_some();
+        // (chown(f, -1, -1), which Linux lets clear them too, reaches no filesystem under
+        // FUSE_HANDLE_KILLPRIV_V2: the kernel sends nothing for it. A known difference.)
+        let kills = size.is_some() || uid.is_some() || gid.is_some() || kill_suid_gid;
         let fh = _fh.map(|h| h.0);
         let set = SetAttr {
             mode: mode.map(|m| m & 0o7777),
@@ -1155,6 +1166,7 @@ impl fuser::Filesystem for RollFuse {
         // holding an atomic-write session: EBUSY, like a write.
         let change = |fs: &mut Filesystem<Dev>, i| {
             if kills {
+                // The reply carries the new attributes: nothing stale stays in the kernel.
                 remove_privs(fs, req, i, Killer::Flagged(kill_suid_gid))?;
             }
             fs.setattr(i, &set, crate::now())
@@ -1285,11 +1297,15 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(ino).and_then(|i| {
             self.call(|fs| {
                 // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
-                if kill_suid_gid {
-                    remove_privs(fs, req, i, Killer::Flagged(true))?;
-                }
-                fs.open(i)
+                let changed = kill_suid_gid && remove_privs(fs, req, i, Killer::Flagged(true))?;
+                fs.open(i).map(|()| changed)
             })
+        });
+        // An OPEN reply carries no attributes: the kernel's cached mode is dropped first.
+        let r = r.map(|changed| {
+            if changed {
+                self.notify.invalidate_attrs_now(ino.0 as u32);
+            }
         });
         match r {
             Ok(()) => reply.opened(self.new_handle(req, write), OPEN_FLAGS),
@@ -1347,6 +1363,7 @@ impl fuser::Filesystem for RollFuse {
         let kill = write_flags.contains(fuser::WriteFlags::FUSE_WRITE_KILL_SUIDGID);
         // Through another handle than an atomic-write session's: EBUSY (the session's
         // abort would discard it after it was acknowledged).
+        let mut privs_changed = false;
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
                 self.call(|fs| {
@@ -1359,7 +1376,11 @@ impl fuser::Filesystem for RollFuse {
                             fs.set_privileged(false);
                         }
                     }
-                    remove_privs(fs, req, i, Killer::Flagged(kill))?;
+                    // A write through a shared mapping (the kernel's writeback) removes no
+                    // privilege in Linux: only write(2) and its kin do.
+                    if !writeback {
+                        privs_changed = remove_privs(fs, req, i, Killer::Flagged(kill))?;
+                    }
                     let now = crate::now();
                     let mut done = 0;
                     while done < data.len() {
@@ -1373,6 +1394,11 @@ impl fuser::Filesystem for RollFuse {
                 })
             })
         });
+        if privs_changed {
+            // Before the reply (a WRITE reply carries no attributes): no stat or exec after
+            // write(2) returned may see the suid bit the write cleared.
+            self.notify.invalidate_attrs_now(ino.0 as u32);
+        }
         match r {
             Ok(n) => reply.written(n as u32),
             Err(e) => reply.error(e),
@@ -1670,12 +1696,13 @@ impl fuser::Filesystem for RollFuse {
         if length == 0 {
             return reply.error(Errno::EINVAL);
         }
+        let mut privs_changed = false;
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
                 self.call(|fs| {
                     // No request flag reports the caller's CAP_FSETID here: asked only when
                     // the file has suid or sgid set.
-                    remove_privs(fs, req, i, Killer::Ask)?;
+                    privs_changed = remove_privs(fs, req, i, Killer::Ask)?;
                     match op {
                         1 => fs.punch_hole(i, offset, length, crate::now()),
                         2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
@@ -1684,6 +1711,10 @@ impl fuser::Filesystem for RollFuse {
                 })
             })
         });
+        if privs_changed {
+            // A FALLOCATE reply carries no attributes (see `write`).
+            self.notify.invalidate_attrs_now(ino.0 as u32);
+        }
         match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),

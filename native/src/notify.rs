@@ -56,6 +56,9 @@ pub trait Sink: Send + Sync + 'static {
     /// Drops the kernel's cached attributes of `ino`, and its cached pages in the byte
     /// range `range` (start, end), or all of them (`None`).
     fn inval_inode(&self, ino: u32, range: Option<(u64, u64)>) -> std::io::Result<()>;
+
+    /// Drops the kernel's cached attributes of `ino` only (no page).
+    fn inval_attrs(&self, ino: u32) -> std::io::Result<()>;
 }
 
 impl Sink for fuser::Notifier {
@@ -68,6 +71,11 @@ impl Sink for fuser::Notifier {
             _ => (0, 0),
         };
         fuser::Notifier::inval_inode(self, fuser::INodeNo(ino as u64), off, len)
+    }
+
+    fn inval_attrs(&self, ino: u32) -> std::io::Result<()> {
+        // A negative offset: the kernel drops the attributes and touches no page.
+        fuser::Notifier::inval_inode(self, fuser::INodeNo(ino as u64), -1, 0)
     }
 }
 
@@ -185,6 +193,21 @@ impl Notifications {
         drop(st);
         if let Some(t) = now {
             t();
+        }
+    }
+
+    /// Drops the kernel's cached attributes of `ino` now, from the calling (request)
+    /// thread, before the request's reply: for a change the daemon makes behind the kernel
+    /// that a reply does not carry (suid/sgid cleared by a write, FUSE_HANDLE_KILLPRIV_V2),
+    /// which must not stay visible — or executable — until the attribute cache expires.
+    /// Safe on a request thread, unlike a page invalidation: with no page range the kernel
+    /// only marks the attributes stale (`fuse_reverse_inval_inode` with a negative offset
+    /// takes no page lock), so it waits for no request. A failure (the inode is not cached,
+    /// the connection is going) leaves nothing stale to drop.
+    pub fn invalidate_attrs_now(&self, ino: u32) {
+        if let Some(sink) = self.shared.sink.get() {
+            self.shared.stats.invalidations.fetch_add(1, Ordering::Relaxed);
+            let _ = sink.inval_attrs(ino);
         }
     }
 
@@ -329,6 +352,10 @@ mod tests {
             while !*g {
                 g = self.open.wait(g).unwrap();
             }
+            self.sent.lock().unwrap().push(ino);
+            Ok(())
+        }
+        fn inval_attrs(&self, ino: u32) -> std::io::Result<()> {
             self.sent.lock().unwrap().push(ino);
             Ok(())
         }

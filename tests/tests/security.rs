@@ -339,7 +339,17 @@ fn privileges_are_removed_by_the_filesystem_as_linux_removes_them() {
     let mode = |a: &mut User, p: &str| a.ok(&format!("stat {p}")).rsplit(' ').next().unwrap().to_string();
     let f = a_file(&m, &mut a, "pub/prog", "binary", 0o6777);
     b.ok(&format!("open w {f} w"));
+    // The kernel's cached mode must not outlive the write that cleared the bits (review of
+    // issue 36: `stat -c %a` and exec, which ask for the mode alone, saw suid for up to the
+    // attribute cache's second, and a setuid-root program ran as root after another user
+    // rewrote it).
+    assert_eq!(b.ok(&format!("modeonly {f}")), "6777", "the mode is cached");
+    b.ok("pwrite w 0 evil");
+    assert_eq!(b.ok(&format!("modeonly {f}")), "777", "the kernel still showed the cleared bits after the write");
+    a.ok(&format!("chmod {f} 6777"));
+    assert_eq!(b.ok(&format!("modeonly {f}")), "6777");
     b.ok("fallocate w 0 65536");
+    assert_eq!(b.ok(&format!("modeonly {f}")), "777", "the kernel still showed the cleared bits after fallocate");
     assert_eq!(mode(&mut a, &f), "777", "a fallocate by another user clears suid and sgid");
     // sgid without group execute (the mandatory-locking mark): kept for a writer in the
     // file's group (A), cleared for one outside it (B).
@@ -377,6 +387,27 @@ fn privileges_are_removed_by_the_filesystem_as_linux_removes_them() {
     set_caps(&r);
     std::os::unix::fs::chown(&r, Some(A), None).unwrap();
     assert!(!has_caps(&r), "a chown removes file capabilities");
+    // A write through a shared mapping removes nothing (as in Linux: only write(2) and its
+    // kin remove privileges; the mapping's pages reach rollfs by the kernel's writeback).
+    set_caps(&r);
+    {
+        let f = std::fs::OpenOptions::new().read(true).write(true).open(&r).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+        // SAFETY: a shared mapping of the file's first page (the file is longer), written
+        // and synced, then unmapped.
+        unsafe {
+            let p = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0);
+            assert_ne!(p, libc::MAP_FAILED);
+            *(p as *mut u8) = b'M';
+            assert_eq!(libc::msync(p, 4096, libc::MS_SYNC), 0);
+            libc::munmap(p, 4096);
+        }
+    }
+    assert!(has_caps(&r), "a write through a shared mapping removed file capabilities");
+    // Root's chown of a file with sgid but no group execute keeps sgid (CAP_FSETID).
+    std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o2745)).unwrap();
+    std::os::unix::fs::chown(&r, Some(A), None).unwrap();
+    assert_eq!(mode_of(&r), 0o2745, "root's chown dropped sgid from a file without group execute");
     drop(fh);
     assert!(m.unmount().success());
     img.assert_fsck_clean();

@@ -367,6 +367,13 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 check(libc::stat(cpath(path).as_ptr(), &mut st) as _)
                     .map(|_| format!("{} {} {:o}", st.st_uid, st.st_gid, st.st_mode & 0o7777))
             }
+            ["modeonly", path] => {
+                // statx asking for the mode alone (as `stat -c %a` does): the kernel answers
+                // from its attribute cache unless the mode itself was marked stale.
+                let mut st: libc::statx = std::mem::zeroed();
+                check(libc::statx(libc::AT_FDCWD, cpath(path).as_ptr(), 0, libc::STATX_MODE, &mut st) as _)
+                    .map(|_| format!("{:o}", st.stx_mode & 0o7777))
+            }
             ["getxattr", path, name] => {
                 let mut buf = vec![0u8; 65536];
                 let r =
