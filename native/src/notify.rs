@@ -204,7 +204,8 @@ impl Notifications {
     /// only marks the attributes stale (`fuse_reverse_inval_inode` with a negative offset
     /// takes no page lock), so it waits for no request. Nor can the inode lookup inside it
     /// wait for an eviction: it is only sent while serving a WRITE or FALLOCATE through an
-    /// open file, which pins the inode (the kernel's writeback WRITEs, which could come from
+    /// open file, or a truncating OPEN of a looked-up path, each of which pins the inode
+    /// (the kernel's writeback WRITEs, which could come from
     /// an inode being evicted, never send it). A failure (the inode is not cached, the
     /// connection is going) leaves nothing stale to drop.
     pub fn invalidate_attrs_now(&self, ino: u32) {
