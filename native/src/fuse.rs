@@ -417,9 +417,26 @@ enum Killer {
 /// [`Notifications::invalidate_attrs_now`], or the kernel keeps showing (and executing
 /// with) the old mode until its attribute cache expires.
 fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Killer) -> rollfs_core::Result<bool> {
+    let mode = privileges_left(fs, req, ino, killer)?;
+    if let Some(mode) = mode {
+        fs.setattr(ino, &SetAttr { mode: Some(mode), ..Default::default() }, crate::now())?;
+    }
+    Ok(mode.is_some())
+}
+
+/// What [`remove_privs`] leaves: removes the file capabilities, and returns the mode
+/// without the bits to clear when any are (`None`: the mode stays). A SETATTR folds that
+/// mode into its own change, so that the bits and a truncation or chown are one change,
+/// made or failed together.
+fn privileges_left(
+    fs: &mut Filesystem<Dev>,
+    req: &Request,
+    ino: u32,
+    killer: Killer,
+) -> rollfs_core::Result<Option<u32>> {
     let a = fs.getattr(ino)?;
     if a.kind != FileType::Regular {
-        return Ok(false);
+        return Ok(None);
     }
     let old = u32::from(a.perm) & 0o7777;
     let mut mode = old;
@@ -440,14 +457,10 @@ fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Kille
             mode &= !libc::S_ISGID;
         }
     }
-    let changed = mode != old;
-    if changed {
-        fs.setattr(ino, &SetAttr { mode: Some(mode), ..Default::default() }, crate::now())?;
-    }
     if fs.has_xattr(ino, XATTR_CAPS)? {
         fs.removexattr(ino, XATTR_CAPS, crate::now())?;
     }
-    Ok(changed)
+    Ok((mode != old).then_some(mode))
 }
 
 /// The namespaces of extended attribute names and what rollfs does with each.
@@ -1165,9 +1178,13 @@ impl fuser::Filesystem for RollFuse {
         // A size change (O_TRUNC, truncate, ftruncate) through another handle than the one
         // holding an atomic-write session: EBUSY, like a write.
         let change = |fs: &mut Filesystem<Dev>, i| {
+            let mut set = set;
             if kills {
-                // The reply carries the new attributes: nothing stale stays in the kernel.
-                remove_privs(fs, req, i, Killer::Flagged(kill_suid_gid))?;
+                // Cleared bits ride in this SETATTR (the reply carries the new attributes:
+                // nothing stale stays in the kernel); a mode the request sets itself wins.
+                if let Some(mode) = privileges_left(fs, req, i, Killer::Flagged(kill_suid_gid))? {
+                    set.mode = set.mode.or(Some(mode));
+                }
             }
             fs.setattr(i, &set, crate::now())
         };
