@@ -32,3 +32,18 @@ cargo test --workspace --release
 # The fuzz regression corpus once more with debug assertions on (the release build keeps
 # overflow checks but not the core's internal debug_assert!s).
 cargo test -p rollfs-core --test fuzz_corpus
+
+# The FUSE tests once more over the io_uring transport (`-o uring`), where the kernel has it
+# (Linux 6.14+ with CONFIG_FUSE_IO_URING): the fuse module's `enable_uring` (off by default)
+# is switched on for this pass only, as root, and restored after it.
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+if [ -w "$URING_PARAM" ]; then
+    uring_was=$(cat "$URING_PARAM")
+    echo Y > "$URING_PARAM"
+    trap 'echo "$uring_was" > "$URING_PARAM"' EXIT
+    ROLLFS_TEST_MOUNT_OPTIONS=uring cargo test -p rollfs-tests --release
+    echo "$uring_was" > "$URING_PARAM"
+    trap - EXIT
+else
+    echo "test.sh: $URING_PARAM is missing or not writable (this kernel has no FUSE over io_uring, or not root): the io_uring pass is skipped" >&2
+fi

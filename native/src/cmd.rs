@@ -266,6 +266,9 @@ pub struct MountOpts {
     pub allow_other: bool,
     pub direct: bool,
     pub threads: usize,
+    /// `-o uring` / `-o nouring`: the FUSE transport (io_uring or /dev/fuse); None = the
+    /// default (/dev/fuse).
+    pub uring: Option<bool>,
     pub writers: usize,
     pub dirty_bytes_max: Option<u64>,
     /// Root reserve (`-o reserve=PCT%|SIZE`; unset: what mkfs recorded, else 5 %): space only root, `resuid` and
@@ -324,6 +327,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         allow_other: false,
         direct: false,
         threads: 8,
+        uring: None,
         writers: 4,
         dirty_bytes_max: None,
         reserve: None,
@@ -365,6 +369,8 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("nossr", None) => o.ssr = false,
             ("force", None) => o.force = true,
             ("threads", Some(v)) => o.threads = num(k, v)?,
+            ("uring", None) => o.uring = Some(true),
+            ("nouring", None) => o.uring = Some(false),
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("reserve", Some(v)) => o.reserve = Some(parse_reserve(v)?),
             ("resuid", Some(v)) => {
@@ -392,7 +398,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             (k, _) if k.starts_with("x-") || k.starts_with("comment=") => {}
             _ => {
                 return Err(CliError::BadOption(format!(
-                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE, resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
+                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, [no]uring, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE, resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
                 )))
             }
         }
@@ -426,6 +432,17 @@ fn block_signals() -> libc::sigset_t {
 
 /// The background parent: starts the daemon (this program with `--foreground` and the
 /// internal `--daemon-child`), waits for it to say the mount is up or why it failed.
+/// Whether this kernel offers FUSE over io_uring to new mounts: the fuse module's
+/// `enable_uring` parameter (Linux 6.14+ with CONFIG_FUSE_IO_URING; off by default).
+fn check_uring_offered() -> std::result::Result<(), String> {
+    const PARAM: &str = "/sys/module/fuse/parameters/enable_uring";
+    match std::fs::read_to_string(PARAM) {
+        Ok(v) if v.trim() == "Y" || v.trim() == "1" => Ok(()),
+        Ok(_) => Err(format!("FUSE over io_uring is off in this kernel: as root, `echo Y > {PARAM}` (or boot with fuse.enable_uring=1), or mount without -o uring")),
+        Err(_) => Err(format!("this kernel has no FUSE over io_uring ({PARAM} is missing: it needs Linux 6.14+ built with CONFIG_FUSE_IO_URING); mount without -o uring")),
+    }
+}
+
 fn spawn_daemon(a: &MountArgs) -> Result<i32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -592,6 +609,14 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     config.acl = if o.allow_other { fuser::SessionACL::All } else { fuser::SessionACL::Owner };
     config.n_threads = Some(o.threads);
     config.clone_fd = true;
+    config.io_uring = o.uring == Some(true);
+    if config.io_uring {
+        check_uring_offered().map_err(|detail| CliError::Failed {
+            path: a.mountpoint.clone(),
+            what: "cannot mount with -o uring",
+            detail,
+        })?;
+    }
 
     let mut session = fuser::Session::new(driver, &a.mountpoint, &config).map_err(|e| {
         let detail = match e.raw_os_error() {
@@ -600,6 +625,13 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         };
         CliError::Failed { path: a.mountpoint.clone(), what: "cannot mount", detail }
     })?;
+    if config.io_uring && !session.io_uring_negotiated() {
+        return Err(CliError::Failed {
+            path: a.mountpoint.clone(),
+            what: "cannot mount with -o uring",
+            detail: "the kernel did not offer FUSE over io_uring at INIT".into(),
+        });
+    }
     raise_readahead(&a.mountpoint);
     // Kernel notifications are sent from their own thread, never a request thread (notify.rs).
     notifications

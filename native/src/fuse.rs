@@ -981,6 +981,8 @@ impl RollFuse {
         // Every FUSE request this process received, in all and per opcode (counted by the
         // carried fuser: vendor/fuser/VENDORED.md). `driver.requests` counts core calls.
         v["driver"]["fuse_requests"] = fuser::requests_received().into();
+        v["driver"]["fuse_uring_requests"] = fuser::uring_requests_received().into();
+        v["driver"]["fuse_uring_replies_deferred"] = fuser::uring_replies_deferred().into();
         v["fuse"] =
             serde_json::Value::Object(fuser::request_counts().into_iter().map(|(k, n)| (k, n.into())).collect());
         if let Some(c) = core {

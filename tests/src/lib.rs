@@ -177,6 +177,15 @@ impl Image {
 
 use rollfs::crashtest::{is_mounted, unmount as unmount_cmd};
 
+/// Mount options every test mount gets from `ROLLFS_TEST_MOUNT_OPTIONS` (test.sh runs the
+/// FUSE tests a second time with `uring`, the io_uring transport).
+pub fn transport_options() -> Vec<String> {
+    match std::env::var("ROLLFS_TEST_MOUNT_OPTIONS") {
+        Ok(o) if !o.is_empty() => vec!["-o".into(), o],
+        _ => Vec::new(),
+    }
+}
+
 /// A running `rollfs mount -f` with its mount point. Unmounts on drop.
 pub struct Mount {
     child: Option<Child>,
@@ -210,6 +219,7 @@ impl Mount {
             .envs(envs.iter().copied())
             .arg("mount")
             .arg("-f")
+            .args(transport_options())
             .args(extra)
             .arg(image)
             .arg(&mnt)

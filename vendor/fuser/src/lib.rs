@@ -31,6 +31,7 @@ use serde::Serialize;
 
 pub use crate::access_flags::AccessFlags;
 pub use crate::counts::{request_counts, requests_received};
+pub use crate::uring::{uring_replies_deferred, uring_requests_received};
 pub use crate::bsd_file_flags::BsdFileFlags;
 use crate::forget_one::ForgetOne;
 pub use crate::ll::Errno;
@@ -103,6 +104,7 @@ mod request;
 mod request_param;
 mod session;
 mod time;
+mod uring;
 
 /// We generally support async reads
 #[cfg(not(target_os = "macos"))]
@@ -387,7 +389,7 @@ impl KernelConfig {
         }
     }
 
-    fn max_pages(&self) -> u16 {
+    pub(crate) fn max_pages(&self) -> u16 {
         ((max(self.max_write, self.max_readahead) - 1) / page_size::get() as u32) as u16 + 1
     }
 }

@@ -139,6 +139,8 @@ pub struct Session<FS: Filesystem> {
     /// The field is set to `Some` when the init message is received.
     pub(crate) proto_version: Option<Version>,
     pub(crate) config: Config,
+    /// The payload buffer size of each io_uring entry, when INIT negotiated io_uring.
+    pub(crate) uring_payload_size: Option<usize>,
 }
 
 impl<FS: Filesystem> AsFd for Session<FS> {
@@ -186,6 +188,7 @@ impl<FS: Filesystem> Session<FS> {
             session_owner: geteuid(),
             proto_version: None,
             config: options.clone(),
+            uring_payload_size: None,
         };
 
         session.handshake()?;
@@ -214,6 +217,7 @@ impl<FS: Filesystem> Session<FS> {
             session_owner: geteuid(),
             proto_version: None,
             config,
+            uring_payload_size: None,
         };
 
         session.handshake()?;
@@ -252,6 +256,7 @@ impl<FS: Filesystem> Session<FS> {
             session_owner,
             proto_version: _,
             config,
+            uring_payload_size,
         } = self;
 
         let n_threads = config.n_threads.unwrap_or(1);
@@ -286,6 +291,7 @@ impl<FS: Filesystem> Session<FS> {
                 channels.push(ch.clone());
             }
         }
+        let fuse_fd_holder = ch.clone();
         channels.push(ch);
 
         let mut threads = Vec::with_capacity(n_threads);
@@ -306,7 +312,46 @@ impl<FS: Filesystem> Session<FS> {
             );
         }
 
+        // io_uring: ring threads beside the /dev/fuse threads (which keep FORGET, INTERRUPT
+        // and anything sent before the rings are ready). One thread per entry, spread over
+        // the kernel's queues (one per possible CPU), at least two per queue so that one
+        // slow request (an fsync) does not hold up its queue.
+        let mut ring_threads = Vec::new();
+        if let Some(payload_size) = uring_payload_size {
+            let queues = crate::uring::possible_cpus()?;
+            let per_queue = n_threads.div_ceil(queues).max(2);
+            for qid in 0..queues {
+                for t in 0..per_queue {
+                    let thread_name = format!("fuser-uring-{qid}.{t}");
+                    let rt = crate::uring::RingThread {
+                        qid: u16::try_from(qid).map_err(io::Error::other)?,
+                        fuse_fd: std::os::fd::AsRawFd::as_raw_fd(&fuse_fd_holder.as_fd()),
+                        payload_size,
+                        event_loop: SessionEventLoop {
+                            thread_name: thread_name.clone(),
+                            filesystem: filesystem.clone(),
+                            ch: fuse_fd_holder.clone(),
+                            allowed,
+                            session_owner,
+                        },
+                    };
+                    ring_threads.push(thread::Builder::new().name(thread_name).spawn(move || {
+                        let r = rt.run();
+                        if let Err(e) = &r {
+                            log::error!("io_uring queue {qid}: {e}; serving over /dev/fuse");
+                        }
+                        r
+                    })?);
+                }
+            }
+        }
+
         let mut reply: io::Result<()> = Ok(());
+        for thread in ring_threads {
+            // A ring thread's failure is not the session's: the kernel falls back to
+            // /dev/fuse when a REGISTER fails.
+            let _ = thread.join();
+        }
         for thread in threads {
             let res = match thread.join() {
                 Ok(res) => res,
@@ -429,6 +474,18 @@ impl<FS: Filesystem> Session<FS> {
                 return Err(error);
             }
 
+            // io_uring when asked for and offered (the kernel offers it only while the fuse
+            // module's `enable_uring` is on). The ring threads start in `run`; until their
+            // entries are registered the kernel holds requests back.
+            if self.config.io_uring
+                && config
+                    .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
+                    .is_ok()
+            {
+                self.uring_payload_size =
+                    Some(crate::uring::payload_size(config.max_write, config.max_pages()));
+            }
+
             // Remember the ABI version supported by kernel and mark the session initialized.
             self.proto_version = Some(v);
 
@@ -492,6 +549,12 @@ impl<FS: Filesystem> Session<FS> {
     /// Returns an object that can be used to send notifications to the kernel
     pub fn notifier(&self) -> Notifier {
         Notifier::new(self.ch.sender())
+    }
+
+    /// Whether INIT negotiated FUSE over io_uring (asked for with `Config::io_uring` and
+    /// offered by the kernel); the ring threads start in `run`.
+    pub fn io_uring_negotiated(&self) -> bool {
+        self.uring_payload_size.is_some()
     }
 }
 

@@ -18,6 +18,9 @@ pub struct Config {
     /// This enables more efficient request processing
     /// when multiple threads are used. Requires Linux 4.5+.
     pub clone_fd: bool,
+    /// Serve requests over io_uring (`FUSE_OVER_IO_URING`, Linux 6.14+) when the kernel
+    /// offers it at INIT; /dev/fuse otherwise (rollfs's addition, see VENDORED.md).
+    pub io_uring: bool,
 }
 
 /// Mount options accepted by the FUSE filesystem type
