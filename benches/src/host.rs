@@ -83,10 +83,16 @@ impl Rollfs {
     }
 
     pub fn mount(bin: &Path, image: &Path, mnt: &Path, log: &Path) -> Res<Rollfs> {
+        Self::mount_with(bin, image, mnt, log, None)
+    }
+
+    /// [`Rollfs::mount`] with `-o OPTIONS` (e.g. `uring`, the io_uring transport).
+    pub fn mount_with(bin: &Path, image: &Path, mnt: &Path, log: &Path, options: Option<&str>) -> Res<Rollfs> {
         fs::create_dir_all(mnt).map_err(|e| e.to_string())?;
         let logf = File::create(log).map_err(|e| e.to_string())?;
         let child = Command::new(bin)
             .args(["mount", "-f"])
+            .args(options.map(|o| ["-o", o]).into_iter().flatten())
             .arg(image)
             .arg(mnt)
             .stdin(Stdio::null())

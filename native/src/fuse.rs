@@ -328,10 +328,31 @@ impl LoggedOnce {
     }
 }
 
-/// How every file is opened: no FLUSH request at close(2) — it would do nothing (writes
-/// reach the core as they are made, and close promises no durability), and it cost a
-/// round trip per close (issue 36).
-const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH;
+/// How every file is opened:
+/// - no FLUSH request at close(2) — it would do nothing (writes reach the core as they are
+///   made, and close promises no durability), and it cost a round trip per close;
+/// - `FOPEN_KEEP_CACHE`: an open keeps the file's cached pages (without it every open
+///   dropped them, and the next read went back to the daemon). The daemon is the image's
+///   only writer and every write, truncation, hole punch and copy passes through the
+///   kernel, which updates or drops its own pages; the one change rollfs makes behind the
+///   kernel's page cache — an atomic write aborted (ABORT, or a release without COMMIT),
+///   whose staged pages the kernel holds — drops those pages by notification
+///   ([`RollFuse::abort_atomic`], [`crate::notify`]) before the abort is acknowledged.
+///   A release's abort is not waited for (RELEASE is a background request), so an open
+///   while that file's invalidation is still queued, or during an atomic write, does not
+///   keep the cache ([`open_flags`]). (Issue 36.)
+const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH.union(FopenFlags::FOPEN_KEEP_CACHE);
+
+/// [`OPEN_FLAGS`] for an open of a file with `changing_behind` true (an atomic write in
+/// progress, or an invalidation of its pages not yet sent): without `FOPEN_KEEP_CACHE`,
+/// so the kernel drops the file's pages at this open as it did before.
+fn open_flags(changing_behind: bool) -> FopenFlags {
+    if changing_behind {
+        OPEN_FLAGS.difference(FopenFlags::FOPEN_KEEP_CACHE)
+    } else {
+        OPEN_FLAGS
+    }
+}
 
 /// What the driver remembers of an open file handle.
 #[derive(Debug, Clone, Copy)]
@@ -1317,17 +1338,18 @@ impl fuser::Filesystem for RollFuse {
             self.call(|fs| {
                 // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
                 let changed = kill_suid_gid && remove_privs(fs, req, i, Killer::Flagged(true))?;
-                fs.open(i).map(|()| changed)
+                fs.open(i).map(|()| (changed, fs.in_atomic_write(i)))
             })
         });
         // An OPEN reply carries no attributes: the kernel's cached mode is dropped first.
-        let r = r.map(|changed| {
+        let r = r.map(|(changed, atomic)| {
             if changed {
                 self.notify.invalidate_attrs_now(ino.0 as u32);
             }
+            open_flags(atomic || self.notify.pending(ino.0 as u32))
         });
         match r {
-            Ok(()) => reply.opened(self.new_handle(req, write), OPEN_FLAGS),
+            Ok(flags) => reply.opened(self.new_handle(req, write), flags),
             Err(e) => reply.error(e),
         }
     }

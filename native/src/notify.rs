@@ -110,6 +110,8 @@ struct State {
     entries: HashMap<u32, Entry>,
     /// Callbacks in `entries`, all inodes together.
     waiting: usize,
+    /// The inode whose invalidation the notify thread is sending.
+    in_flight: Option<u32>,
     stop: bool,
     exited: bool,
 }
@@ -196,6 +198,14 @@ impl Notifications {
         }
     }
 
+    /// Whether an invalidation of `ino`'s pages is queued or being sent: until it is done
+    /// the kernel may hold pages the daemon has changed behind it (an aborted atomic
+    /// write's), so an open must not keep them (`FOPEN_KEEP_CACHE`).
+    pub fn pending(&self, ino: u32) -> bool {
+        let st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.entries.contains_key(&ino) || st.in_flight == Some(ino)
+    }
+
     /// Drops the kernel's cached attributes of `ino` now, from the calling (request)
     /// thread, before the request's reply: for a change the daemon makes behind the kernel
     /// that a reply does not carry (suid/sgid cleared by a write, FUSE_HANDLE_KILLPRIV_V2),
@@ -279,6 +289,7 @@ impl Shared {
                     if let Some(ino) = st.order.pop_front() {
                         let entry = st.entries.remove(&ino).unwrap_or_default();
                         st.waiting -= entry.1.len();
+                        st.in_flight = Some(ino);
                         break (ino, entry);
                     }
                     st = self.wake.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -290,6 +301,7 @@ impl Shared {
             // there is nothing left to invalidate.
             self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
             let _ = sink.inval_inode(ino, range);
+            self.state.lock().unwrap_or_else(|e| e.into_inner()).in_flight = None;
             for t in thens {
                 t();
             }

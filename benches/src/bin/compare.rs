@@ -72,6 +72,8 @@ struct Config {
     recovery_rounds: usize,
     /// An older rollfs binary run beside the current one (`--baseline`).
     baseline: Option<PathBuf>,
+    /// Mount options of the baseline's mount (`--baseline-options`, e.g. `uring`).
+    baseline_options: Option<String>,
 }
 
 impl Config {
@@ -92,6 +94,7 @@ impl Config {
             recovery_fsyncs: vec![0, 1_000, 10_000],
             recovery_rounds: if quick { 1 } else { 3 },
             baseline: None,
+            baseline_options: None,
         }
     }
 }
@@ -725,6 +728,7 @@ struct Args {
     work: PathBuf,
     results: PathBuf,
     baseline: Option<PathBuf>,
+    baseline_options: Option<String>,
 }
 
 fn parse_args() -> Res<Args> {
@@ -733,6 +737,7 @@ fn parse_args() -> Res<Args> {
         work: workspace_dir().join("target").join("compare-work"),
         results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
         baseline: None,
+        baseline_options: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -748,9 +753,12 @@ fn parse_args() -> Res<Args> {
             "--work-dir" => a.work = PathBuf::from(it.next().ok_or("--work-dir needs a directory")?),
             "--results" => a.results = PathBuf::from(it.next().ok_or("--results needs a directory")?),
             "--baseline" => a.baseline = Some(PathBuf::from(it.next().ok_or("--baseline needs a rollfs binary")?)),
+            "--baseline-options" => {
+                a.baseline_options = Some(it.next().ok_or("--baseline-options needs mount options")?.to_string())
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: compare [--quick] [--ram] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN]\n  \
+                    "usage: compare [--quick] [--ram] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN [--baseline-options OPTS]]\n  \
                      --ram: every image on a RAM disk (/dev/shm), the report in results/ram/\n  \
                      env ROLLFS_BIN: the rollfs binary to use\n  \
                      --baseline: also run this (older) rollfs binary as setup `rollfs-before`, interleaved in \
@@ -777,7 +785,11 @@ fn main() {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    let cfg = Config { baseline: args.baseline, ..Config::new(args.quick, args.work, args.results) };
+    let cfg = Config {
+        baseline: args.baseline,
+        baseline_options: args.baseline_options,
+        ..Config::new(args.quick, args.work, args.results)
+    };
     let line = match run_all(&cfg) {
         Ok(l) => l,
         Err(e) => {
@@ -870,11 +882,12 @@ fn run_all(cfg: &Config) -> Res<String> {
                 let img = cfg.work.join("rollfs-before.img");
                 write_out(&img, cfg.image_size)?;
                 run(base.to_str().unwrap(), &["mkfs", "-q", "--force", img.to_str().unwrap()])?;
-                match Rollfs::mount(
+                match Rollfs::mount_with(
                     base,
                     &img,
                     &cfg.work.join("rollfs-before-mnt"),
                     &cfg.work.join("rollfs-before-mount.log"),
+                    cfg.baseline_options.as_deref(),
                 ) {
                     Ok(g) => setups.push(Box::new(Baseline(g))),
                     Err(e) => rep.notes.push(format!("baseline rollfs mount failed: {e}")),
@@ -1299,9 +1312,10 @@ fn render(
     if base {
         let _ = writeln!(
             md,
-            "`rollfs before` is the `--baseline` binary ({}), run in the same rounds on the same disk.\n\n\
+            "`rollfs before` is the `--baseline` binary ({}{}), run in the same rounds on the same disk.\n\n\
              | ratio | measured | rollfs before | goal |\n|---|---|---|---|",
-            cfg.baseline.as_ref().unwrap().display()
+            cfg.baseline.as_ref().unwrap().display(),
+            cfg.baseline_options.as_ref().map(|o| format!(", mounted with -o {o}")).unwrap_or_default()
         );
     } else {
         let _ = writeln!(md, "| ratio | measured | goal |\n|---|---|---|");
