@@ -391,10 +391,24 @@ impl<FS: Filesystem> RingThread<FS> {
                         self.commit(&mut ring, &entry)?;
                         idle += 1;
                     }
-                    Ok(_) if Arc::strong_count(&entry) <= 2 => {
+                    Ok(_)
+                        if Arc::strong_count(&entry) <= 2
+                            && entry
+                                .state
+                                .compare_exchange(
+                                    DEFERRED,
+                                    REPLIED_IN_DISPATCH,
+                                    Ordering::AcqRel,
+                                    Ordering::Acquire,
+                                )
+                                .is_ok() =>
+                    {
                         // No reply object left anywhere (a request that takes none): the
                         // entry must still be committed to come back (libfuse's
                         // fuse_reply_none). `entries` and `entry` are the two references.
+                        // The second exchange: a reply object that existed at the first
+                        // and replied before it was dropped has handed the entry back
+                        // through `pending` already, and must be the only commit.
                         {
                             let _g = entry.bufs.lock();
                             let h = abi::fuse_out_header {
@@ -412,7 +426,6 @@ impl<FS: Filesystem> RingThread<FS> {
                                 write_payload_sz(&entry, 0);
                             }
                         }
-                        entry.state.store(REPLIED_IN_DISPATCH, Ordering::Release);
                         self.commit(&mut ring, &entry)?;
                         idle += 1;
                     }
