@@ -245,6 +245,7 @@ pub struct RollFuse {
     last_request_ms: Arc<AtomicU64>,
     started: std::time::Instant,
     background: Option<BackgroundGc>,
+    /// How long the kernel may keep entries and attributes without asking ([`ATTR_TTL`]).
     ttl: Duration,
     pub stats: Arc<DriverStats>,
     unmount: UnmountResult,
@@ -327,6 +328,18 @@ impl LoggedOnce {
         self.seen.is_empty()
     }
 }
+
+/// How long the kernel caches entries (names, negative ones too) and attributes: 60 s, not
+/// FUSE's customary 1 s (issue 36; with 1 s, `rm -rf` of a tree written a few seconds
+/// earlier sent a GETATTR per file, a third of its requests). The daemon is the image's
+/// only writer (it opens the image exclusively) and every change by a caller passes
+/// through the kernel, which updates or invalidates its own entries and attributes for it
+/// (create, link, unlink, rename, setattr, setxattr, write, read's atime). What rollfs
+/// changes behind the kernel is invalidated explicitly: suid/sgid and
+/// `security.capability` removed ([`Notifications::invalidate_attrs_now`]), an atomic
+/// write's COMMIT (its mtime and ctime) likewise, and an aborted one (its size, its pages:
+/// the queued invalidation drops the attributes too).
+const ATTR_TTL: Duration = Duration::from_secs(60);
 
 /// How every file is opened:
 /// - no FLUSH request at close(2) — it would do nothing (writes reach the core as they are
@@ -610,7 +623,7 @@ impl RollFuse {
             last_request_ms: Arc::new(AtomicU64::new(0)),
             started: std::time::Instant::now(),
             background: None,
-            ttl: Duration::from_secs(1),
+            ttl: ATTR_TTL,
             notify: Arc::new(Notifications::new(stats.clone())),
             stats,
             unmount: Arc::new(Mutex::new(None)),
@@ -1791,7 +1804,14 @@ impl fuser::Filesystem for RollFuse {
             }
             F2FS_IOC_COMMIT_ATOMIC_WRITE => {
                 self.stats.atomic_commits.fetch_add(1, Ordering::Relaxed);
-                done(self.commit_atomic(i, fh.0), reply)
+                let r = self.commit_atomic(i, fh.0);
+                if r.is_ok() {
+                    // The commit set mtime and ctime, which the kernel's cache does not
+                    // know ([`ATTR_TTL`]); an attributes-only invalidation, safe here (the
+                    // ioctl's open file pins the inode; no page lock is taken).
+                    self.notify.invalidate_attrs_now(i);
+                }
+                done(r, reply)
             }
             F2FS_IOC_ABORT_VOLATILE_WRITE => {
                 self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);

@@ -307,3 +307,33 @@ fn a_reopened_file_is_read_from_the_page_cache_but_never_an_aborted_atomic_write
     }
     assert!(m.unmount().success());
 }
+
+/// Attributes are cached for 60 s (`ATTR_TTL` in native/src/fuse.rs, issue 36), so what rollfs changes behind the
+/// kernel must be invalidated: an atomic COMMIT sets the file's mtime and ctime, and a
+/// stat right after it shows them, not the times cached before it.
+#[test]
+fn a_stat_right_after_an_atomic_commit_shows_the_commits_times() {
+    use std::os::unix::fs::MetadataExt;
+    let img = Image::new("128M", &[]);
+    let m = img.mount();
+    let p = m.path("db");
+    fs::write(&p, vec![b'A'; 8192]).unwrap();
+    let f = rw(&p);
+    assert_eq!(ioctl(&f, START), 0);
+    f.write_all_at(&[b'B'; 4096], 0).unwrap();
+    let before = f.metadata().unwrap(); // cached by the kernel from here
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(ioctl(&f, COMMIT), 0);
+    let after = f.metadata().unwrap();
+    let ns = |s: i64, n: i64| s as i128 * 1_000_000_000 + n as i128;
+    assert!(
+        ns(after.mtime(), after.mtime_nsec()) >= ns(before.mtime(), before.mtime_nsec()) + 40_000_000,
+        "mtime after COMMIT {}.{:09} is the cached one from before it {}.{:09}",
+        after.mtime(),
+        after.mtime_nsec(),
+        before.mtime(),
+        before.mtime_nsec()
+    );
+    drop(f);
+    assert!(m.unmount().success());
+}
