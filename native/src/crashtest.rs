@@ -68,6 +68,8 @@ pub struct CrashtestArgs {
     pub check_timeout_secs: u64,
     /// Write a summary here that `rollfs-sim merge` merges with the other shards'.
     pub summary: Option<PathBuf>,
+    /// `-o` options of the workload's and the checks' mounts (e.g. `uring`).
+    pub mount_options: Vec<String>,
     pub command: Vec<String>,
 }
 
@@ -87,6 +89,7 @@ impl Default for CrashtestArgs {
             shard: (0, 1),
             check_timeout_secs: 60,
             summary: None,
+            mount_options: Vec::new(),
             command: Vec::new(),
         }
     }
@@ -208,7 +211,7 @@ fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Path) -> Result<()> {
     })?;
     let mnt = dir.join("mnt");
     std::fs::create_dir_all(&mnt).map_err(|e| CliError::io(&mnt, "create the mount point", e))?;
-    let mount = FuseMount::start(&img, &mnt, Some(log), &dir.join("workload-mount.log"))?;
+    let mount = FuseMount::start(&img, &mnt, Some(log), &a.mount_options, &dir.join("workload-mount.log"))?;
     let rollfs = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rollfs"));
     // The workload runs inside the mount: a program named by a relative path is the
     // caller's (`./work.sh`), not one inside the mount.
@@ -436,7 +439,7 @@ fn check_state(
     let _ = std::fs::remove_file(check_img);
     record::write_image(&recovered, check_img).map_err(|e| format!("cannot write the image to check: {e}"))?;
     std::fs::create_dir_all(check_mnt).map_err(|e| format!("cannot create {}: {e}", check_mnt.display()))?;
-    let mount = FuseMount::start(check_img, check_mnt, None, &dir.join("check-mount.log"))
+    let mount = FuseMount::start(check_img, check_mnt, None, &a.mount_options, &dir.join("check-mount.log"))
         .map_err(|e| format!("the recovered image does not mount through FUSE: {e}"))?;
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
@@ -552,12 +555,15 @@ struct FuseMount {
 }
 
 impl FuseMount {
-    fn start(img: &Path, mnt: &Path, record: Option<&Path>, log: &Path) -> Result<FuseMount> {
+    fn start(img: &Path, mnt: &Path, record: Option<&Path>, options: &[String], log: &Path) -> Result<FuseMount> {
         let exe = std::env::current_exe().map_err(|e| CliError::io(Path::new("/proc/self/exe"), "find rollfs", e))?;
         let logf = std::fs::File::create(log).map_err(|e| CliError::io(log, "create the mount log", e))?;
         let errf = logf.try_clone().map_err(|e| CliError::io(log, "create the mount log", e))?;
         let mut cmd = Command::new(exe);
         cmd.arg("mount").arg("-f");
+        for o in options {
+            cmd.arg("-o").arg(o);
+        }
         if let Some(r) = record {
             cmd.arg("--record-writes").arg(r);
         }

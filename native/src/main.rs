@@ -164,6 +164,10 @@ enum Cmd {
         /// Write the run's summary to FILE (`rollfs-sim merge` merges the shards' files).
         #[arg(long, value_name = "FILE")]
         summary: Option<PathBuf>,
+        /// Mount options of the workload's and the checks' mounts (as `mount -o`, e.g.
+        /// `uring` to run the workload over the io_uring transport).
+        #[arg(short = 'o', value_name = "OPTIONS")]
+        mount_options: Vec<String>,
         /// The workload, run in the mount point (after `--`; a program given by a relative
         /// path is found from the current directory).
         #[arg(last = true)]
@@ -310,6 +314,7 @@ fn main() {
             shard,
             check_timeout,
             summary,
+            mount_options,
             command,
         } => rollfs::crashtest::run(&rollfs::crashtest::CrashtestArgs {
             size,
@@ -325,6 +330,7 @@ fn main() {
             shard: shard.unwrap_or((0, 1)),
             check_timeout_secs: check_timeout,
             summary,
+            mount_options,
             command,
         }),
         Cmd::Mark { path } => {

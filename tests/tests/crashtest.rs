@@ -23,7 +23,8 @@ fn seed_workload() -> [String; 2] {
 fn crashtest(bin: &Path, args: &[&str], command: &[String], mutant: Option<&str>) -> Output {
     require_fuse();
     let mut c = Command::new(bin);
-    c.arg("crashtest").args(args).arg("--").args(command);
+    // The workload over the transport the pass runs (test.sh's io_uring pass: `-o uring`).
+    c.arg("crashtest").args(args).args(transport_options()).arg("--").args(command);
     match mutant {
         Some(m) => c.env("ROLLFS_MUTANT", m),
         None => c.env_remove("ROLLFS_MUTANT"),
