@@ -891,19 +891,25 @@ impl RollFuse {
         }
         // Only the pages the session staged hold aborted data: invalidating those alone
         // waits for far fewer of the page locks that readers hold meanwhile.
+        // The invalidation is queued before the filesystem lock is released, as in
+        // `release`: an OPEN then sees the session or the queued invalidation.
+        let mut reply = Some(reply);
         let r = self.call(|fs| {
             let span = fs.staged_span(ino);
-            fs.abort_atomic_write(ino).map(|()| span)
+            fs.abort_atomic_write(ino)?;
+            if let Some(reply) = reply.take() {
+                self.notify.invalidate_range(ino, span, Some(Box::new(move || reply.ioctl(0, &[]))));
+            }
+            Ok(())
         });
         // A failed abort left the session open (its handle may retry): still this handle's.
         if r.is_ok() {
             owners.remove(&ino);
         }
         drop(owners);
-        let Ok(span) = r else {
-            return reply.error(r.err().unwrap_or(Errno::EIO));
-        };
-        self.notify.invalidate_range(ino, span, Some(Box::new(move || reply.ioctl(0, &[]))));
+        if let (Err(e), Some(reply)) = (r, reply) {
+            reply.error(e);
+        }
     }
 
     /// Where the unmount checkpoint's result will be put.
@@ -1017,6 +1023,9 @@ impl RollFuse {
         v["driver"]["fuse_requests"] = fuser::requests_received().into();
         v["driver"]["fuse_uring_requests"] = fuser::uring_requests_received().into();
         v["driver"]["fuse_uring_replies_deferred"] = fuser::uring_replies_deferred().into();
+        let (threads, entries) = fuser::uring_threads_and_entries();
+        v["driver"]["fuse_uring_threads"] = threads.into();
+        v["driver"]["fuse_uring_entries"] = entries.into();
         v["fuse"] =
             serde_json::Value::Object(fuser::request_counts().into_iter().map(|(k, n)| (k, n.into())).collect());
         if let Some(c) = core {
@@ -1495,18 +1504,25 @@ impl fuser::Filesystem for RollFuse {
         };
         if owned {
             self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
-            let span = self.call(|fs| {
+            // The reply does not wait for the invalidation: RELEASE is a background request,
+            // and held back it could keep the READs the invalidation waits for from being
+            // sent (notify.rs). It is queued before the filesystem lock is released: an
+            // OPEN, answered under the same lock, then sees either the session or the
+            // queued invalidation, and does not keep the cache (`open_flags`).
+            let mut queued = false;
+            let _ = self.call(|fs| {
                 let span = fs.staged_span(i);
                 // Nobody is left to retry a failed abort: drop the session regardless.
                 if fs.abort_atomic_write(i).is_err() {
                     fs.discard_atomic_write(i);
                 }
-                Ok(span)
+                self.notify.invalidate_range(i, span, None);
+                queued = true;
+                Ok(())
             });
-            // The reply does not wait for the invalidation: RELEASE is a background request,
-            // and held back it could keep the READs the invalidation waits for from being
-            // sent (notify.rs).
-            self.notify.invalidate_range(i, span.ok().flatten(), None);
+            if !queued {
+                self.notify.invalidate_range(i, None, None);
+            }
         }
         match self.call(|fs| fs.release(i, crate::now())) {
             Ok(()) => reply.ok(),

@@ -24,8 +24,10 @@
 //! RELEASEs could keep the READs the invalidation waits for from being sent at all. After
 //! a release that aborted a session the kernel may show the aborted pages through handles
 //! still open until the notify thread has run (microseconds; under page-lock contention as
-//! long as the reads holding the locks take); a new open drops them in any case (rollfs
-//! does not ask for `FOPEN_KEEP_CACHE`). That window is one of visibility, not durability:
+//! long as the reads holding the locks take); a new open drops them in any case: it is
+//! answered without `FOPEN_KEEP_CACHE` while the file's invalidation is queued or being
+//! sent ([`Notifications::pending`]), which the release queues before it lets go of the
+//! filesystem lock. That window is one of visibility, not durability:
 //! the aborted data never reaches the device.
 //!
 //! **Bounds.** The queue holds at most one entry per inode: a request for an inode already

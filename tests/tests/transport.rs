@@ -9,6 +9,7 @@ use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const ENABLE_URING: &str = "/sys/module/fuse/parameters/enable_uring";
 const START: u32 = 0xf501;
@@ -27,6 +28,12 @@ fn ioctl(f: &File, cmd: u32) -> i32 {
     } else {
         0
     }
+}
+
+/// The kernel's io_uring queue count: one per possible CPU.
+fn possible_cpus() -> u64 {
+    let s = fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
+    s.trim().split(',').map(|p| p.rsplit('-').next().unwrap().parse::<u64>().unwrap()).max().unwrap() + 1
 }
 
 fn counter(stats: &str, key: &str) -> u64 {
@@ -63,14 +70,35 @@ fn a_uring_mount_serves_over_the_ring_or_refuses_with_the_reason() {
     File::open(&p).unwrap().sync_all().unwrap();
     let f = OpenOptions::new().read(true).write(true).open(&p).unwrap();
     // Abort with the staged pages cached: the reply is sent by the notify thread after the
-    // invalidation, i.e. after the request's dispatch returned.
-    let aborts = 50u64;
-    for i in 0..aborts {
-        assert_eq!(ioctl(&f, START), 0);
-        f.write_all_at(&[b'C'; 8192], (i % 8) * 8192).unwrap();
-        assert_eq!(ioctl(&f, ABORT), 0);
-        assert_eq!(fs::read(&p).unwrap(), vec![b'A'; 64 << 10], "abort {i} restores the committed data");
-    }
+    // invalidation. A reader dropping and reading the file's pages meanwhile holds page
+    // locks the invalidation waits for, so that replies come after the request's dispatch
+    // returned (deferred) — the path under test; aborts go on until some were (bounded).
+    let stop = AtomicBool::new(false);
+    let aborts = std::thread::scope(|s| {
+        s.spawn(|| {
+            let r = File::open(&p).unwrap();
+            let mut buf = vec![0u8; 64 << 10];
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: advice on our own open file.
+                unsafe { libc::posix_fadvise(r.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+                let _ = r.read_at(&mut buf, 0);
+            }
+        });
+        let mut n = 0u64;
+        while n < 2000 {
+            assert_eq!(ioctl(&f, START), 0);
+            f.write_all_at(&[b'C'; 8192], (n % 8) * 8192).unwrap();
+            assert_eq!(ioctl(&f, ABORT), 0);
+            assert_eq!(fs::read(&p).unwrap(), vec![b'A'; 64 << 10], "abort {n} restores the committed data");
+            n += 1;
+            if n >= 50 && n % 50 == 0 && counter(&mount_stats(&m.mnt), "fuse_uring_replies_deferred") > 0 {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        n
+    });
+    eprintln!("{aborts} aborts");
     assert_eq!(ioctl(&f, START), 0);
     f.write_all_at(&[b'B'; 4096], 0).unwrap();
     assert_eq!(ioctl(&f, COMMIT), 0);
@@ -94,6 +122,18 @@ fn a_uring_mount_serves_over_the_ring_or_refuses_with_the_reason() {
     eprintln!("{all} requests, {ring} over io_uring, {deferred} replies deferred");
     assert!(ring * 10 >= all * 9, "only {ring} of {all} requests came over io_uring");
     assert!(deferred > 0, "no abort reply was deferred: the hand-back path was not reached");
+    // One entry per ring thread, also after deferrals (a second entry in a thread makes a
+    // request wait behind that thread's current one). Spares: as many per queue as replies
+    // were deferred at once, here one at a time (each ABORT waits for its reply).
+    let (threads, entries) = (counter(&stats, "fuse_uring_threads"), counter(&stats, "fuse_uring_entries"));
+    let queues = possible_cpus();
+    let initial = queues * 2u64.max(8u64.div_ceil(queues));
+    eprintln!("{threads} ring threads ({initial} at the start), {entries} entries");
+    assert_eq!(threads, entries, "a ring thread holds more than one entry");
+    assert!(
+        threads <= initial + queues,
+        "{threads} ring threads after one-at-a-time deferrals: spares beyond the need"
+    );
     assert_eq!(m.unmount().code(), Some(0), "unclean unmount");
     img.assert_fsck_clean();
     let m = img.mount();

@@ -317,8 +317,10 @@ impl<FS: Filesystem> Session<FS> {
         // the kernel's queues (one per possible CPU), at least two per queue so that one
         // slow request (an fsync) does not hold up its queue.
         let mut ring_threads = Vec::new();
+        let mut spares = None;
         if let Some(payload_size) = uring_payload_size {
             let queues = crate::uring::possible_cpus()?;
+            let spares = spares.insert(Arc::new(crate::uring::Spares::new(queues)));
             let per_queue = n_threads.div_ceil(queues).max(2);
             for qid in 0..queues {
                 for t in 0..per_queue {
@@ -334,6 +336,7 @@ impl<FS: Filesystem> Session<FS> {
                             allowed,
                             session_owner,
                         },
+                        spares: spares.clone(),
                     };
                     ring_threads.push(thread::Builder::new().name(thread_name).spawn(move || {
                         let r = rt.run();
@@ -351,6 +354,13 @@ impl<FS: Filesystem> Session<FS> {
             // A ring thread's failure is not the session's: the kernel falls back to
             // /dev/fuse when a REGISTER fails.
             let _ = thread.join();
+        }
+        // Spares are started by ring threads (all joined above, so no more come).
+        if let Some(spares) = spares {
+            let handles = std::mem::take(&mut *spares.handles.lock());
+            for thread in handles {
+                let _ = thread.join();
+            }
         }
         for thread in threads {
             let res = match thread.join() {

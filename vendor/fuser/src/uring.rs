@@ -19,16 +19,19 @@
 //!   (a thread that exits leaves its entries' requests hanging), and that thread does all
 //!   submitting and waiting (`SINGLE_ISSUER | DEFER_TASKRUN`).
 //!
-//! Threads: each ring thread owns one ring and normally **one** entry of one queue, and
+//! Threads: each ring thread owns one ring and exactly **one** entry of one queue, and
 //! handles one request at a time, as a /dev/fuse thread does. One entry per thread matters:
-//! the kernel gives a request to any idle entry of its queue, so an entry whose thread is
-//! busy would make the request wait behind an unrelated slow one (an fsync). A reply the
+//! the kernel gives a request to any idle entry of its queue, so a second entry of a busy
+//! thread would make a request wait behind an unrelated slow one (an fsync). A reply the
 //! filesystem sends later from another thread (rollfs's atomic abort replies from its
-//! notify thread) is *deferred*: the ring thread registers a fresh entry so that it keeps
-//! serving, and the other thread hands the finished reply back through a queue and an
-//! eventfd, since only the owner may submit. Entries per thread are bounded
-//! ([`MAX_ENTRIES_PER_THREAD`]); payload buffers are anonymous mappings, so an entry costs
-//! memory only for the pages a request actually fills.
+//! notify thread) is *deferred*: the other thread hands the finished reply back through a
+//! queue and an eventfd, since only the entry's thread may submit, and meanwhile that
+//! thread's entry is out of service. So that a deferral never takes capacity from its queue
+//! (the reply may wait for READs that this queue must serve), the thread first starts a
+//! *spare* ring thread for its queue, with an entry of its own; spares stay for the rest of
+//! the session, at most [`MAX_SPARES_PER_QUEUE`] per queue (beyond that a deferral does
+//! take its thread out of service until the reply comes). Payload buffers are anonymous
+//! mappings, so an entry costs memory only for the pages a request actually fills.
 //!
 //! Teardown: on unmount every entry ends with one `-ENOTCONN` (an idle one at once, a busy
 //! one at its commit); a thread returns when all of its entries have ended.
@@ -70,9 +73,11 @@ const MIN_PAYLOAD_SIZE: usize = 8192;
 /// Byte offset of `len` in an SQE, which `UringCmd80` has no setter for (REGISTER needs
 /// the iovec count there).
 const SQE_OFF_LEN: usize = 24;
-/// Entries one thread may hold: one it serves plus replies deferred to other threads.
-/// Beyond it the thread waits for a deferred reply (other threads of its queue serve).
-pub(crate) const MAX_ENTRIES_PER_THREAD: usize = 16;
+/// Spare ring threads a queue may gain, one per reply deferred while every other thread of
+/// the queue was also waiting for one (see the module comment).
+pub(crate) const MAX_SPARES_PER_QUEUE: usize = 16;
+/// Entries per ring: one (plus the eventfd read); sizes the ring.
+const RING_ENTRIES: u32 = 4;
 /// `user_data` of the eventfd read that wakes a thread for deferred replies.
 const EVENTFD_USER_DATA: u64 = u64::MAX;
 
@@ -84,6 +89,14 @@ static URING_REQUESTS: AtomicU64 = AtomicU64::new(0);
 
 /// Replies that another thread sent after their request's dispatch had returned.
 static URING_DEFERRED: AtomicU64 = AtomicU64::new(0);
+/// Ring threads started, and entries registered (one per thread: see the module comment).
+static URING_THREADS: AtomicU64 = AtomicU64::new(0);
+static URING_ENTRIES: AtomicU64 = AtomicU64::new(0);
+
+/// io_uring ring threads started and entries registered since the daemon started.
+pub fn uring_threads_and_entries() -> (u64, u64) {
+    (URING_THREADS.load(Ordering::Relaxed), URING_ENTRIES.load(Ordering::Relaxed))
+}
 
 /// Requests received over io_uring since the daemon started.
 pub fn uring_requests_received() -> u64 {
@@ -280,15 +293,72 @@ pub(crate) fn payload_size(max_write: u32, max_pages: u16) -> usize {
         .next_multiple_of(page)
 }
 
-/// One ring thread: its ring, its entries, its queue.
+/// The spare ring threads of a session: how many each queue has started, and their join
+/// handles (the session joins them before it destroys the filesystem).
+pub(crate) struct Spares {
+    /// Per queue: (spares started, entries out of service waiting for a deferred reply).
+    counts: Mutex<Vec<(usize, usize)>>,
+    pub(crate) handles: Mutex<Vec<std::thread::JoinHandle<io::Result<()>>>>,
+}
+
+impl Spares {
+    pub(crate) fn new(queues: usize) -> Spares {
+        Spares {
+            counts: Mutex::new(vec![(0, 0); queues]),
+            handles: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// One ring thread: its ring, its entry, its queue.
 pub(crate) struct RingThread<FS: Filesystem> {
     pub(crate) qid: u16,
     pub(crate) fuse_fd: RawFd,
     pub(crate) payload_size: usize,
     pub(crate) event_loop: SessionEventLoop<FS>,
+    pub(crate) spares: Arc<Spares>,
 }
 
 impl<FS: Filesystem> RingThread<FS> {
+    /// An entry of this queue goes out of service for a deferred reply: start a spare ring
+    /// thread if the queue has fewer spares than entries out of service (so spares are the
+    /// most replies ever deferred at once) and fewer than [`MAX_SPARES_PER_QUEUE`].
+    fn start_spare(&self) {
+        let n = {
+            let mut counts = self.spares.counts.lock();
+            let Some((started, deferred)) = counts.get_mut(self.qid as usize) else {
+                return;
+            };
+            *deferred += 1;
+            if *deferred <= *started || *started >= MAX_SPARES_PER_QUEUE {
+                return;
+            }
+            *started += 1;
+            *started
+        };
+        let thread_name = format!("fuser-uring-{}.s{n}", self.qid);
+        let spare = RingThread {
+            qid: self.qid,
+            fuse_fd: self.fuse_fd,
+            payload_size: self.payload_size,
+            event_loop: SessionEventLoop {
+                thread_name: thread_name.clone(),
+                filesystem: self.event_loop.filesystem.clone(),
+                ch: self.event_loop.ch.clone(),
+                allowed: self.event_loop.allowed,
+                session_owner: self.event_loop.session_owner,
+            },
+            spares: self.spares.clone(),
+        };
+        match std::thread::Builder::new()
+            .name(thread_name)
+            .spawn(move || spare.run())
+        {
+            Ok(h) => self.spares.handles.lock().push(h),
+            Err(e) => warn!("io_uring: cannot start a spare ring thread: {e}"),
+        }
+    }
+
     fn new_entry(&self, index: usize, owner: &Arc<Owner>) -> io::Result<Arc<Entry>> {
         let page = page_size::get();
         Ok(Arc::new(Entry {
@@ -306,6 +376,7 @@ impl<FS: Filesystem> RingThread<FS> {
     /// Registers, then serves until every entry has ended. Returns an error if the first
     /// REGISTER fails (the kernel then serves everything over /dev/fuse).
     pub(crate) fn run(self) -> io::Result<()> {
+        URING_THREADS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: creates an eventfd we own (closed by `Owner::drop`).
         let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
         if efd < 0 {
@@ -325,14 +396,12 @@ impl<FS: Filesystem> RingThread<FS> {
             .setup_single_issuer()
             .setup_defer_taskrun()
             .setup_submit_all()
-            .setup_cqsize(2 * (MAX_ENTRIES_PER_THREAD as u32 + 2))
-            .build(MAX_ENTRIES_PER_THREAD as u32 + 2)?;
+            .setup_cqsize(2 * RING_ENTRIES)
+            .build(RING_ENTRIES)?;
 
         let mut live = 0usize; // entries registered and not yet ended
-        let mut idle = 0usize; // entries waiting in the kernel for a request
         self.register(&mut ring, &mut entries, &mut iovecs, &owner)?;
         live += 1;
-        idle += 1;
         self.arm_eventfd(&mut ring, efd, &mut efd_buf)?;
         let mut first = true;
         while live > 0 {
@@ -350,8 +419,10 @@ impl<FS: Filesystem> RingThread<FS> {
                 if ud == EVENTFD_USER_DATA {
                     let ready: Vec<usize> = std::mem::take(&mut *owner.pending.lock());
                     for i in ready {
+                        if let Some((_, deferred)) = self.spares.counts.lock().get_mut(self.qid as usize) {
+                            *deferred = deferred.saturating_sub(1);
+                        }
                         self.commit(&mut ring, &entries[i])?;
-                        idle += 1;
                     }
                     if res >= 0 || res == -libc::EINTR || res == -libc::EAGAIN {
                         self.arm_eventfd(&mut ring, efd, &mut efd_buf)?;
@@ -359,18 +430,19 @@ impl<FS: Filesystem> RingThread<FS> {
                     continue;
                 }
                 let entry = entries[ud as usize].clone();
-                idle -= 1;
                 if res < 0 {
-                    if first && res != -libc::ENOTCONN {
-                        // The first REGISTER failed: the kernel falls back to /dev/fuse.
-                        return Err(io::Error::from_raw_os_error(-res));
-                    }
                     match -res {
-                        libc::EAGAIN | libc::EINTR => {
+                        // Only a REGISTER is retried (as libfuse does); while `first`, no
+                        // request was served, so the failed command is this entry's
+                        // REGISTER. A commit's SQE does not fail so (its errors go to the
+                        // caller), and registering again after one would make a second
+                        // kernel entry of the same buffers.
+                        libc::EAGAIN | libc::EINTR if first => {
                             self.resubmit(&mut ring, &entry, &iovecs[entry.index])?;
-                            idle += 1;
                         }
                         libc::ENOTCONN | libc::ECONNABORTED | libc::ECANCELED => live -= 1,
+                        // The REGISTER failed: the kernel falls back to /dev/fuse.
+                        e if first => return Err(io::Error::from_raw_os_error(e)),
                         e => {
                             error!("io_uring entry q{} #{} ended: errno {e}", entry.qid, entry.index);
                             live -= 1;
@@ -389,7 +461,6 @@ impl<FS: Filesystem> RingThread<FS> {
                     Err(_) => {
                         // Replied during dispatch: commit and fetch the next.
                         self.commit(&mut ring, &entry)?;
-                        idle += 1;
                     }
                     Ok(_)
                         if Arc::strong_count(&entry) <= 2
@@ -427,16 +498,12 @@ impl<FS: Filesystem> RingThread<FS> {
                             }
                         }
                         self.commit(&mut ring, &entry)?;
-                        idle += 1;
                     }
                     Ok(_) => {
-                        // Deferred to another thread. Keep serving with another entry.
+                        // Deferred to another thread: this entry is out of service until
+                        // the reply comes back; a spare thread keeps the queue's capacity.
                         debug!("io_uring q{} #{}: reply deferred", entry.qid, entry.index);
-                        if idle == 0 && entries.len() < MAX_ENTRIES_PER_THREAD {
-                            self.register(&mut ring, &mut entries, &mut iovecs, &owner)?;
-                            live += 1;
-                            idle += 1;
-                        }
+                        self.start_spare();
                     }
                 }
             }
@@ -468,6 +535,7 @@ impl<FS: Filesystem> RingThread<FS> {
         ]);
         entries.push(entry);
         iovecs.push(iov);
+        URING_ENTRIES.fetch_add(1, Ordering::Relaxed);
         self.resubmit(ring, &entries[index], &iovecs[index])
     }
 
