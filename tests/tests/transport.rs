@@ -91,7 +91,7 @@ fn a_uring_mount_serves_over_the_ring_or_refuses_with_the_reason() {
             assert_eq!(ioctl(&f, ABORT), 0);
             assert_eq!(fs::read(&p).unwrap(), vec![b'A'; 64 << 10], "abort {n} restores the committed data");
             n += 1;
-            if n >= 50 && n % 50 == 0 && counter(&mount_stats(&m.mnt), "fuse_uring_replies_deferred") > 0 {
+            if n >= 50 && n.is_multiple_of(50) && counter(&mount_stats(&m.mnt), "fuse_uring_replies_deferred") > 0 {
                 break;
             }
         }
