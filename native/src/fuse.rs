@@ -892,13 +892,24 @@ impl RollFuse {
         // Only the pages the session staged hold aborted data: invalidating those alone
         // waits for far fewer of the page locks that readers hold meanwhile.
         // The invalidation is queued before the filesystem lock is released, as in
-        // `release`: an OPEN then sees the session or the queued invalidation.
+        // `release`: an OPEN then sees the session or the queued invalidation. The reply
+        // waits for it unless the transport cannot hold it (over io_uring a held reply
+        // holds a ring entry, and too many held at once on one queue could leave none for
+        // the READs the invalidations wait for: `fuser::reserve_deferred_reply`); then it
+        // replies at once, as when the notify queue is full, and counts that.
+        let may_wait = fuser::reserve_deferred_reply();
         let mut reply = Some(reply);
         let r = self.call(|fs| {
             let span = fs.staged_span(ino);
             fs.abort_atomic_write(ino)?;
-            if let Some(reply) = reply.take() {
-                self.notify.invalidate_range(ino, span, Some(Box::new(move || reply.ioctl(0, &[]))));
+            match reply.take() {
+                Some(reply) if may_wait => {
+                    self.notify.invalidate_range(ino, span, Some(Box::new(move || reply.ioctl(0, &[]))))
+                }
+                other => {
+                    self.notify.invalidate_range(ino, span, None);
+                    reply = other;
+                }
             }
             Ok(())
         });
@@ -907,8 +918,13 @@ impl RollFuse {
             owners.remove(&ino);
         }
         drop(owners);
-        if let (Err(e), Some(reply)) = (r, reply) {
-            reply.error(e);
+        match (r, reply) {
+            (Err(e), Some(reply)) => reply.error(e),
+            (Ok(()), Some(reply)) => {
+                self.notify.count_refused_wait();
+                reply.ioctl(0, &[])
+            }
+            _ => {}
         }
     }
 

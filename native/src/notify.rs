@@ -200,6 +200,12 @@ impl Notifications {
         }
     }
 
+    /// Counts a caller that did not wait for its invalidation because it could not be held
+    /// (`notify_waits_refused`, as when [`MAX_WAITING`] callbacks wait already).
+    pub fn count_refused_wait(&self) {
+        self.shared.stats.notify_waits_refused.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Whether an invalidation of `ino`'s pages is queued or being sent: until it is done
     /// the kernel may hold pages the daemon has changed behind it (an aborted atomic
     /// write's), so an open must not keep them (`FOPEN_KEEP_CACHE`).

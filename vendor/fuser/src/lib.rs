@@ -31,7 +31,9 @@ use serde::Serialize;
 
 pub use crate::access_flags::AccessFlags;
 pub use crate::counts::{request_counts, requests_received};
-pub use crate::uring::{uring_replies_deferred, uring_requests_received, uring_threads_and_entries};
+pub use crate::uring::{
+    reserve_deferred_reply, uring_replies_deferred, uring_requests_received, uring_threads_and_entries,
+};
 pub use crate::bsd_file_flags::BsdFileFlags;
 use crate::forget_one::ForgetOne;
 pub use crate::ll::Errno;

@@ -73,9 +73,46 @@ const MIN_PAYLOAD_SIZE: usize = 8192;
 /// Byte offset of `len` in an SQE, which `UringCmd80` has no setter for (REGISTER needs
 /// the iovec count there).
 const SQE_OFF_LEN: usize = 24;
-/// Spare ring threads a queue may gain, one per reply deferred while every other thread of
-/// the queue was also waiting for one (see the module comment).
+/// Replies a queue may have deferred at once, each covered by a spare ring thread (see the
+/// module comment); beyond it [`reserve_deferred_reply`] says no.
 pub(crate) const MAX_SPARES_PER_QUEUE: usize = 16;
+
+thread_local! {
+    /// While a ring thread dispatches a request: its queue's spares, the queue, and whether
+    /// the filesystem reserved a deferred reply for it.
+    static DISPATCH: std::cell::RefCell<Option<(Arc<Spares>, u16, bool)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Asks, from within a request's dispatch, whether its reply may be sent later from another
+/// thread. Over /dev/fuse always yes: a pending reply holds nothing there. Over io_uring a
+/// pending reply holds the request's ring entry, and a reply that waits for requests of
+/// the same queue (a page invalidation waits for READs) could wait forever if every entry
+/// of the queue were held so; so yes only while the queue has fewer than
+/// [`MAX_SPARES_PER_QUEUE`] replies pending, each of which gets a spare ring thread. On no,
+/// the filesystem replies before it returns (rollfs's ABORT then replies without waiting
+/// for its page invalidation, as when its notify queue is full).
+pub fn reserve_deferred_reply() -> bool {
+    DISPATCH.with(|d| {
+        let mut d = d.borrow_mut();
+        let Some((spares, qid, reserved)) = d.as_mut() else {
+            return true;
+        };
+        if *reserved {
+            return true;
+        }
+        let mut counts = spares.counts.lock();
+        let Some((_, deferred)) = counts.get_mut(*qid as usize) else {
+            return false;
+        };
+        if *deferred >= MAX_SPARES_PER_QUEUE {
+            return false;
+        }
+        *deferred += 1;
+        *reserved = true;
+        true
+    })
+}
 /// Entries per ring: one (plus the eventfd read); sizes the ring.
 const RING_ENTRIES: u32 = 4;
 /// `user_data` of the eventfd read that wakes a thread for deferred replies.
@@ -320,16 +357,18 @@ pub(crate) struct RingThread<FS: Filesystem> {
 }
 
 impl<FS: Filesystem> RingThread<FS> {
-    /// An entry of this queue goes out of service for a deferred reply: start a spare ring
-    /// thread if the queue has fewer spares than entries out of service (so spares are the
-    /// most replies ever deferred at once) and fewer than [`MAX_SPARES_PER_QUEUE`].
-    fn start_spare(&self) {
+    /// An entry of this queue went out of service for a deferred reply (`reserved`: counted
+    /// by [`reserve_deferred_reply`] already): start a spare ring thread if the queue has
+    /// fewer spares than entries out of service, up to [`MAX_SPARES_PER_QUEUE`].
+    fn start_spare(&self, reserved: bool) {
         let n = {
             let mut counts = self.spares.counts.lock();
             let Some((started, deferred)) = counts.get_mut(self.qid as usize) else {
                 return;
             };
-            *deferred += 1;
+            if !reserved {
+                *deferred += 1;
+            }
             if *deferred <= *started || *started >= MAX_SPARES_PER_QUEUE {
                 return;
             }
@@ -451,7 +490,7 @@ impl<FS: Filesystem> RingThread<FS> {
                     continue;
                 }
                 first = false;
-                self.serve(&entry, &mut request_buf);
+                let reserved = self.serve(&entry, &mut request_buf);
                 match entry.state.compare_exchange(
                     DISPATCHING,
                     DEFERRED,
@@ -460,6 +499,9 @@ impl<FS: Filesystem> RingThread<FS> {
                 ) {
                     Err(_) => {
                         // Replied during dispatch: commit and fetch the next.
+                        if reserved {
+                            self.unreserve();
+                        }
                         self.commit(&mut ring, &entry)?;
                     }
                     Ok(_)
@@ -497,13 +539,16 @@ impl<FS: Filesystem> RingThread<FS> {
                                 write_payload_sz(&entry, 0);
                             }
                         }
+                        if reserved {
+                            self.unreserve();
+                        }
                         self.commit(&mut ring, &entry)?;
                     }
                     Ok(_) => {
                         // Deferred to another thread: this entry is out of service until
                         // the reply comes back; a spare thread keeps the queue's capacity.
                         debug!("io_uring q{} #{}: reply deferred", entry.qid, entry.index);
-                        self.start_spare();
+                        self.start_spare(reserved);
                     }
                 }
             }
@@ -608,8 +653,22 @@ impl<FS: Filesystem> RingThread<FS> {
         }
     }
 
-    /// Copies the request out of the entry and dispatches it.
-    fn serve(&self, entry: &Arc<Entry>, buf: &mut Vec<u64>) {
+    /// A deferral reserved for a request that was answered during its dispatch after all.
+    fn unreserve(&self) {
+        if let Some((_, deferred)) = self.spares.counts.lock().get_mut(self.qid as usize) {
+            *deferred = deferred.saturating_sub(1);
+        }
+    }
+
+    /// Copies the request out of the entry and dispatches it; returns whether the
+    /// filesystem reserved a deferred reply ([`reserve_deferred_reply`]).
+    fn serve(&self, entry: &Arc<Entry>, buf: &mut Vec<u64>) -> bool {
+        DISPATCH.with(|d| *d.borrow_mut() = Some((self.spares.clone(), self.qid, false)));
+        self.serve_inner(entry, buf);
+        DISPATCH.with(|d| d.borrow_mut().take()).is_some_and(|(_, _, reserved)| reserved)
+    }
+
+    fn serve_inner(&self, entry: &Arc<Entry>, buf: &mut Vec<u64>) {
         URING_REQUESTS.fetch_add(1, Ordering::Relaxed);
         let len = copy_request(entry, buf).unwrap_or(0);
         // SAFETY: `buf` holds `len` initialised bytes (u64 storage keeps the alignment
