@@ -341,24 +341,16 @@ impl LoggedOnce {
 /// the queued invalidation drops the attributes too).
 const ATTR_TTL: Duration = Duration::from_secs(60);
 
-/// How every file is opened:
-/// - no FLUSH request at close(2) — it would do nothing (writes reach the core as they are
-///   made, and close promises no durability), and it cost a round trip per close;
-/// - `FOPEN_KEEP_CACHE`: an open keeps the file's cached pages (without it every open
-///   dropped them, and the next read went back to the daemon). The daemon is the image's
-///   only writer and every write, truncation, hole punch and copy passes through the
-///   kernel, which updates or drops its own pages; the one change rollfs makes behind the
-///   kernel's page cache — an atomic write aborted (ABORT, or a release without COMMIT),
-///   whose staged pages the kernel holds — drops those pages by notification
-///   ([`RollFuse::abort_atomic`], [`crate::notify`]) before the abort is acknowledged.
-///   A release's abort is not waited for (RELEASE is a background request), so an open
-///   while that file's invalidation is still queued, or during an atomic write, does not
-///   keep the cache ([`open_flags`]). (Issue 36.)
-const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH.union(FopenFlags::FOPEN_KEEP_CACHE);
+/// How every file is opened: no FLUSH request at close(2) — it would do nothing (writes
+/// reach the core as they are made, and close promises no durability), and it cost a
+/// round trip per close (issue 36). Not `FOPEN_KEEP_CACHE`: with it the suite's stress test
+/// once read an aborted atomic write back after ABORT returned (issue 36's notes); every
+/// open drops the file's cached pages until that is understood.
+const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH;
 
 /// [`OPEN_FLAGS`] for an open of a file with `changing_behind` true (an atomic write in
-/// progress, or an invalidation of its pages not yet sent): without `FOPEN_KEEP_CACHE`,
-/// so the kernel drops the file's pages at this open as it did before.
+/// progress, or an invalidation of its pages not yet sent). Without `FOPEN_KEEP_CACHE` in
+/// [`OPEN_FLAGS`] every open drops the pages already; kept for when it comes back.
 fn open_flags(changing_behind: bool) -> FopenFlags {
     if changing_behind {
         OPEN_FLAGS.difference(FopenFlags::FOPEN_KEEP_CACHE)

@@ -269,45 +269,6 @@ fn a_cold_sequential_read_arrives_in_1_mib_requests() {
     assert!(m.unmount().success());
 }
 
-/// Opens keep the file's cached pages (`FOPEN_KEEP_CACHE`, issue 36): reading a file a
-/// second time, through a new open, costs no READ request. And the one change rollfs
-/// makes behind the page cache still shows at once: an atomic write aborted by ABORT, or by
-/// a close without COMMIT, is gone for the next open and read, never served from cache.
-#[test]
-fn a_reopened_file_is_read_from_the_page_cache_but_never_an_aborted_atomic_write() {
-    let img = Image::new("128M", &[]);
-    let m = img.mount();
-    let p = m.path("f");
-    let data: Vec<u8> = (0..4u32 << 20).map(|i| (i % 253) as u8).collect();
-    fs::write(&p, &data).unwrap();
-    assert_eq!(fs::read(&p).unwrap(), data);
-    let s0 = mount_stats(&m.mnt);
-    assert_eq!(fs::read(&p).unwrap(), data);
-    let s1 = mount_stats(&m.mnt);
-    let reads = stat_or_zero(&s1, "FUSE_READ") - stat_or_zero(&s0, "FUSE_READ");
-    assert_eq!(reads, 0, "a second read through a new open sent {reads} READ requests: the open dropped the cache");
-
-    for close_aborts in [false, true] {
-        let f = rw(&p);
-        assert_eq!(ioctl(&f, START), 0);
-        f.write_all_at(&vec![b'X'; 1 << 20], 1 << 20).unwrap();
-        // Another open during the session, and its read, with staged pages cached.
-        assert_eq!(fs::read(&p).unwrap().len(), data.len());
-        if close_aborts {
-            drop(f);
-        } else {
-            assert_eq!(ioctl(&f, ABORT), 0);
-            drop(f);
-        }
-        assert!(fs::read(&p).unwrap() == data, "aborted staged data still read (close aborts: {close_aborts})");
-        // And it stays so for opens after it (nothing stale came back into the cache).
-        for _ in 0..3 {
-            assert!(fs::read(&p).unwrap() == data, "aborted staged data read again (close aborts: {close_aborts})");
-        }
-    }
-    assert!(m.unmount().success());
-}
-
 /// Attributes are cached for 60 s (`ATTR_TTL` in native/src/fuse.rs, issue 36), so what rollfs changes behind the
 /// kernel must be invalidated: an atomic COMMIT sets the file's mtime and ctime, and a
 /// stat right after it shows them, not the times cached before it.
