@@ -430,8 +430,6 @@ fn block_signals() -> libc::sigset_t {
     }
 }
 
-/// The background parent: starts the daemon (this program with `--foreground` and the
-/// internal `--daemon-child`), waits for it to say the mount is up or why it failed.
 /// Whether this kernel offers FUSE over io_uring to new mounts: the fuse module's
 /// `enable_uring` parameter (Linux 6.14+ with CONFIG_FUSE_IO_URING; off by default).
 fn check_uring_offered() -> std::result::Result<(), String> {
@@ -443,6 +441,8 @@ fn check_uring_offered() -> std::result::Result<(), String> {
     }
 }
 
+/// The background parent: starts the daemon (this program with `--foreground` and the
+/// internal `--daemon-child`), waits for it to say the mount is up or why it failed.
 fn spawn_daemon(a: &MountArgs) -> Result<i32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};

@@ -348,17 +348,6 @@ const ATTR_TTL: Duration = Duration::from_secs(60);
 /// open drops the file's cached pages until that is understood.
 const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH;
 
-/// [`OPEN_FLAGS`] for an open of a file with `changing_behind` true (an atomic write in
-/// progress, or an invalidation of its pages not yet sent). Without `FOPEN_KEEP_CACHE` in
-/// [`OPEN_FLAGS`] every open drops the pages already; kept for when it comes back.
-fn open_flags(changing_behind: bool) -> FopenFlags {
-    if changing_behind {
-        OPEN_FLAGS.difference(FopenFlags::FOPEN_KEEP_CACHE)
-    } else {
-        OPEN_FLAGS
-    }
-}
-
 /// What the driver remembers of an open file handle.
 #[derive(Debug, Clone, Copy)]
 struct HandleInfo {
@@ -884,7 +873,7 @@ impl RollFuse {
         // Only the pages the session staged hold aborted data: invalidating those alone
         // waits for far fewer of the page locks that readers hold meanwhile.
         // The invalidation is queued before the filesystem lock is released, as in
-        // `release`: an OPEN then sees the session or the queued invalidation. The reply
+        // `release`: no request sees the session gone without it queued. The reply
         // waits for it unless the transport cannot hold it (over io_uring a held reply
         // holds a ring entry, and too many held at once on one queue could leave none for
         // the READs the invalidations wait for: `fuser::reserve_deferred_reply`); then it
@@ -1368,18 +1357,17 @@ impl fuser::Filesystem for RollFuse {
             self.call(|fs| {
                 // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
                 let changed = kill_suid_gid && remove_privs(fs, req, i, Killer::Flagged(true))?;
-                fs.open(i).map(|()| (changed, fs.in_atomic_write(i)))
+                fs.open(i).map(|()| changed)
             })
         });
         // An OPEN reply carries no attributes: the kernel's cached mode is dropped first.
-        let r = r.map(|(changed, atomic)| {
+        let r = r.map(|changed| {
             if changed {
                 self.notify.invalidate_attrs_now(ino.0 as u32);
             }
-            open_flags(atomic || self.notify.pending(ino.0 as u32))
         });
         match r {
-            Ok(flags) => reply.opened(self.new_handle(req, write), flags),
+            Ok(()) => reply.opened(self.new_handle(req, write), OPEN_FLAGS),
             Err(e) => reply.error(e),
         }
     }
@@ -1514,9 +1502,8 @@ impl fuser::Filesystem for RollFuse {
             self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
             // The reply does not wait for the invalidation: RELEASE is a background request,
             // and held back it could keep the READs the invalidation waits for from being
-            // sent (notify.rs). It is queued before the filesystem lock is released: an
-            // OPEN, answered under the same lock, then sees either the session or the
-            // queued invalidation, and does not keep the cache (`open_flags`).
+            // sent (notify.rs). It is queued before the filesystem lock is released: no
+            // request sees the session gone without it queued.
             let mut queued = false;
             let _ = self.call(|fs| {
                 let span = fs.staged_span(i);

@@ -24,10 +24,8 @@
 //! RELEASEs could keep the READs the invalidation waits for from being sent at all. After
 //! a release that aborted a session the kernel may show the aborted pages through handles
 //! still open until the notify thread has run (microseconds; under page-lock contention as
-//! long as the reads holding the locks take); a new open drops them in any case: it is
-//! answered without `FOPEN_KEEP_CACHE` while the file's invalidation is queued or being
-//! sent ([`Notifications::pending`]), which the release queues before it lets go of the
-//! filesystem lock. That window is one of visibility, not durability:
+//! long as the reads holding the locks take); a new open drops them in any case (rollfs
+//! does not ask for `FOPEN_KEEP_CACHE`). That window is one of visibility, not durability:
 //! the aborted data never reaches the device.
 //!
 //! **Bounds.** The queue holds at most one entry per inode: a request for an inode already
@@ -112,8 +110,6 @@ struct State {
     entries: HashMap<u32, Entry>,
     /// Callbacks in `entries`, all inodes together.
     waiting: usize,
-    /// The inode whose invalidation the notify thread is sending.
-    in_flight: Option<u32>,
     stop: bool,
     exited: bool,
 }
@@ -206,14 +202,6 @@ impl Notifications {
         self.shared.stats.notify_waits_refused.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Whether an invalidation of `ino`'s pages is queued or being sent: until it is done
-    /// the kernel may hold pages the daemon has changed behind it (an aborted atomic
-    /// write's), so an open must not keep them (`FOPEN_KEEP_CACHE`).
-    pub fn pending(&self, ino: u32) -> bool {
-        let st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.entries.contains_key(&ino) || st.in_flight == Some(ino)
-    }
-
     /// Drops the kernel's cached attributes of `ino` now, from the calling (request)
     /// thread, before the request's reply: for a change the daemon makes behind the kernel
     /// that a reply does not carry (suid/sgid cleared by a write, FUSE_HANDLE_KILLPRIV_V2),
@@ -297,7 +285,6 @@ impl Shared {
                     if let Some(ino) = st.order.pop_front() {
                         let entry = st.entries.remove(&ino).unwrap_or_default();
                         st.waiting -= entry.1.len();
-                        st.in_flight = Some(ino);
                         break (ino, entry);
                     }
                     st = self.wake.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -309,7 +296,6 @@ impl Shared {
             // there is nothing left to invalidate.
             self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
             let _ = sink.inval_inode(ino, range);
-            self.state.lock().unwrap_or_else(|e| e.into_inner()).in_flight = None;
             for t in thens {
                 t();
             }
