@@ -57,6 +57,14 @@ fn atomic_write_commit_abort_and_release() {
     assert_eq!(ioctl(&f, START), 0);
     f.write_all_at(&[b'D'; 100], 0).unwrap();
     drop(f);
+    // The kernel sends RELEASE in the background after close(2) returns (and no FLUSH
+    // round trip holds the close back: FOPEN_NOFLUSH), so the session may outlive the
+    // close a little, its staged data visible meanwhile (as daemon.rs's `settle` allows):
+    // wait for the abort, boundedly.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fs::read(&p).unwrap() != vec![b'B'; 12288] && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(fs::read(&p).unwrap(), vec![b'B'; 12288], "closing an uncommitted session aborts it");
 
     let stats = mount_stats(&p);
