@@ -1179,7 +1179,20 @@ fn open_handles_are_bounded_by_the_files_the_kernel_holds_open() {
         let s: serde_json::Value = serde_json::from_str(&mount_stats(Path::new(&f))).unwrap();
         s["memory"]["open_handles"].as_u64().expect("open_handles")
     };
-    let base = handles();
+    // RELEASE is sent in the background after close(2), for the file's creation and for each
+    // stats call's own descriptor alike: wait (boundedly) for the count to reach what is open
+    // now, the stats call's descriptor alone, before counting from it.
+    let settle_at = |want: u64| {
+        let t = std::time::Instant::now();
+        let mut got = handles();
+        while got != want && t.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            got = handles();
+        }
+        got
+    };
+    let base = settle_at(1);
+    assert_eq!(base, 1, "only the stats call's own descriptor is open");
     let mut n = 0;
     loop {
         match a.run(&format!("open h{n} {f} r")).as_str() {
@@ -1190,7 +1203,7 @@ fn open_handles_are_bounded_by_the_files_the_kernel_holds_open() {
         assert!(n <= 1024, "RLIMIT_NOFILE did not hold");
     }
     assert!(n > 1000, "only {n} descriptors");
-    assert_eq!(handles(), base + n, "one entry per open descriptor");
+    assert_eq!(settle_at(base + n), base + n, "one entry per open descriptor");
     for i in 0..n {
         a.ok(&format!("close h{i}"));
     }
@@ -1198,12 +1211,7 @@ fn open_handles_are_bounded_by_the_files_the_kernel_holds_open() {
         a.ok(&format!("open o {f} rw"));
         a.ok("close o");
     }
-    // RELEASE is sent in the background: give it a moment.
-    let t = std::time::Instant::now();
-    while handles() != base && t.elapsed() < std::time::Duration::from_secs(5) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert_eq!(handles(), base, "closed descriptors left entries behind");
+    assert_eq!(settle_at(base), base, "closed descriptors left entries behind");
     eprintln!("{n} descriptors held at the limit; the driver's table went {base} -> {} -> {base}", base + n);
     drop(a);
     assert!(m.unmount().success());
