@@ -47,6 +47,7 @@ use crate::error::{Error, Result};
 use crate::fs::{CachedNode, FileType, Filesystem, Timestamp};
 use crate::layout::{BLOCK_SIZE, NEW_ADDR, NULL_ADDR, NULL_NID};
 use crate::node::{self, inode, NodeType, MAX_FILE_SIZE};
+use crate::since_cp::CheckpointReason;
 use crate::ssa::Summary;
 use crate::{zero_block, Block, Ino};
 use alloc::boxed::Box;
@@ -271,7 +272,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // A checkpoint made for room below only clears what the decision looks at, so it
         // stays true (at worst one checkpoint more).
         let late = crate::mutant!("mutant-eio-change-before-read");
-        let checkpoint = if late { None } else { Some(self.commit_needs_checkpoint(ino)?) };
+        let checkpoint = if late { None } else { Some(self.commit_checkpoint_reason(ino)?) };
         // Phase 1: everything that can fail for lack of room, before anything visible
         // changes (a checkpoint in here never sees staged blocks: they are not in the
         // write-back cache yet). Room for the data and the tree nodes the commit adds,
@@ -316,11 +317,11 @@ impl<D: BlockDevice> Filesystem<D> {
         if let Err(e) = r {
             return if partial { Err(e) } else { self.fail(e) };
         }
-        self.size_changed.insert(ino);
+        self.since_cp.resized(ino);
         let checkpoint = match checkpoint {
             Some(c) => c,
             // Mutant: decided after the change, as before issue 35.
-            None => self.commit_needs_checkpoint(ino)?,
+            None => self.commit_checkpoint_reason(ino)?,
         };
         let t = self.fsync_submit_decided(ino, false, checkpoint, now)?;
         if t.flush_needed {
@@ -341,7 +342,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // room below only clears what the decision looks at, so it stays true (at worst one
         // checkpoint more).
         let late = crate::mutant!("mutant-eio-change-before-read");
-        let checkpoint = if late { None } else { Some(self.commit_needs_checkpoint(ino)?) };
+        let checkpoint = if late { None } else { Some(self.commit_checkpoint_reason(ino)?) };
         // Phase 1: everything that can fail, before anything changes. The staged blocks
         // and where they are (reads the session inode's tree), room and node ids for the
         // file's tree nodes the commit adds, then those nodes, mapped empty (a reader sees
@@ -404,17 +405,18 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
-        self.size_changed.insert(ino);
+        self.since_cp.resized(ino);
         // The session inode holds nothing of the file's now (every moved block's pointer
         // cleared): its eviction frees its nodes and the older copies it still points at.
         self.evict_inode(cow)?;
         let checkpoint = match checkpoint {
             Some(c) => c,
             // Mutant: decided after the change, as before issue 35.
-            None => self.commit_needs_checkpoint(ino)?,
+            None => self.commit_checkpoint_reason(ino)?,
         };
         let spilled = spilled && !crate::mutant!("mutant-spilled-commit-by-batch");
-        let t = self.fsync_submit_decided(ino, false, checkpoint || spilled, now)?;
+        let reason = checkpoint.or(spilled.then_some(CheckpointReason::Spilled));
+        let t = self.fsync_submit_decided(ino, false, reason, now)?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
         }
@@ -501,8 +503,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Whether a commit of `ino` must be made durable by a checkpoint: a name removed from
     /// its directory since the last one (see the module header), or what makes an fsync
     /// checkpoint. Reads the file's ancestors; changes nothing.
-    fn commit_needs_checkpoint(&mut self, ino: Ino) -> Result<bool> {
-        if !self.removed_names.is_empty() {
+    fn commit_checkpoint_reason(&mut self, ino: Ino) -> Result<Option<CheckpointReason>> {
+        if self.since_cp.any_name_removed() {
             let b = self.inode_ref(ino)?;
             let (links, pino, name) = (inode::links(b), inode::pino(b), inode::name(b).to_vec());
             // The recorded parent is the file's directory only if it holds the recorded
@@ -513,14 +515,11 @@ impl<D: BlockDevice> Filesystem<D> {
             // has several directories. Unknown: checkpoint.
             let known =
                 links == 1 && (crate::mutant!("mutant-stale-parent") || self.records_its_entry(ino, pino, &name)?);
-            if !known {
-                return Ok(true);
-            }
-            if self.removed_names.range((pino, Vec::new())..).next().is_some_and(|(d, _)| *d == pino) {
-                return Ok(true);
+            if !known || self.since_cp.dir_lost_a_name(pino) {
+                return Ok(Some(CheckpointReason::DirLostAName));
             }
         }
-        self.fsync_needs_checkpoint(ino, FileType::Regular)
+        self.fsync_checkpoint_reason(ino, FileType::Regular)
     }
 
     /// Stages a write into an open session: in memory while every session's in-memory

@@ -257,7 +257,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         if end > inode::size(self.inode_ref(ino)?) {
-            self.size_changed.insert(ino);
+            self.since_cp.resized(ino);
         }
         let ib = self.inode_mut(ino)?;
         if end > inode::size(ib) {
@@ -312,7 +312,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
-        self.size_changed.insert(ino);
+        self.since_cp.resized(ino);
         let ib = self.inode_mut(ino)?;
         inode::set_size(ib, size);
         inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
@@ -416,7 +416,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 return self.fail(e);
             }
         }
-        self.needs_cp.insert(ino);
+        self.since_cp.relinked(ino);
         let ib = self.inode_mut(ino)?;
         inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);

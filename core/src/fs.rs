@@ -252,12 +252,7 @@ impl Default for MountOptions {
 /// `Stats::since_cp_bound_checkpoints`). 1 MiB: a few thousand renames or unlinks of long
 /// names, some 65,000 of short ones.
 pub const SINCE_CP_BYTES_MAX: u64 = 1 << 20;
-/// Bytes counted per node id in a since-checkpoint set (measured 9 to 12, rounded up).
-const SINCE_CP_ID_BYTES: u64 = 16;
-/// Bytes counted per pair (a node id and an index or a checksum; measured 21 to 27).
-const SINCE_CP_PAIR_BYTES: u64 = 32;
-/// Bytes counted per removed name besides the name itself (measured 51).
-const SINCE_CP_NAME_BYTES: u64 = 64;
+use crate::since_cp::{SINCE_CP_ID_BYTES, SINCE_CP_PAIR_BYTES};
 
 /// What the in-memory state takes ([`Filesystem::memory`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -313,25 +308,11 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) written_blocks: u64,
     /// Caller time of the latest call, for segment ages.
     pub(crate) now_sec: u64,
-    /// Inodes created since the last checkpoint: their names need a dentry mark.
-    pub(crate) new_since_cp: BTreeSet<Ino>,
-    /// Inodes whose names or links changed since the last checkpoint (rename, link,
-    /// unlink of one of several links): roll-forward cannot express that, so their fsync
-    /// falls back to a checkpoint.
-    pub(crate) needs_cp: BTreeSet<Ino>,
-    /// Names removed from (or retargeted in) directories since the last checkpoint. A new
-    /// file reusing one cannot be restored by a dentry mark without destroying whatever
-    /// the checkpoint still has under that name, so its fsync checkpoints instead.
-    pub(crate) removed_names: BTreeSet<(Ino, Vec<u8>)>,
-    /// What `removed_names` holds, in bytes (names and the set's overhead): its share of
-    /// the since-checkpoint bound ([`SINCE_CP_BYTES_MAX`]).
-    pub(crate) removed_names_bytes: u64,
-    /// Lowest file block freed by truncation since the inode was last fsync'd.
-    pub(crate) trunc_hint: BTreeMap<Ino, u64>,
+    /// What changed since the last checkpoint that decides how an fsync is made durable
+    /// (created, relinked, renamed directories, removed names, the chain's extent, ...).
+    pub(crate) since_cp: crate::since_cp::SinceCheckpoint,
     /// Holes reserved by fallocate (in memory, for the life of the mount).
     pub(crate) prealloc: crate::prealloc::Reservations,
-    /// Inodes whose size changed since they were last written (fdatasync needs those).
-    pub(crate) size_changed: BTreeSet<Ino>,
     /// Dirty blocks moved by segment cleaning: written to the cold data log.
     pub(crate) gc_cold: BTreeSet<(Ino, u64)>,
     /// Blocks moved by cleaning whose contents failed their checksum: they move with the
@@ -345,16 +326,6 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) data_checksums: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
-    /// Directories renamed since the last checkpoint. An fsync of a file below one of them
-    /// checkpoints: roll-forward restores a file's own name, not its ancestors', and the
-    /// file must be found at the path it was fsync'd under (DESIGN.md, "fsync").
-    pub(crate) renamed_dirs: BTreeSet<Ino>,
-    /// Distinct nodes appended to the warm node chain since the last checkpoint: what a
-    /// roll-forward would rewrite (each once, however often it was fsync'd); the recovery
-    /// reserve is computed from their number.
-    pub(crate) chain_nids: BTreeSet<Nid>,
-    /// Inodes whose names the chain restores (dentry-marked batches since the checkpoint).
-    pub(crate) chain_dentries: BTreeSet<Ino>,
     /// Each directory's parent, as its inode records it, for the walks up the tree
     /// (`walk_up`): see `parents.rs`.
     pub(crate) dir_parents: crate::parents::DirParents,
@@ -590,21 +561,13 @@ impl<D: BlockDevice> Filesystem<D> {
             opts: *opts,
             stats: Stats::default(),
             now_sec: now.sec.max(0) as u64,
-            new_since_cp: BTreeSet::new(),
-            needs_cp: BTreeSet::new(),
-            removed_names: BTreeSet::new(),
-            removed_names_bytes: 0,
-            trunc_hint: BTreeMap::new(),
             prealloc: Default::default(),
-            size_changed: BTreeSet::new(),
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
             gc_kept_crcs: BTreeMap::new(),
             dentry_cache: Default::default(),
             data_checksums,
-            renamed_dirs: BTreeSet::new(),
-            chain_nids: BTreeSet::new(),
-            chain_dentries: BTreeSet::new(),
+            since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,
             in_fsync: false,
@@ -1006,24 +969,9 @@ impl<D: BlockDevice> Filesystem<D> {
     /// a rename loop through fresh names (issue 35: 4 MB/s of `removed_names`), create and
     /// unlink, or setting and removing an xattr (freed node ids).
     pub(crate) fn since_cp_bytes(&self) -> u64 {
-        let ids = self.needs_cp.len()
-            + self.new_since_cp.len()
-            + self.renamed_dirs.len()
-            + self.size_changed.len()
-            + self.chain_nids.len()
-            + self.chain_dentries.len()
-            + self.nat.freed_count() as usize
-            + self.nat.dirty_count();
-        let pairs = self.trunc_hint.len() + self.gc_cold.len() + self.gc_kept_crcs.len();
-        self.removed_names_bytes + ids as u64 * SINCE_CP_ID_BYTES + pairs as u64 * SINCE_CP_PAIR_BYTES
-    }
-
-    /// Records a name removed from (or retargeted in) directory `dir` since the last
-    /// checkpoint (`removed_names`), counting its bytes.
-    pub(crate) fn note_removed_name(&mut self, dir: Ino, name: &[u8]) {
-        if self.removed_names.insert((dir, name.to_vec())) {
-            self.removed_names_bytes += name.len() as u64 + SINCE_CP_NAME_BYTES;
-        }
+        let ids = u64::from(self.nat.freed_count()) + self.nat.dirty_count() as u64;
+        let pairs = (self.gc_cold.len() + self.gc_kept_crcs.len()) as u64;
+        self.since_cp.bytes() + ids * SINCE_CP_ID_BYTES + pairs * SINCE_CP_PAIR_BYTES
     }
 
     /// What the in-memory state takes now (counts and byte estimates), for tests and
@@ -1033,7 +981,7 @@ impl<D: BlockDevice> Filesystem<D> {
             cached_nodes: self.nodes.len() as u64,
             dirty_bytes: self.dirty_bytes(),
             since_cp_bytes: self.since_cp_bytes(),
-            removed_names: self.removed_names.len() as u64,
+            removed_names: self.since_cp.removed_name_count(),
             dir_parents: self.dir_parents.len() as u64,
             dir_parents_bytes: self.dir_parents.bytes() as u64,
         }
@@ -1359,7 +1307,13 @@ impl<D: BlockDevice> Filesystem<D> {
         self.check_writable()?;
         self.touch(now);
         match self.maintenance(|fs| fs.checkpoint_inner(umount, now)) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                // Postcondition: everything was written back, and what "since the last
+                // checkpoint" recorded is now in it (cheap: three emptiness checks).
+                assert!(self.data.is_empty() && self.dirty_nodes.is_empty(), "a checkpoint left dirty state");
+                assert!(self.since_cp.is_empty(), "a checkpoint left since-checkpoint records");
+                Ok(())
+            }
             Err(e) => self.fail(e),
         }
     }
@@ -1458,17 +1412,9 @@ impl<D: BlockDevice> Filesystem<D> {
         self.cp = cp;
         self.cp_pack = pack;
         self.stats.checkpoints += 1;
-        self.new_since_cp.clear();
-        self.needs_cp.clear();
-        self.removed_names.clear();
-        self.removed_names_bytes = 0;
+        self.since_cp.reset();
         self.gc_cold.clear();
         self.gc_kept_crcs.clear();
-        self.trunc_hint.clear();
-        self.size_changed.clear();
-        self.renamed_dirs.clear();
-        self.chain_nids.clear();
-        self.chain_dentries.clear();
         Ok(())
     }
 

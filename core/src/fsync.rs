@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::fs::{FileType, Filesystem, Timestamp};
 use crate::node::{self, inode, NodeType};
 use crate::segment::Log;
+use crate::since_cp::CheckpointReason;
 use crate::{Ino, Nid};
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -92,25 +93,25 @@ impl<D: BlockDevice> Filesystem<D> {
             fs.stats.fsyncs += 1;
             // Every read the decision needs (ancestors, directory entries) comes before the
             // batch changes anything.
-            let checkpoint = fs.fsync_needs_checkpoint(ino, kind)?;
-            fs.fsync_submit_decided(ino, datasync, checkpoint, now)
+            let reason = fs.fsync_checkpoint_reason(ino, kind)?;
+            fs.fsync_submit_decided(ino, datasync, reason, now)
         });
         self.shrink_node_cache();
         r
     }
 
     /// [`Filesystem::fsync_submit`] once it is known whether roll-forward can express the
-    /// file's change (`checkpoint` false) or a checkpoint must serve it. Reads nothing the
-    /// caller has not read: a failure here is a failed write, which shuts down.
+    /// file's change (`reason` None) or a checkpoint must serve it, and why. Reads nothing
+    /// the caller has not read: a failure here is a failed write, which shuts down.
     pub(crate) fn fsync_submit_decided(
         &mut self,
         ino: Ino,
         datasync: bool,
-        checkpoint: bool,
+        reason: Option<CheckpointReason>,
         now: Timestamp,
     ) -> Result<FsyncTicket> {
-        if checkpoint {
-            self.stats.fsync_checkpoint_fallbacks += 1;
+        if let Some(reason) = reason {
+            self.count_checkpoint_reason(reason);
             self.checkpoint(false, now)?;
             return Ok(FsyncTicket { flush_needed: false });
         }
@@ -119,7 +120,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // more); scan them here only when there is no data to decide on.
         let dirty_nodes = if has_data { Vec::new() } else { self.dirty_nodes_of(ino) };
         let others = dirty_nodes.iter().any(|&n| n != ino);
-        if datasync && !has_data && !others && !self.size_changed.contains(&ino) && !self.new_since_cp.contains(&ino) {
+        if datasync && !has_data && !others && !self.since_cp.is_resized(ino) && !self.since_cp.is_created(ino) {
             // Only metadata that fdatasync need not persist (times, mode, owner) changed.
             // Still flush: an earlier batch of this file may be waiting for one.
             self.stats.fdatasync_noops += 1;
@@ -132,7 +133,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // The chain would outgrow the room its roll-forward is promised: a checkpoint
             // serves this fsync (and empties the chain) while there is still room for one.
             self.stats.recovery_reserve_fallbacks += 1;
-            self.stats.fsync_checkpoint_fallbacks += 1;
+            self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
             self.checkpoint(false, now)?;
             self.make_room_for_chains(now)?;
             return Ok(FsyncTicket { flush_needed: false });
@@ -172,7 +173,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // direct node over each dirty data block (overwrites dirty theirs at write-back).
         // First an upper bound without scanning (fsync's fast path): every dirty node.
         let dnodes = self.data_dnodes(ino);
-        let dentry = self.new_since_cp.contains(&ino) && !self.chain_dentries.contains(&ino);
+        let dentry = self.since_cp.dentry_pending(ino);
         let bound = self.dirty_nodes.len() as u64 + 1 + dnodes;
         if self.room_for_batch(data, bound, dentry) {
             return true;
@@ -204,8 +205,9 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         // Data may also go to the cold data log (blocks cleaning moved): count it as warm.
         let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes) + 1;
-        let chain = self.chain_nids.len() as u64 + nodes;
-        let dentries = self.chain_dentries.len() as u64 + dentry as u64;
+        let (chain_nodes, chain_dentries) = self.since_cp.chain_extent();
+        let chain = chain_nodes + nodes;
+        let dentries = chain_dentries + dentry as u64;
         let free = self.seg.free_segments() as u64;
         free >= batch_segments + self.recovery_segments(chain, dentries)
     }
@@ -232,25 +234,50 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
-    pub(crate) fn fsync_needs_checkpoint(&mut self, ino: Ino, kind: FileType) -> Result<bool> {
-        if kind == FileType::Directory || self.needs_cp.contains(&ino) || self.orphans.contains(&ino) {
-            return Ok(true);
+    /// Counts a checkpoint that serves an fsync or an atomic commit, and why.
+    pub(crate) fn count_checkpoint_reason(&mut self, reason: CheckpointReason) {
+        self.stats.fsync_checkpoint_fallbacks += 1;
+        let s = &mut self.stats;
+        *match reason {
+            CheckpointReason::Directory => &mut s.fsync_cp_directory,
+            CheckpointReason::Relinked => &mut s.fsync_cp_relinked,
+            CheckpointReason::Orphan => &mut s.fsync_cp_orphan,
+            CheckpointReason::PathChanged => &mut s.fsync_cp_path_changed,
+            CheckpointReason::NameNotRestorable => &mut s.fsync_cp_name_not_restorable,
+            CheckpointReason::DirLostAName => &mut s.fsync_cp_dir_lost_a_name,
+            CheckpointReason::RecoveryRoom => &mut s.fsync_cp_recovery_room,
+            CheckpointReason::Spilled => &mut s.fsync_cp_spilled,
+        } += 1;
+    }
+
+    /// Why an fsync of `ino` must be served by a checkpoint (None: the chain can carry it).
+    /// Reads the inode and, after a directory rename, its ancestors and their entries;
+    /// changes nothing.
+    pub(crate) fn fsync_checkpoint_reason(&mut self, ino: Ino, kind: FileType) -> Result<Option<CheckpointReason>> {
+        if kind == FileType::Directory {
+            return Ok(Some(CheckpointReason::Directory));
         }
-        if !self.renamed_dirs.is_empty() && self.below_renamed_dir(ino)? {
+        if self.since_cp.is_relinked(ino) {
+            return Ok(Some(CheckpointReason::Relinked));
+        }
+        if self.orphans.contains(&ino) {
+            return Ok(Some(CheckpointReason::Orphan));
+        }
+        if self.since_cp.any_dir_renamed() && self.below_renamed_dir(ino)? {
             // The chain can restore the file's own name but not its ancestors': the
             // checkpoint still has them under their old names, and the file must be found
             // at the path it was fsync'd under.
-            return Ok(true);
+            return Ok(Some(CheckpointReason::PathChanged));
         }
-        if self.new_since_cp.contains(&ino) {
+        if self.since_cp.is_created(ino) {
             let b = self.inode_ref(ino)?;
             let (links, pino) = (inode::links(b), inode::pino(b));
             let name = inode::name(b).to_vec();
-            if links != 1 || self.new_since_cp.contains(&pino) || self.removed_names.contains(&(pino, name)) {
-                return Ok(true);
+            if links != 1 || self.since_cp.is_created(pino) || self.since_cp.was_removed(pino, &name) {
+                return Ok(Some(CheckpointReason::NameNotRestorable));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// True when a directory on the path from `ino` up to the root (through each inode's
@@ -273,9 +300,10 @@ impl<D: BlockDevice> Filesystem<D> {
         if !crate::mutant!("mutant-stale-parent") && !self.records_its_entry(ino, pino, &name)? {
             return Ok(true);
         }
-        let renamed = core::mem::take(&mut self.renamed_dirs);
-        let walk = self.walk_up(pino, |d| renamed.contains(&d));
-        self.renamed_dirs = renamed;
+        // The walk reads nodes (it needs `self`): lend it the records, restored before `?`.
+        let since = core::mem::take(&mut self.since_cp);
+        let walk = self.walk_up(pino, |d| since.renamed_dirs().contains(&d));
+        self.since_cp = since;
         // A recorded parent that is no longer a live directory (the link it was recorded
         // for is gone): the path is unknown, so checkpoint too.
         Ok(!matches!(walk?, crate::namei::Walk::Root))
@@ -335,8 +363,8 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         debug_assert_eq!(count as usize, data_crcs.len(), "every data block of the batch has a node in it");
-        let trunc = self.trunc_hint.remove(&ino).unwrap_or(u64::MAX);
-        let dentry = self.new_since_cp.contains(&ino);
+        let trunc = self.since_cp.take_truncated_from(ino);
+        let dentry = self.since_cp.is_created(ino);
         {
             let b = self.inode_mut(ino)?;
             inode::set_batch(b, trunc, batch, count);
@@ -353,12 +381,9 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
             self.write_node_to(nid, flags, Log::WarmNode)?;
-            self.chain_nids.insert(nid);
-            if flags & node::FLAG_DENTRY != 0 {
-                self.chain_dentries.insert(ino);
-            }
+            self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
         }
-        self.size_changed.remove(&ino);
+        self.since_cp.batch_written(ino);
         Ok(())
     }
 }

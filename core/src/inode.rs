@@ -582,8 +582,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// only held such blocks. Work is proportional to the nodes that exist, not to the
     /// file's size (a sparse 4 TiB file truncates fast).
     pub(crate) fn truncate_blocks(&mut self, ino: Ino, from: u64) -> Result<()> {
-        let h = self.trunc_hint.entry(ino).or_insert(u64::MAX);
-        *h = (*h).min(from);
+        self.since_cp.truncated(ino, from);
         self.free_block_range(ino, from, u64::MAX)
     }
 
@@ -734,14 +733,11 @@ impl<D: BlockDevice> Filesystem<D> {
         self.valid_inodes = self.valid_inodes.saturating_sub(1);
         self.open_counts.remove(&ino);
         self.orphans.remove(&ino);
-        self.trunc_hint.remove(&ino);
-        self.size_changed.remove(&ino);
         if let Some(cow) = self.atomic.remove(&ino).and_then(|s| s.cow) {
             // The file's open session dies with it: its staged blocks too.
             self.drop_session_inode(cow);
         }
-        self.needs_cp.remove(&ino);
-        self.new_since_cp.remove(&ino);
+        self.since_cp.evicted(ino);
         Ok(())
     }
 }

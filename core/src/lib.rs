@@ -21,17 +21,24 @@
 //! | [`inode`] | node cache, block mapping, truncation, inode life and death |
 //! | [`file`] | file contents: read, write, size |
 //! | [`dir`] | hashed dentry blocks, readdir cookies |
+//! | [`dcache`] | the dentry-block cache: clean directory blocks already validated |
 //! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
 //! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
 //! | [`xattr`] | extended attribute block |
+//! | [`prealloc`] | fallocate reservations (in memory) |
 //! | [`fsync`] | fsync without checkpoints: batches in the warm node chain, marks |
+//! | [`since_cp`] | what changed since the last checkpoint, and why an fsync checkpoints |
 //! | [`atomic`] | atomic writes: staged until one commit batch |
 //! | [`gc`] | segment cleaning: victims, moving valid blocks |
 //! | [`recovery`] | roll-forward of the node chain at mount |
 //! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
 //! | [`repair`] | `fsck --repair`: metadata rebuilt from the reachable tree |
+//! | [`device`] | the `BlockDevice` trait and the in-memory `MemDevice` |
+//! | [`error`] | the error type and its errno mapping |
+//! | [`stats`] | the counters, from one list |
+//! | [`mutant`] | test-only deliberately broken variants (`mutant!`) |
 #![no_std]
 // No unsafe code; the one exception is the call into the embedder's CRC32C of the
 // test-only feature `embedder-crc32c` (codec.rs), which production builds never enable.
@@ -64,6 +71,7 @@ pub mod prealloc;
 pub mod recovery;
 pub mod repair;
 pub mod segment;
+pub mod since_cp;
 pub mod sit;
 pub mod ssa;
 pub mod stats;

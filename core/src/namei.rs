@@ -118,7 +118,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn dir_remove(&mut self, dir: Ino, name: &[u8]) -> Result<()> {
-        self.note_removed_name(dir, name);
+        self.since_cp.name_removed(dir, name);
         let depth = self.dir_depth(dir)?;
         match dir::remove(&mut DirIo { fs: self, ino: dir }, depth, name)? {
             Some(_) => Ok(()),
@@ -284,7 +284,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.nodes.insert(ino, CachedNode { block: b, dirty: true });
         self.dirty_nodes.insert(ino);
         self.valid_inodes += 1;
-        self.new_since_cp.insert(ino);
+        self.since_cp.created(ino);
         if kind == FileType::Directory {
             self.dir_parents.set(ino, parent);
         }
@@ -413,7 +413,7 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         if left > 0 {
             // One of several names went away: roll-forward could not express it.
-            self.needs_cp.insert(ino);
+            self.since_cp.relinked(ino);
         }
         if left == 0 {
             if self.open_counts.get(&ino).copied().unwrap_or(0) > 0 {
@@ -526,7 +526,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.ensure_nids(nids, now)?;
         self.dir_insert(new_parent, new_name, ino, kind)?;
         self.add_links(ino, 1, now)?;
-        self.needs_cp.insert(ino);
+        self.since_cp.relinked(ino);
         let b = self.inode_mut(ino)?;
         inode::set_pino(b, new_parent);
         inode::set_name(b, new_name);
@@ -656,8 +656,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 return Err(Error::Invalid("cannot move a directory into itself"));
             }
             let (src_loc, _, _) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
-            self.note_removed_name(parent, name);
-            self.note_removed_name(new_parent, new_name);
+            self.since_cp.name_removed(parent, name);
+            self.since_cp.name_removed(new_parent, new_name);
             dir::set_entry(&mut DirIo { fs: self, ino: parent }, src_loc, dst_ino, dst_kind)?;
             dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             if parent != new_parent {
@@ -690,7 +690,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 (true, true) if !self.dir_is_empty(dst_ino)? => return Err(Error::NotEmpty),
                 _ => {}
             }
-            self.note_removed_name(new_parent, new_name);
+            self.since_cp.name_removed(new_parent, new_name);
             dir::set_entry(&mut DirIo { fs: self, ino: new_parent }, dst_loc, src, src_kind)?;
             self.dir_remove(parent, name)?;
             if dst_kind == FileType::Directory {
@@ -716,10 +716,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// restores for dentry-marked inodes).
     fn set_parent_name(&mut self, ino: Ino, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         // A renamed inode's old name is in the checkpoint: only a checkpoint can move it.
-        self.needs_cp.insert(ino);
+        self.since_cp.relinked(ino);
         if self.inode_kind(ino)? == FileType::Directory {
             // Files below it are found by their new path only after a checkpoint.
-            self.renamed_dirs.insert(ino);
+            self.since_cp.dir_renamed(ino);
             self.dir_parents.set(ino, parent);
         }
         let b = self.inode_mut(ino)?;

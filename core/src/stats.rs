@@ -90,6 +90,25 @@ stats! {
     /// xattr) on a full device: given room an ordinary change would not have had (the
     /// cleaner's reserve, down to `REMOVAL_FLOOR_SEGMENTS` free segments).
     full_device_removals,
+    // ---- why fsyncs and atomic commits were served by a checkpoint (each also counted in
+    // `fsync_checkpoint_fallbacks`; `since_cp::CheckpointReason`) ----
+    /// A directory was fsync'd.
+    fsync_cp_directory,
+    /// The file was renamed, linked, unlinked from one of several names or had a hole
+    /// punched since the checkpoint.
+    fsync_cp_relinked,
+    /// The file is unlinked and still open.
+    fsync_cp_orphan,
+    /// A directory above the file was renamed, or its path is not known for sure.
+    fsync_cp_path_changed,
+    /// A new file whose name a dentry mark cannot restore.
+    fsync_cp_name_not_restorable,
+    /// An atomic commit in a directory that lost a name since the checkpoint.
+    fsync_cp_dir_lost_a_name,
+    /// The chain's roll-forward would have outgrown its reserve.
+    fsync_cp_recovery_room,
+    /// An atomic commit whose staged blocks had spilled to a session inode.
+    fsync_cp_spilled,
 }
 
 #[cfg(test)]
@@ -98,11 +117,11 @@ mod tests {
 
     #[test]
     fn names_and_counters_follow_the_fields() {
-        let s = Stats { checkpoints: 3, full_device_removals: 7, ..Stats::default() };
+        let s = Stats { checkpoints: 3, fsync_cp_spilled: 7, ..Stats::default() };
         let c = s.counters();
         assert_eq!(c.len(), Stats::NAMES.len());
         assert_eq!(c[0], ("checkpoints", 3));
-        assert_eq!(*c.last().unwrap(), ("full_device_removals", 7));
+        assert_eq!(*c.last().unwrap(), ("fsync_cp_spilled", 7));
         assert!(c.iter().zip(Stats::NAMES).all(|((n, _), m)| n == &m));
     }
 }

@@ -1,0 +1,277 @@
+//! What changed since the last checkpoint that decides how an fsync is made durable:
+//! [`SinceCheckpoint`].
+//!
+//! Roll-forward (recovery.rs) replays the fsync chain onto the last checkpoint. It can
+//! restore a file's contents, size and — for a file created since the checkpoint — its one
+//! name. It cannot express a rename, a hard link, the removal of one of several names, a
+//! hole punched in the middle of a file, an ancestor renamed, or a directory's own change:
+//! an fsync after any of those is served by a checkpoint instead. This module keeps the
+//! records that decision needs, and the chain's extent for the recovery reserve, in one
+//! place: the namespace and file code say what happened (`created`, `relinked`,
+//! `name_removed`, `dir_renamed`, `truncated`, `resized`, `evicted`, ...), fsync.rs and
+//! atomic.rs ask, and the checkpoint empties it as a whole (`reset`) — the role of f2fs's
+//! `sbi->im[]` (APPEND_INO / UPDATE_INO / TRANS_DIR_INO) and `need_do_checkpoint()`.
+//!
+//! Invariant: right after a checkpoint publishes, every record is empty
+//! ([`SinceCheckpoint::is_empty`], asserted there). Each record grows with requests, so
+//! their size counts toward `fs::SINCE_CP_BYTES_MAX` ([`SinceCheckpoint::bytes`]).
+
+use crate::{Ino, Nid};
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec::Vec;
+
+/// Why an fsync (or an atomic commit) is served by a checkpoint rather than a batch in the
+/// fsync chain. Each is counted in [`crate::Stats`] (`fsync_cp_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointReason {
+    /// The file is a directory: roll-forward restores no directory's own change.
+    Directory,
+    /// The inode was renamed, hard-linked or unlinked from one of several names since the
+    /// checkpoint, or had a hole punched (roll-forward replays sizes and blocks, not holes).
+    Relinked,
+    /// The inode is unlinked but still open (an orphan).
+    Orphan,
+    /// A directory on its path was renamed since the checkpoint, or the path is not known
+    /// for sure (several links, a recorded parent that no longer holds its entry).
+    PathChanged,
+    /// Created since the checkpoint, but its name cannot be restored by a dentry mark: its
+    /// directory is new too, it has several links, or its name was removed from that
+    /// directory since the checkpoint (the checkpoint may hold another file under it).
+    NameNotRestorable,
+    /// An atomic commit of a file whose directory lost a name since the checkpoint (SQLite's
+    /// journal), or whose directory is not known for sure.
+    DirLostAName,
+    /// Appending the batch would outgrow the room its roll-forward is promised (the
+    /// recovery reserve).
+    RecoveryRoom,
+    /// An atomic commit whose staged blocks had spilled to a session inode.
+    Spilled,
+}
+
+/// Bytes counted per node id in a since-checkpoint set (measured 9 to 12, rounded up).
+pub(crate) const SINCE_CP_ID_BYTES: u64 = 16;
+/// Bytes counted per pair (a node id and an index or a checksum; measured 21 to 27).
+pub(crate) const SINCE_CP_PAIR_BYTES: u64 = 32;
+/// Bytes counted per removed name besides the name itself (measured 51).
+pub(crate) const SINCE_CP_NAME_BYTES: u64 = 64;
+
+/// The records kept since the last checkpoint (see the module header).
+#[derive(Debug, Default)]
+pub(crate) struct SinceCheckpoint {
+    /// Inodes created since the last checkpoint: their names need a dentry mark.
+    created: BTreeSet<Ino>,
+    /// Inodes whose names or links changed (rename, link, unlink of one of several links)
+    /// or that had a hole punched: roll-forward cannot express that, so their fsync falls
+    /// back to a checkpoint.
+    relinked: BTreeSet<Ino>,
+    /// Names removed from (or retargeted in) directories. A new file reusing one cannot be
+    /// restored by a dentry mark without destroying whatever the checkpoint still has under
+    /// that name, so its fsync checkpoints instead.
+    removed_names: BTreeSet<(Ino, Vec<u8>)>,
+    /// What `removed_names` holds, in bytes (names and the set's overhead).
+    removed_names_bytes: u64,
+    /// Directories renamed. An fsync of a file below one of them checkpoints: roll-forward
+    /// restores a file's own name, not its ancestors', and the file must be found at the
+    /// path it was fsync'd under (DESIGN.md, "fsync").
+    renamed_dirs: BTreeSet<Ino>,
+    /// Lowest file block freed by truncation since the inode was last fsync'd.
+    truncated_from: BTreeMap<Ino, u64>,
+    /// Inodes whose size changed since they were last written (fdatasync needs those).
+    resized: BTreeSet<Ino>,
+    /// Distinct nodes appended to the warm node chain: what a roll-forward would rewrite
+    /// (each once, however often it was fsync'd); the recovery reserve is computed from
+    /// their number.
+    chain_nids: BTreeSet<Nid>,
+    /// Inodes whose names the chain restores (dentry-marked batches).
+    chain_dentries: BTreeSet<Ino>,
+}
+
+impl SinceCheckpoint {
+    // ---- events: what the namespace and file code report --------------------------
+
+    /// `ino` was created.
+    pub(crate) fn created(&mut self, ino: Ino) {
+        self.created.insert(ino);
+    }
+
+    /// `ino` was renamed, hard-linked, lost one of several names or had a hole punched.
+    pub(crate) fn relinked(&mut self, ino: Ino) {
+        self.relinked.insert(ino);
+    }
+
+    /// Directory `ino` was renamed (it is also [`relinked`](Self::relinked) by the caller).
+    pub(crate) fn dir_renamed(&mut self, ino: Ino) {
+        self.renamed_dirs.insert(ino);
+    }
+
+    /// A name was removed from (or retargeted in) directory `dir`.
+    pub(crate) fn name_removed(&mut self, dir: Ino, name: &[u8]) {
+        if self.removed_names.insert((dir, name.to_vec())) {
+            self.removed_names_bytes += name.len() as u64 + SINCE_CP_NAME_BYTES;
+        }
+    }
+
+    /// `ino`'s blocks from `from_idx` on were freed by a truncation.
+    pub(crate) fn truncated(&mut self, ino: Ino, from_idx: u64) {
+        let h = self.truncated_from.entry(ino).or_insert(u64::MAX);
+        *h = (*h).min(from_idx);
+    }
+
+    /// `ino`'s size changed.
+    pub(crate) fn resized(&mut self, ino: Ino) {
+        self.resized.insert(ino);
+    }
+
+    /// `ino` was destroyed: nothing of it needs a record any more.
+    pub(crate) fn evicted(&mut self, ino: Ino) {
+        self.truncated_from.remove(&ino);
+        self.resized.remove(&ino);
+        self.relinked.remove(&ino);
+        self.created.remove(&ino);
+    }
+
+    /// A batch of `ino` is about to be written: returns (and forgets) the lowest file block
+    /// truncated since its last batch (`u64::MAX`: none).
+    pub(crate) fn take_truncated_from(&mut self, ino: Ino) -> u64 {
+        self.truncated_from.remove(&ino).unwrap_or(u64::MAX)
+    }
+
+    /// Node `nid` of `ino`'s batch was appended to the chain (`dentry`: with the dentry mark).
+    pub(crate) fn chained(&mut self, ino: Ino, nid: Nid, dentry: bool) {
+        self.chain_nids.insert(nid);
+        if dentry {
+            self.chain_dentries.insert(ino);
+        }
+    }
+
+    /// `ino`'s batch is written: its size is durable with it.
+    pub(crate) fn batch_written(&mut self, ino: Ino) {
+        self.resized.remove(&ino);
+    }
+
+    /// A checkpoint published: everything recorded is in it.
+    pub(crate) fn reset(&mut self) {
+        *self = SinceCheckpoint::default();
+    }
+
+    // ---- questions: what fsync, atomic commit and the recovery reserve ask ---------
+
+    pub(crate) fn is_created(&self, ino: Ino) -> bool {
+        self.created.contains(&ino)
+    }
+
+    pub(crate) fn is_relinked(&self, ino: Ino) -> bool {
+        self.relinked.contains(&ino)
+    }
+
+    pub(crate) fn is_resized(&self, ino: Ino) -> bool {
+        self.resized.contains(&ino)
+    }
+
+    pub(crate) fn any_dir_renamed(&self) -> bool {
+        !self.renamed_dirs.is_empty()
+    }
+
+    pub(crate) fn renamed_dirs(&self) -> &BTreeSet<Ino> {
+        &self.renamed_dirs
+    }
+
+    pub(crate) fn any_name_removed(&self) -> bool {
+        !self.removed_names.is_empty()
+    }
+
+    /// Whether `name` was removed from directory `dir`.
+    pub(crate) fn was_removed(&self, dir: Ino, name: &[u8]) -> bool {
+        // A set of pairs cannot be asked with a borrowed name: compare the range instead.
+        self.removed_names.range((dir, name.to_vec())..).next().is_some_and(|(d, n)| *d == dir && n == name)
+    }
+
+    /// Whether any name was removed from directory `dir`.
+    pub(crate) fn dir_lost_a_name(&self, dir: Ino) -> bool {
+        self.removed_names.range((dir, Vec::new())..).next().is_some_and(|(d, _)| *d == dir)
+    }
+
+    /// Whether `ino`'s next batch must carry the dentry mark for the chain to restore its
+    /// name and the chain does not restore it yet.
+    pub(crate) fn dentry_pending(&self, ino: Ino) -> bool {
+        self.created.contains(&ino) && !self.chain_dentries.contains(&ino)
+    }
+
+    /// Distinct nodes in the chain, and the inodes whose names it restores.
+    pub(crate) fn chain_extent(&self) -> (u64, u64) {
+        (self.chain_nids.len() as u64, self.chain_dentries.len() as u64)
+    }
+
+    /// Names in the removed-name record.
+    pub(crate) fn removed_name_count(&self) -> u64 {
+        self.removed_names.len() as u64
+    }
+
+    /// What the records take, in bytes (an estimate from their entry counts, measured with
+    /// a counting allocator; see the constants).
+    pub(crate) fn bytes(&self) -> u64 {
+        let ids = self.relinked.len()
+            + self.created.len()
+            + self.renamed_dirs.len()
+            + self.resized.len()
+            + self.chain_nids.len()
+            + self.chain_dentries.len();
+        self.removed_names_bytes
+            + ids as u64 * SINCE_CP_ID_BYTES
+            + self.truncated_from.len() as u64 * SINCE_CP_PAIR_BYTES
+    }
+
+    /// Whether nothing is recorded (true right after a checkpoint).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.created.is_empty()
+            && self.relinked.is_empty()
+            && self.removed_names.is_empty()
+            && self.removed_names_bytes == 0
+            && self.renamed_dirs.is_empty()
+            && self.truncated_from.is_empty()
+            && self.resized.is_empty()
+            && self.chain_nids.is_empty()
+            && self.chain_dentries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removed_names_are_found_by_directory_and_name() {
+        let mut s = SinceCheckpoint::default();
+        s.name_removed(7, b"b");
+        assert!(s.was_removed(7, b"b"));
+        assert!(!s.was_removed(7, b"a"));
+        assert!(!s.was_removed(7, b"bb"));
+        assert!(!s.was_removed(8, b"b"));
+        assert!(s.dir_lost_a_name(7));
+        assert!(!s.dir_lost_a_name(6));
+        assert!(!s.dir_lost_a_name(8));
+        s.name_removed(7, b"b");
+        assert_eq!(s.bytes(), 1 + SINCE_CP_NAME_BYTES, "a name is counted once");
+    }
+
+    #[test]
+    fn reset_empties_every_record() {
+        let mut s = SinceCheckpoint::default();
+        s.created(1);
+        s.relinked(2);
+        s.dir_renamed(3);
+        s.name_removed(3, b"x");
+        s.truncated(4, 9);
+        s.truncated(4, 5);
+        s.resized(4);
+        s.chained(5, 6, true);
+        assert!(!s.is_empty());
+        assert_eq!(s.chain_extent(), (1, 1));
+        assert!(s.dentry_pending(1) && !s.dentry_pending(5));
+        assert_eq!(s.take_truncated_from(4), 5);
+        assert_eq!(s.take_truncated_from(4), u64::MAX);
+        s.reset();
+        assert!(s.is_empty());
+        assert_eq!(s.bytes(), 0);
+    }
+}
