@@ -22,9 +22,11 @@
 //! tree. `--io read:N` (or `write:N`, `flush:N`) replays one point with its account.
 
 use crate::device::{CrashWalker, Eio, Event, IoKind, Survivors};
-use crate::explore::{allowed_states, Explorer, Log, Run, Violation};
+use crate::explore::{Explorer, Violation};
 use crate::model::Model;
+use crate::oracle::allowed_states;
 use crate::rng::Hasher64;
+use crate::run::{Log, Run};
 use crate::workload::{CaseId, Op, Workload};
 use std::time::Instant;
 
@@ -113,7 +115,7 @@ fn after_failed_read(g: &mut crate::guest::Guest, run: &mut Run, model: &mut Mod
     match &sync {
         Ok(()) => {
             let want = model.tree();
-            match crate::explore::live_tree(g, &run.block_cache) {
+            match crate::oracle::live_tree(g, &run.block_cache) {
                 Ok(Ok(t)) if t == want => {}
                 Ok(Ok(t)) => run.problems.push((
                     "eio-read-changed-state".into(),
@@ -127,7 +129,7 @@ fn after_failed_read(g: &mut crate::guest::Guest, run: &mut Run, model: &mut Mod
                 Ok(Err(problem)) => run.problems.push(problem),
                 Err(e) => run.problems.push(("live-dump".into(), e.to_string())),
             }
-            crate::explore::record_sync_after_failure(run, model, a..b, &Ok(0));
+            crate::run::record_sync_after_failure(run, model, a..b, &Ok(0));
         }
         Err(e) if e.errno() == Some(EIO) => {} // shut down: the last durable state holds
         Err(e) => run.problems.push((

@@ -1,6 +1,6 @@
 //! Interval histories of a run's model states ([`History`]): for each path, inode and file
 //! name, the record ranges over which it kept one value. The per-file rules
-//! ([`crate::explore::per_file_verdict`]) ask "did path P have kind K somewhere in records
+//! ([`crate::oracle::per_file_verdict`]) ask "did path P have kind K somewhere in records
 //! lo..=hi", "which names did inode I have", "which contents"; scanning the window's states
 //! for every entry of every crash state was most of the explorer's time on long fsync
 //! workloads (windows thousands of records wide, trees thousands of entries big). Built

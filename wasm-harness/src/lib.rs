@@ -13,7 +13,12 @@
 //! | [`model`] | the oracle's model filesystem and canonical trees |
 //! | [`states`] | a run's model states, made incrementally from the paths operations touch |
 //! | [`history`] | interval histories of a run's states, for the per-file rules |
-//! | [`explore`] | running workloads, crash states, verdicts, replay, shrinking |
+//! | [`explore`] | the `Explorer`: its options, base images, crash-state identity, replay, shrinking |
+//! | [`run`] | running a workload against the model, its crash states, checking each of them |
+//! | [`oracle`] | the verdicts: allowed states, per-file rules, operation outcomes, failure atomicity |
+//! | [`memo`] | a run's memos: guest sessions, fscks, dump trees and tree verdicts answered again |
+//! | [`schedule`] | the workload sources and the worker threads' schedule of an exploration |
+//! | [`shard`] | an exploration's totals and core counters, `--shard K/N` and `merge` |
 //! | [`mutants`] | discovering core mutants and checking that each is caught |
 //! | [`eio`] | the I/O-error sweep: every read, write and flush of a workload fails in turn |
 //! | [`cost`] | device cost of fsync and atomic commits, simulated time under a latency model |
@@ -26,9 +31,13 @@ pub mod eio;
 pub mod explore;
 pub mod guest;
 pub mod history;
+pub mod memo;
 pub mod model;
 pub mod mutants;
+pub mod oracle;
 pub use rollfs_crash::rng;
+pub mod run;
+pub mod schedule;
 pub mod shard;
 pub mod states;
 pub mod workload;

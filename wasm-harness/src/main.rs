@@ -1,8 +1,9 @@
 //! The `rollfs-sim` command line: explore, replay, mutants (names relied on by docs and CI).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use rollfs_sim::explore::{explore_shard, Explorer, Options, Source, StateId, Violation};
+use rollfs_sim::explore::{Explorer, Options, StateId, Violation};
 use rollfs_sim::guest::GuestModule;
+use rollfs_sim::schedule::{explore_shard, Source};
 use rollfs_sim::shard::{self, Params, Shard, ShardSummary};
 use rollfs_sim::workload::{regression_dir, CaseId};
 use std::process::ExitCode;
@@ -313,12 +314,12 @@ struct SoakConfig {
 }
 
 fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
-    use rollfs_sim::explore::explore_cases;
+    use rollfs_sim::schedule::explore_cases;
     use std::time::Instant;
     let SoakConfig { hours, seed, ace, random, progress_secs, threads, shard, .. } = *cfg;
     // Every case of every round, for the summary: its index (round × cases per round +
     // its place in the round), its digest and its violations.
-    let mut total = rollfs_sim::explore::Summary::default();
+    let mut total = rollfs_sim::shard::Summary::default();
     let first = seed.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
     });
@@ -326,7 +327,7 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
     let start = Instant::now();
     let mut last_progress = Instant::now();
     let (mut states, mut workloads, mut violations, mut last_seed) = (0u64, 0u64, 0u64, first);
-    let mut events = rollfs_sim::explore::Events::default();
+    let mut events = rollfs_sim::shard::Events::default();
     let files = rollfs_sim::workload::regression_files();
     let ace_n = rollfs_sim::workload::ace_count();
     println!(
@@ -543,7 +544,7 @@ fn main() -> ExitCode {
             let sum = if only.is_empty() {
                 explore_shard(&ex, source, cases, duration.map(Duration::from_secs), false, shard, &mut report)
             } else {
-                rollfs_sim::explore::explore_cases(&ex, &only, &mut report)
+                rollfs_sim::schedule::explore_cases(&ex, &only, &mut report)
             };
             if let (Some(v), true) = (&first, shrink_secs > 0) {
                 let small = ex.shrink(&v.workload, &v.kind, Duration::from_secs(shrink_secs));

@@ -5,8 +5,9 @@
 //! in (`rollfs-core/mutants`, cached under the build's OUT_DIR); each mutant is chosen per
 //! instance and explored with a fixed budget until the first violation.
 
-use crate::explore::{explore, Explorer, Options, Source};
+use crate::explore::{Explorer, Options};
 use crate::guest::GuestModule;
+use crate::schedule::{explore, Source};
 use crate::workload::CaseId;
 use std::path::Path;
 use std::sync::Arc;
@@ -85,7 +86,7 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
     let deep_ex = if targeted.is_empty() { None } else { Explorer::new(ex.module.clone(), deep).ok() };
     for case in targeted {
         let s =
-            crate::explore::explore_cases(deep_ex.as_ref().unwrap_or(&ex), std::slice::from_ref(&case), &mut |_| {});
+            crate::schedule::explore_cases(deep_ex.as_ref().unwrap_or(&ex), std::slice::from_ref(&case), &mut |_| {});
         states += s.states;
         if let Some(v) = s.violations.first() {
             return caught(name, v, states);

@@ -1,7 +1,7 @@
 //! Splitting an exploration across machines: `--shard K/N` and `rollfs-sim merge`.
 //!
 //! An exploration draws its workloads as the sequence of cases `0, 1, 2, ...` of a source
-//! (`explore::nth_case`). Shard `K/N` explores exactly the cases whose index is `K` modulo
+//! (`schedule::nth_case`). Shard `K/N` explores exactly the cases whose index is `K` modulo
 //! `N`, so the `N` shards of one seed never overlap and together cover what one unsharded
 //! run covers (all of it with `--cases`; with `--duration`, each shard goes as far as its
 //! time allows). Each shard writes a summary file (`--summary FILE`): its parameters, its
@@ -12,9 +12,12 @@
 //! the unsharded run's digest.
 //!
 //! The file is line-oriented text (`key value`), versioned by its first line.
+//!
+//! This module also owns what a summary holds: an exploration's totals ([`Summary`], made by
+//! `crate::schedule`) and the core's counters summed over it ([`Events`], [`RARE_EVENTS`]).
 
-use crate::explore::{Events, Summary};
-use crate::guest::STAT_NAMES;
+use crate::explore::Violation;
+use crate::guest::{stat_index, CoreStats, STAT_NAMES};
 use crate::rng::Hasher64;
 use std::fmt::Write as _;
 
@@ -50,6 +53,122 @@ impl std::str::FromStr for Shard {
             return Err(bad());
         }
         Ok(Shard { k, n })
+    }
+}
+
+/// The core's counters summed over workload runs (at their end) and over recovery mounts
+/// (right after mount, so what recovery itself did).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Events {
+    pub runs: CoreStats,
+    pub recoveries: CoreStats,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Events { runs: [0; STAT_NAMES.len()], recoveries: [0; STAT_NAMES.len()] }
+    }
+}
+
+/// The rare events every exploration reports and the CI sample must reach (core counters).
+pub const RARE_EVENTS: [&str; 13] = [
+    "atomic_spills",
+    "op_checkpoints",
+    "enospc_returned",
+    "recovery_reserve_fallbacks",
+    "fsync_checkpoint_fallbacks",
+    "fsync_gc_rounds",
+    "recovery_full_device",
+    "atomic_commit_failures",
+    "nid_shortage_checkpoints",
+    "gc_segments",
+    "recovered_batches",
+    "ssr_blocks",
+    "full_device_removals",
+];
+
+impl Events {
+    /// `self - earlier` (counters only grow).
+    pub fn since(&self, earlier: &Events) -> Events {
+        let mut e = *self;
+        for i in 0..STAT_NAMES.len() {
+            e.runs[i] -= earlier.runs[i];
+            e.recoveries[i] -= earlier.recoveries[i];
+        }
+        e
+    }
+
+    /// `self + other`.
+    pub fn plus(&self, other: &Events) -> Events {
+        let mut e = *self;
+        for i in 0..STAT_NAMES.len() {
+            e.runs[i] += other.runs[i];
+            e.recoveries[i] += other.recoveries[i];
+        }
+        e
+    }
+
+    /// A counter summed over runs and recovery mounts.
+    pub fn total(&self, name: &str) -> u64 {
+        let i = stat_index(name);
+        self.runs[i] + self.recoveries[i]
+    }
+
+    /// The rare-event table: one line per counter of [`RARE_EVENTS`].
+    pub fn table(&self) -> Vec<String> {
+        let mut v = vec![format!("{:<28} {:>12} {:>12} {:>12}", "rare event", "total", "in runs", "in recovery")];
+        for n in RARE_EVENTS {
+            let i = stat_index(n);
+            v.push(format!(
+                "{:<28} {:>12} {:>12} {:>12}{}",
+                n,
+                self.runs[i] + self.recoveries[i],
+                self.runs[i],
+                self.recoveries[i],
+                if self.runs[i] + self.recoveries[i] == 0 { "   <- never" } else { "" }
+            ));
+        }
+        v
+    }
+
+    /// The rare events that never fired.
+    pub fn missing(&self) -> Vec<&'static str> {
+        RARE_EVENTS.iter().copied().filter(|n| self.total(n) == 0).collect()
+    }
+}
+
+/// A whole exploration's totals.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub states: u64,
+    pub workloads: u64,
+    pub violations: Vec<Violation>,
+    pub digest: u64,
+    pub seconds: f64,
+    /// The core's counters over this exploration's runs and recovery mounts.
+    pub events: Events,
+    /// (case index in the source, the case's digest), in exploration order: what a shard
+    /// reports so that a merge recomputes `digest` (`crate::shard`).
+    pub case_digests: Vec<(u64, u64)>,
+}
+
+impl Summary {
+    pub fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.states as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    pub fn last_line(&self) -> String {
+        format!(
+            "explored {} crash states from {} workloads: {} violations ({:.0} states/s)",
+            self.states,
+            self.workloads,
+            self.violations.len(),
+            self.rate()
+        )
     }
 }
 

@@ -2,8 +2,9 @@
 //! every workload kind with zero violations, determinism of traces and verdicts, fault
 //! containment (a guest trap is a failed state, not a harness crash), and the mutants.
 
-use rollfs_sim::explore::{explore, Explorer, Options, Source};
+use rollfs_sim::explore::{Explorer, Options};
 use rollfs_sim::guest::GuestModule;
+use rollfs_sim::schedule::{explore, Source};
 use rollfs_sim::workload::{CaseId, Op, Workload};
 
 fn explorer(opts: Options) -> Explorer {
@@ -111,7 +112,7 @@ fn memo_replays_give_the_live_verdicts() {
 
 #[test]
 fn shards_merge_to_the_unsharded_exploration() {
-    use rollfs_sim::explore::explore_shard;
+    use rollfs_sim::schedule::explore_shard;
     use rollfs_sim::shard::{merge, Params, Shard, ShardSummary};
     let ex = explorer(small_opts(5));
     let whole = explore(&ex, Source::All, Some(9), None, false, &mut |_| {});
@@ -337,7 +338,7 @@ fn wired_counters() -> Vec<&'static str> {
             text += &std::fs::read_to_string(e.path()).unwrap();
         }
     }
-    rollfs_sim::explore::RARE_EVENTS
+    rollfs_sim::shard::RARE_EVENTS
         .iter()
         .copied()
         .filter(|n| text.contains(&format!("{n} +=")) || text.contains(&format!("{n} =")))
@@ -363,10 +364,10 @@ fn ci_sample_reaches_every_rare_event() {
     let mut report = |v: &rollfs_sim::explore::Violation| {
         eprintln!("VIOLATION {} in {} state {:?}: {}", v.kind, v.case, v.state.map(|s| s.to_string()), v.detail)
     };
-    let mut events = rollfs_sim::explore::Events::default();
+    let mut events = rollfs_sim::shard::Events::default();
     let mut violations = 0;
     let a = explore(&ex, Source::Regression, Some(100), None, false, &mut report);
-    let b = rollfs_sim::explore::explore_cases(&ex, &full, &mut report);
+    let b = rollfs_sim::schedule::explore_cases(&ex, &full, &mut report);
     for s in [&a, &b] {
         eprintln!("{}", s.last_line());
         events = events.plus(&s.events);
@@ -377,7 +378,7 @@ fn ci_sample_reaches_every_rare_event() {
     }
     assert_eq!(violations, 0);
     let wired = wired_counters();
-    let unwired: Vec<&str> = rollfs_sim::explore::RARE_EVENTS.iter().copied().filter(|n| !wired.contains(n)).collect();
+    let unwired: Vec<&str> = rollfs_sim::shard::RARE_EVENTS.iter().copied().filter(|n| !wired.contains(n)).collect();
     eprintln!("not yet counted by the core (cannot fire): {unwired:?}");
     let missing: Vec<&str> = events.missing().into_iter().filter(|n| wired.contains(n)).collect();
     let (known, other): (Vec<&str>, Vec<&str>) = missing.iter().partition(|n| NOT_YET_REACHED.contains(n));
@@ -400,7 +401,7 @@ fn ace3_sample_has_no_violations() {
         eprintln!("VIOLATION {} in {} state {:?}: {}", v.kind, v.case, v.state.map(|s| s.to_string()), v.detail)
     });
     eprintln!("{}", s.last_line());
-    assert_eq!(s.workloads, n.div_ceil(rollfs_sim::explore::ACE3_SAMPLE_STRIDE));
+    assert_eq!(s.workloads, n.div_ceil(rollfs_sim::schedule::ACE3_SAMPLE_STRIDE));
     // Before the core persisted renamed ancestors with an fsync (issue 13 bug 6), this
     // sample found 64 violating states in 4 of its 27 workloads (e.g. ace3:291: `mkdir /a/d;
     // mkdir /c; rename /a /c; fsync /c/x` recovered /a/x).
@@ -427,7 +428,7 @@ fn rare_event_check_can_fail() {
 /// every record (`Options::verify_states` asserts it in each run).
 #[test]
 fn incremental_states_match_rebuilds_in_real_runs() {
-    use rollfs_sim::explore::explore_cases;
+    use rollfs_sim::schedule::explore_cases;
     let ex = explorer(Options { torn: true, eio: true, verify_states: true, ..small_opts(13) });
     let mut cases: Vec<CaseId> = rollfs_sim::workload::regression_files()
         .into_iter()
@@ -504,7 +505,7 @@ fn reused_instances_check_as_fresh_ones() {
 #[test]
 fn fsck_memo_answers_match_live_fscks() {
     // Also the kept dump trees (Explorer::dump_tree): each checked against a parse.
-    use rollfs_sim::explore::explore_cases;
+    use rollfs_sim::schedule::explore_cases;
     use std::sync::atomic::Ordering::Relaxed;
     let ex = explorer(Options { torn: true, eio: true, verify_memo: true, ..small_opts(17) });
     let mut cases: Vec<CaseId> = rollfs_sim::workload::regression_files().into_iter().map(CaseId::File).collect();
