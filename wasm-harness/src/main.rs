@@ -1,4 +1,7 @@
 //! The `rollfs-sim` command line: explore, replay, mutants (names relied on by docs and CI).
+//!
+//! `main` parses the arguments and dispatches; each subcommand is a function of its own, taking
+//! its arguments (`ExploreArgs`, ...).
 
 use clap::{Parser, Subcommand, ValueEnum};
 use rollfs_sim::explore::{Explorer, Options, StateId, Violation};
@@ -64,113 +67,23 @@ struct Common {
 #[derive(Subcommand)]
 enum Cmd {
     /// Explore crash states of workloads.
-    Explore {
-        #[command(flatten)]
-        common: Common,
-        /// Stop starting new workloads after this many seconds.
-        #[arg(long, conflicts_with = "cases")]
-        duration: Option<u64>,
-        /// Number of workloads to run (default 100 unless --duration is given).
-        #[arg(long)]
-        cases: Option<u64>,
-        #[arg(long, value_enum, default_value = "all")]
-        workload: WorkloadKind,
-        /// Explore only these cases (random:K, ace:K or file:PATH; repeatable) instead of
-        /// drawing from --workload.
-        #[arg(long = "case", conflicts_with_all = ["duration", "cases"])]
-        only: Vec<CaseId>,
-        /// Crash points per workload run (sampled beyond).
-        #[arg(long, default_value_t = 400)]
-        max_points: usize,
-        /// Seconds spent shrinking the first failing workload (0 = do not shrink).
-        #[arg(long, default_value_t = 60)]
-        shrink_secs: u64,
-        /// Explore only shard K of N (0-based): the cases whose index is K modulo N. The N
-        /// shards of one seed never overlap; `rollfs-sim merge` adds up their summaries.
-        #[arg(long, default_value = "0/1")]
-        shard: Shard,
-        /// Write this run's summary (totals, one digest per case, violations) to FILE, for
-        /// `rollfs-sim merge`.
-        #[arg(long)]
-        summary: Option<std::path::PathBuf>,
-    },
+    Explore(ExploreArgs),
     /// Merge the summaries of the shards of one exploration (`explore --shard K/N
     /// --summary FILE`): checks they are all N shards of the same seed and options, with no
     /// case twice, and prints the totals, the rare-event table and the trace digest an
     /// unsharded run of the same cases gives. Exit 1 if any shard found a violation.
-    Merge {
-        /// The summary files, one per shard.
-        #[arg(required = true)]
-        files: Vec<std::path::PathBuf>,
-    },
+    Merge(MergeArgs),
     /// Rebuild and check one crash state, printing what happened.
-    Replay {
-        #[command(flatten)]
-        common: Common,
-        /// The workload: random:K, ace:K or file:PATH.
-        #[arg(long)]
-        case: CaseId,
-        /// The crash state: P:V, or P:V/Q:W for a crash during recovery (eP:V: the EIO run;
-        /// P:V@N: read N of the recovery mount fails, from `@recovery-eio each`).
-        #[arg(long)]
-        state: StateId,
-        /// Also write the crash image (before recovery) to this file, for `rollfs inspect`.
-        #[arg(long)]
-        save_image: Option<std::path::PathBuf>,
-    },
+    Replay(ReplayArgs),
     /// Print the workload text of a case (to save it as a .wl file: a stable reproducer).
-    Print {
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// random:K, ace:K, ace3:K, full:K or file:PATH.
-        #[arg(long)]
-        case: CaseId,
-    },
+    Print(PrintArgs),
     /// Measure where the time of one crash state goes (instantiate, mount, fsck, dump).
     #[command(hide = true)]
-    Bench {
-        #[arg(long, default_value = "random:1")]
-        case: CaseId,
-        #[arg(long, default_value_t = 200)]
-        iters: u32,
-    },
+    Bench(BenchArgs),
     /// Fail every read, write and flush of the workloads in turn (one per run): the
     /// operation must return EIO, a failed write must leave the filesystem read-only, and
     /// healthy remounts must be clean and keep every acknowledged sync and fsync.
-    EioSweep {
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// ACE cases (spread evenly over all of them), after the regression workloads.
-        #[arg(long, default_value_t = 24)]
-        ace: u64,
-        /// Random cases 0..N, after the ACE cases.
-        #[arg(long, default_value_t = 24)]
-        random: u64,
-        /// Only these cases (random:K, ace:K or file:PATH; repeatable).
-        #[arg(long = "case")]
-        only: Vec<CaseId>,
-        /// At most this many I/O-error points per workload, evenly spread (default: all).
-        #[arg(long)]
-        max_per_workload: Option<usize>,
-        /// Replay one point of the one --case (read:N, write:N or flush:N) with its account.
-        #[arg(long)]
-        io: Option<String>,
-        /// Worker threads (default: available cores).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Run the guest as this core mutant.
-        #[arg(long)]
-        mutant: Option<String>,
-        /// Only count each workload's I/O-error points (one healthy run each).
-        #[arg(long)]
-        count: bool,
-        /// Check every remount with a live guest (as `explore --no-memo`), to compare.
-        #[arg(long)]
-        no_memo: bool,
-        /// Cold caches (as `explore --cold`): every read an operation can make is a point.
-        #[arg(long)]
-        cold: bool,
-    },
+    EioSweep(EioSweepArgs),
     /// Explore until the time is up: round after round with fresh seeds, each round every
     /// regression workload plus seeded ACE and random cases, with --torn and --eio.
     Soak {
@@ -207,47 +120,161 @@ enum Cmd {
     /// Device cost per operation: writes (data, node, other), FUA, flushes, waits and a
     /// simulated time, for steady-state 4 KiB write+fsync loops and SQLite-like atomic
     /// commits, safe and with the mutant-atomic-no-wait guest (deterministic).
-    Cost {
-        /// Measured fsync operations per scenario (commits: a quarter as many).
-        #[arg(long, default_value_t = 2000)]
-        ops: u64,
-        /// Unmeasured operations first.
-        #[arg(long, default_value_t = 200)]
-        warmup: u64,
-        /// Pages per SQLite-like commit (one scenario each).
-        #[arg(long, value_delimiter = ',', default_value = "4,16")]
-        pages: Vec<u32>,
-        /// Latency model: microseconds per 4 KiB write.
-        #[arg(long, default_value_t = 100.0)]
-        write_us: f64,
-        /// Latency model: microseconds per cache flush.
-        #[arg(long, default_value_t = 1000.0)]
-        flush_us: f64,
-        /// Latency model: microseconds per read.
-        #[arg(long, default_value_t = 100.0)]
-        read_us: f64,
-        /// Latency model: writes in service at once.
-        #[arg(long, default_value_t = 32)]
-        queue_depth: usize,
-        #[arg(long, default_value_t = 64)]
-        image_mib: u64,
-        #[arg(long, default_value_t = 512)]
-        segment_blocks: u32,
-        /// Skip the commits of the mutant-atomic-no-wait guest (which must be built first).
-        #[arg(long)]
-        no_mutant: bool,
-    },
+    Cost(CostArgs),
     /// Run the guest as each core mutant in turn and check that exploration catches it.
-    Mutants {
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// ACE and random cases tried per mutant (after the regression workloads).
-        #[arg(long, default_value_t = 200)]
-        cases: u64,
-        /// Only these mutants (feature names; default: every `mutant-*` of core/Cargo.toml).
-        #[arg(long)]
-        only: Vec<String>,
-    },
+    Mutants(MutantsArgs),
+}
+
+#[derive(clap::Args)]
+struct ExploreArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Stop starting new workloads after this many seconds.
+    #[arg(long, conflicts_with = "cases")]
+    duration: Option<u64>,
+    /// Number of workloads to run (default 100 unless --duration is given).
+    #[arg(long)]
+    cases: Option<u64>,
+    #[arg(long, value_enum, default_value = "all")]
+    workload: WorkloadKind,
+    /// Explore only these cases (random:K, ace:K or file:PATH; repeatable) instead of
+    /// drawing from --workload.
+    #[arg(long = "case", conflicts_with_all = ["duration", "cases"])]
+    only: Vec<CaseId>,
+    /// Crash points per workload run (sampled beyond).
+    #[arg(long, default_value_t = 400)]
+    max_points: usize,
+    /// Seconds spent shrinking the first failing workload (0 = do not shrink).
+    #[arg(long, default_value_t = 60)]
+    shrink_secs: u64,
+    /// Explore only shard K of N (0-based): the cases whose index is K modulo N. The N
+    /// shards of one seed never overlap; `rollfs-sim merge` adds up their summaries.
+    #[arg(long, default_value = "0/1")]
+    shard: Shard,
+    /// Write this run's summary (totals, one digest per case, violations) to FILE, for
+    /// `rollfs-sim merge`.
+    #[arg(long)]
+    summary: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// The summary files, one per shard.
+    #[arg(required = true)]
+    files: Vec<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The workload: random:K, ace:K or file:PATH.
+    #[arg(long)]
+    case: CaseId,
+    /// The crash state: P:V, or P:V/Q:W for a crash during recovery (eP:V: the EIO run;
+    /// P:V@N: read N of the recovery mount fails, from `@recovery-eio each`).
+    #[arg(long)]
+    state: StateId,
+    /// Also write the crash image (before recovery) to this file, for `rollfs inspect`.
+    #[arg(long)]
+    save_image: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct PrintArgs {
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// random:K, ace:K, ace3:K, full:K or file:PATH.
+    #[arg(long)]
+    case: CaseId,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    #[arg(long, default_value = "random:1")]
+    case: CaseId,
+    #[arg(long, default_value_t = 200)]
+    iters: u32,
+}
+
+#[derive(clap::Args)]
+struct EioSweepArgs {
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// ACE cases (spread evenly over all of them), after the regression workloads.
+    #[arg(long, default_value_t = 24)]
+    ace: u64,
+    /// Random cases 0..N, after the ACE cases.
+    #[arg(long, default_value_t = 24)]
+    random: u64,
+    /// Only these cases (random:K, ace:K or file:PATH; repeatable).
+    #[arg(long = "case")]
+    only: Vec<CaseId>,
+    /// At most this many I/O-error points per workload, evenly spread (default: all).
+    #[arg(long)]
+    max_per_workload: Option<usize>,
+    /// Replay one point of the one --case (read:N, write:N or flush:N) with its account.
+    #[arg(long)]
+    io: Option<String>,
+    /// Worker threads (default: available cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Run the guest as this core mutant.
+    #[arg(long)]
+    mutant: Option<String>,
+    /// Only count each workload's I/O-error points (one healthy run each).
+    #[arg(long)]
+    count: bool,
+    /// Check every remount with a live guest (as `explore --no-memo`), to compare.
+    #[arg(long)]
+    no_memo: bool,
+    /// Cold caches (as `explore --cold`): every read an operation can make is a point.
+    #[arg(long)]
+    cold: bool,
+}
+
+#[derive(clap::Args)]
+struct CostArgs {
+    /// Measured fsync operations per scenario (commits: a quarter as many).
+    #[arg(long, default_value_t = 2000)]
+    ops: u64,
+    /// Unmeasured operations first.
+    #[arg(long, default_value_t = 200)]
+    warmup: u64,
+    /// Pages per SQLite-like commit (one scenario each).
+    #[arg(long, value_delimiter = ',', default_value = "4,16")]
+    pages: Vec<u32>,
+    /// Latency model: microseconds per 4 KiB write.
+    #[arg(long, default_value_t = 100.0)]
+    write_us: f64,
+    /// Latency model: microseconds per cache flush.
+    #[arg(long, default_value_t = 1000.0)]
+    flush_us: f64,
+    /// Latency model: microseconds per read.
+    #[arg(long, default_value_t = 100.0)]
+    read_us: f64,
+    /// Latency model: writes in service at once.
+    #[arg(long, default_value_t = 32)]
+    queue_depth: usize,
+    #[arg(long, default_value_t = 64)]
+    image_mib: u64,
+    #[arg(long, default_value_t = 512)]
+    segment_blocks: u32,
+    /// Skip the commits of the mutant-atomic-no-wait guest (which must be built first).
+    #[arg(long)]
+    no_mutant: bool,
+}
+
+#[derive(clap::Args)]
+struct MutantsArgs {
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// ACE and random cases tried per mutant (after the regression workloads).
+    #[arg(long, default_value_t = 200)]
+    cases: u64,
+    /// Only these mutants (feature names; default: every `mutant-*` of core/Cargo.toml).
+    #[arg(long)]
+    only: Vec<String>,
 }
 
 fn options(c: &Common) -> Options {
@@ -440,369 +467,393 @@ fn keep_freed_memory() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn keep_freed_memory() {}
 
-fn main() -> ExitCode {
-    keep_freed_memory();
-    match Cli::parse().cmd {
-        Cmd::Print { seed, case } => match rollfs_sim::workload::workload(&case, seed) {
-            Ok(w) if matches!(case, CaseId::Ace3(_)) && seed == u64::MAX => {
-                // (never: keeps the match exhaustive if a count mode is added)
-                print!("{}", w.to_text());
-                ExitCode::SUCCESS
-            }
-            Ok(w) => {
-                print!("{}", w.to_text());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("rollfs-sim: {e}");
-                ExitCode::from(2)
-            }
-        },
-        Cmd::Merge { files } => {
-            let mut parts = Vec::new();
-            for f in &files {
-                match std::fs::read_to_string(f).map_err(|e| e.to_string()).and_then(|t| ShardSummary::parse(&t)) {
-                    Ok(p) => parts.push(p),
-                    Err(e) => {
-                        eprintln!("rollfs-sim merge: {}: {e}", f.display());
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            let m = match shard::merge(&parts) {
-                Ok(m) => m,
-                Err(e) => {
-                    eprintln!("rollfs-sim merge: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            for v in &m.violations {
-                let f: Vec<&str> = v.splitn(4, '\t').collect();
-                if let [kind, case, state, detail] = f[..] {
-                    println!("VIOLATION {kind} in {case} state {state}: {detail}");
-                }
-            }
-            println!(
-                "merged {} shards of seed {} ({}{}{})",
-                m.shards,
-                m.params.seed,
-                m.params.source,
-                if m.params.torn { ", torn" } else { "" },
-                if m.params.eio { ", eio" } else { "" }
-            );
-            println!("trace digest {:016x}", m.digest);
-            for l in m.events.table() {
-                println!("{l}");
-            }
-            println!(
-                "explored {} crash states from {} workloads: {} violations ({:.0} states/s over the longest shard's {:.0} s)",
-                m.states,
-                m.workloads,
-                m.violations.len(),
-                if m.seconds > 0.0 { m.states as f64 / m.seconds } else { 0.0 },
-                m.seconds
-            );
-            if m.violations.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
+/// `rollfs-sim print`: the workload text of a case.
+fn print(a: PrintArgs) -> ExitCode {
+    let PrintArgs { seed, case } = a;
+    match rollfs_sim::workload::workload(&case, seed) {
+        Ok(w) if matches!(case, CaseId::Ace3(_)) && seed == u64::MAX => {
+            // (never: keeps the match exhaustive if a count mode is added)
+            print!("{}", w.to_text());
+            ExitCode::SUCCESS
         }
-        Cmd::Explore { common, duration, cases, workload, max_points, shrink_secs, only, shard, summary } => {
-            let mut opts = options(&common);
-            opts.max_points = max_points.max(2);
-            let ex = match explorer(opts, common.mutant.as_deref()) {
-                Ok(ex) => ex,
-                Err(e) => {
-                    eprintln!("rollfs-sim: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let source = match workload {
-                WorkloadKind::Random => Source::Random,
-                WorkloadKind::Ace => Source::Ace,
-                WorkloadKind::Regression => Source::Regression,
-                WorkloadKind::Full => Source::Full,
-                WorkloadKind::Ace3 => Source::Ace3,
-                WorkloadKind::Ace3Sample => Source::Ace3Sample,
-                WorkloadKind::All => Source::All,
-            };
-            let cases = if duration.is_none() { Some(cases.unwrap_or(100)) } else { None };
-            let mut first: Option<Violation> = None;
-            let mut report = |v: &Violation| {
-                let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
-                println!("VIOLATION {} in {} state {}: {}", v.kind, v.case, state, v.detail);
-                println!("  reproduce: {}", replay_command(&common, v));
-                if first.is_none() {
-                    first = Some(v.clone());
-                }
-            };
-            if !only.is_empty() && (shard != Shard::ALL || summary.is_some()) {
-                eprintln!("rollfs-sim: --shard and --summary split a drawn exploration; they do not apply to --case");
+        Ok(w) => {
+            print!("{}", w.to_text());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rollfs-sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `rollfs-sim merge`: the shards' summaries added up.
+fn merge(a: MergeArgs) -> ExitCode {
+    let MergeArgs { files } = a;
+    let mut parts = Vec::new();
+    for f in &files {
+        match std::fs::read_to_string(f).map_err(|e| e.to_string()).and_then(|t| ShardSummary::parse(&t)) {
+            Ok(p) => parts.push(p),
+            Err(e) => {
+                eprintln!("rollfs-sim merge: {}: {e}", f.display());
                 return ExitCode::from(2);
             }
-            let sum = if only.is_empty() {
-                explore_shard(&ex, source, cases, duration.map(Duration::from_secs), false, shard, &mut report)
-            } else {
-                rollfs_sim::schedule::explore_cases(&ex, &only, &mut report)
-            };
-            if let (Some(v), true) = (&first, shrink_secs > 0) {
-                let small = ex.shrink(&v.workload, &v.kind, Duration::from_secs(shrink_secs));
-                let name = format!("found-{}-{:08x}", v.kind, small.hash() as u32);
-                let path = regression_dir().join(format!("{name}.wl"));
-                let text = format!(
-                    "# Shrunk by rollfs-sim from {} ({} ops -> {}): {}\n# original: {}\n{}",
-                    v.case,
-                    v.workload.ops.len(),
-                    small.ops.len(),
-                    v.kind,
-                    replay_command(&common, v),
-                    small.to_text()
-                );
-                match std::fs::write(&path, text) {
-                    Ok(()) => println!(
-                        "shrunk {} to {} ops, saved {} (explore with: rollfs-sim explore --workload regression{}{})",
-                        v.case,
-                        small.ops.len(),
-                        path.display(),
-                        if common.torn { " --torn" } else { "" },
-                        if common.eio { " --eio" } else { "" }
-                    ),
-                    Err(e) => println!("shrunk to {} ops but could not save {}: {e}", small.ops.len(), path.display()),
-                }
-            }
-            println!("trace digest {:016x}", sum.digest);
-            for l in sum.events.table() {
-                println!("{l}");
-            }
-            println!("{}", sum.last_line());
-            println!("{}", guest_line(&ex));
-            if let Some(path) = &summary {
-                let params = Params {
-                    seed: common.seed,
-                    source: format!("{source:?}").to_lowercase(),
-                    torn: common.torn,
-                    eio: common.eio,
-                    max_points: max_points.max(2),
-                    mutant: common.mutant.clone().unwrap_or_default(),
-                };
-                let text = ShardSummary::of(params, shard, &sum).to_text();
-                if let Err(e) = std::fs::write(path, text) {
-                    eprintln!("rollfs-sim: cannot write the summary {}: {e}", path.display());
-                    return ExitCode::from(2);
-                }
-                if shard != Shard::ALL {
-                    println!("shard {shard}: summary in {} (rollfs-sim merge FILES...)", path.display());
-                }
-            }
-            if sum.violations.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
+        }
+    }
+    let m = match shard::merge(&parts) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("rollfs-sim merge: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for v in &m.violations {
+        let f: Vec<&str> = v.splitn(4, '\t').collect();
+        if let [kind, case, state, detail] = f[..] {
+            println!("VIOLATION {kind} in {case} state {state}: {detail}");
+        }
+    }
+    println!(
+        "merged {} shards of seed {} ({}{}{})",
+        m.shards,
+        m.params.seed,
+        m.params.source,
+        if m.params.torn { ", torn" } else { "" },
+        if m.params.eio { ", eio" } else { "" }
+    );
+    println!("trace digest {:016x}", m.digest);
+    for l in m.events.table() {
+        println!("{l}");
+    }
+    println!(
+        "explored {} crash states from {} workloads: {} violations ({:.0} states/s over the longest shard's {:.0} s)",
+        m.states,
+        m.workloads,
+        m.violations.len(),
+        if m.seconds > 0.0 { m.states as f64 / m.seconds } else { 0.0 },
+        m.seconds
+    );
+    if m.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `rollfs-sim explore`: explores, shrinks the first failing workload, writes the summary.
+fn explore(a: ExploreArgs) -> ExitCode {
+    let ExploreArgs { common, duration, cases, workload, max_points, shrink_secs, only, shard, summary } = a;
+    let mut opts = options(&common);
+    opts.max_points = max_points.max(2);
+    let ex = match explorer(opts, common.mutant.as_deref()) {
+        Ok(ex) => ex,
+        Err(e) => {
+            eprintln!("rollfs-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let source = match workload {
+        WorkloadKind::Random => Source::Random,
+        WorkloadKind::Ace => Source::Ace,
+        WorkloadKind::Regression => Source::Regression,
+        WorkloadKind::Full => Source::Full,
+        WorkloadKind::Ace3 => Source::Ace3,
+        WorkloadKind::Ace3Sample => Source::Ace3Sample,
+        WorkloadKind::All => Source::All,
+    };
+    let cases = if duration.is_none() { Some(cases.unwrap_or(100)) } else { None };
+    let mut first: Option<Violation> = None;
+    let mut report = |v: &Violation| {
+        let state = v.state.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+        println!("VIOLATION {} in {} state {}: {}", v.kind, v.case, state, v.detail);
+        println!("  reproduce: {}", replay_command(&common, v));
+        if first.is_none() {
+            first = Some(v.clone());
+        }
+    };
+    if !only.is_empty() && (shard != Shard::ALL || summary.is_some()) {
+        eprintln!("rollfs-sim: --shard and --summary split a drawn exploration; they do not apply to --case");
+        return ExitCode::from(2);
+    }
+    let sum = if only.is_empty() {
+        explore_shard(&ex, source, cases, duration.map(Duration::from_secs), false, shard, &mut report)
+    } else {
+        rollfs_sim::schedule::explore_cases(&ex, &only, &mut report)
+    };
+    if let (Some(v), true) = (&first, shrink_secs > 0) {
+        let small = ex.shrink(&v.workload, &v.kind, Duration::from_secs(shrink_secs));
+        let name = format!("found-{}-{:08x}", v.kind, small.hash() as u32);
+        let path = regression_dir().join(format!("{name}.wl"));
+        let text = format!(
+            "# Shrunk by rollfs-sim from {} ({} ops -> {}): {}\n# original: {}\n{}",
+            v.case,
+            v.workload.ops.len(),
+            small.ops.len(),
+            v.kind,
+            replay_command(&common, v),
+            small.to_text()
+        );
+        match std::fs::write(&path, text) {
+            Ok(()) => println!(
+                "shrunk {} to {} ops, saved {} (explore with: rollfs-sim explore --workload regression{}{})",
+                v.case,
+                small.ops.len(),
+                path.display(),
+                if common.torn { " --torn" } else { "" },
+                if common.eio { " --eio" } else { "" }
+            ),
+            Err(e) => println!("shrunk to {} ops but could not save {}: {e}", small.ops.len(), path.display()),
+        }
+    }
+    println!("trace digest {:016x}", sum.digest);
+    for l in sum.events.table() {
+        println!("{l}");
+    }
+    println!("{}", sum.last_line());
+    println!("{}", guest_line(&ex));
+    if let Some(path) = &summary {
+        let params = Params {
+            seed: common.seed,
+            source: format!("{source:?}").to_lowercase(),
+            torn: common.torn,
+            eio: common.eio,
+            max_points: max_points.max(2),
+            mutant: common.mutant.clone().unwrap_or_default(),
+        };
+        let text = ShardSummary::of(params, shard, &sum).to_text();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("rollfs-sim: cannot write the summary {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        if shard != Shard::ALL {
+            println!("shard {shard}: summary in {} (rollfs-sim merge FILES...)", path.display());
+        }
+    }
+    if sum.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `rollfs-sim replay`: rebuilds and checks one crash state (and saves its image).
+fn replay(a: ReplayArgs) -> ExitCode {
+    let ReplayArgs { common, case, state, save_image } = a;
+    let ex = match explorer(Options { trace_mount: true, ..options(&common) }, common.mutant.as_deref()) {
+        Ok(ex) => ex,
+        Err(e) => {
+            eprintln!("rollfs-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let w = match rollfs_sim::workload::workload(&case, common.seed) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("rollfs-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("{}", w.to_text());
+    if let Some(path) = save_image {
+        let saved = match ex.crash_image(&w, state) {
+            Some(img) => std::fs::write(&path, img.to_bytes()).map_err(|e| e.to_string()),
+            None => Err("no such crash state".into()),
+        };
+        match saved {
+            Ok(()) => println!("crash image written to {}", path.display()),
+            Err(e) => {
+                eprintln!("rollfs-sim: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
             }
         }
-        Cmd::Replay { common, case, state, save_image } => {
-            let ex = match explorer(Options { trace_mount: true, ..options(&common) }, common.mutant.as_deref()) {
-                Ok(ex) => ex,
-                Err(e) => {
-                    eprintln!("rollfs-sim: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let w = match rollfs_sim::workload::workload(&case, common.seed) {
-                Ok(w) => w,
-                Err(e) => {
-                    eprintln!("rollfs-sim: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            println!("{}", w.to_text());
-            if let Some(path) = save_image {
-                let saved = match ex.crash_image(&w, state) {
-                    Some(img) => std::fs::write(&path, img.to_bytes()).map_err(|e| e.to_string()),
-                    None => Err("no such crash state".into()),
-                };
-                match saved {
-                    Ok(()) => println!("crash image written to {}", path.display()),
-                    Err(e) => {
-                        eprintln!("rollfs-sim: cannot write {}: {e}", path.display());
-                        return ExitCode::from(2);
-                    }
-                }
+    }
+    let (log, bad) = ex.replay(&w, state);
+    for l in log {
+        println!("{l}");
+    }
+    match bad {
+        Some((k, d)) => {
+            println!("VIOLATION {k}: {d}");
+            ExitCode::from(1)
+        }
+        None => {
+            println!("state {state} of {case}: ok");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `rollfs-sim bench`: where the time of one crash state goes.
+fn bench(a: BenchArgs) -> ExitCode {
+    let BenchArgs { case, iters } = a;
+    let ex = explorer(Options::default(), None).expect("explorer");
+    let w = rollfs_sim::workload::workload(&case, 0).expect("workload");
+    for (name, secs) in rollfs_sim::explore::phase_costs(&ex, &w, iters) {
+        if name == "block reads" {
+            println!("{name:12} {secs}");
+        } else {
+            println!("{name:12} {:8.1} us", secs * 1e6);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `rollfs-sim eio-sweep`: the I/O-error sweep, one point's replay, or its points counted.
+fn eio_sweep(a: EioSweepArgs) -> ExitCode {
+    let EioSweepArgs { seed, ace, random, only, max_per_workload, io, threads, mutant, count, no_memo, cold } = a;
+    let mut opts = Options { seed, memo: !no_memo, cold, ..Options::default() };
+    if let Some(t) = threads {
+        opts.threads = t.max(1);
+    }
+    let ex = match explorer(opts, mutant.as_deref()) {
+        Ok(ex) => ex,
+        Err(e) => {
+            eprintln!("rollfs-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(io) = io {
+        let (Some(case), 1) = (only.first(), only.len()) else {
+            eprintln!("rollfs-sim: --io needs exactly one --case");
+            return ExitCode::from(2);
+        };
+        let (eio, w) = match (rollfs_sim::eio::parse_point(&io), rollfs_sim::workload::workload(case, seed)) {
+            (Ok(e), Ok(w)) => (e, w),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("rollfs-sim: {e}");
+                return ExitCode::from(2);
             }
-            let (log, bad) = ex.replay(&w, state);
-            for l in log {
-                println!("{l}");
-            }
-            match bad {
-                Some((k, d)) => {
-                    println!("VIOLATION {k}: {d}");
-                    ExitCode::from(1)
+        };
+        println!("{}", w.to_text());
+        let (log, problems) = ex.sweep_replay(&w, eio);
+        for l in log {
+            println!("{l}");
+        }
+        for (k, d) in &problems {
+            println!("VIOLATION {k}: {d}");
+        }
+        println!("{io} of {case}: {}", if problems.is_empty() { "ok" } else { "violated" });
+        return if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    }
+    let cases = if only.is_empty() { rollfs_sim::eio::standard_cases(ace, random) } else { only };
+    if count {
+        let mut total = 0;
+        for case in &cases {
+            match rollfs_sim::workload::workload(case, seed) {
+                Ok(w) => {
+                    let n = ex.count_points(&w);
+                    total += n;
+                    println!("{case}: {n} I/O-error points");
                 }
-                None => {
-                    println!("state {state} of {case}: ok");
-                    ExitCode::SUCCESS
+                Err(e) => {
+                    eprintln!("rollfs-sim: {case}: {e}");
+                    return ExitCode::from(2);
                 }
             }
         }
-        Cmd::Bench { case, iters } => {
-            let ex = explorer(Options::default(), None).expect("explorer");
-            let w = rollfs_sim::workload::workload(&case, 0).expect("workload");
-            for (name, secs) in rollfs_sim::explore::phase_costs(&ex, &w, iters) {
-                if name == "block reads" {
-                    println!("{name:12} {secs}");
-                } else {
-                    println!("{name:12} {:8.1} us", secs * 1e6);
-                }
+        println!("{total} I/O-error points in {} workloads", cases.len());
+        return ExitCode::SUCCESS;
+    }
+    let sum = rollfs_sim::eio::sweep(&ex, &cases, max_per_workload, true, &mut |v| {
+        println!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail);
+        let point = v.detail.strip_prefix('[').and_then(|d| d.split_once(']')).map(|(p, _)| p);
+        if let Some(p) = point {
+            let m = mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default();
+            let c = if cold { " --cold" } else { "" };
+            println!("  reproduce: rollfs-sim eio-sweep --seed {seed} --case {} --io {p}{c}{m}", v.case);
+        }
+    });
+    println!("trace digest {:016x}", sum.digest);
+    println!("{}", sum.reads_line());
+    println!("{} ({:.0} s)", sum.last_line(), sum.seconds);
+    if sum.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `rollfs-sim cost`: the device cost table.
+fn cost(a: CostArgs) -> ExitCode {
+    let CostArgs { ops, warmup, pages, write_us, flush_us, read_us, queue_depth, image_mib, segment_blocks, no_mutant } =
+        a;
+    let o = rollfs_sim::cost::CostOptions {
+        image_blocks: image_mib * 256,
+        segment_blocks,
+        ops: ops.max(1),
+        warmup,
+        pages,
+        latency: rollfs_sim::cost::Latency { write_us, flush_us, read_us, queue_depth },
+        ..Default::default()
+    };
+    let module = match GuestModule::default_guest() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("rollfs-sim: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let no_wait = if no_mutant {
+        None
+    } else {
+        match rollfs_sim::guest::build_guest(&["rollfs-core/mutant-atomic-no-wait".to_string()])
+            .and_then(|p| GuestModule::load(&p))
+        {
+            Ok(m) => Some(std::sync::Arc::new(m)),
+            Err(e) => {
+                eprintln!("rollfs-sim: {e:#}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    match rollfs_sim::cost::run(&module, no_wait.as_ref(), &o) {
+        Ok(rows) => {
+            for l in rollfs_sim::cost::table(&o, &rows) {
+                println!("{l}");
             }
             ExitCode::SUCCESS
         }
+        Err(e) => {
+            eprintln!("rollfs-sim: cost: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `rollfs-sim mutants`: checks that exploration catches each core mutant.
+fn mutants(a: MutantsArgs) -> ExitCode {
+    let MutantsArgs { seed, cases, only } = a;
+    let opts = Options { seed, torn: true, max_points: 200, ..Options::default() };
+    let names: Vec<String> =
+        rollfs_sim::mutants::list().into_iter().filter(|n| only.is_empty() || only.contains(n)).collect();
+    let mut caught = 0;
+    for n in &names {
+        let r = rollfs_sim::mutants::check(n, &opts, cases);
+        println!("{} {}: {} ({} states)", if r.caught { "caught" } else { "MISSED" }, r.name, r.note, r.states);
+        caught += r.caught as usize;
+    }
+    println!("caught {caught} of {} mutants", names.len());
+    if caught == names.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn main() -> ExitCode {
+    keep_freed_memory();
+    match Cli::parse().cmd {
+        Cmd::Print(a) => print(a),
+        Cmd::Merge(a) => merge(a),
+        Cmd::Explore(a) => explore(a),
+        Cmd::Replay(a) => replay(a),
+        Cmd::Bench(a) => bench(a),
         Cmd::Soak { hours, seed, ace, random, progress_secs, threads, mutant, shard, summary } => {
             let cfg = SoakConfig { hours, seed, ace, random, progress_secs, threads, shard, summary };
             soak(&cfg, mutant.as_deref())
         }
-        Cmd::EioSweep { seed, ace, random, only, max_per_workload, io, threads, mutant, count, no_memo, cold } => {
-            let mut opts = Options { seed, memo: !no_memo, cold, ..Options::default() };
-            if let Some(t) = threads {
-                opts.threads = t.max(1);
-            }
-            let ex = match explorer(opts, mutant.as_deref()) {
-                Ok(ex) => ex,
-                Err(e) => {
-                    eprintln!("rollfs-sim: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            if let Some(io) = io {
-                let (Some(case), 1) = (only.first(), only.len()) else {
-                    eprintln!("rollfs-sim: --io needs exactly one --case");
-                    return ExitCode::from(2);
-                };
-                let (eio, w) = match (rollfs_sim::eio::parse_point(&io), rollfs_sim::workload::workload(case, seed)) {
-                    (Ok(e), Ok(w)) => (e, w),
-                    (Err(e), _) | (_, Err(e)) => {
-                        eprintln!("rollfs-sim: {e}");
-                        return ExitCode::from(2);
-                    }
-                };
-                println!("{}", w.to_text());
-                let (log, problems) = ex.sweep_replay(&w, eio);
-                for l in log {
-                    println!("{l}");
-                }
-                for (k, d) in &problems {
-                    println!("VIOLATION {k}: {d}");
-                }
-                println!("{io} of {case}: {}", if problems.is_empty() { "ok" } else { "violated" });
-                return if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
-            }
-            let cases = if only.is_empty() { rollfs_sim::eio::standard_cases(ace, random) } else { only };
-            if count {
-                let mut total = 0;
-                for case in &cases {
-                    match rollfs_sim::workload::workload(case, seed) {
-                        Ok(w) => {
-                            let n = ex.count_points(&w);
-                            total += n;
-                            println!("{case}: {n} I/O-error points");
-                        }
-                        Err(e) => {
-                            eprintln!("rollfs-sim: {case}: {e}");
-                            return ExitCode::from(2);
-                        }
-                    }
-                }
-                println!("{total} I/O-error points in {} workloads", cases.len());
-                return ExitCode::SUCCESS;
-            }
-            let sum = rollfs_sim::eio::sweep(&ex, &cases, max_per_workload, true, &mut |v| {
-                println!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail);
-                let point = v.detail.strip_prefix('[').and_then(|d| d.split_once(']')).map(|(p, _)| p);
-                if let Some(p) = point {
-                    let m = mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default();
-                    let c = if cold { " --cold" } else { "" };
-                    println!("  reproduce: rollfs-sim eio-sweep --seed {seed} --case {} --io {p}{c}{m}", v.case);
-                }
-            });
-            println!("trace digest {:016x}", sum.digest);
-            println!("{}", sum.reads_line());
-            println!("{} ({:.0} s)", sum.last_line(), sum.seconds);
-            if sum.violations.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
-        Cmd::Cost {
-            ops,
-            warmup,
-            pages,
-            write_us,
-            flush_us,
-            read_us,
-            queue_depth,
-            image_mib,
-            segment_blocks,
-            no_mutant,
-        } => {
-            let o = rollfs_sim::cost::CostOptions {
-                image_blocks: image_mib * 256,
-                segment_blocks,
-                ops: ops.max(1),
-                warmup,
-                pages,
-                latency: rollfs_sim::cost::Latency { write_us, flush_us, read_us, queue_depth },
-                ..Default::default()
-            };
-            let module = match GuestModule::default_guest() {
-                Ok(m) => m,
-                Err(e) => {
-                    eprintln!("rollfs-sim: {e:#}");
-                    return ExitCode::from(2);
-                }
-            };
-            let no_wait = if no_mutant {
-                None
-            } else {
-                match rollfs_sim::guest::build_guest(&["rollfs-core/mutant-atomic-no-wait".to_string()])
-                    .and_then(|p| GuestModule::load(&p))
-                {
-                    Ok(m) => Some(std::sync::Arc::new(m)),
-                    Err(e) => {
-                        eprintln!("rollfs-sim: {e:#}");
-                        return ExitCode::from(2);
-                    }
-                }
-            };
-            match rollfs_sim::cost::run(&module, no_wait.as_ref(), &o) {
-                Ok(rows) => {
-                    for l in rollfs_sim::cost::table(&o, &rows) {
-                        println!("{l}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("rollfs-sim: cost: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
-        Cmd::Mutants { seed, cases, only } => {
-            let opts = Options { seed, torn: true, max_points: 200, ..Options::default() };
-            let names: Vec<String> =
-                rollfs_sim::mutants::list().into_iter().filter(|n| only.is_empty() || only.contains(n)).collect();
-            let mut caught = 0;
-            for n in &names {
-                let r = rollfs_sim::mutants::check(n, &opts, cases);
-                println!("{} {}: {} ({} states)", if r.caught { "caught" } else { "MISSED" }, r.name, r.note, r.states);
-                caught += r.caught as usize;
-            }
-            println!("caught {caught} of {} mutants", names.len());
-            if caught == names.len() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
+        Cmd::EioSweep(a) => eio_sweep(a),
+        Cmd::Cost(a) => cost(a),
+        Cmd::Mutants(a) => mutants(a),
     }
 }
