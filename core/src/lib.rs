@@ -38,7 +38,7 @@
 //! | [`device`] | the `BlockDevice` trait and the in-memory `MemDevice` |
 //! | [`error`] | the error type and its errno mapping |
 //! | [`stats`] | the counters, from one list |
-//! | [`mutant`] | test-only deliberately broken variants (`mutant!`) |
+//! | `mutant` | test-only deliberately broken variants (`mutant!`) |
 #![no_std]
 // No unsafe code; the one exception is the call into the embedder's CRC32C of the
 // test-only feature `embedder-crc32c` (codec.rs), which production builds never enable.

@@ -50,6 +50,9 @@ fn design_and_lib_module_maps_match_core_src() {
     for (name, map) in [("docs/DESIGN.md", &design), ("core/src/lib.rs", &lib)] {
         let missing: Vec<_> = tree.difference(map).collect();
         let stale: Vec<_> = map.difference(&tree).collect();
-        assert!(missing.is_empty() && stale.is_empty(), "{name}'s module map: missing {missing:?}, naming no file {stale:?}");
+        assert!(
+            missing.is_empty() && stale.is_empty(),
+            "{name}'s module map: missing {missing:?}, naming no file {stale:?}"
+        );
     }
 }
