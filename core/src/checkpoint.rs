@@ -1,10 +1,20 @@
-//! Checkpoint packs: the only thing that makes NAT and SIT changes durable.
+//! The checkpoint: the one place a checkpoint is written (`Filesystem::checkpoint`), and
+//! its on-disk pack.
 //!
-//! Two packs at fixed places are written alternately; mount takes the valid pack with the
-//! highest version. A pack is one header block followed by payload blocks holding, as one
-//! byte stream: the slot bitmaps of NAT, SIT and SSA blocks, the NAT journal, the SIT
-//! journal and the orphan inode list. The header carries the CRC32C of the whole payload,
-//! and is written last, after a flush, with FUA: it is the commit record.
+//! **The procedure** (f2fs's `write_checkpoint`): write back every dirty data block and
+//! node; flush the NAT, SIT and SSA (each table's own `flush`, which writes changed blocks
+//! to their other slots or returns journal entries for the pack); build the pack; commit it
+//! (payload, flush, header with FUA); then publish: the tables' `publish`, the segment
+//! manager's commit (freed segments become reusable, discarded if asked), and the
+//! since-checkpoint records emptied as a whole. A failure anywhere before the header is
+//! durable leaves the previous checkpoint in force on the device, and the filesystem turns
+//! read-only (in memory the tables may be half-flushed: nothing is published).
+//!
+//! **The pack.** Two packs at fixed places are written alternately; mount takes the valid
+//! pack with the highest version. A pack is one header block followed by payload blocks
+//! holding, as one byte stream: the slot bitmaps of NAT, SIT and SSA blocks, the NAT
+//! journal, the SIT journal and the orphan inode list. The header carries the CRC32C of the
+//! whole payload, and is written last, after a flush, with FUA: it is the commit record.
 //!
 //! Crash scenarios this module handles (each has a test named after it):
 //!
@@ -18,6 +28,7 @@
 
 use crate::codec::*;
 use crate::error::{Error, Result};
+use crate::fs::{Filesystem, Timestamp};
 use crate::layout::*;
 use crate::nat::NatEntry;
 use crate::sit::{RawSitEntry, SegEntry};
@@ -455,6 +466,147 @@ impl Checkpoint {
             (Some(b), _) => Ok(b),
             (None, Some(e)) => Err(e),
             (None, None) => Err(Error::corrupt(geo.cp_pack_addr(0), "no valid checkpoint pack")),
+        }
+    }
+}
+
+/// What a checkpoint's flush of one table (NAT or SIT) leaves for the pack.
+#[derive(Debug)]
+pub(crate) struct TableFlush<J> {
+    /// The slot each of the table's blocks is current in once the pack commits.
+    pub slots: Vec<u8>,
+    /// Changes the pack journals instead (empty when the changed blocks were written).
+    pub journal: Vec<J>,
+    /// Whether the changed blocks were written (then `publish` forgets the changes).
+    pub wrote_blocks: bool,
+}
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Writes a checkpoint. On any failure the filesystem turns read-only.
+    pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {
+        self.check_writable()?;
+        self.touch(now);
+        match self.maintenance(|fs| fs.checkpoint_inner(umount, now)) {
+            Ok(()) => {
+                // Postcondition: everything was written back, and what "since the last
+                // checkpoint" recorded is now in it (cheap: three emptiness checks).
+                assert!(self.data.is_empty() && self.dirty_nodes.is_empty(), "a checkpoint left dirty state");
+                assert!(self.since_cp.is_empty(), "a checkpoint left since-checkpoint records");
+                Ok(())
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn checkpoint_inner(&mut self, umount: bool, now: Timestamp) -> Result<()> {
+        // Roll-forward writes exactly one checkpoint, after it has finished: one written in
+        // the middle would record the old log positions with recovered blocks already valid
+        // in the SIT, an image that never mounts again.
+        if self.recovering && !crate::mutant!("mutant-cp-in-recovery") {
+            debug_assert!(false, "checkpoint requested during roll-forward");
+            return Err(Error::Invalid("checkpoint requested during roll-forward recovery"));
+        }
+        // 1. Write back: every node and data block the checkpoint will point at.
+        self.writeback_data()?;
+        self.writeback_nodes()?;
+        debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
+        // 2. The tables, into the pack that is not current.
+        let version = self.cp.version + 1;
+        let pack = 1 - self.cp_pack;
+        let g = self.geo;
+        if crate::mutant!("mutant-nat-lost") {
+            self.nat.mutant_forget_one();
+        }
+        let mut meta_blocks = 0;
+        let flushed = (|| -> Result<_> {
+            let nat = self.nat.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
+            let sit = self.sit.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
+            let ssa_slots = self.ssa.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
+            Ok((nat, sit, ssa_slots))
+        })();
+        self.stats.meta_blocks_written += meta_blocks;
+        let (nat, sit, ssa_slots) = flushed?;
+        // 3. Build and commit the pack: its header, written last with FUA, is the commit.
+        let wrote_blocks = (nat.wrote_blocks, sit.wrote_blocks);
+        let cp = self.build_checkpoint(version, umount, now, nat, sit, ssa_slots);
+        let (written, flushes) = cp.commit(&mut self.dev, &g, pack)?;
+        self.stats.meta_blocks_written += written;
+        self.stats.flushes += flushes;
+        // 4. Committed: publish.
+        self.publish_checkpoint(cp, pack, wrote_blocks);
+        Ok(())
+    }
+
+    /// The pack for a checkpoint of `version` whose tables were flushed as given.
+    fn build_checkpoint(
+        &self,
+        version: u64,
+        umount: bool,
+        now: Timestamp,
+        nat: TableFlush<(Nid, NatEntry)>,
+        sit: TableFlush<(u32, SegEntry)>,
+        ssa_slots: Vec<u8>,
+    ) -> Checkpoint {
+        Checkpoint {
+            version,
+            flags: if umount { CP_FLAG_UMOUNT } else { 0 },
+            valid_blocks: self.sit.valid_total(),
+            valid_nodes: self.nat.used_count(),
+            valid_inodes: self.valid_inodes,
+            time_sec: now.sec,
+            logs: self.seg.durable_logs(),
+            next_generation: self.next_generation,
+            written_blocks: self.written_blocks,
+            nat_slots: nat.slots,
+            sit_slots: sit.slots,
+            ssa_slots,
+            nat_journal: nat.journal,
+            sit_journal: sit.journal,
+            orphans: self.orphans.iter().copied().collect(),
+        }
+    }
+
+    /// After pack `pack` holding `cp` committed: the tables take its slots and forget what
+    /// they wrote as blocks (`wrote_blocks`: NAT, SIT), freed segments become reusable
+    /// (discarded if the mount asks), and what was recorded since the last checkpoint is
+    /// emptied.
+    fn publish_checkpoint(&mut self, cp: Checkpoint, pack: usize, wrote_blocks: (bool, bool)) {
+        self.nat.publish(cp.nat_slots.clone(), wrote_blocks.0);
+        self.sit.publish(cp.sit_slots.clone(), wrote_blocks.1);
+        self.ssa.publish(cp.ssa_slots.clone());
+        // From here on the blocks this checkpoint freed may be reallocated, written and
+        // discarded: tell the device first (readers outside the driver's lock).
+        self.dev.reuse_fence();
+        let freed = self.seg.commit(&self.sit);
+        if self.opts.discard {
+            self.discard_segments(&freed);
+        }
+        self.cp = cp;
+        self.cp_pack = pack;
+        self.stats.checkpoints += 1;
+        self.since_cp.reset();
+        self.gc_cold.clear();
+        self.gc_kept_crcs.clear();
+    }
+
+    /// Discards freed segments, merging neighbours into one request. A discard is only a
+    /// hint: its failure is counted, never an error.
+    fn discard_segments(&mut self, segnos: &[u32]) {
+        let seg = self.geo.segment_blocks as u64;
+        let mut i = 0;
+        while i < segnos.len() {
+            let mut j = i + 1;
+            while j < segnos.len() && segnos[j] == segnos[j - 1] + 1 {
+                j += 1;
+            }
+            let start = self.geo.seg_start(segnos[i]) as u64;
+            self.dentry_cache.forget_range(start, (j - i) as u64 * seg);
+            if self.dev.discard(start, (j - i) as u64 * seg).is_err() {
+                self.stats.discard_errors += 1;
+            } else {
+                self.stats.discards += 1;
+            }
+            i = j;
         }
     }
 }

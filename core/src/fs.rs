@@ -10,7 +10,7 @@
 //! around calls; the fsync path is split (see `fsync`) so that the flush itself can be
 //! issued outside the lock and shared by concurrent fsyncs (group commit).
 
-use crate::checkpoint::{Checkpoint, LogPos, CP_FLAG_UMOUNT};
+use crate::checkpoint::Checkpoint;
 use crate::device::{BlockDevice, WriteFlags};
 use crate::error::{Error, Result};
 use crate::layout::*;
@@ -21,7 +21,7 @@ use crate::sit::Sit;
 use crate::ssa::{Ssa, Summary};
 pub use crate::stats::Stats;
 use crate::superblock::{read_superblock, Superblock};
-use crate::{zero_block, Block, Ino, Nid};
+use crate::{Block, Ino, Nid};
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
@@ -358,118 +358,11 @@ pub(crate) enum Room {
     Removal,
 }
 
-fn volume_seed(uuid: &[u8; 16]) -> u32 {
+pub(crate) fn volume_seed(uuid: &[u8; 16]) -> u32 {
     crate::codec::crc(uuid)
 }
 
 impl<D: BlockDevice> Filesystem<D> {
-    // ---- mkfs --------------------------------------------------------------------
-
-    /// Formats `dev` (mkfs) and returns it. Everything is written and flushed before the
-    /// superblocks, so a half-formatted device is never taken for a filesystem.
-    pub fn format(mut dev: D, opts: &MkfsOptions) -> Result<D> {
-        if opts.label.len() > crate::superblock::SB_LABEL_MAX {
-            return Err(Error::Invalid("label longer than 32 bytes"));
-        }
-        if opts.root_reserve_pct.is_some_and(|p| p > crate::superblock::ROOT_RESERVE_PCT_MAX) {
-            return Err(Error::Invalid("root reserve above 50 %"));
-        }
-        let geo = Geometry::compute(dev.block_count(), opts.segment_blocks, opts.overprovision_pct)?;
-        let sb = Superblock {
-            version_major: crate::superblock::FORMAT_VERSION_MAJOR,
-            version_minor: crate::superblock::FORMAT_VERSION_MINOR,
-            feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
-            feature_incompat: if opts.dir_v2 { crate::superblock::FEATURE_INCOMPAT_DIR_V2 } else { 0 },
-            feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
-            geometry: geo,
-            root_ino: ROOT_INO,
-            uuid: opts.uuid,
-            label: opts.label.clone(),
-            create_sec: opts.time.sec,
-            create_nsec: opts.time.nsec,
-            hash_seed: opts.hash_seed,
-            root_reserve_pct: opts.root_reserve_pct,
-        };
-        let seed = volume_seed(&opts.uuid);
-        let version = 1u64;
-        // Invalidate whatever superblocks and checkpoints a previous filesystem left.
-        let zero = zero_block();
-        for a in SUPERBLOCK_ADDRS {
-            dev.write(a, &zero, WriteFlags::empty())?;
-        }
-        for pack in 0..2 {
-            dev.write(geo.cp_pack_addr(pack), &zero, WriteFlags::empty())?;
-        }
-        let mut nat = Nat::new_empty(&geo);
-        let mut sit = Sit::new_empty(&geo);
-        let mut ssa = Ssa::new_empty(&geo);
-        let mut logs = [LogPos::default(); LOG_COUNT];
-        for (i, l) in logs.iter_mut().enumerate() {
-            l.segno = i as u32;
-            sit.set_type_and_wear(i as u32, Log::ALL[i].seg_type(), 1);
-            ssa.reset(i as u32);
-        }
-        let mut seg = SegmentManager::from_checkpoint(&geo, &sit, logs)?;
-        // The root directory's inode, in the hot node log.
-        let mut root = zero_block();
-        node::init_footer(&mut root, ROOT_INO, ROOT_INO, NodeType::Inode, 0);
-        inode::set_mode(&mut root, (FileType::Directory.mode_bits() | 0o755) as u16);
-        inode::set_uid(&mut root, opts.root_owner.uid);
-        inode::set_gid(&mut root, opts.root_owner.gid);
-        inode::set_links(&mut root, 2);
-        for (s, n) in [
-            (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
-            (inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC),
-            (inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC),
-            (inode::OFF_CRTIME_SEC, inode::OFF_CRTIME_NSEC),
-        ] {
-            inode::set_time(&mut root, s, n, opts.time);
-        }
-        inode::set_pino(&mut root, ROOT_INO);
-        inode::set_generation(&mut root, 1);
-        let addr = seg.alloc(&geo, &mut sit, &mut ssa, Log::HotNode, opts.time.sec.max(0) as u64, true)?;
-        ssa.set(&mut dev, &geo, addr, Summary { nid: ROOT_INO, ofs: 0 }, version)?;
-        let next = seg.peek_next(&geo, &mut sit, &mut ssa, Log::HotNode)?;
-        node::seal_for_write(&mut root, version, next, seed);
-        dev.write(addr as u64, &root, WriteFlags::empty())?;
-        nat.set(ROOT_INO, NatEntry { ino: ROOT_INO, addr });
-        // Slot 0 of every NAT and SIT block, and the summaries of the open segments.
-        for i in 0..geo.nat_blocks {
-            dev.write(geo.nat_addr(i, 0), &nat.encode_block(i, version), WriteFlags::empty())?;
-        }
-        for i in 0..geo.sit_blocks {
-            dev.write(geo.sit_addr(i, 0), &sit.encode_block(i, version), WriteFlags::empty())?;
-        }
-        for s in ssa.dirty_segments() {
-            dev.write(geo.ssa_addr(s, 0), &ssa.encode(s, version), WriteFlags::empty())?;
-        }
-        let cp = Checkpoint {
-            version,
-            flags: CP_FLAG_UMOUNT,
-            valid_blocks: 1,
-            valid_nodes: 1,
-            valid_inodes: 1,
-            time_sec: opts.time.sec,
-            logs: seg.logs,
-            next_generation: 2,
-            written_blocks: 1,
-            nat_slots: nat.slots.clone(),
-            sit_slots: sit.slots.clone(),
-            ssa_slots: ssa.slots.clone(),
-            nat_journal: Vec::new(),
-            sit_journal: Vec::new(),
-            orphans: Vec::new(),
-        };
-        cp.commit(&mut dev, &geo, 0)?;
-        let sbb = sb.encode();
-        for a in SUPERBLOCK_ADDRS {
-            dev.write(a, &sbb, WriteFlags::empty())?;
-        }
-        dev.wait_writes()?;
-        dev.flush()?;
-        Ok(dev)
-    }
-
     // ---- mount -------------------------------------------------------------------
 
     /// Mounts the filesystem on `dev`: loads the newest valid checkpoint, removes orphans
@@ -1111,7 +1004,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// Writes every dirty data block to its log and points its node at it.
-    fn writeback_data(&mut self) -> Result<()> {
+    pub(crate) fn writeback_data(&mut self) -> Result<()> {
         let dirty = core::mem::take(&mut self.data);
         let mut iter = dirty.into_iter();
         while let Some(((ino, idx), block)) = iter.next() {
@@ -1258,7 +1151,7 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// Writes every dirty node to its log and records its new address in the NAT.
-    fn writeback_nodes(&mut self) -> Result<()> {
+    pub(crate) fn writeback_nodes(&mut self) -> Result<()> {
         let dirty: Vec<Nid> = self.dirty_nodes.iter().copied().collect();
         for nid in dirty {
             self.write_node(nid, 0)?;
@@ -1300,143 +1193,6 @@ impl<D: BlockDevice> Filesystem<D> {
         self.nat.set(nid, NatEntry { ino: old.ino, addr });
         self.seg.invalidate(&self.geo, &mut self.sit, old.addr)?;
         Ok(addr)
-    }
-
-    /// Writes a checkpoint. On any failure the filesystem turns read-only.
-    pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {
-        self.check_writable()?;
-        self.touch(now);
-        match self.maintenance(|fs| fs.checkpoint_inner(umount, now)) {
-            Ok(()) => {
-                // Postcondition: everything was written back, and what "since the last
-                // checkpoint" recorded is now in it (cheap: three emptiness checks).
-                assert!(self.data.is_empty() && self.dirty_nodes.is_empty(), "a checkpoint left dirty state");
-                assert!(self.since_cp.is_empty(), "a checkpoint left since-checkpoint records");
-                Ok(())
-            }
-            Err(e) => self.fail(e),
-        }
-    }
-
-    fn checkpoint_inner(&mut self, umount: bool, now: Timestamp) -> Result<()> {
-        // Roll-forward writes exactly one checkpoint, after it has finished: one written in
-        // the middle would record the old log positions with recovered blocks already valid
-        // in the SIT, an image that never mounts again.
-        if self.recovering && !crate::mutant!("mutant-cp-in-recovery") {
-            debug_assert!(false, "checkpoint requested during roll-forward");
-            return Err(Error::Invalid("checkpoint requested during roll-forward recovery"));
-        }
-        self.writeback_data()?;
-        self.writeback_nodes()?;
-        debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
-        let version = self.cp.version + 1;
-        let pack = 1 - self.cp_pack;
-        let g = self.geo;
-        // NAT: journal the changes if they fit, else rewrite the changed blocks.
-        if crate::mutant!("mutant-nat-lost") {
-            self.nat.mutant_forget_one();
-        }
-        let mut nat_slots = self.nat.slots.clone();
-        let nat_journal = if !self.nat.needs_block_write() {
-            self.nat.journal_entries()
-        } else {
-            for i in self.nat.dirty_blocks() {
-                let s = 1 - nat_slots[i as usize];
-                self.dev.write(g.nat_addr(i, s), &self.nat.encode_block(i, version), WriteFlags::empty())?;
-                self.stats.meta_blocks_written += 1;
-                nat_slots[i as usize] = s;
-            }
-            Vec::new()
-        };
-        let nat_blocks_written = nat_journal.is_empty();
-        let mut sit_slots = self.sit.slots.clone();
-        let sit_journal = if !self.sit.needs_block_write() {
-            self.sit.journal_entries()
-        } else {
-            for i in self.sit.dirty_blocks() {
-                let s = 1 - sit_slots[i as usize];
-                self.dev.write(g.sit_addr(i, s), &self.sit.encode_block(i, version), WriteFlags::empty())?;
-                self.stats.meta_blocks_written += 1;
-                sit_slots[i as usize] = s;
-            }
-            Vec::new()
-        };
-        let sit_blocks_written = sit_journal.is_empty();
-        let mut ssa_slots = self.ssa.slots.clone();
-        for segno in self.ssa.dirty_segments() {
-            let s = 1 - ssa_slots[segno as usize];
-            self.dev.write(g.ssa_addr(segno, s), &self.ssa.encode(segno, version), WriteFlags::empty())?;
-            self.stats.meta_blocks_written += 1;
-            ssa_slots[segno as usize] = s;
-        }
-        let valid_blocks = self.sit.valid_total();
-        let cp = Checkpoint {
-            version,
-            flags: if umount { CP_FLAG_UMOUNT } else { 0 },
-            valid_blocks,
-            valid_nodes: self.nat.used_count(),
-            valid_inodes: self.valid_inodes,
-            time_sec: now.sec,
-            logs: self.seg.durable_logs(),
-            next_generation: self.next_generation,
-            written_blocks: self.written_blocks,
-            nat_slots,
-            sit_slots,
-            ssa_slots,
-            nat_journal,
-            sit_journal,
-            orphans: self.orphans.iter().copied().collect(),
-        };
-        let (written, flushes) = cp.commit(&mut self.dev, &g, pack)?;
-        self.stats.meta_blocks_written += written;
-        self.stats.flushes += flushes;
-        // Committed.
-        self.nat.slots = cp.nat_slots.clone();
-        self.sit.slots = cp.sit_slots.clone();
-        self.ssa.slots = cp.ssa_slots.clone();
-        if nat_blocks_written {
-            self.nat.commit_blocks_written();
-        }
-        if sit_blocks_written {
-            self.sit.commit_blocks_written();
-        }
-        self.nat.commit();
-        self.ssa.commit_written();
-        // From here on the blocks this checkpoint freed may be reallocated, written and
-        // discarded: tell the device first (readers outside the driver's lock).
-        self.dev.reuse_fence();
-        let freed = self.seg.commit(&self.sit);
-        if self.opts.discard {
-            self.discard_segments(&freed);
-        }
-        self.cp = cp;
-        self.cp_pack = pack;
-        self.stats.checkpoints += 1;
-        self.since_cp.reset();
-        self.gc_cold.clear();
-        self.gc_kept_crcs.clear();
-        Ok(())
-    }
-
-    /// Discards freed segments, merging neighbours into one request. A discard is only a
-    /// hint: its failure is counted, never an error.
-    fn discard_segments(&mut self, segnos: &[u32]) {
-        let seg = self.geo.segment_blocks as u64;
-        let mut i = 0;
-        while i < segnos.len() {
-            let mut j = i + 1;
-            while j < segnos.len() && segnos[j] == segnos[j - 1] + 1 {
-                j += 1;
-            }
-            let start = self.geo.seg_start(segnos[i]) as u64;
-            self.dentry_cache.forget_range(start, (j - i) as u64 * seg);
-            if self.dev.discard(start, (j - i) as u64 * seg).is_err() {
-                self.stats.discard_errors += 1;
-            } else {
-                self.stats.discards += 1;
-            }
-            i = j;
-        }
     }
 
     // ---- public entry points that are checkpoint-shaped ---------------------------

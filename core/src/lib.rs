@@ -12,7 +12,8 @@
 //! | [`layout`] | block size, geometry, areas, named on-disk constants |
 //! | [`codec`] | typed block views, little-endian field access, CRC32C helpers |
 //! | [`superblock`] | the two superblock copies |
-//! | [`checkpoint`] | checkpoint packs: header, payload (bitmaps, journals, orphans) |
+//! | [`mkfs`] | `Filesystem::format`: a new, empty filesystem |
+//! | [`checkpoint`] | the checkpoint: write back, table flushes, the pack (header, payload), publish |
 //! | [`nat`] | node address table: node id → block address, free nids |
 //! | [`sit`] | segment information table: valid counts, bitmaps, age, wear |
 //! | [`ssa`] | segment summary area: the owner of every main-area block |
@@ -32,7 +33,7 @@
 //! | [`atomic`] | atomic writes: staged until one commit batch |
 //! | [`gc`] | segment cleaning: victims, moving valid blocks |
 //! | [`recovery`] | roll-forward of the node chain at mount |
-//! | [`fs`] | the [`Filesystem`] API: namespace, files, caches, checkpoints |
+//! | [`fs`] | the [`Filesystem`] API: mount, space accounting, caches, write-back |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
 //! | [`repair`] | `fsck --repair`: metadata rebuilt from the reachable tree |
 //! | [`device`] | the `BlockDevice` trait and the in-memory `MemDevice` |
@@ -62,6 +63,7 @@ pub mod fsync;
 pub mod gc;
 pub mod inode;
 pub mod layout;
+pub mod mkfs;
 pub mod mutant;
 pub mod namei;
 pub mod nat;

@@ -9,7 +9,9 @@
 //! checkpoint has made the free durable, so the last checkpoint's view of every nid stays
 //! true on disk until it is superseded.
 
+use crate::checkpoint::TableFlush;
 use crate::codec::*;
+use crate::device::WriteFlags;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::{zero_block, Block, BlockAddr, BlockDevice, Nid};
@@ -332,6 +334,41 @@ impl Nat {
     pub fn commit_blocks_written(&mut self) {
         self.dirty.clear();
         self.rewrite_all = false;
+    }
+
+    /// A checkpoint's NAT step: journals the changed entries in the pack if they fit, else
+    /// writes every changed block to its other slot (counting each in `blocks_written`).
+    /// Changes nothing in memory: [`Nat::publish`] does, once the pack has committed.
+    pub(crate) fn flush<D: BlockDevice>(
+        &self,
+        dev: &mut D,
+        geo: &Geometry,
+        cp_version: u64,
+        blocks_written: &mut u64,
+    ) -> Result<TableFlush<(Nid, NatEntry)>> {
+        let mut slots = self.slots.clone();
+        if !self.needs_block_write() {
+            return Ok(TableFlush { slots, journal: self.journal_entries(), wrote_blocks: false });
+        }
+        for i in self.dirty_blocks() {
+            let s = 1 - slots[i as usize];
+            dev.write(geo.nat_addr(i, s), &self.encode_block(i, cp_version), WriteFlags::empty())?;
+            *blocks_written += 1;
+            slots[i as usize] = s;
+        }
+        Ok(TableFlush { slots, journal: Vec::new(), wrote_blocks: true })
+    }
+
+    /// After the pack of a [`Nat::flush`] committed: its slots are current, written changes
+    /// are forgotten (journaled ones stay dirty: the next pack journals them again), and
+    /// node ids freed before it become reusable.
+    pub(crate) fn publish(&mut self, slots: Vec<u8>, wrote_blocks: bool) {
+        debug_assert_eq!(slots.len(), self.slots.len(), "NAT slot bitmap of another geometry");
+        self.slots = slots;
+        if wrote_blocks {
+            self.commit_blocks_written();
+        }
+        self.commit();
     }
 
     /// Recovery: keeps `nid` from being handed out until the next checkpoint commits.

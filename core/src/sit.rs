@@ -5,7 +5,9 @@
 //! Held fully in memory; made durable by checkpoints through the SIT journal (few changed
 //! segments) or by rewriting SIT blocks into their alternate slots.
 
+use crate::checkpoint::TableFlush;
 use crate::codec::*;
+use crate::device::WriteFlags;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::{zero_block, Block, BlockDevice};
@@ -357,6 +359,39 @@ impl Sit {
     pub fn commit_blocks_written(&mut self) {
         self.dirty.clear();
         self.rewrite_all = false;
+    }
+
+    /// A checkpoint's SIT step: journals the changed segment entries in the pack if they
+    /// fit, else writes every changed block to its other slot (counting each in
+    /// `blocks_written`). Changes nothing in memory: [`Sit::publish`] does, after the commit.
+    pub(crate) fn flush<D: BlockDevice>(
+        &self,
+        dev: &mut D,
+        geo: &Geometry,
+        cp_version: u64,
+        blocks_written: &mut u64,
+    ) -> Result<TableFlush<(u32, SegEntry)>> {
+        let mut slots = self.slots.clone();
+        if !self.needs_block_write() {
+            return Ok(TableFlush { slots, journal: self.journal_entries(), wrote_blocks: false });
+        }
+        for i in self.dirty_blocks() {
+            let s = 1 - slots[i as usize];
+            dev.write(geo.sit_addr(i, s), &self.encode_block(i, cp_version), WriteFlags::empty())?;
+            *blocks_written += 1;
+            slots[i as usize] = s;
+        }
+        Ok(TableFlush { slots, journal: Vec::new(), wrote_blocks: true })
+    }
+
+    /// After the pack of a [`Sit::flush`] committed: its slots are current and written
+    /// changes are forgotten (journaled ones stay dirty for the next pack).
+    pub(crate) fn publish(&mut self, slots: Vec<u8>, wrote_blocks: bool) {
+        debug_assert_eq!(slots.len(), self.slots.len(), "SIT slot bitmap of another geometry");
+        self.slots = slots;
+        if wrote_blocks {
+            self.commit_blocks_written();
+        }
     }
 }
 

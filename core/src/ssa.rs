@@ -9,6 +9,7 @@
 //! summary on disk and is never read.
 
 use crate::codec::*;
+use crate::device::WriteFlags;
 use crate::error::Result;
 use crate::layout::*;
 use crate::{zero_block, Block, BlockDevice, Nid};
@@ -162,5 +163,32 @@ impl Ssa {
 
     pub fn commit_written(&mut self) {
         self.dirty.clear();
+    }
+
+    /// A checkpoint's SSA step: writes every changed summary block to its other slot
+    /// (counting each in `blocks_written`) and returns the slots the pack records. Summaries
+    /// have no journal. Changes nothing in memory: [`Ssa::publish`] does, after the commit.
+    pub(crate) fn flush<D: BlockDevice>(
+        &self,
+        dev: &mut D,
+        geo: &Geometry,
+        cp_version: u64,
+        blocks_written: &mut u64,
+    ) -> Result<Vec<u8>> {
+        let mut slots = self.slots.clone();
+        for segno in self.dirty_segments() {
+            let s = 1 - slots[segno as usize];
+            dev.write(geo.ssa_addr(segno, s), &self.encode(segno, cp_version), WriteFlags::empty())?;
+            *blocks_written += 1;
+            slots[segno as usize] = s;
+        }
+        Ok(slots)
+    }
+
+    /// After the pack of an [`Ssa::flush`] committed: its slots are current, nothing dirty.
+    pub(crate) fn publish(&mut self, slots: Vec<u8>) {
+        debug_assert_eq!(slots.len(), self.slots.len(), "SSA slot bitmap of another geometry");
+        self.slots = slots;
+        self.commit_written();
     }
 }
