@@ -620,18 +620,6 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_size(self.inode_mut(cow)?, size);
         Ok(())
     }
-
-    /// Block `idx` of `ino` as staged by its open session, if the session staged it.
-    pub(crate) fn staged_block(&mut self, ino: Ino, idx: u64) -> Result<Option<Box<Block>>> {
-        let cow = match self.atomic.get(&ino) {
-            None => return Ok(None),
-            Some(s) => match s.cow {
-                None => return Ok(s.blocks.get(&idx).cloned()),
-                Some(cow) => cow,
-            },
-        };
-        self.read_block_opt(cow, idx)
-    }
 }
 
 /// Tree nodes (direct and indirect) a file with no nodes yet needs to map every block of

@@ -1038,11 +1038,8 @@ impl<D: BlockDevice> Filesystem<D> {
         self.stats.data_blocks_written += 1;
         self.written_blocks = self.written_blocks.saturating_add(1);
         let content_crc = self.data_checksums.then(|| crate::codec::crc(&block[..]));
-        // A bad block moved by cleaning keeps the checksum it had (see `gc_kept_crcs`).
-        let crc = match self.gc_kept_crcs.get(&(ino, idx)) {
-            Some(&kept) => kept,
-            None => content_crc.unwrap_or(0),
-        };
+        // A bad block moved by cleaning keeps the checksum it had (data.rs, step 2).
+        let crc = self.writeback_crc(ino, idx, content_crc);
         self.set_holder_slot(holder, ofs, addr, crc)?;
         if old != NEW_ADDR && old != NULL_ADDR {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;

@@ -20,7 +20,8 @@
 //! | [`node`] | node blocks: footer, inode, direct and indirect node layouts |
 //! | [`segment`] | the six active logs, block allocation and invalidation |
 //! | [`inode`] | node cache, block mapping, truncation, inode life and death |
-//! | [`file`] | file contents: read, write, size |
+//! | [`file`] | file contents: write, size |
+//! | [`data`] | where a file block is (`locate`) and reading it, planned reads |
 //! | [`dir`] | hashed dentry blocks, readdir cookies |
 //! | [`dcache`] | the dentry-block cache: clean directory blocks already validated |
 //! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
@@ -51,6 +52,7 @@ extern crate alloc;
 pub mod atomic;
 pub mod checkpoint;
 pub mod codec;
+pub mod data;
 pub mod dcache;
 pub mod device;
 pub mod dir;

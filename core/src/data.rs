@@ -1,0 +1,513 @@
+//! File data: where block `(ino, idx)` is ([`Filesystem::locate`]) and reading it — whole
+//! reads, reads planned for a driver that reads the device outside its lock
+//! ([`ReadPlan`]), and the blocks the dentry code reads.
+//!
+//! **The one lookup order** (every read, plan and write-back follows it):
+//! 1. the file's open atomic session, if it staged the block (in memory, or in its session
+//!    inode once spilled): what the file reads as until commit or abort;
+//! 2. the write-back cache (dirty blocks), unless cleaning moved the block with a checksum
+//!    it had failed (`gc_kept_crcs`): then its cached bytes are the corrupt ones and a read
+//!    is EIO (cleaning never launders a bad block), and write-back keeps that checksum;
+//! 3. the device, at the address the file's node holds, checked against the checksum next
+//!    to it (`NULL_ADDR`: a hole, read as zeros).
+//!
+//! The batched reader ([`Filesystem::read_blocks`]) asks steps 2 and 3 for a range at once
+//! (pointers a node at a time, adjacent device blocks in one request) through the same
+//! [`Filesystem::locate_in_memory`] and pointer walk.
+
+use crate::error::{Error, Result};
+use crate::fs::{FileType, Filesystem};
+use crate::layout::*;
+use crate::node::{self, inode, BlockPath, NodeType};
+use crate::{zero_block, Block, BlockAddr, BlockDevice, Ino};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// Blocks in one device read of a file's adjacent blocks at most (1 MiB: FUSE's largest
+/// read request, and a bound on what one read holds up the filesystem for).
+pub(crate) const READ_RUN_BLOCKS_MAX: usize = 256;
+
+/// Where the contents of a file block are now (see the module header for the order).
+#[derive(Debug)]
+pub(crate) enum Location {
+    /// Staged by the file's open atomic session: the block as the session holds it.
+    Staged(Box<Block>),
+    /// In the write-back cache.
+    Dirty,
+    /// In the write-back cache, moved by cleaning with the checksum it failed: reading it is
+    /// EIO.
+    KeptBad,
+    /// On the device at `addr` (its node's pointer; `NULL_ADDR` is a hole), checked
+    /// against `crc`.
+    Device { addr: BlockAddr, crc: u32 },
+}
+
+/// Adjacent device blocks that [`Filesystem::read_planned`] left for its caller to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRun {
+    /// Byte offset in the caller's buffer of the run's first block.
+    pub buf_offset: usize,
+    /// Device address of the first block.
+    pub addr: u64,
+    /// Blocks in the run.
+    pub blocks: usize,
+    /// Each block's checksum, in order, when the filesystem keeps data checksums.
+    pub crcs: Option<Vec<u32>>,
+}
+
+impl PlannedRun {
+    /// Whether `data` (the run's blocks as read) matches the checksums. Always true on a
+    /// filesystem without data checksums.
+    pub fn verify(&self, data: &[Block]) -> bool {
+        match &self.crcs {
+            None => data.len() == self.blocks,
+            Some(c) => c.len() == data.len() && c.iter().zip(data).all(|(&crc, b)| crate::codec::crc(&b[..]) == crc),
+        }
+    }
+}
+
+/// What [`Filesystem::read_planned`] did: `len` bytes of the caller's buffer are the read's
+/// result once the `runs` are read into it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadPlan {
+    pub len: usize,
+    pub runs: Vec<PlannedRun>,
+    /// Whole blocks of the buffer that are holes of the file, already zeroed in it (left as
+    /// they are by [`Filesystem::plan_read`]), in order and coalesced. Information only
+    /// (nothing to read): a caller that copies the result elsewhere may skip them. Not every
+    /// zero block is listed (e.g. a partial block of a hole, or a cached block cleaning
+    /// dropped), but every listed one is a hole.
+    pub holes: Vec<PlannedHole>,
+}
+
+/// Adjacent whole blocks of a planned read's buffer that read as zeros because the file
+/// has no block there (see [`ReadPlan::holes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedHole {
+    /// Byte offset in the caller's buffer of the first block.
+    pub buf_offset: usize,
+    /// Blocks in the hole.
+    pub blocks: usize,
+}
+
+impl ReadPlan {
+    /// Notes the whole block at `buf_offset` as a hole, merging it with the hole before
+    /// when adjacent (blocks are noted in increasing order).
+    pub(crate) fn note_hole(&mut self, buf_offset: usize) {
+        match self.holes.last_mut() {
+            Some(h) if h.buf_offset + h.blocks * BLOCK_SIZE == buf_offset => h.blocks += 1,
+            _ => self.holes.push(PlannedHole { buf_offset, blocks: 1 }),
+        }
+    }
+}
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Where block `idx` of `ino` is, in the one lookup order (module header): the session's
+    /// staged block first, then the file's own ([`Self::locate_committed`]).
+    pub(crate) fn locate(&mut self, ino: Ino, idx: u64) -> Result<Location> {
+        if let Some(b) = self.staged_block(ino, idx)? {
+            return Ok(Location::Staged(b));
+        }
+        self.locate_committed(ino, idx)
+    }
+
+    /// [`Self::locate`] without the atomic session: the file's own block (what a commit
+    /// replaces; what write-back, truncation and the dentry code see).
+    pub(crate) fn locate_committed(&mut self, ino: Ino, idx: u64) -> Result<Location> {
+        if let Some(l) = self.locate_in_memory(ino, idx) {
+            return Ok(l);
+        }
+        let (addr, crc) = self.get_ptr(ino, idx)?;
+        Ok(Location::Device { addr, crc })
+    }
+
+    /// Step 2 of the order alone: whether the write-back cache has the block, and whether
+    /// its bytes may be read. Reads nothing.
+    pub(crate) fn locate_in_memory(&self, ino: Ino, idx: u64) -> Option<Location> {
+        if !self.data.contains_key(&(ino, idx)) {
+            return None;
+        }
+        Some(if self.gc_kept_crcs.contains_key(&(ino, idx)) { Location::KeptBad } else { Location::Dirty })
+    }
+
+    /// The checksum write-back records for block `idx` of `ino` with contents of checksum
+    /// `content_crc`: the kept one of a bad block cleaning moved, else its own.
+    pub(crate) fn writeback_crc(&self, ino: Ino, idx: u64, content_crc: Option<u32>) -> u32 {
+        match self.gc_kept_crcs.get(&(ino, idx)) {
+            Some(&kept) => kept,
+            None => content_crc.unwrap_or(0),
+        }
+    }
+
+    /// The contents of block `idx` of `ino` at `loc` (from [`Self::locate`]): `None` for a
+    /// hole.
+    pub(crate) fn read_located(&mut self, ino: Ino, idx: u64, loc: Location) -> Result<Option<Box<Block>>> {
+        match loc {
+            Location::Staged(b) => Ok(Some(b)),
+            Location::Dirty => Ok(self.data.get(&(ino, idx)).cloned()),
+            Location::KeptBad => {
+                // A bad block that cleaning is moving with its old checksum: its cached bytes
+                // are the corrupt ones (until a checkpoint publishes the move, or for good if
+                // the cleaning stopped on an error). Never return or modify them.
+                self.stats.data_checksum_errors += 1;
+                let (addr, _) = self.get_ptr(ino, idx)?;
+                Err(Error::DataChecksum { ino, index: idx, block: addr as u64 })
+            }
+            Location::Device { addr, crc } => self.read_block_at(ino, idx, addr, crc),
+        }
+    }
+
+    /// Reads the file's own block `idx` (not the session's): `None` for a hole.
+    pub(crate) fn read_block_opt(&mut self, ino: Ino, idx: u64) -> Result<Option<Box<Block>>> {
+        let loc = self.locate_committed(ino, idx)?;
+        self.read_located(ino, idx, loc)
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at or past EOF).
+    pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.reading(|fs| fs.read_inner(ino, offset, buf, None, true))
+    }
+
+    /// [`Filesystem::read`] for a driver that reads the device itself, outside its lock:
+    /// everything the read needs from memory (cached and staged blocks, holes, partial
+    /// blocks) is copied into `buf` now, and the whole blocks that must come from the
+    /// device are returned as runs of adjacent addresses, to be read into `buf` at their
+    /// offsets and checked with [`PlannedRun::verify`]. The result is what `read` would
+    /// have returned at this moment as long as the blocks are read before the device's
+    /// next [`BlockDevice::reuse_fence`]; a caller that cannot tell (or whose check fails)
+    /// calls `read` instead, which also reports any error properly.
+    pub fn read_planned(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
+        let mut plan = ReadPlan::default();
+        plan.len = self.reading(|fs| fs.read_inner(ino, offset, buf, Some(&mut plan), true))?;
+        Ok(plan)
+    }
+
+    /// [`Filesystem::read_planned`] that leaves the whole blocks of holes as they are in
+    /// `buf` too, not only those of the runs: for a caller that knows what the listed holes
+    /// hold (zeros) and takes from `buf` only the bytes outside the runs and holes — the
+    /// simulator's dump of a file that is megabytes of holes, which would otherwise zero
+    /// them all.
+    pub fn plan_read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<ReadPlan> {
+        let mut plan = ReadPlan::default();
+        plan.len = self.reading(|fs| fs.read_inner(ino, offset, buf, Some(&mut plan), false))?;
+        Ok(plan)
+    }
+
+    fn read_inner(
+        &mut self,
+        ino: Ino,
+        offset: u64,
+        buf: &mut [u8],
+        mut plan: Option<&mut ReadPlan>,
+        fill_holes: bool,
+    ) -> Result<usize> {
+        match self.inode_kind(ino)? {
+            FileType::Regular | FileType::Symlink => {}
+            FileType::Directory => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid("read of a special file")),
+        }
+        let size = match self.atomic.get(&ino) {
+            Some(s) => s.size,
+            None => inode::size(self.inode_ref(ino)?),
+        };
+        if offset >= size {
+            return Ok(0);
+        }
+        let n = ((size - offset) as usize).min(buf.len());
+        let mut done = 0usize;
+        while done < n {
+            let pos = offset + done as u64;
+            let idx = pos / BLOCK_SIZE as u64;
+            let in_blk = (pos % BLOCK_SIZE as u64) as usize;
+            let len = (BLOCK_SIZE - in_blk).min(n - done);
+            if in_blk == 0 && n - done >= BLOCK_SIZE {
+                // Whole blocks: read straight into the caller's buffer, adjacent device
+                // blocks in one request.
+                let whole = (n - done) / BLOCK_SIZE;
+                let (blocks, _) = buf[done..done + whole * BLOCK_SIZE].as_chunks_mut::<BLOCK_SIZE>();
+                self.read_blocks(ino, idx, blocks, plan.as_deref_mut().map(|p| (p, done)), fill_holes)?;
+                done += whole * BLOCK_SIZE;
+                continue;
+            }
+            let loc = self.locate(ino, idx)?;
+            match self.read_located(ino, idx, loc)? {
+                Some(b) => buf[done..done + len].copy_from_slice(&b[in_blk..in_blk + len]),
+                None => buf[done..done + len].fill(0),
+            }
+            done += len;
+        }
+        Ok(n)
+    }
+
+    /// Block `idx` of `ino` as staged by its open session, if the session staged it.
+    pub(crate) fn staged_block(&mut self, ino: Ino, idx: u64) -> Result<Option<Box<Block>>> {
+        let cow = match self.atomic.get(&ino) {
+            None => return Ok(None),
+            Some(s) => match s.cow {
+                None => return Ok(s.blocks.get(&idx).cloned()),
+                Some(cow) => cow,
+            },
+        };
+        self.read_block_opt(cow, idx)
+    }
+
+    /// A directory's block `idx` for the dentry code: a clean block validated before comes
+    /// from the [`crate::dcache`] (`true`); else as [`Self::read_block_opt`] reads it, noted
+    /// so that the cache keeps it once it passes validation.
+    pub(crate) fn read_dentry_block(&mut self, ino: Ino, idx: u64) -> Result<Option<(Box<Block>, bool)>> {
+        // Only the block this call reads from the device may be kept.
+        self.dentry_cache.forget_pending();
+        if self.data.contains_key(&(ino, idx)) {
+            // A dirty block (a run of creates rewrites the same few): validated again only
+            // when it differs from the copy that last passed.
+            let Some(b) = self.read_block_opt(ino, idx)? else { return Ok(None) };
+            let same = self.dentry_cache.dirty_validated(ino, idx, &b);
+            return Ok(Some((b, same)));
+        }
+        let (addr, crc) = self.get_ptr(ino, idx)?;
+        if let Some(b) = self.dentry_cache.get(addr, idx, crc) {
+            return Ok(Some((b, true)));
+        }
+        let b = self.read_block_at(ino, idx, addr, crc)?;
+        if b.is_some() {
+            self.dentry_cache.read_from_device(ino, idx, addr, crc);
+        }
+        Ok(b.map(|b| (b, false)))
+    }
+
+    /// Block `idx` of `ino` from device address `addr` (its node's pointer), checked
+    /// against the data checksum `crc`; `None` for a hole.
+    fn read_block_at(&mut self, ino: Ino, idx: u64, addr: BlockAddr, crc: u32) -> Result<Option<Box<Block>>> {
+        if addr == NULL_ADDR {
+            return Ok(None);
+        }
+        if addr == NEW_ADDR || !self.geo.in_main(addr) {
+            return Err(Error::corrupt(self.nat_addr(ino), "data pointer outside the main area"));
+        }
+        let mut b = zero_block();
+        self.dev.read(addr as u64, &mut b)?;
+        self.stats.device_reads += 1;
+        // Every block read from the device is checked against the checksum its node holds:
+        // flash that returns flipped or stale bytes gets EIO, never the bytes.
+        if self.data_checksums && crate::codec::crc(&b[..]) != crc {
+            self.stats.data_checksum_errors += 1;
+            return Err(Error::DataChecksum { ino, index: idx, block: addr as u64 });
+        }
+        Ok(Some(b))
+    }
+
+    /// The data pointers of file blocks `idx..` up to the end of the node that maps `idx`
+    /// (the inode or a direct node), at most `max` of them, appended to `out`: one walk
+    /// down the node tree for all of them. A node missing on the way makes them all holes
+    /// (`NULL_ADDR`, checksum 0), as [`Self::get_ptr`] gives for each.
+    fn get_ptrs(&mut self, ino: Ino, idx: u64, max: u64, out: &mut Vec<(BlockAddr, u32)>) -> Result<()> {
+        debug_assert!(max > 0);
+        match node::block_path(idx)? {
+            BlockPath::Inode { ofs } => {
+                let end = (u64::from(ofs) + max).min(u64::from(ADDRS_PER_INODE)) as u32;
+                let b = self.inode_ref(ino)?;
+                out.extend((ofs..end).map(|o| (inode::addr(b, o), inode::data_crc(b, o))));
+            }
+            BlockPath::Node { slot, depth, idx: path, ofs, .. } => {
+                let end = (u64::from(ofs) + max).min(u64::from(ADDRS_PER_BLOCK)) as u32;
+                let mut nid = inode::nid(self.inode_ref(ino)?, slot);
+                for &i in path.iter().take(depth) {
+                    if nid == NULL_NID {
+                        break;
+                    }
+                    nid = node::slot(self.child(nid, ino, NodeType::Indirect)?, i);
+                }
+                if nid == NULL_NID {
+                    out.extend((ofs..end).map(|_| (NULL_ADDR, 0)));
+                } else {
+                    let b = self.child(nid, ino, NodeType::Direct)?;
+                    out.extend((ofs..end).map(|o| (node::addr(b, o), node::data_crc(b, o))));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the whole blocks `idx..idx + out.len()` of `ino` into `out`, as
+    /// [`Filesystem::read_block_opt`] would one by one (holes read as zeros), except that
+    /// blocks on the device at adjacent addresses are read in one device request per run
+    /// (a sequential read of a file written sequentially is one request per
+    /// [`READ_RUN_BLOCKS_MAX`] blocks) and straight into `out`, with no copy, and that the
+    /// node tree is walked once per node, not once per block ([`Self::get_ptrs`]). Every
+    /// block read from the device is verified against its pointer's checksum.
+    ///
+    /// With `plan` (the caller's list and the byte offset of `out` in its buffer), the
+    /// device runs are not read but appended to the list, their blocks in `out` left as
+    /// they are (see [`Filesystem::read_planned`]); with `fill_holes` false, so are the
+    /// holes (listed in the plan; see [`Filesystem::plan_read`]).
+    pub(crate) fn read_blocks(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        out: &mut [Block],
+        mut plan: Option<(&mut ReadPlan, usize)>,
+        fill_holes: bool,
+    ) -> Result<()> {
+        debug_assert!(fill_holes || plan.is_some(), "only a planned read may leave holes unwritten");
+        if self.atomic.contains_key(&ino) {
+            return self.read_blocks_staged(ino, idx, out, plan, fill_holes);
+        }
+        // The run being gathered: its first device address, its first slot in `out`, and
+        // the checksums of its blocks in order.
+        let mut run: Option<(BlockAddr, usize)> = None;
+        let mut crcs: Vec<u32> = Vec::new();
+        // Pointers of blocks `ptrs_from..ptrs_from + ptrs.len()` (fetched a node at a time,
+        // only for a block not in memory: a block served from memory needs no pointer, and
+        // reading it must not fail on a node it does not need).
+        let mut ptrs: Vec<(BlockAddr, u32)> = Vec::new();
+        let mut ptrs_from = idx;
+        // Blocks of the range in the write-back cache and staged by an atomic write, each
+        // looked up once here instead of once per block.
+        let end = idx + out.len() as u64;
+        let cached: Vec<u64> = self.data.range((ino, idx)..(ino, end)).map(|(&(_, i), _)| i).collect();
+        let mut cached_at = 0usize;
+        // One step past the last block, to read the run gathered last.
+        for i in 0..=out.len() {
+            let fidx = idx + i as u64;
+            let in_data = cached.get(cached_at) == Some(&fidx);
+            if in_data {
+                cached_at += 1;
+            }
+            let in_memory = i < out.len() && in_data;
+            // Past the end, in memory (served below, after the run before it) or a hole:
+            // no address.
+            let (addr, crc) = if i == out.len() || in_memory {
+                (NULL_ADDR, 0)
+            } else {
+                if fidx < ptrs_from || fidx >= ptrs_from + ptrs.len() as u64 {
+                    ptrs.clear();
+                    ptrs_from = fidx;
+                    self.get_ptrs(ino, fidx, end - fidx, &mut ptrs)?;
+                }
+                ptrs[(fidx - ptrs_from) as usize]
+            };
+            if let Some((first, at)) = run {
+                let len = i - at;
+                if addr != NULL_ADDR && u64::from(first) + len as u64 == u64::from(addr) && len < READ_RUN_BLOCKS_MAX {
+                    crcs.push(crc);
+                    continue;
+                }
+                let base = plan.as_mut().map(|(v, base)| (&mut **v, *base));
+                self.read_run_or_plan(ino, idx + at as u64, first, &mut out[at..i], &crcs, base, at)?;
+                run = None;
+            }
+            if i == out.len() {
+                break;
+            }
+            if addr != NULL_ADDR {
+                if addr == NEW_ADDR || !self.geo.in_main(addr) {
+                    return Err(Error::corrupt(self.nat_addr(ino), "data pointer outside the main area"));
+                }
+                run = Some((addr, i));
+                crcs.clear();
+                crcs.push(crc);
+                continue;
+            }
+            if !in_memory {
+                if fill_holes {
+                    out[i].fill(0);
+                }
+                if let Some((p, base)) = plan.as_mut() {
+                    p.note_hole(*base + i * BLOCK_SIZE);
+                }
+                continue;
+            }
+            match (self.locate_in_memory(ino, fidx), self.data.get(&(ino, fidx))) {
+                (Some(Location::Dirty), Some(b)) => out[i].copy_from_slice(&b[..]),
+                // A cached block cleaning is moving with a kept checksum: the error, as
+                // for one block.
+                _ => match self.read_block_opt(ino, fidx)? {
+                    Some(b) => out[i].copy_from_slice(&b[..]),
+                    None => out[i].fill(0),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::read_blocks`] of a file with an open atomic session: block by block, each
+    /// the session's staged block if it has one (in memory or on the device), else the
+    /// file's. No device runs are planned (a session's file is read through the lock).
+    fn read_blocks_staged(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        out: &mut [Block],
+        mut plan: Option<(&mut ReadPlan, usize)>,
+        fill_holes: bool,
+    ) -> Result<()> {
+        for (i, slot) in out.iter_mut().enumerate() {
+            let fidx = idx + i as u64;
+            let loc = self.locate(ino, fidx)?;
+            match self.read_located(ino, fidx, loc)? {
+                Some(b) => slot.copy_from_slice(&b[..]),
+                None => {
+                    if fill_holes {
+                        slot.fill(0);
+                    }
+                    if let Some((p, base)) = plan.as_mut() {
+                        p.note_hole(*base + i * BLOCK_SIZE);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a run now, or appends it to the caller's plan (`at`: its first slot in the
+    /// blocks `plan`'s offset refers to).
+    #[allow(clippy::too_many_arguments)]
+    fn read_run_or_plan(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        addr: BlockAddr,
+        out: &mut [Block],
+        crcs: &[u32],
+        plan: Option<(&mut ReadPlan, usize)>,
+        at: usize,
+    ) -> Result<()> {
+        match plan {
+            None => self.read_run_verified(ino, idx, addr, out, crcs),
+            Some((p, base)) => {
+                self.stats.device_reads += out.len() as u64;
+                p.runs.push(PlannedRun {
+                    buf_offset: base + at * BLOCK_SIZE,
+                    addr: u64::from(addr),
+                    blocks: out.len(),
+                    crcs: self.data_checksums.then(|| crcs.to_vec()),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// One device read of the adjacent blocks `out` from `addr` (file blocks from `idx`),
+    /// each checked against its checksum in `crcs`.
+    fn read_run_verified(
+        &mut self,
+        ino: Ino,
+        idx: u64,
+        addr: BlockAddr,
+        out: &mut [Block],
+        crcs: &[u32],
+    ) -> Result<()> {
+        debug_assert_eq!(out.len(), crcs.len());
+        self.dev.read_run(u64::from(addr), out)?;
+        self.stats.device_reads += out.len() as u64;
+        if self.data_checksums {
+            for (k, (b, &crc)) in out.iter().zip(crcs).enumerate() {
+                if crate::codec::crc(&b[..]) != crc {
+                    self.stats.data_checksum_errors += 1;
+                    return Err(Error::DataChecksum { ino, index: idx + k as u64, block: u64::from(addr) + k as u64 });
+                }
+            }
+        }
+        Ok(())
+    }
+}
