@@ -384,6 +384,17 @@ impl<D: BlockDevice> Filesystem<D> {
             self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
         }
         self.since_cp.batch_written(ino);
+        // Postcondition: the batch took all of the file's dirty data (a block left behind
+        // would be acknowledged as durable and lost by a crash) and every dirty node of it
+        // but indirect ones (rebuilt by recovery from the direct nodes' footers). The node
+        // scan walks every dirty node, so it is a debug assertion.
+        assert!(self.data.range((ino, 0)..=(ino, u64::MAX)).next().is_none(), "fsync batch left data of {ino} dirty");
+        debug_assert!(
+            self.dirty_nodes_of(ino)
+                .iter()
+                .all(|n| node::footer_type(&self.nodes[n].block) == Some(NodeType::Indirect)),
+            "fsync batch left a node of {ino} dirty"
+        );
         Ok(())
     }
 }

@@ -299,6 +299,7 @@ impl<D: BlockDevice> Filesystem<D> {
         } else if trunc != u64::MAX {
             self.truncate_blocks(ino, trunc)?;
         }
+        let claimed: Vec<(u64, BlockAddr)> = changes.iter().map(|c| (c.0, c.1)).filter(|c| c.1 != NULL_ADDR).collect();
         for (idx, new, crc) in changes {
             self.apply_slot(ino, idx, new, crc)?;
         }
@@ -332,6 +333,18 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if dentry {
             self.recover_dentry(ino, ib)?;
+        }
+        // Postcondition: the NAT names the rewritten inode and the SIT holds every data
+        // block the batch claimed (else the next checkpoint would free live data, or
+        // publish an inode no id leads to).
+        assert!(
+            self.nat.get(ino).is_some_and(|e| !e.is_free() && e.ino == ino),
+            "recovered inode {ino} not in the NAT"
+        );
+        // (Blocks past the batch's size were dropped again above.)
+        for (idx, a) in claimed.into_iter().filter(|&(idx, _)| idx < size.div_ceil(BLOCK_SIZE as u64)) {
+            let valid = self.sit.get(self.geo.segno_of(a)).is_valid(self.geo.blkoff_of(a));
+            assert!(valid, "recovered block {a} (index {idx}) of inode {ino} not valid in the SIT");
         }
         Ok(true)
     }
