@@ -1,4 +1,4 @@
-//! Contents and images the data-path tests share (datasum.rs, review_datasum.rs,
+//! Contents and images the data-path tests share (datasum.rs, datasum_faults.rs,
 //! read_plan.rs).
 #![allow(dead_code)]
 

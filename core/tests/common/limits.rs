@@ -1,6 +1,8 @@
-//! Helpers of the tests that drive the core to its limits (exhaustion.rs, review.rs): a
-//! small device (16 MiB, 64 KiB segments), mount options that never checkpoint for memory,
-//! deterministic contents, path lookup, and a filler that leaves a chosen number of blocks.
+//! Helpers of the tests that drive the core to its limits (exhaustion.rs,
+//! failure_atomicity.rs, full_device.rs, recovery_reserve.rs, crash_during_recovery.rs,
+//! fsync_below_renamed_dir.rs): a small device (16 MiB, 64 KiB segments), mount options that
+//! never checkpoint for memory, deterministic contents, path lookup, and a filler that leaves
+//! a chosen number of blocks.
 #![allow(dead_code)]
 
 use super::CrashDevice;

@@ -1,5 +1,5 @@
 //! A device that watches what the core does with it, for the tests of the read path
-//! (read_plan.rs, review_fence.rs): it counts device read requests (a run is one), counts
+//! (read_plan.rs, reuse_fence.rs): it counts device read requests (a run is one), counts
 //! `reuse_fence` calls, and records every write or discard of a block that a watched read
 //! plan still relies on with no fence since the plan was made — exactly what a driver
 //! reading outside its lock would have misread. Also the tests' small deterministic RNG.

@@ -1,7 +1,7 @@
-//! Adversarial review of the unlocked read path (issue 14): random workloads on a small,
-//! nearly full device (writes, fsync, sync, truncate, punch and zero range, unlink and
-//! recreate, atomic start/commit/abort, background cleaning), with up to 24 read plans
-//! outstanding at once.
+//! The reuse fence of reads planned under the lock and completed outside it (issue 14; from
+//! an adversarial review of that read path): random workloads on a small, nearly full
+//! device (writes, fsync, sync, truncate, punch and zero range, unlink and recreate, atomic
+//! start/commit/abort, background cleaning), with up to 24 read plans outstanding at once.
 //!
 //! - `planned_reads_stay_true_until_a_fence_in_random_workloads_nearly_full`: every
 //!   `read_planned` + completion equals `read`; no planned block is written or discarded

@@ -1,12 +1,12 @@
-//! Adversarial review of the unlocked read path (issue 14), at the level of the FUSE
-//! driver without a mount: a real `FileDevice` (4 writer threads) under a core behind a
-//! mutex; a writer thread runs a random workload (writes, fsync, sync, punch, truncate,
-//! unlink and recreate, background cleaning) on a small image; a flusher thread waits and
-//! flushes outside the lock, as group commit does; two readers take the fence, `read` and
-//! `read_planned` under the lock, sleep up to 20 ms, then `DeviceReader::complete`. Every
-//! completion accepted must equal the `read` taken at plan time, and both outcomes must
-//! occur. Without data checksums only the fence protects: the test returns stale bytes
-//! with the core's `reuse_fence()` call removed.
+//! Planned reads completed outside the lock (issue 14; from an adversarial review of that
+//! read path), at the level of the FUSE driver without a mount: a real `FileDevice` (4
+//! writer threads) under a core behind a mutex; a writer thread runs a random workload
+//! (writes, fsync, sync, punch, truncate, unlink and recreate, background cleaning) on a
+//! small image; a flusher thread waits and flushes outside the lock, as group commit does;
+//! two readers take the fence, `read` and `read_planned` under the lock, sleep up to 20 ms,
+//! then `DeviceReader::complete`. Every completion accepted must equal the `read` taken at
+//! plan time, and both outcomes must occur. Without data checksums only the fence protects:
+//! the test returns stale bytes with the core's `reuse_fence()` call removed.
 
 use rollfs::device::{DeviceOptions, FileDevice};
 use rollfs_core::*;

@@ -1,8 +1,13 @@
-//! Adversarial review of format 2.0 data checksums: reproducers for the findings (each
-//! failed on the code under review and passes with its fix: cached bytes of a bad block
-//! that cleaning is moving are never returned (`read_block_opt`); a bad directory block
-//! does not stop roll-forward (`recover_dentry`); a failed atomic write stages nothing
-//! (`atomic_write`)) and checks of suspected scenarios that hold (marked "holds").
+//! Data checksums (format 2.0) under faults: cached bytes of a bad block that cleaning is
+//! moving are never returned, whatever stops the cleaning (`read_block_opt`); a bad directory
+//! block does not stop roll-forward (`recover_dentry`); a failed atomic write stages nothing
+//! (`atomic_write`); and checks that hold (marked "holds"): failed plain writes, bad blocks
+//! moved then fsync'd, nodatasum images, seeded crash stress never giving a false checksum
+//! error, corrupt pointers in sealed nodes.
+//!
+//! From an adversarial review of the data checksums: the tests not marked "holds" reproduce
+//! its findings (each failed on the code under review and passes with its fix); the others
+//! check scenarios it suspected.
 
 mod common;
 use common::images::{cleaning_victim_image, content};
