@@ -16,7 +16,7 @@
 //! | file created since the checkpoint, fsync'd | dentry-marked inode | inode created and linked under its name |
 //! | name reused after the old file was unlinked or renamed away | — | fsync checkpointed instead (the checkpoint still names the old file) |
 //! | dentry mark for a name that is taken anyway (damage) | existing entry | the checkpointed file is kept, the recovered one dropped |
-//! | file created since the checkpoint, its directory's block corrupted since (data checksum) | the name cannot be added | mount goes on; the inode is kept unreachable (`recovery_unlinked_inodes`) for `fsck --repair` to link into /lost+found (test in `core/tests/review_datasum.rs`) |
+//! | file created since the checkpoint, its directory's block corrupted since (data checksum) | the name cannot be added | mount goes on; the inode is kept unreachable (`recovery_unlinked_inodes`) for `fsck --repair` to link into /lost+found (test in `core/tests/datasum_faults.rs`) |
 //! | file truncated then fsync'd | truncation point in the batch | blocks past it dropped before the batch's nodes apply |
 //! | atomic commit that returned | batch like an fsync | all new data |
 //! | atomic commit cut by the crash | batch CRC mismatch or no mark | all old data |
@@ -334,19 +334,23 @@ impl<D: BlockDevice> Filesystem<D> {
         if dentry {
             self.recover_dentry(ino, ib)?;
         }
-        // Postcondition: the NAT names the rewritten inode and the SIT holds every data
-        // block the batch claimed (else the next checkpoint would free live data, or
-        // publish an inode no id leads to).
+        self.assert_batch_applied(ino, &claimed, size);
+        Ok(true)
+    }
+
+    /// Postcondition of [`Self::apply_batch`]: the NAT names the rewritten inode and the SIT
+    /// holds every data block the batch claimed below its size (blocks past it were dropped
+    /// again); else the next checkpoint would free live data, or publish an inode no id
+    /// leads to. Cheap: one NAT entry and one bit per block.
+    fn assert_batch_applied(&self, ino: Ino, claimed: &[(u64, BlockAddr)], size: u64) {
         assert!(
             self.nat.get(ino).is_some_and(|e| !e.is_free() && e.ino == ino),
             "recovered inode {ino} not in the NAT"
         );
-        // (Blocks past the batch's size were dropped again above.)
-        for (idx, a) in claimed.into_iter().filter(|&(idx, _)| idx < size.div_ceil(BLOCK_SIZE as u64)) {
+        for &(idx, a) in claimed.iter().filter(|&&(idx, _)| idx < size.div_ceil(BLOCK_SIZE as u64)) {
             let valid = self.sit.get(self.geo.segno_of(a)).is_valid(self.geo.blkoff_of(a));
             assert!(valid, "recovered block {a} (index {idx}) of inode {ino} not valid in the SIT");
         }
-        Ok(true)
     }
 
     /// Points file block `idx` of `ino` at `new` with checksum `crc`, claiming `new` and
