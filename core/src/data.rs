@@ -2,7 +2,9 @@
 //! reads, reads planned for a driver that reads the device outside its lock
 //! ([`ReadPlan`]), and the blocks the dentry code reads.
 //!
-//! **The one lookup order** (every read, plan and write-back follows it):
+//! **The one lookup order** (every read and plan of a file follows it; write-back, truncation
+//! and a write's partial blocks use steps 2 and 3, the file's own block, through
+//! [`Filesystem::read_block_opt`]):
 //! 1. the file's open atomic session, if it staged the block (in memory, or in its session
 //!    inode once spilled): what the file reads as until commit or abort;
 //! 2. the write-back cache (dirty blocks), unless cleaning moved the block with a checksum

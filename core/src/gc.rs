@@ -239,7 +239,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.apply_moves(moves)?;
         }
         self.checkpoint(false, now)?;
-        self.assert_moved_out(&moved);
+        self.check_moved_out(&moved);
         Ok(true)
     }
 
@@ -254,12 +254,19 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Postcondition of a cleaning round: after its checkpoint, no block it moved is still
     /// valid where it was (each victim kept no block of its own; SSR may since have put new
-    /// blocks in its old holes). A failure is a bug in the moves or the write-back: the
-    /// victim would be counted free while it holds live data. Cheap: one bit per block.
-    fn assert_moved_out(&self, moved: &[u32]) {
+    /// blocks in its old holes). Cheap: one bit per block. It holds on every consistent
+    /// image, and the tests of cleaning and the explorer's full-device runs require the
+    /// count to stay 0. It is counted (`Stats::gc_blocks_left_valid`), not asserted: on a
+    /// damaged image (a node its inode's tree no longer reaches, with valid checksums)
+    /// write-back maps the moved block through the tree and the old copy stays valid — a
+    /// leak fsck reports, where a panic would take the mount down for a block that was
+    /// never lost.
+    fn check_moved_out(&mut self, moved: &[u32]) {
         for &a in moved {
             let (segno, off) = (self.geo.segno_of(a), self.geo.blkoff_of(a));
-            assert!(!self.sit.get(segno).is_valid(off), "cleaning left block {a} valid in victim segment {segno}");
+            if self.sit.get(segno).is_valid(off) {
+                self.stats.gc_blocks_left_valid += 1;
+            }
         }
     }
 
@@ -287,7 +294,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 let moved = self.moved_addrs(core::slice::from_ref(&victim));
                 self.apply_moves(victim.1)?;
                 self.checkpoint(false, now)?;
-                self.assert_moved_out(&moved);
+                self.check_moved_out(&moved);
                 Ok(true)
             }
             None => Ok(false),

@@ -331,10 +331,12 @@ impl<D: BlockDevice> Filesystem<D> {
         } else if inode::xattr_nid(ib) == NULL_NID {
             self.replace_xattrs(ino, &Default::default())?;
         }
-        if dentry {
-            self.recover_dentry(ino, ib)?;
+        // A name recovery cannot restore (damage: recover_dentry's table rows) drops the
+        // inode again: nothing is left to check.
+        let kept = !dentry || self.recover_dentry(ino, ib)?;
+        if kept {
+            self.assert_batch_applied(ino, &claimed, size);
         }
-        self.assert_batch_applied(ino, &claimed, size);
         Ok(true)
     }
 
@@ -386,34 +388,36 @@ impl<D: BlockDevice> Filesystem<D> {
     /// block's bytes are gone): the inode stays, unreachable, and the mount goes on — fsck
     /// lists it and the bad block, and `fsck --repair` links it into /lost+found. Failing the
     /// mount instead would turn one bad directory block into an image that does not mount.
-    fn recover_dentry(&mut self, ino: Ino, ib: &Block) -> Result<()> {
+    /// Restores the name of a dentry-marked inode; returns whether the inode is kept (false:
+    /// the name could not be restored — damage — and the inode was dropped again).
+    fn recover_dentry(&mut self, ino: Ino, ib: &Block) -> Result<bool> {
         match self.recover_dentry_inner(ino, ib) {
             Err(Error::DataChecksum { .. }) => {
                 self.stats.recovery_unlinked_inodes += 1;
-                Ok(())
+                Ok(true)
             }
             r => r,
         }
     }
 
-    fn recover_dentry_inner(&mut self, ino: Ino, ib: &Block) -> Result<()> {
+    fn recover_dentry_inner(&mut self, ino: Ino, ib: &Block) -> Result<bool> {
         let parent = inode::pino(ib);
         let name = inode::name(ib).to_vec();
         let parent_ok = self.check_ino(parent).is_ok() && self.inode_kind(parent)? == FileType::Directory;
         if !parent_ok || crate::namei::check_name(&name).is_err() {
-            return self.evict_inode(ino);
+            return self.evict_inode(ino).map(|()| false);
         }
         if let Some((_, other, other_kind)) = self.dir_lookup(parent, &name)? {
             if other == ino {
-                return Ok(());
+                return Ok(true);
             }
             // fsync never writes a dentry mark for a name removed since the checkpoint, so
             // this is damage: keep what the checkpoint has, never destroy another file.
             let _ = other_kind;
-            return self.evict_inode(ino);
+            return self.evict_inode(ino).map(|()| false);
         }
         let kind = FileType::from_mode(inode::mode(ib) as u32).unwrap_or(FileType::Regular);
-        self.recovery_link(parent, &name, ino, kind)
+        self.recovery_link(parent, &name, ino, kind).map(|()| true)
     }
 }
 

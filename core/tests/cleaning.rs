@@ -87,18 +87,21 @@ fn overwrite_workload(util_pct: u64, rounds: u64, seed: u64, ssr: bool) -> Stats
 fn overwrite_at_80_percent_runs_to_completion() {
     let s = overwrite_workload(80, 3, 1, false);
     assert!(s.gc_segments > 0, "cleaning never ran: {s:?}");
+    assert_eq!(s.gc_blocks_left_valid, 0, "cleaning left moved blocks valid in its victims");
 }
 
 #[test]
 fn overwrite_at_95_percent_runs_to_completion() {
     let s = overwrite_workload(95, 2, 2, false);
     assert!(s.gc_segments > 0, "cleaning never ran: {s:?}");
+    assert_eq!(s.gc_blocks_left_valid, 0, "cleaning left moved blocks valid in its victims");
 }
 
 #[test]
 fn overwrite_at_95_percent_with_slack_space_recycling() {
     let s = overwrite_workload(95, 2, 3, true);
     assert!(s.ssr_blocks > 0, "SSR never ran: {s:?}");
+    assert_eq!(s.gc_blocks_left_valid, 0, "cleaning left moved blocks valid in its victims (SSR)");
 }
 
 #[test]

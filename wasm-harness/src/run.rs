@@ -396,6 +396,12 @@ impl Explorer {
                 stopped = true;
             }
             late_errors = late;
+            // Cleaning's postcondition (gc.rs `check_moved_out`): on these consistent images
+            // no block a round moved stays valid where it was.
+            if let Some(left) = stats.map(|s| s[stat_index("gc_blocks_left_valid")]).filter(|&n| n > 0) {
+                run.problems.push(("gc-left-valid".into(), format!("op {i} `{op}`: {left} moved blocks left valid")));
+                stopped = true;
+            }
             let persist = if op.is_checkpoint_point() {
                 Persist::Checkpoint
             } else if cp > checkpoints {
