@@ -331,10 +331,8 @@ impl<D: BlockDevice> Filesystem<D> {
         } else if inode::xattr_nid(ib) == NULL_NID {
             self.replace_xattrs(ino, &Default::default())?;
         }
-        // A name recovery cannot restore (damage: recover_dentry's table rows) drops the
-        // inode again: nothing is left to check.
-        let kept = !dentry || self.recover_dentry(ino, ib)?;
-        if kept {
+        if !dentry || self.recover_dentry(ino, ib)? {
+            // (Else a name recovery cannot restore, damage, dropped the inode again.)
             self.assert_batch_applied(ino, &claimed, size);
         }
         Ok(true)
