@@ -87,8 +87,8 @@ fn cost(
     n: u64,
     s0: &Stats,
     s1: &Stats,
-    d0: &rollfs_core::device::MemDeviceCounters,
-    d1: &rollfs_core::device::MemDeviceCounters,
+    d0: &rollfs_core::MemDeviceCounters,
+    d1: &rollfs_core::MemDeviceCounters,
 ) -> FsyncCost {
     FsyncCost {
         fsyncs: n,

@@ -44,9 +44,9 @@
 
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
-use crate::fs::{CachedNode, FileType, Filesystem, Timestamp};
+use crate::fs::{CachedNode, Filesystem, Timestamp};
 use crate::layout::{BLOCK_SIZE, NEW_ADDR, NULL_ADDR, NULL_NID};
-use crate::node::{self, inode, NodeType, MAX_FILE_SIZE};
+use crate::node::{self, inode, FileType, NodeType, MAX_FILE_SIZE};
 use crate::since_cp::CheckpointReason;
 use crate::ssa::Summary;
 use crate::{zero_block, Block, Ino};

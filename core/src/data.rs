@@ -18,9 +18,9 @@
 //! [`Filesystem::locate_in_memory`] and pointer walk.
 
 use crate::error::{Error, Result};
-use crate::fs::{FileType, Filesystem};
+use crate::fs::Filesystem;
 use crate::layout::*;
-use crate::node::{self, inode, BlockPath, NodeType};
+use crate::node::{self, inode, BlockPath, FileType, NodeType};
 use crate::{zero_block, Block, BlockAddr, BlockDevice, Ino};
 use alloc::boxed::Box;
 use alloc::vec::Vec;

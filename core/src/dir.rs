@@ -56,8 +56,8 @@
 
 use crate::codec::{self, CRC_OFFSET};
 use crate::error::{Error, Result};
-use crate::fs::FileType;
 use crate::layout::{BLOCK_SIZE, NAME_MAX};
+use crate::node::FileType;
 use crate::{Block, Ino};
 use alloc::boxed::Box;
 use alloc::vec::Vec;

@@ -6,12 +6,10 @@
 //! never expose old bytes — invariant 6 of docs/INVARIANTS.md.
 
 use crate::error::{Error, Result};
-use crate::fs::{FileType, Filesystem, Timestamp};
+use crate::fs::{Filesystem, Timestamp};
 use crate::layout::*;
-use crate::node::{inode, MAX_FILE_SIZE};
+use crate::node::{inode, FileType, MAX_FILE_SIZE};
 use crate::{zero_block, Block, BlockDevice, Ino};
-
-pub use crate::data::{PlannedHole, PlannedRun, ReadPlan};
 
 impl<D: BlockDevice> Filesystem<D> {
     /// Writes `data` at `offset`, extending the file as needed.

@@ -15,11 +15,11 @@ use crate::device::{BlockDevice, WriteFlags};
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::nat::{Nat, NatEntry};
-use crate::node::{self, inode, NodeType};
+use crate::node::{self, inode, FileType, NodeType};
 use crate::segment::{Log, SegmentManager, REMOVAL_FLOOR_SEGMENTS};
 use crate::sit::Sit;
 use crate::ssa::{Ssa, Summary};
-pub use crate::stats::Stats;
+use crate::stats::Stats;
 use crate::superblock::{read_superblock, Superblock};
 use crate::{Block, Ino, Nid};
 use alloc::boxed::Box;
@@ -44,52 +44,6 @@ impl Timestamp {
 pub struct Credentials {
     pub uid: u32,
     pub gid: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FileType {
-    Regular,
-    Directory,
-    Symlink,
-    CharDevice,
-    BlockDevice,
-    Fifo,
-    Socket,
-}
-
-impl FileType {
-    pub const S_IFMT: u32 = 0o170000;
-    /// The `S_IFMT` bits of a mode.
-    pub fn mode_bits(self) -> u32 {
-        match self {
-            FileType::Regular => 0o100000,
-            FileType::Directory => 0o040000,
-            FileType::Symlink => 0o120000,
-            FileType::CharDevice => 0o020000,
-            FileType::BlockDevice => 0o060000,
-            FileType::Fifo => 0o010000,
-            FileType::Socket => 0o140000,
-        }
-    }
-    pub fn from_mode(mode: u32) -> Option<FileType> {
-        Some(match mode & Self::S_IFMT {
-            0o100000 => FileType::Regular,
-            0o040000 => FileType::Directory,
-            0o120000 => FileType::Symlink,
-            0o020000 => FileType::CharDevice,
-            0o060000 => FileType::BlockDevice,
-            0o010000 => FileType::Fifo,
-            0o140000 => FileType::Socket,
-            _ => return None,
-        })
-    }
-    /// The dentry file-type code (as in Linux `DT_*` >> 12 convention: mode >> 12).
-    pub fn dentry_code(self) -> u8 {
-        (self.mode_bits() >> 12) as u8
-    }
-    pub fn from_dentry_code(code: u8) -> Option<FileType> {
-        FileType::from_mode((code as u32) << 12)
-    }
 }
 
 /// Attributes of an inode.

@@ -29,8 +29,8 @@
 
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
-use crate::fs::{FileType, Filesystem, Timestamp};
-use crate::node::{self, inode, NodeType};
+use crate::fs::{Filesystem, Timestamp};
+use crate::node::{self, inode, FileType, NodeType};
 use crate::segment::Log;
 use crate::since_cp::CheckpointReason;
 use crate::{Ino, Nid};

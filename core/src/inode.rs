@@ -7,9 +7,9 @@
 //! error naming its block, never a panic.
 
 use crate::error::{Error, Result};
-use crate::fs::{Attr, CachedNode, FileType, Filesystem};
+use crate::fs::{Attr, CachedNode, Filesystem};
 use crate::layout::*;
-use crate::node::{self, inode, BlockPath, NodeType};
+use crate::node::{self, inode, BlockPath, FileType, NodeType};
 use crate::{zero_block, Block, BlockAddr, BlockDevice, Ino, Nid};
 use alloc::boxed::Box;
 use alloc::collections::btree_map;

@@ -1,46 +1,50 @@
 //! rollfs-core: the whole rollfs filesystem as a `no_std` + `alloc` library.
 //!
-//! The core performs no I/O of its own (a [`device::BlockDevice`] is handed in), reads
+//! The core performs no I/O of its own (a [`BlockDevice`] is handed in), reads
 //! no clock (every mutating call takes a [`Timestamp`]) and draws no randomness, so the
 //! same source runs natively behind FUSE and as WebAssembly under the crash explorer,
 //! where every run is reproducible bit for bit.
 //!
-//! Module map (one module per on-disk structure or mechanism, as f2fs splits its files):
+//! Module map (one module per on-disk structure or mechanism, as f2fs splits its files).
+//! The API is the items re-exported at the crate root below (redb's way: curated with
+//! `pub use`); a module is public only where outside users need so much of it that
+//! re-exporting item by item would not help, and the column *public* says who they are.
+//! Everything else is private (named without a link here).
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`layout`] | block size, geometry, areas, named on-disk constants |
-//! | [`codec`] | typed block views, little-endian field access, CRC32C helpers |
-//! | [`superblock`] | the two superblock copies |
-//! | [`mkfs`] | `Filesystem::format`: a new, empty filesystem |
-//! | [`checkpoint`] | the checkpoint: write back, table flushes, the pack (header, payload), publish |
-//! | [`nat`] | node address table: node id → block address, free nids |
-//! | [`sit`] | segment information table: valid counts, bitmaps, age, wear |
-//! | [`ssa`] | segment summary area: the owner of every main-area block |
-//! | [`node`] | node blocks: footer, inode, direct and indirect node layouts |
-//! | [`segment`] | the six active logs, block allocation and invalidation |
-//! | [`inode`] | node cache, block mapping, truncation, inode life and death |
-//! | [`file`] | file contents: write, size |
-//! | [`data`] | where a file block is (`locate`) and reading it, planned reads |
-//! | [`dir`] | hashed dentry blocks, readdir cookies |
-//! | [`dcache`] | the dentry-block cache: clean directory blocks already validated |
+//! | [`layout`] | block size, geometry, areas, named on-disk constants. *Public*: the inspector, the simulator's guest, the fuzz targets and the format, repair and data-checksum tests compute with them |
+//! | [`codec`] | typed block views, little-endian field access, CRC32C helpers. *Public*: tests, the fuzz targets and the simulator craft and reseal blocks with them |
+//! | [`superblock`] | the two superblock copies. *Public*: `rollfs` reads the superblock (probe, label), tests and fuzz targets craft superblocks |
+//! | `mkfs` | `Filesystem::format`: a new, empty filesystem |
+//! | [`checkpoint`] | the checkpoint: write back, table flushes, the pack (header, payload), publish. *Public*: the inspector and the format, repair and fuzz code read packs |
+//! | [`nat`] | node address table: node id → block address, free nids. *Public* (on-disk format): the format, repair and fuzz code read and craft NAT blocks |
+//! | [`sit`] | segment information table: valid counts, bitmaps, age, wear. *Public* (on-disk format): the inspector, the format, repair and fuzz code |
+//! | [`ssa`] | segment summary area: the owner of every main-area block. *Public* (on-disk format): the format test checks its layout |
+//! | [`node`] | node blocks: footer, inode, direct and indirect node layouts, the [`FileType`] as mode and dentry code. *Public* (on-disk format): tests and fuzz targets read and craft nodes |
+//! | `segment` | the six active logs ([`Log`], re-exported), block allocation and invalidation |
+//! | `inode` | node cache, block mapping, truncation, inode life and death |
+//! | `file` | file contents: write, size |
+//! | `data` | where a file block is (`locate`) and reading it, planned reads ([`ReadPlan`], re-exported) |
+//! | [`dir`] | hashed dentry blocks, readdir cookies. *Public* (on-disk format): the dirhash and format tests, the simulator's guest, the fuzz targets |
+//! | `dcache` | the dentry-block cache: clean directory blocks already validated |
 //! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
-//! | [`namei`] | the namespace: names, links, rename, attributes, xattrs |
+//! | `namei` | the namespace: names, links, rename, attributes, xattrs |
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
-//! | [`xattr`] | extended attribute block |
-//! | [`prealloc`] | fallocate reservations (in memory) |
-//! | [`fsync`] | fsync without checkpoints: batches in the warm node chain, marks |
-//! | [`since_cp`] | what changed since the last checkpoint, and why an fsync checkpoints |
-//! | [`atomic`] | atomic writes: staged until one commit batch |
-//! | [`gc`] | segment cleaning: victims, moving valid blocks |
-//! | [`recovery`] | roll-forward of the node chain at mount |
-//! | [`fs`] | the [`Filesystem`] API: mount, space accounting, caches, write-back |
-//! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator |
-//! | [`repair`] | `fsck --repair`: metadata rebuilt from the reachable tree |
-//! | [`device`] | the `BlockDevice` trait and the in-memory `MemDevice` |
-//! | [`error`] | the error type and its errno mapping |
-//! | [`stats`] | the counters, from one list |
-//! | `mutant` | test-only deliberately broken variants (`mutant!`) |
+//! | [`xattr`] | extended attribute block. *Public* (on-disk format): the format test and the fuzz decoders |
+//! | `prealloc` | fallocate reservations (in memory) |
+//! | `fsync` | fsync without checkpoints: batches in the warm node chain, marks |
+//! | `since_cp` | what changed since the last checkpoint, and why an fsync checkpoints |
+//! | `atomic` | atomic writes: staged until one commit batch |
+//! | `gc` | segment cleaning: victims, moving valid blocks |
+//! | `recovery` | roll-forward of the node chain at mount |
+//! | `fs` | the [`Filesystem`] API: mount, space accounting, caches, write-back |
+//! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator. *Public*: `rollfs`, the simulator, the testkit and most tests call `fsck::check` and `fsck::repair` |
+//! | `repair` | `fsck --repair`: metadata rebuilt from the reachable tree |
+//! | `device` | the [`BlockDevice`] trait and the in-memory [`MemDevice`] |
+//! | `error` | the [`Error`] type and its errno mapping |
+//! | `stats` | the counters ([`Stats`]), from one list |
+//! | [`mutant`] | test-only deliberately broken variants (`mutant!`). *Public*: the simulator's guest calls [`mutant::select`], and the exported `mutant!` expands to `$crate::mutant::selected` |
 #![no_std]
 // No unsafe code; the one exception is the call into the embedder's CRC32C of the
 // test-only feature `embedder-crc32c` (codec.rs), which production builds never enable.
@@ -49,46 +53,52 @@
 
 extern crate alloc;
 
-pub mod atomic;
+// The on-disk format and the checker: public, see the module map above for who uses them.
 pub mod checkpoint;
 pub mod codec;
-pub mod data;
-pub mod dcache;
-pub mod device;
 pub mod dir;
-mod dirkey;
-pub mod error;
-pub mod file;
-pub mod fs;
 pub mod fsck;
-pub mod fsync;
-pub mod gc;
-pub mod inode;
 pub mod layout;
-pub mod mkfs;
 pub mod mutant;
-pub mod namei;
 pub mod nat;
 pub mod node;
-mod parents;
-pub mod prealloc;
-pub mod recovery;
-pub mod repair;
-pub mod segment;
-pub mod since_cp;
 pub mod sit;
 pub mod ssa;
-pub mod stats;
 pub mod superblock;
 pub mod xattr;
 
-pub use device::{BlockDevice, IoError, MemDevice, WriteFlags};
+mod atomic;
+mod data;
+mod dcache;
+mod device;
+mod dirkey;
+mod error;
+mod file;
+mod fs;
+mod fsync;
+mod gc;
+mod inode;
+mod mkfs;
+mod namei;
+mod parents;
+mod prealloc;
+mod recovery;
+mod repair;
+mod segment;
+mod since_cp;
+mod stats;
+
+pub use data::{PlannedHole, PlannedRun, ReadPlan};
+pub use device::{BlockDevice, IoError, MemDevice, MemDeviceCounters, WriteFlags};
 pub use error::{Error, Result};
 pub use fs::{
-    Attr, Credentials, DirEntry, FileType, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
-    Stats, Timestamp, XattrSetMode,
+    Attr, Credentials, DirEntry, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
+    Timestamp, XattrSetMode,
 };
 pub use layout::BLOCK_SIZE;
+pub use node::FileType;
+pub use segment::Log;
+pub use stats::{Stats, STAT_COUNT};
 
 /// Inode number. In rollfs an inode number is the node id of the inode's node block.
 pub type Ino = u32;

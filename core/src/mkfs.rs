@@ -8,10 +8,10 @@
 use crate::checkpoint::{Checkpoint, LogPos, CP_FLAG_UMOUNT};
 use crate::device::{BlockDevice, WriteFlags};
 use crate::error::{Error, Result};
-use crate::fs::{volume_seed, FileType, Filesystem, MkfsOptions};
+use crate::fs::{volume_seed, Filesystem, MkfsOptions};
 use crate::layout::*;
 use crate::nat::{Nat, NatEntry};
-use crate::node::{self, inode, NodeType};
+use crate::node::{self, inode, FileType, NodeType};
 use crate::segment::{Log, SegmentManager};
 use crate::sit::Sit;
 use crate::ssa::{Ssa, Summary};

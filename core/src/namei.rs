@@ -8,7 +8,7 @@ use crate::dir::{self, DirBlocks, EntryLoc};
 use crate::error::{Error, Result};
 use crate::fs::*;
 use crate::layout::*;
-use crate::node::{self, inode, NodeType};
+use crate::node::{self, inode, FileType, NodeType};
 use crate::xattr;
 use crate::{zero_block, Block, BlockDevice, Ino};
 use alloc::boxed::Box;

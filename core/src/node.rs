@@ -188,7 +188,7 @@ pub fn validate(b: &Block, addr: u64, nid: Nid, seed: u32) -> Result<NodeType> {
         if footer_ino(b) != nid {
             return Err(Error::corrupt(addr, "inode: footer ino differs from its nid"));
         }
-        if crate::fs::FileType::from_mode(inode::mode(b) as u32).is_none() {
+        if FileType::from_mode(inode::mode(b) as u32).is_none() {
             return Err(Error::corrupt(addr, "inode: invalid file type in mode"));
         }
         if inode::name_len(b) as usize > NAME_MAX {
@@ -241,6 +241,54 @@ pub fn set_ptr(b: &mut Block, i: u32, addr: BlockAddr, crc: u32) {
     let r = view_mut::<RawDirectNode>(b);
     r.addrs[i as usize].set(addr);
     r.data_crcs[i as usize].set(crc);
+}
+
+/// The type of a file, as the on-disk format encodes it: the `S_IFMT` bits of an inode's
+/// mode ([`inode::mode`]) and a dentry record's type code (`dir.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileType {
+    Regular,
+    Directory,
+    Symlink,
+    CharDevice,
+    BlockDevice,
+    Fifo,
+    Socket,
+}
+
+impl FileType {
+    pub const S_IFMT: u32 = 0o170000;
+    /// The `S_IFMT` bits of a mode.
+    pub fn mode_bits(self) -> u32 {
+        match self {
+            FileType::Regular => 0o100000,
+            FileType::Directory => 0o040000,
+            FileType::Symlink => 0o120000,
+            FileType::CharDevice => 0o020000,
+            FileType::BlockDevice => 0o060000,
+            FileType::Fifo => 0o010000,
+            FileType::Socket => 0o140000,
+        }
+    }
+    pub fn from_mode(mode: u32) -> Option<FileType> {
+        Some(match mode & Self::S_IFMT {
+            0o100000 => FileType::Regular,
+            0o040000 => FileType::Directory,
+            0o120000 => FileType::Symlink,
+            0o020000 => FileType::CharDevice,
+            0o060000 => FileType::BlockDevice,
+            0o010000 => FileType::Fifo,
+            0o140000 => FileType::Socket,
+            _ => return None,
+        })
+    }
+    /// The dentry file-type code (as in Linux `DT_*` >> 12 convention: mode >> 12).
+    pub fn dentry_code(self) -> u8 {
+        (self.mode_bits() >> 12) as u8
+    }
+    pub fn from_dentry_code(code: u8) -> Option<FileType> {
+        FileType::from_mode((code as u32) << 12)
+    }
 }
 
 /// The inode layout: a fixed header, then the address array and the node ids.

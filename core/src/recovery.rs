@@ -35,10 +35,10 @@
 
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
-use crate::fs::{CachedNode, FileType, Filesystem, Timestamp};
+use crate::fs::{CachedNode, Filesystem, Timestamp};
 use crate::layout::*;
 use crate::nat::NatEntry;
-use crate::node::{self, inode, NodeType};
+use crate::node::{self, inode, FileType, NodeType};
 use crate::segment::Log;
 use crate::ssa::Summary;
 use crate::{zero_block, Block, BlockAddr, Ino, Nid};

@@ -14,11 +14,11 @@
 mod common;
 use common::images::{cleaning_victim_image, content};
 use common::pointers::pointers;
-use rollfs_core::device::BlockDevice;
 use rollfs_core::fsck::{self, FsckOptions};
 use rollfs_core::layout::*;
 use rollfs_core::node;
 use rollfs_core::superblock::{self, read_superblock};
+use rollfs_core::BlockDevice;
 use rollfs_core::*;
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);

@@ -14,11 +14,11 @@ use common::images::{cleaning_victim_image, content};
 use common::pointers::pointers;
 use common::probe::Rng;
 use common::CrashDevice;
-use rollfs_core::device::{BlockDevice, IoError, WriteFlags};
 use rollfs_core::fsck::{self, FsckOptions};
 use rollfs_core::layout::*;
 use rollfs_core::node;
 use rollfs_core::*;
+use rollfs_core::{BlockDevice, IoError, WriteFlags};
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);
 const C: Credentials = Credentials { uid: 1000, gid: 1000 };

@@ -13,7 +13,7 @@
 //! it (per-directory name hash keys: other dentry placement, so other hashes, taken when
 //! the feature was added).
 
-use rollfs_core::device::BlockDevice;
+use rollfs_core::BlockDevice;
 use rollfs_core::*;
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 123_456_789);

@@ -82,7 +82,7 @@ fn planned_read_equals_read_at_every_offset() {
                 let end = h.buf_offset + h.blocks * B;
                 assert!(h.blocks >= 1 && h.buf_offset >= prev_end && end <= n, "hole {h:?} at {off}+{len}");
                 assert!(got[h.buf_offset..end].iter().all(|&x| x == 0), "hole {h:?} at {off}+{len} not zero");
-                let overlaps = |r: &file::PlannedRun| r.buf_offset < end && h.buf_offset < r.buf_offset + r.blocks * B;
+                let overlaps = |r: &PlannedRun| r.buf_offset < end && h.buf_offset < r.buf_offset + r.blocks * B;
                 assert!(!plan.runs.iter().any(overlaps), "hole {h:?} overlaps a run at {off}+{len}");
                 prev_end = end;
             }
@@ -91,7 +91,7 @@ fn planned_read_equals_read_at_every_offset() {
     // The file's one hole (blocks 40..44) is listed, as one entry, and nothing else is.
     let mut buf = vec![0u8; size];
     let plan = fs.read_planned(ino, 0, &mut buf).unwrap();
-    assert_eq!(plan.holes, vec![file::PlannedHole { buf_offset: 40 * B, blocks: 4 }]);
+    assert_eq!(plan.holes, vec![PlannedHole { buf_offset: 40 * B, blocks: 4 }]);
 
     // Blocks staged by an atomic write are the session's view, from memory.
     fs.start_atomic_write(ino).unwrap();
@@ -165,11 +165,8 @@ fn no_planned_block_is_written_or_discarded_before_a_reuse_fence() {
 #[test]
 fn the_fence_checker_reports_a_reuse_without_fence() {
     let mut dev = Probe::new(MemDevice::new(64));
-    let plan = file::ReadPlan {
-        len: B,
-        runs: vec![file::PlannedRun { buf_offset: 0, addr: 7, blocks: 1, crcs: None }],
-        holes: vec![],
-    };
+    let plan =
+        ReadPlan { len: B, runs: vec![PlannedRun { buf_offset: 0, addr: 7, blocks: 1, crcs: None }], holes: vec![] };
     dev.watches.push(Watch::of(&plan, dev.fences, "test".into()));
     dev.write(8, &[0; B], WriteFlags::empty()).unwrap();
     assert!(dev.violations.is_empty());

@@ -12,7 +12,7 @@
 
 mod common;
 use common::probe::{complete, Probe, Rng, Watch};
-use rollfs_core::file::ReadPlan;
+use rollfs_core::ReadPlan;
 use rollfs_core::*;
 
 const C: Credentials = Credentials { uid: 0, gid: 0 };

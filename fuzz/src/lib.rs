@@ -22,12 +22,12 @@
 
 use rollfs_core::checkpoint::{Checkpoint, CP_OFF_PAYLOAD_BLOCKS, CP_OFF_PAYLOAD_CRC};
 use rollfs_core::codec;
-use rollfs_core::device::{BlockDevice, MemDevice, WriteFlags};
 use rollfs_core::dir::{self, DirBlocks};
 use rollfs_core::layout::{Geometry, BLOCK_SIZE};
 use rollfs_core::node::{self, NodeType};
 use rollfs_core::superblock::Superblock;
 use rollfs_core::{Block, Credentials, FileType, Filesystem, Ino, MkfsOptions, MountOptions, Timestamp};
+use rollfs_core::{BlockDevice, MemDevice, WriteFlags};
 use rollfs_core::{RenameFlags, SetAttr, XattrSetMode};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;

@@ -424,7 +424,7 @@ impl DeviceReader {
     /// `fence`: reads every run into `buf` and verifies it. True when `buf[..plan.len]` is
     /// the read's result; false when it must be read again under the lock — a run failed
     /// its read or its checksum, or the fence moved (a block may have been reused).
-    pub fn complete(&self, plan: &rollfs_core::file::ReadPlan, fence: u64, buf: &mut [u8]) -> bool {
+    pub fn complete(&self, plan: &rollfs_core::ReadPlan, fence: u64, buf: &mut [u8]) -> bool {
         let runs_ok = plan.runs.iter().all(|run| {
             // A fence already moved: stop reading what will be read again anyway.
             if self.fence() != fence {

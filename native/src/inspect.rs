@@ -112,7 +112,7 @@ fn areas(g: &Geometry) -> Vec<Area> {
 /// Reads the newest checkpoint and its SIT through the core's own decoders.
 fn read_segments<D: BlockDevice>(dev: &mut D, g: &Geometry) -> rollfs_core::Result<(CheckpointInfo, Vec<SegmentInfo>)> {
     use rollfs_core::checkpoint::{Checkpoint, CP_FLAG_UMOUNT};
-    use rollfs_core::segment::Log;
+    use rollfs_core::Log;
     let (cp, pack) = Checkpoint::read_newest(dev, g)?;
     let sit = rollfs_core::sit::Sit::load(dev, g, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
     let logs: Vec<LogInfo> = Log::ALL

@@ -11,8 +11,8 @@
 //! form the core's own tests drive directly (a power cut at the N-th write, completion
 //! order chosen by the test).
 
-use rollfs_core::device::{BlockDevice, IoError, MemDevice, WriteFlags};
 use rollfs_core::Block;
+use rollfs_core::{BlockDevice, IoError, MemDevice, WriteFlags};
 use std::collections::BTreeMap;
 
 /// The torn-write rule and sector size are the shared crash model's (rollfs-crash).

@@ -36,7 +36,7 @@ pub const E_DATASUM: i64 = 1004;
 /// The counters of `rollfs_core::Stats` in the order `sim_stats` returns them: the core's
 /// own list (the host links the same core the guest runs, so both agree by construction;
 /// a test still checks the guest's `sim_stat_names`).
-pub const STAT_NAMES: [&str; rollfs_core::stats::STAT_COUNT] = rollfs_core::stats::Stats::NAMES;
+pub const STAT_NAMES: [&str; rollfs_core::STAT_COUNT] = rollfs_core::Stats::NAMES;
 
 /// The core's counters, indexed like [`STAT_NAMES`].
 pub type CoreStats = [u64; STAT_NAMES.len()];

@@ -2,11 +2,11 @@
 //! checksum tests check the format, and what cleaning and recovery leave, through it).
 
 use rollfs_core::checkpoint::Checkpoint;
-use rollfs_core::device::BlockDevice;
 use rollfs_core::layout::*;
 use rollfs_core::nat::Nat;
 use rollfs_core::node::{self, inode, NodeType};
 use rollfs_core::superblock::read_superblock;
+use rollfs_core::BlockDevice;
 use rollfs_core::*;
 
 /// Every data pointer of inode `ino` on the device: (file block, address, checksum), read

@@ -5,7 +5,7 @@
 //! reading outside its lock would have misread. Also the tests' small deterministic RNG.
 #![allow(dead_code)]
 
-use rollfs_core::file::ReadPlan;
+use rollfs_core::ReadPlan;
 use rollfs_core::*;
 
 /// The blocks of one read plan and the fence count when it was made.

@@ -728,7 +728,7 @@ mod tests {
     use crate::device::DeviceKind;
     use crate::inspect::{CheckpointInfo, Inspection};
     use rollfs_core::layout::Geometry;
-    use rollfs_core::segment::Log;
+    use rollfs_core::Log;
 
     /// An element of a parsed document: its name and attributes, unescaped.
     #[derive(Debug)]

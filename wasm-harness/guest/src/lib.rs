@@ -7,7 +7,7 @@
 //! at power loss the host drops the instance, or empties the slot with `sim_reset` (no
 //! I/O) and gives the instance another device.
 
-use rollfs_core::device::IoError;
+use rollfs_core::IoError;
 use rollfs_core::{
     BlockDevice, Credentials, Error, FileType, Filesystem, Ino, MkfsOptions, MountOptions, RenameFlags, SetAttr,
     Timestamp, WriteFlags, XattrSetMode,
