@@ -33,7 +33,7 @@
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
 //! | [`xattr`] | extended attribute block. *Public* (on-disk format): the format test and the fuzz decoders |
 //! | `prealloc` | fallocate reservations (in memory) |
-//! | `fsync` | fsync without checkpoints: batches in the warm node chain, marks |
+//! | `fsync` | fsync without checkpoints: batches in the warm node chain, marks ([`FsyncTicket`], re-exported) |
 //! | `since_cp` | what changed since the last checkpoint, and why an fsync checkpoints |
 //! | `atomic` | atomic writes: staged until one commit batch |
 //! | `gc` | segment cleaning: victims, moving valid blocks |
@@ -95,6 +95,7 @@ pub use fs::{
     Attr, Credentials, DirEntry, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
     Timestamp, XattrSetMode,
 };
+pub use fsync::FsyncTicket;
 pub use layout::BLOCK_SIZE;
 pub use node::FileType;
 pub use segment::Log;
