@@ -215,7 +215,7 @@ pub struct Memory {
     pub cached_nodes: u64,
     /// Dirty data, nodes and segment summaries, in bytes (bounded by `dirty_bytes_max`).
     pub dirty_bytes: u64,
-    /// The since-checkpoint records, in bytes (bounded by [`SINCE_CP_BYTES_MAX`]).
+    /// The since-checkpoint records, in bytes (bounded by `SINCE_CP_BYTES_MAX`, 1 MiB).
     pub since_cp_bytes: u64,
     /// Names in `removed_names`.
     pub removed_names: u64,

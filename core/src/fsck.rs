@@ -23,7 +23,7 @@
 //! Every loop is bounded by the table sizes, so a corrupt image cannot make it run away.
 //!
 //! [`repair`] (`rollfs fsck --repair`) rebuilds what the check finds wrong: see
-//! [`crate::repair`].
+//! repair.rs.
 
 use crate::checkpoint::{Checkpoint, RawCpHeader, CP_MAGIC};
 use crate::device::BlockDevice;
@@ -868,7 +868,7 @@ pub(crate) fn damaged_pack<D: BlockDevice>(
 
 /// Repairs the image on `dev` (`rollfs fsck --repair`): checks it, and if the check finds
 /// anything, rebuilds the metadata from the tree reachable from the root and writes a
-/// fresh checkpoint (see [`crate::repair`] for what is repaired and what is lost), then
+/// fresh checkpoint (see repair.rs for what is repaired and what is lost), then
 /// checks again. `now` stamps what the repair changes. Nothing is written when the check
 /// is clean. An `Err` is an I/O error, or an image too damaged to repair (no superblock,
 /// no valid checkpoint pack, the root directory lost); nothing is written then either.

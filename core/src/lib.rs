@@ -45,6 +45,8 @@
 //! | `error` | the [`Error`] type and its errno mapping |
 //! | `stats` | the counters ([`Stats`]), from one list |
 //! | [`mutant`] | test-only deliberately broken variants (`mutant!`). *Public*: the simulator's guest calls [`mutant::select`], and the exported `mutant!` expands to `$crate::mutant::selected` |
+//!
+//! [`mutant`]: mod@mutant
 #![no_std]
 // No unsafe code; the one exception is the call into the embedder's CRC32C of the
 // test-only feature `embedder-crc32c` (codec.rs), which production builds never enable.
