@@ -481,6 +481,33 @@ pub(crate) struct TableFlush<J> {
     pub wrote_blocks: bool,
 }
 
+/// The flush every slotted table (NAT, SIT, SSA) makes for a checkpoint: with `journal`
+/// (the changes fit in the pack), nothing is written; else each of `dirty_blocks` is
+/// written by `block` (its address in the slot it is not current in, and its contents) and
+/// that slot becomes its current one once the pack commits. Counts each write in
+/// `blocks_written`, even when a later one fails (the stats count what reached the device).
+pub(crate) fn flush_slotted<D: BlockDevice, J>(
+    dev: &mut D,
+    slots: &[u8],
+    journal: Option<Vec<J>>,
+    dirty_blocks: impl IntoIterator<Item = u32>,
+    block: impl Fn(u32, u8) -> (u64, Box<Block>),
+    blocks_written: &mut u64,
+) -> Result<TableFlush<J>> {
+    let mut slots = slots.to_vec();
+    if let Some(journal) = journal {
+        return Ok(TableFlush { slots, journal, wrote_blocks: false });
+    }
+    for i in dirty_blocks {
+        let s = 1 - slots[i as usize];
+        let (addr, b) = block(i, s);
+        dev.write(addr, &b, crate::WriteFlags::empty())?;
+        *blocks_written += 1;
+        slots[i as usize] = s;
+    }
+    Ok(TableFlush { slots, journal: Vec::new(), wrote_blocks: true })
+}
+
 impl<D: BlockDevice> Filesystem<D> {
     /// Writes a checkpoint. On any failure the filesystem turns read-only.
     pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {

@@ -15,7 +15,7 @@
 //!
 //! The batched reader ([`Filesystem::read_blocks`]) asks steps 2 and 3 for a range at once
 //! (pointers a node at a time, adjacent device blocks in one request) through the same
-//! [`Filesystem::locate_in_memory`] and pointer walk.
+//! step 2 (`readable_dirty`) and pointer walk.
 
 use crate::error::{Error, Result};
 use crate::fs::Filesystem;
@@ -121,6 +121,14 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let (addr, crc) = self.get_ptr(ino, idx)?;
         Ok(Location::Device { addr, crc })
+    }
+
+    /// Step 2 of the order for the batched reader: the write-back cache's block when its
+    /// bytes may be read (not a bad block cleaning is moving with its kept checksum: that
+    /// is `None` too, and [`Self::read_block_opt`] then reports it). Reads nothing.
+    fn readable_dirty(&self, ino: Ino, idx: u64) -> Option<&Block> {
+        let b = self.data.get(&(ino, idx))?;
+        (!self.gc_kept_crcs.contains_key(&(ino, idx))).then_some(&**b)
     }
 
     /// Step 2 of the order alone: whether the write-back cache has the block, and whether
@@ -419,8 +427,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
                 continue;
             }
-            match (self.locate_in_memory(ino, fidx), self.data.get(&(ino, fidx))) {
-                (Some(Location::Dirty), Some(b)) => out[i].copy_from_slice(&b[..]),
+            match self.readable_dirty(ino, fidx) {
+                Some(b) => out[i].copy_from_slice(&b[..]),
                 // A cached block cleaning is moving with a kept checksum: the error, as
                 // for one block.
                 _ => match self.read_block_opt(ino, fidx)? {

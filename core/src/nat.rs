@@ -9,9 +9,8 @@
 //! checkpoint has made the free durable, so the last checkpoint's view of every nid stays
 //! true on disk until it is superseded.
 
-use crate::checkpoint::TableFlush;
+use crate::checkpoint::{flush_slotted, TableFlush};
 use crate::codec::*;
-use crate::device::WriteFlags;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::{zero_block, Block, BlockAddr, BlockDevice, Nid};
@@ -346,17 +345,9 @@ impl Nat {
         cp_version: u64,
         blocks_written: &mut u64,
     ) -> Result<TableFlush<(Nid, NatEntry)>> {
-        let mut slots = self.slots.clone();
-        if !self.needs_block_write() {
-            return Ok(TableFlush { slots, journal: self.journal_entries(), wrote_blocks: false });
-        }
-        for i in self.dirty_blocks() {
-            let s = 1 - slots[i as usize];
-            dev.write(geo.nat_addr(i, s), &self.encode_block(i, cp_version), WriteFlags::empty())?;
-            *blocks_written += 1;
-            slots[i as usize] = s;
-        }
-        Ok(TableFlush { slots, journal: Vec::new(), wrote_blocks: true })
+        let journal = (!self.needs_block_write()).then(|| self.journal_entries());
+        let block = |i, s| (geo.nat_addr(i, s), self.encode_block(i, cp_version));
+        flush_slotted(dev, &self.slots, journal, self.dirty_blocks(), block, blocks_written)
     }
 
     /// After the pack of a [`Nat::flush`] committed: its slots are current, written changes

@@ -5,9 +5,8 @@
 //! Held fully in memory; made durable by checkpoints through the SIT journal (few changed
 //! segments) or by rewriting SIT blocks into their alternate slots.
 
-use crate::checkpoint::TableFlush;
+use crate::checkpoint::{flush_slotted, TableFlush};
 use crate::codec::*;
-use crate::device::WriteFlags;
 use crate::error::{Error, Result};
 use crate::layout::*;
 use crate::{zero_block, Block, BlockDevice};
@@ -371,17 +370,9 @@ impl Sit {
         cp_version: u64,
         blocks_written: &mut u64,
     ) -> Result<TableFlush<(u32, SegEntry)>> {
-        let mut slots = self.slots.clone();
-        if !self.needs_block_write() {
-            return Ok(TableFlush { slots, journal: self.journal_entries(), wrote_blocks: false });
-        }
-        for i in self.dirty_blocks() {
-            let s = 1 - slots[i as usize];
-            dev.write(geo.sit_addr(i, s), &self.encode_block(i, cp_version), WriteFlags::empty())?;
-            *blocks_written += 1;
-            slots[i as usize] = s;
-        }
-        Ok(TableFlush { slots, journal: Vec::new(), wrote_blocks: true })
+        let journal = (!self.needs_block_write()).then(|| self.journal_entries());
+        let block = |i, s| (geo.sit_addr(i, s), self.encode_block(i, cp_version));
+        flush_slotted(dev, &self.slots, journal, self.dirty_blocks(), block, blocks_written)
     }
 
     /// After the pack of a [`Sit::flush`] committed: its slots are current and written

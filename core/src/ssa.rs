@@ -9,7 +9,6 @@
 //! summary on disk and is never read.
 
 use crate::codec::*;
-use crate::device::WriteFlags;
 use crate::error::Result;
 use crate::layout::*;
 use crate::{zero_block, Block, BlockDevice, Nid};
@@ -175,14 +174,16 @@ impl Ssa {
         cp_version: u64,
         blocks_written: &mut u64,
     ) -> Result<Vec<u8>> {
-        let mut slots = self.slots.clone();
-        for segno in self.dirty_segments() {
-            let s = 1 - slots[segno as usize];
-            dev.write(geo.ssa_addr(segno, s), &self.encode(segno, cp_version), WriteFlags::empty())?;
-            *blocks_written += 1;
-            slots[segno as usize] = s;
-        }
-        Ok(slots)
+        let block = |segno, s| (geo.ssa_addr(segno, s), self.encode(segno, cp_version));
+        let f = crate::checkpoint::flush_slotted::<_, ()>(
+            dev,
+            &self.slots,
+            None,
+            self.dirty_segments(),
+            block,
+            blocks_written,
+        )?;
+        Ok(f.slots)
     }
 
     /// After the pack of an [`Ssa::flush`] committed: its slots are current, nothing dirty.
