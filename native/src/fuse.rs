@@ -1489,16 +1489,22 @@ impl fuser::Filesystem for RollFuse {
         // does): nobody is left to commit it.
         let Ok(i) = ino32(ino) else { return reply.error(Errno::ENOENT) };
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh.0);
-        let owned = {
-            let mut owners = self.atomic_owner.lock().unwrap();
-            if owners.get(&i) == Some(&fh.0) {
+        // The session table stays locked until the core's session is gone too (lock
+        // order: the session table, then the core), as in ABORT and COMMIT: a request that
+        // finds no session in the table (an fsync through another handle, which refuses
+        // with EBUSY while there is one) must not find the session's staged data in the
+        // core. Released in between, an fsync could succeed and the reads after it
+        // return aborted bytes (the daemon stress test caught that, once in CI).
+        let mut owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
+        if owners.get(&i) == Some(&fh.0) {
+            if crate::mutant::active("mutant-release-ends-session-late") {
+                // Broken on purpose (test-only): the table says the session is over while
+                // the core still holds it, for long enough that a request gets in.
                 owners.remove(&i);
-                true
-            } else {
-                false
+                drop(owners);
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                owners = self.atomic_owner.lock().unwrap_or_else(|e| e.into_inner());
             }
-        };
-        if owned {
             self.stats.atomic_aborts.fetch_add(1, Ordering::Relaxed);
             // The reply does not wait for the invalidation: RELEASE is a background request,
             // and held back it could keep the READs the invalidation waits for from being
@@ -1518,7 +1524,9 @@ impl fuser::Filesystem for RollFuse {
             if !queued {
                 self.notify.invalidate_range(i, None, None);
             }
+            owners.remove(&i);
         }
+        drop(owners);
         match self.call(|fs| fs.release(i, crate::now())) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),

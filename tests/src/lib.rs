@@ -18,6 +18,24 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// The `rollfs` binary with the test-only mutants compiled in (`--features mutants`,
+/// built in `target/mutants-core` beside the core's mutant build; cargo's lock serialises
+/// test binaries that ask at once). `ROLLFS_MUTANT` chooses one per daemon.
+pub fn rollfs_mutants_bin() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let target = root.join("target/mutants-core");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .args(["build", "--quiet", "--release", "-p", "rollfs", "--bin", "rollfs", "--features", "mutants"])
+        .arg("--target-dir")
+        .arg(&target)
+        .current_dir(root)
+        .status()
+        .expect("run cargo");
+    assert!(st.success(), "building rollfs with --features mutants failed");
+    target.join("release/rollfs")
+}
+
 /// Path of the `rollfs` binary under test.
 pub fn rollfs_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -363,6 +381,21 @@ pub fn command_as_nobody(bin: &Path) -> Command {
 /// FNV-1a (64 bits) of `data`: a content digest the tests and `rollfs-as` agree on.
 pub fn digest(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Each 4 KiB block of `data`, run-length coded for failure reports: `first-last:B` for
+/// blocks all of byte `B` (decimal), `:x` for blocks of mixed bytes; runs comma-separated.
+pub fn block_runs(data: &[u8]) -> String {
+    let what = |b: &[u8]| if b.iter().all(|&c| c == b[0]) { b[0].to_string() } else { "x".into() };
+    let mut runs: Vec<(usize, usize, String)> = vec![];
+    for (i, b) in data.chunks(4096).enumerate() {
+        let w = what(b);
+        match runs.last_mut() {
+            Some((_, last, lw)) if *lw == w && *last + 1 == i => *last = i,
+            _ => runs.push((i, i, w)),
+        }
+    }
+    runs.iter().map(|(a, b, w)| format!("{a}-{b}:{w}")).collect::<Vec<_>>().join(",")
 }
 
 /// A `rollfs-as` process running as `uid:gid` (no supplementary groups), which runs one

@@ -6,6 +6,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -305,4 +306,60 @@ fn a_stat_right_after_an_atomic_commit_shows_the_commits_times() {
     );
     drop(f);
     assert!(m.unmount().success());
+}
+
+/// Ends `rounds` sessions by closing their handle (the kernel sends RELEASE in the
+/// background), each with 64 KiB of staged `B`s over committed `A`s; waits until an fsync
+/// through another handle no longer refuses (EBUSY: a session is open), then reads the
+/// file through a new open. `Err` names the first round whose read showed a staged byte.
+fn reads_after_a_release(bin: &Path, envs: &[(&str, &str)], rounds: usize) -> Result<(), String> {
+    let img = Image::new("128M", &[]);
+    let m = Mount::try_new_with(bin, envs, &img.path, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let p = m.path("db");
+    fs::write(&p, vec![b'A'; 65536]).unwrap();
+    File::open(&p).unwrap().sync_all().unwrap();
+    let mut result = Ok(());
+    for round in 0..rounds {
+        let f = rw(&p);
+        assert_eq!(ioctl(&f, START), 0);
+        f.write_all_at(&[b'B'; 65536], 0).unwrap();
+        drop(f);
+        let t = Instant::now();
+        loop {
+            match rw(&p).sync_all() {
+                Ok(()) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => panic!("fsync after a release: {e}"),
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "the session outlived its handle by 10 s");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        // A new open drops every cached page (no FOPEN_KEEP_CACHE): what it reads comes
+        // from the daemon after the fsync's answer.
+        let got = fs::read(&p).unwrap();
+        if let Some(at) = got.iter().position(|&b| b != b'A') {
+            result =
+                Err(format!("round {round}: byte {at} reads {:?} once an fsync found no session", got[at] as char));
+            break;
+        }
+    }
+    assert!(m.unmount().success());
+    result
+}
+
+/// Once a release has ended an atomic session for other requests (an fsync through another
+/// handle succeeds), no read returns its staged bytes: the daemon ends the session in its
+/// table and in the core in one step. Before, a RELEASE took it out of the table first, and
+/// in between an fsync succeeded and reads returned the aborted bytes (found by the daemon
+/// stress test in CI, once). The mutant `mutant-release-ends-session-late` (that order, the
+/// window widened to 50 ms) must be caught; the same build without it must pass.
+#[test]
+fn no_read_returns_staged_bytes_once_a_release_ended_the_session() {
+    reads_after_a_release(&rollfs_bin(), &[], 300).unwrap();
+    let bin = rollfs_mutants_bin();
+    for mutant in rollfs::mutant::VISIBILITY_NAMES {
+        let e = reads_after_a_release(&bin, &[("ROLLFS_MUTANT", mutant)], 20).expect_err("the mutant went unnoticed");
+        eprintln!("{mutant} caught: {e}");
+    }
+    reads_after_a_release(&bin, &[], 20).unwrap();
 }

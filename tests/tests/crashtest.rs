@@ -75,26 +75,9 @@ fn crashtest_checks_an_sqlite_load() {
     assert!(ios >= 300 && states >= 150, "too little explored: {states} states of {ios} I/Os");
 }
 
-/// The rollfs binary with the test-only mutants compiled in (built once, beside the
-/// core's mutant build).
-fn mutants_bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = root.join("target/mutants-core");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .args(["build", "--quiet", "--release", "-p", "rollfs", "--bin", "rollfs", "--features", "mutants"])
-        .arg("--target-dir")
-        .arg(&target)
-        .current_dir(root)
-        .status()
-        .expect("run cargo");
-    assert!(st.success(), "building rollfs with --features mutants failed");
-    target.join("release/rollfs")
-}
-
 #[test]
 fn crashtest_catches_the_driver_mutants() {
-    let bin = mutants_bin();
+    let bin = rollfs_mutants_bin();
     // Each driver mutant, also with the fixed variants only (none, all of the unflushed
     // writes kept): a state right after a mark must be checked with that mark counted.
     for mutant in rollfs::mutant::NAMES {

@@ -396,23 +396,6 @@ fn atomic_aborts_of_many_pairs_pinned_to_one_cpu_do_not_wedge_its_queue() {
     }
 }
 
-/// The rollfs binary with the test-only mutants compiled in (the build crashtest.rs makes
-/// too, in the same directory).
-fn mutants_bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = root.join("target/mutants-core");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "--release", "-p", "rollfs", "--bin", "rollfs", "--features", "mutants"])
-        .arg("--target-dir")
-        .arg(&target)
-        .current_dir(root)
-        .status()
-        .expect("run cargo");
-    assert!(st.success(), "building rollfs with --features mutants failed");
-    target.join("release/rollfs")
-}
-
 /// Each liveness mutant (`mutant-notify-on-request-thread`: the page invalidation of an
 /// abort sent from the request thread) wedges the daemon under the reproducer (with four
 /// request threads: with eight the wedge came within 30 s in one run of five, with four
@@ -420,7 +403,7 @@ fn mutants_bin() -> PathBuf {
 /// the same build without a mutant chosen does not wedge.
 #[test]
 fn the_watchdog_tests_catch_notifications_on_request_threads() {
-    let bin = mutants_bin();
+    let bin = rollfs_mutants_bin();
     let _serial = serial();
     for mutant in rollfs::mutant::LIVENESS_NAMES {
         let env = [("ROLLFS_MUTANT", mutant)];
@@ -516,6 +499,8 @@ struct Stress<'a> {
     hot: FileModel,
     next: u64,
     ops: std::collections::BTreeMap<&'static str, u64>,
+    /// The last operations, with the ranges and bytes of atomic writes (for failure reports).
+    history: std::collections::VecDeque<String>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -536,6 +521,13 @@ impl Stress<'_> {
         if !cond && !self.w.wd.wedged() {
             panic!("worker {} (uid {}): {}", self.w.id, self.w.user.uid, what());
         }
+    }
+
+    fn note(&mut self, what: String) {
+        if self.history.len() == 32 {
+            self.history.pop_front();
+        }
+        self.history.push_back(what);
     }
 
     fn pick(&mut self) -> Option<usize> {
@@ -560,6 +552,7 @@ impl Stress<'_> {
             18..=19 => self.atomic(End::Abort),
             _ => self.atomic(End::Release),
         };
+        self.note(op.to_string());
         *self.ops.entry(op).or_default() += 1;
     }
 
@@ -628,7 +621,27 @@ impl Stress<'_> {
             self.ok("dontneed r");
         }
         let got = self.ok(&format!("sum r 0 {len}"));
-        self.check(got == f.sum(), || format!("read of {}: {got}, expected {}", f.path, f.sum()));
+        if got != f.sum() && !self.w.wd.wedged() {
+            // What the blocks hold, through this handle and a new one, now and a moment
+            // later, beside the model and the last operations: whose bytes they are.
+            let again = self.ok(&format!("blocks r 0 {len}"));
+            self.ok(&format!("open q {} r", f.path));
+            let fresh = self.ok(&format!("blocks q 0 {len}"));
+            std::thread::sleep(Duration::from_millis(200));
+            self.ok("dontneed q");
+            let later = self.ok(&format!("blocks q 0 {len}"));
+            self.ok("close q");
+            let want = rollfs_tests::block_runs(&f.content);
+            let history: Vec<&String> = self.history.iter().collect();
+            self.check(false, || {
+                format!(
+                    "read of {}: {got}, expected {}\nblocks expected: {want}\nread again: {again}\n\
+                     a new open: {fresh}\n200 ms later: {later}\nlast operations: {history:#?}",
+                    f.path,
+                    f.sum()
+                )
+            });
+        }
         self.ok("close r");
         if direct {
             "read O_DIRECT"
@@ -731,6 +744,9 @@ impl Stress<'_> {
             self.ok(&format!("fill h {off} {len} {byte}"));
             ranges.push((off, len, byte));
         }
+        let blocks: Vec<String> =
+            ranges.iter().map(|(off, len, b)| format!("{}-{}:{b}", off / 4096, (off + len) / 4096 - 1)).collect();
+        self.note(format!("atomic write {}", blocks.join(",")));
         match end {
             End::Commit => {
                 self.ok("ioctl h f502");
@@ -791,6 +807,7 @@ fn stress_worker<'a>(wd: &'a Watchdog, id: usize, uid: u32, pub_dir: &Path) -> S
         files: vec![],
         next: 0,
         ops: Default::default(),
+        history: Default::default(),
     };
     s.ok(&format!("mkdir {dir} 755"));
     s.ok(&format!("mkdir {dir}/a 755"));

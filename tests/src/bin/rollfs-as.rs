@@ -258,6 +258,15 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 }
                 Ok(format!("{done} {:016x}", rollfs_tests::digest(&buf[..done])))
             }
+            ["blocks", name, off, len] => {
+                // What each 4 KiB block of [OFF, +LEN) holds, run-length coded: `first-last:B`
+                // for blocks all of byte B (decimal), `x` for mixed ones (for failure reports).
+                let fd = slot(slots, name);
+                let (off, len): (i64, usize) = (off.parse().unwrap(), len.parse().unwrap());
+                let mut buf = Aligned::new(len);
+                let r = libc::pread(fd, buf.as_mut_ptr() as *mut _, len, off);
+                check(r as _).map(|_| rollfs_tests::block_runs(&buf[..r as usize]))
+            }
             ["dontneed", name] => {
                 let r = libc::posix_fadvise(slot(slots, name), 0, 0, libc::POSIX_FADV_DONTNEED);
                 if r != 0 {
