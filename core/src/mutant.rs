@@ -87,7 +87,7 @@ pub fn selected(name: &str) -> bool {
                 Err(now) => now,
             };
         }
-        return i < NAMES.len() && NAMES[i] == name;
+        i < NAMES.len() && NAMES[i] == name
     }
     #[cfg(not(feature = "mutants"))]
     {
