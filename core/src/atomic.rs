@@ -429,9 +429,13 @@ impl<D: BlockDevice> Filesystem<D> {
     /// and the block's summary names its new owner (cleaning finds owners through it).
     fn repoint(&mut self, ino: Ino, idx: u64, addr: u32, crc: u32) -> Result<()> {
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
-        if self.data.remove(&(ino, idx)).is_some() {
+        let was_cached = self.data.remove(&(ino, idx)).is_some();
+        if was_cached {
             // A dirty block of the file from before the session: replaced.
             self.gc_cold.remove(&(ino, idx));
+        } else if old == NEW_ADDR && self.prealloc_on_disk {
+            // A reserved hole on disk (not a dirty block's `NEW_ADDR`): spent.
+            self.prealloc.release_on_disk(1);
         }
         self.gc_kept_crcs.remove(&(ino, idx));
         self.set_holder_slot(holder, ofs, addr, crc)?;

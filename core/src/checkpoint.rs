@@ -60,7 +60,8 @@ pub struct RawCpHeader {
     pub valid_nodes: U32,
     pub valid_inodes: U32,
     pub time_sec: I64,
-    pub reserved0: [u8; 96],
+    pub reserved_blocks: U64,
+    pub reserved0: [u8; 88],
     pub next_generation: U32,
     pub reserved1: [u8; 4],
     pub written_blocks: U64,
@@ -114,6 +115,7 @@ pub const CP_OFF_VALID_BLOCKS: usize = offset_of!(RawCpHeader, valid_blocks);
 pub const CP_OFF_VALID_NODES: usize = offset_of!(RawCpHeader, valid_nodes);
 pub const CP_OFF_VALID_INODES: usize = offset_of!(RawCpHeader, valid_inodes);
 pub const CP_OFF_TIME_SEC: usize = offset_of!(RawCpHeader, time_sec);
+pub const CP_OFF_RESERVED_BLOCKS: usize = offset_of!(RawCpHeader, reserved_blocks);
 pub const CP_OFF_NEXT_GENERATION: usize = offset_of!(RawCpHeader, next_generation);
 pub const CP_OFF_WRITTEN_BLOCKS: usize = offset_of!(RawCpHeader, written_blocks);
 pub const CP_OFF_LOGS: usize = offset_of!(RawCpHeader, logs);
@@ -135,6 +137,7 @@ const _: () = {
     assert!(CP_OFF_VALID_NODES == 48);
     assert!(CP_OFF_VALID_INODES == 52);
     assert!(CP_OFF_TIME_SEC == 56);
+    assert!(CP_OFF_RESERVED_BLOCKS == 64);
     assert!(CP_OFF_NEXT_GENERATION == 160);
     assert!(CP_OFF_WRITTEN_BLOCKS == 168);
     assert!(CP_OFF_LOGS == 2048);
@@ -171,6 +174,9 @@ pub struct Checkpoint {
     pub next_generation: u32,
     /// Blocks ever written to the main area (wear accounting), carried across mounts.
     pub written_blocks: u64,
+    /// `NEW_ADDR` pointers (reserved holes) in the checkpointed tree
+    /// (`FEATURE_INCOMPAT_PREALLOC`; 0 on images without it).
+    pub reserved_blocks: u64,
     pub nat_slots: Vec<u8>,
     pub sit_slots: Vec<u8>,
     pub ssa_slots: Vec<u8>,
@@ -248,6 +254,7 @@ impl Checkpoint {
         }
         r.next_generation.set(self.next_generation);
         r.written_blocks.set(self.written_blocks);
+        r.reserved_blocks.set(self.reserved_blocks);
         seal(&mut h);
         let mut out = vec![h];
         for chunk in p.chunks(BLOCK_SIZE) {
@@ -422,6 +429,10 @@ impl Checkpoint {
         if valid_blocks > geo.main_blocks() {
             return Err(Error::corrupt(base, "checkpoint: more valid blocks than the main area holds"));
         }
+        let reserved_blocks = r.reserved_blocks.get();
+        if reserved_blocks > geo.main_blocks() {
+            return Err(Error::corrupt(base, "checkpoint: more reserved blocks than the main area holds"));
+        }
         Ok(Some(Checkpoint {
             version: r.version.get(),
             flags: r.flags.get(),
@@ -432,6 +443,7 @@ impl Checkpoint {
             logs,
             next_generation: r.next_generation.get(),
             written_blocks: r.written_blocks.get(),
+            reserved_blocks,
             nat_slots,
             sit_slots,
             ssa_slots,
@@ -584,6 +596,9 @@ impl<D: BlockDevice> Filesystem<D> {
             logs: self.seg.durable_logs(),
             next_generation: self.next_generation,
             written_blocks: self.written_blocks,
+            // Every dirty data block was written first (`checkpoint_inner`), so each
+            // `NEW_ADDR` left in the tree is a reserved hole, and the count is theirs.
+            reserved_blocks: if self.prealloc_on_disk { self.prealloc.total() } else { 0 },
             nat_slots: nat.slots,
             sit_slots: sit.slots,
             ssa_slots,

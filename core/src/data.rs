@@ -285,9 +285,22 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(b.map(|b| (b, false)))
     }
 
+    /// A pointer of a block that is not in memory, as a reader sees it: a reserved hole on
+    /// disk (`NEW_ADDR`, `FEATURE_INCOMPAT_PREALLOC`) reads as a hole. Without the feature
+    /// `NEW_ADDR` stays, and the reader reports it as corruption (only a block in the
+    /// write-back cache has it there).
+    pub(crate) fn reserved_as_hole(&self, addr: BlockAddr) -> BlockAddr {
+        if addr == NEW_ADDR && self.prealloc_on_disk {
+            NULL_ADDR
+        } else {
+            addr
+        }
+    }
+
     /// Block `idx` of `ino` from device address `addr` (its node's pointer), checked
     /// against the data checksum `crc`; `None` for a hole.
     fn read_block_at(&mut self, ino: Ino, idx: u64, addr: BlockAddr, crc: u32) -> Result<Option<Box<Block>>> {
+        let addr = self.reserved_as_hole(addr);
         if addr == NULL_ADDR {
             return Ok(None);
         }
@@ -394,7 +407,8 @@ impl<D: BlockDevice> Filesystem<D> {
                     ptrs_from = fidx;
                     self.get_ptrs(ino, fidx, end - fidx, &mut ptrs)?;
                 }
-                ptrs[(fidx - ptrs_from) as usize]
+                let (a, c) = ptrs[(fidx - ptrs_from) as usize];
+                (self.reserved_as_hole(a), c)
             };
             if let Some((first, at)) = run {
                 let len = i - at;

@@ -148,6 +148,10 @@ pub struct MkfsOptions {
     /// default, so that its images (and the golden image) stay those older readers mount;
     /// `rollfs mkfs` and the simulator turn it on.
     pub dir_v2: bool,
+    /// Persistent reservations (`FEATURE_INCOMPAT_PREALLOC`): fallocate's reserved holes are
+    /// `NEW_ADDR` pointers on disk and survive a remount and a crash. Off in the core's
+    /// default, as `dir_v2`; `rollfs mkfs` and the simulator turn it on.
+    pub prealloc_on_disk: bool,
 }
 
 impl Default for MkfsOptions {
@@ -163,6 +167,7 @@ impl Default for MkfsOptions {
             root_reserve_pct: None,
             data_checksums: true,
             dir_v2: false,
+            prealloc_on_disk: false,
         }
     }
 }
@@ -278,6 +283,9 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) dentry_cache: crate::dcache::DentryCache,
     /// Whether data blocks carry checksums (the superblock's `FEATURE_RO_COMPAT_DATASUM`).
     pub(crate) data_checksums: bool,
+    /// Whether fallocate's reservations are `NEW_ADDR` pointers in the tree, persisted
+    /// (`FEATURE_INCOMPAT_PREALLOC`), rather than `prealloc`'s in-memory runs.
+    pub(crate) prealloc_on_disk: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// Each directory's parent, as its inode records it, for the walks up the tree
@@ -330,6 +338,10 @@ impl<D: BlockDevice> Filesystem<D> {
         let sb = read_superblock(&mut dev)?;
         let geo = sb.geometry;
         let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
+        if cp.reserved_blocks != 0 && !sb.prealloc_on_disk() {
+            // Only an image with persistent reservations has any to count.
+            return Err(Error::corrupt(geo.cp_pack_addr(cp_pack), "checkpoint: reserved blocks without persistent reservations"));
+        }
         let nat = Nat::load(&mut dev, &geo, cp.nat_slots.clone(), &cp.nat_journal, cp.version)?;
         let sit = Sit::load(&mut dev, &geo, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
         let seg = SegmentManager::from_checkpoint(&geo, &sit, cp.logs)?;
@@ -384,6 +396,8 @@ impl<D: BlockDevice> Filesystem<D> {
         // but must not be written.
         let unknown_ro = sb.feature_ro_compat & !crate::superblock::FEATURE_RO_COMPAT_SUPPORTED != 0;
         let data_checksums = sb.feature_ro_compat & crate::superblock::FEATURE_RO_COMPAT_DATASUM != 0;
+        let prealloc_on_disk = sb.prealloc_on_disk();
+        let prealloc = crate::prealloc::Reservations::with_total(if prealloc_on_disk { cp.reserved_blocks } else { 0 });
         Filesystem {
             dev,
             seed,
@@ -408,12 +422,13 @@ impl<D: BlockDevice> Filesystem<D> {
             opts: *opts,
             stats: Stats::default(),
             now_sec: now.sec.max(0) as u64,
-            prealloc: Default::default(),
+            prealloc,
             atomic: BTreeMap::new(),
             gc_cold: BTreeSet::new(),
             gc_kept_crcs: BTreeMap::new(),
             dentry_cache: Default::default(),
             data_checksums,
+            prealloc_on_disk,
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,

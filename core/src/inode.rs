@@ -262,6 +262,11 @@ impl<D: BlockDevice> Filesystem<D> {
             let b = self.inode_mut(ino)?;
             let n = inode::blocks(b);
             inode::set_blocks(b, n.saturating_add(1));
+        } else if old == NEW_ADDR && self.prealloc_on_disk && !self.data.contains_key(&(ino, idx)) {
+            // A reserved hole on disk now filled: the pointer stays `NEW_ADDR` (now "in
+            // the write-back cache") and the block stays counted in `blocks`; the
+            // reservation is spent (the block counts as dirty instead).
+            self.prealloc.release_on_disk(1);
         }
         // A reserved hole now filled: the reservation is spent (its block is counted as dirty).
         self.prealloc.release_range(ino, idx, idx + 1);
@@ -286,9 +291,15 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
-    fn drop_addr(&mut self, addr: BlockAddr, freed: &mut u64) -> Result<()> {
+    /// Drops the pointer of file block `idx` of `ino` (address `addr`): its block becomes
+    /// invalid, or, for a reserved hole on disk (`NEW_ADDR` with nothing in the write-back
+    /// cache), its reservation goes. Either way it leaves `blocks` (`freed`).
+    fn drop_addr(&mut self, ino: Ino, idx: u64, addr: BlockAddr, freed: &mut u64) -> Result<()> {
         if addr != NULL_ADDR {
             self.note_change();
+            if addr == NEW_ADDR && self.prealloc_on_disk && !self.data.contains_key(&(ino, idx)) {
+                self.prealloc.release_on_disk(1);
+            }
             self.seg.invalidate(&self.geo, &mut self.sit, addr)?;
             *freed += 1;
         }
@@ -309,21 +320,15 @@ impl<D: BlockDevice> Filesystem<D> {
         if from >= to {
             return Ok(());
         }
-        // Reservations of the range go with it (truncation, hole punch, eviction).
+        // Reservations of the range go with it (truncation, hole punch, eviction): in
+        // memory here, on disk as the walk below meets their pointers.
         self.prealloc.release_range(ino, from, to);
-        // The write-back cache first.
-        let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..(ino, to)).map(|(k, _)| *k).collect();
-        for k in doomed {
-            self.note_change();
-            self.data.remove(&k);
-            self.gc_kept_crcs.remove(&k);
-        }
         let mut freed = 0u64;
         let ib = self.inode_block(ino)?;
         for ofs in (from.min(A) as u32)..(to.min(A) as u32) {
             let a = inode::addr(&ib, ofs);
             if a != NULL_ADDR {
-                self.drop_addr(a, &mut freed)?;
+                self.drop_addr(ino, ofs as u64, a, &mut freed)?;
                 inode::set_ptr(self.inode_mut(ino)?, ofs, NULL_ADDR, 0);
             }
         }
@@ -335,6 +340,14 @@ impl<D: BlockDevice> Filesystem<D> {
             if self.free_subtree_range(ino, nid, depth, base, from, to, &mut freed)? {
                 inode::set_nid(self.inode_mut(ino)?, slot, NULL_NID);
             }
+        }
+        // The write-back cache last: the walk above tells a reserved `NEW_ADDR` from a
+        // dirty block's by whether the cache holds the block.
+        let doomed: Vec<(Ino, u64)> = self.data.range((ino, from)..(ino, to)).map(|(k, _)| *k).collect();
+        for k in doomed {
+            self.note_change();
+            self.data.remove(&k);
+            self.gc_kept_crcs.remove(&k);
         }
         let b = self.inode_mut(ino)?;
         let n = inode::blocks(b);
@@ -375,7 +388,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 continue;
             }
             let clear = if depth == 0 {
-                self.drop_addr(v, freed)?;
+                self.drop_addr(ino, cbase, v, freed)?;
                 true
             } else {
                 self.free_subtree_range(ino, v, depth - 1, cbase, from, to, freed)?

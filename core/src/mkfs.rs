@@ -34,7 +34,8 @@ impl<D: BlockDevice> Filesystem<D> {
             version_major: crate::superblock::FORMAT_VERSION_MAJOR,
             version_minor: crate::superblock::FORMAT_VERSION_MINOR,
             feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
-            feature_incompat: if opts.dir_v2 { crate::superblock::FEATURE_INCOMPAT_DIR_V2 } else { 0 },
+            feature_incompat: if opts.dir_v2 { crate::superblock::FEATURE_INCOMPAT_DIR_V2 } else { 0 }
+                | if opts.prealloc_on_disk { crate::superblock::FEATURE_INCOMPAT_PREALLOC } else { 0 },
             feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
             geometry: geo,
             root_ino: ROOT_INO,
@@ -108,6 +109,7 @@ impl<D: BlockDevice> Filesystem<D> {
             logs: seg.logs,
             next_generation: 2,
             written_blocks: 1,
+            reserved_blocks: 0,
             nat_slots: nat.slots.clone(),
             sit_slots: sit.slots.clone(),
             ssa_slots: ssa.slots.clone(),

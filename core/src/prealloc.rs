@@ -28,7 +28,7 @@ use alloc::vec::Vec;
 
 use crate::error::{Error, Result};
 use crate::fs::{Filesystem, Timestamp};
-use crate::layout::{ADDRS_PER_BLOCK, ADDRS_PER_INODE, BLOCK_SIZE, NULL_ADDR};
+use crate::layout::{ADDRS_PER_BLOCK, ADDRS_PER_INODE, BLOCK_SIZE, NEW_ADDR, NULL_ADDR};
 use crate::node::inode;
 use crate::{BlockDevice, Ino};
 
@@ -49,6 +49,25 @@ pub struct Reservations {
 }
 
 impl Reservations {
+    /// Reservations as a mount finds them: `total` reserved holes on an image that keeps
+    /// them on disk (the checkpoint's count), none otherwise.
+    pub fn with_total(total: u64) -> Reservations {
+        Reservations { by_ino: BTreeMap::new(), total }
+    }
+
+    /// On disk (`FEATURE_INCOMPAT_PREALLOC`): `count` holes became `NEW_ADDR` pointers.
+    pub(crate) fn add_on_disk(&mut self, count: u64) {
+        debug_assert!(self.by_ino.is_empty(), "in-memory runs on an image that keeps reservations on disk");
+        self.total += count;
+    }
+
+    /// On disk: `count` `NEW_ADDR` pointers went (written, freed, or replaced by roll-forward).
+    pub(crate) fn release_on_disk(&mut self, count: u64) {
+        debug_assert!(self.by_ino.is_empty(), "in-memory runs on an image that keeps reservations on disk");
+        debug_assert!(count <= self.total, "more reservations released than held");
+        self.total = self.total.saturating_sub(count);
+    }
+
     /// Blocks held back by every reservation (its holes; the nodes addressing them exist
     /// and are counted as any node).
     pub fn total(&self) -> u64 {
@@ -201,6 +220,9 @@ impl<D: BlockDevice> Filesystem<D> {
         // From here on the call must complete: mapping only reads existing nodes and creates
         // the missing ones (room and ids are there), so a failure is an I/O error reading a
         // node, which leaves the call half done: stop writing.
+        if self.prealloc_on_disk {
+            return self.reserve_on_disk(ino, &runs, hole_count);
+        }
         for &idx in &reps {
             if let Err(e) = self.map_for_write(ino, idx) {
                 return self.fail(e);
@@ -208,6 +230,35 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.note_change();
         self.prealloc.add(ino, &runs);
+        Ok(())
+    }
+
+    /// [`Self::reserve_holes`] on an image that keeps reservations on disk: each hole of
+    /// `runs` becomes a `NEW_ADDR` pointer in its node (created here), counted in the
+    /// inode's `blocks` and in the reservations' total; a later fsync or checkpoint
+    /// persists them with the node. Room and node ids are already held.
+    fn reserve_on_disk(&mut self, ino: Ino, runs: &[(u64, u64)], hole_count: u64) -> Result<()> {
+        for &(start, end) in runs {
+            // Bounded: the runs hold `hole_count` indexes, which fit the free capacity.
+            for idx in start..end {
+                let r = self.map_for_write(ino, idx).and_then(|(holder, ofs, old)| {
+                    debug_assert_eq!(old, NULL_ADDR, "reserving a block that is not a hole");
+                    self.set_holder_slot(holder, ofs, NEW_ADDR, 0)
+                });
+                if let Err(e) = r {
+                    return self.fail(e);
+                }
+            }
+        }
+        match self.inode_mut(ino) {
+            Ok(b) => {
+                let n = inode::blocks(b);
+                inode::set_blocks(b, n.saturating_add(hole_count));
+            }
+            Err(e) => return self.fail(e),
+        }
+        self.note_change();
+        self.prealloc.add_on_disk(hole_count);
         Ok(())
     }
 

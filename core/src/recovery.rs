@@ -200,10 +200,12 @@ impl<D: BlockDevice> Filesystem<D> {
                 if new == cur {
                     continue;
                 }
-                if new != NULL_ADDR && (new == NEW_ADDR || !self.geo.in_main(new)) {
+                // A reserved hole (`NEW_ADDR`) only on an image that keeps them on disk.
+                let reserved = new == NEW_ADDR && self.prealloc_on_disk;
+                if new != NULL_ADDR && !reserved && (new == NEW_ADDR || !self.geo.in_main(new)) {
                     return Ok(None);
                 }
-                let crc = if new == NULL_ADDR { 0 } else { get_crc(&n.block, i) };
+                let crc = if new == NULL_ADDR || reserved { 0 } else { get_crc(&n.block, i) };
                 changes.push((idx, new, crc));
             }
         }
@@ -267,8 +269,13 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut crc = 0u32;
         let mut count = 0u32;
         let mut buf = zero_block();
+        if !self.reservations_fit(&changes) {
+            // More reserved holes than the device holds: not what an fsync wrote.
+            return Ok(false);
+        }
         for &(_, addr, _) in &changes {
-            if addr == NULL_ADDR {
+            // Holes and reserved holes are not blocks: nothing to read or claim.
+            if addr == NULL_ADDR || addr == NEW_ADDR {
                 continue;
             }
             let segno = self.geo.segno_of(addr);
@@ -299,7 +306,8 @@ impl<D: BlockDevice> Filesystem<D> {
         } else if trunc != u64::MAX {
             self.truncate_blocks(ino, trunc)?;
         }
-        let claimed: Vec<(u64, BlockAddr)> = changes.iter().map(|c| (c.0, c.1)).filter(|c| c.1 != NULL_ADDR).collect();
+        let claimed: Vec<(u64, BlockAddr)> =
+            changes.iter().map(|c| (c.0, c.1)).filter(|c| c.1 != NULL_ADDR && c.1 != NEW_ADDR).collect();
         for (idx, new, crc) in changes {
             self.apply_slot(ino, idx, new, crc)?;
         }
@@ -353,14 +361,32 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
+    /// Whether the reserved holes a batch adds (`NEW_ADDR` pointers, counted as if none of
+    /// its slots had one before: an upper bound) fit in the main area beside what is in use
+    /// and reserved. An fsync held that capacity when it wrote them, so only a damaged
+    /// batch fails this.
+    fn reservations_fit(&self, changes: &[(u64, BlockAddr, u32)]) -> bool {
+        let added = changes.iter().filter(|c| c.1 == NEW_ADDR).count() as u64;
+        added == 0 || self.sit.valid_total() + self.prealloc.total() + added <= self.geo.main_blocks()
+    }
+
     /// Points file block `idx` of `ino` at `new` with checksum `crc`, claiming `new` and
-    /// releasing the old one.
+    /// releasing the old one. `NEW_ADDR` (a reserved hole on disk: recovery has no dirty
+    /// data, so every `NEW_ADDR` it meets is one) claims nothing and moves the reservations'
+    /// count with the pointer.
     fn apply_slot(&mut self, ino: Ino, idx: u64, new: BlockAddr, crc: u32) -> Result<()> {
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         if old == new {
             return Ok(());
         }
-        if new != NULL_ADDR {
+        debug_assert!(!self.data.contains_key(&(ino, idx)), "roll-forward over a dirty block");
+        if old == NEW_ADDR && self.prealloc_on_disk {
+            self.prealloc.release_on_disk(1);
+        }
+        if new == NEW_ADDR {
+            self.prealloc.add_on_disk(1);
+        }
+        if new != NULL_ADDR && new != NEW_ADDR {
             let fresh = self.seg.claim(&self.geo, &mut self.sit, new, Log::WarmData, self.now_sec)?;
             if fresh {
                 self.ssa.reset(self.geo.segno_of(new));

@@ -169,6 +169,7 @@ fn attempt<D: BlockDevice>(
         reached: BTreeMap::new(),
         inodes: BTreeMap::new(),
         counted: BTreeMap::new(),
+        reserved: 0,
         dir_blocks: BTreeMap::new(),
         named_dirs: BTreeSet::new(),
         dentry_fixes: Vec::new(),
@@ -236,6 +237,8 @@ struct Rebuild<'a, D: BlockDevice> {
     inodes: BTreeMap<Ino, FileType>,
     /// Blocks mapped by each inode.
     counted: BTreeMap<Ino, u64>,
+    /// Reserved holes (`NEW_ADDR`) of the tree kept (`FEATURE_INCOMPAT_PREALLOC`).
+    reserved: u64,
     /// Mapped dentry blocks of each directory: (file block index, address).
     dir_blocks: BTreeMap<Ino, Vec<(u64, u32)>>,
     /// Directories that have their one name (the root counts as named).
@@ -536,6 +539,12 @@ impl<D: BlockDevice> Rebuild<'_, D> {
     /// into the rebuilt tree. Returns false when its pointer must be cleared.
     fn data(&mut self, ino: Ino, holder: Nid, ofs: u32, idx: u64, addr: u32, size_blocks: u64) -> bool {
         if addr == NULL_ADDR {
+            return true;
+        }
+        if addr == NEW_ADDR && self.fs.prealloc_on_disk {
+            // A reserved hole: kept, counted in `blocks` and in the reservations' total.
+            *self.counted.entry(ino).or_insert(0) += 1;
+            self.reserved += 1;
             return true;
         }
         let why = if addr == NEW_ADDR {
@@ -953,6 +962,11 @@ impl<D: BlockDevice> Rebuild<'_, D> {
         self.fs.seg = seg;
         self.fs.seg.pin(&held);
         self.fs.valid_inodes = self.inodes.len() as u32;
+        if self.reserved != self.fs.cp.reserved_blocks {
+            let old = self.fs.cp.reserved_blocks;
+            self.fix(format!("checkpoint counts {old} reserved blocks, {} in the tree: corrected", self.reserved));
+        }
+        self.fs.prealloc = crate::prealloc::Reservations::with_total(self.reserved);
         Ok(())
     }
 

@@ -26,8 +26,13 @@ pub const FEATURE_COMPAT_ATOMIC_WRITE: u32 = 1 << 0;
 /// (the overflow distance in the dentry block header) instead of refusing the name. An
 /// older reader would look names up in the wrong buckets, hence incompatible.
 pub const FEATURE_INCOMPAT_DIR_V2: u32 = 1 << 0;
+/// Persistent reservations: a hole reserved by `fallocate` is the pointer value
+/// `NEW_ADDR` in the node that maps it (it reads as zeros), counted in the checkpoint's
+/// `reserved_blocks` and in the inode's `blocks`. An older reader would take `NEW_ADDR` on
+/// disk for corruption, hence incompatible. DESIGN.md, *Format 3*.
+pub const FEATURE_INCOMPAT_PREALLOC: u32 = 1 << 1;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
-pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2;
+pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC;
 /// Data checksums: every data pointer's checksum is the CRC32C of its block, and reads verify
 /// it. Read-only compatible: a reader that ignores it reads correct data unverified, but a
 /// writer that ignored it would leave wrong checksums behind.
@@ -171,6 +176,12 @@ impl Superblock {
     /// ([`FEATURE_INCOMPAT_DIR_V2`]).
     pub fn dir_v2(&self) -> bool {
         self.feature_incompat & FEATURE_INCOMPAT_DIR_V2 != 0
+    }
+
+    /// True when fallocate's reservations are `NEW_ADDR` pointers on disk
+    /// ([`FEATURE_INCOMPAT_PREALLOC`]).
+    pub fn prealloc_on_disk(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_PREALLOC != 0
     }
 
     pub fn encode(&self) -> Box<Block> {

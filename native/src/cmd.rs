@@ -25,7 +25,8 @@ pub struct MkfsArgs {
     pub reserve_pct: Option<u32>,
     /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
     pub sparse: bool,
-    /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`.
+    /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
+    /// `prealloc` / `noprealloc`.
     pub features: Vec<String>,
 }
 
@@ -38,9 +39,11 @@ fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Result<()> {
             "nodatasum" => opts.data_checksums = false,
             "dirv2" => opts.dir_v2 = true,
             "nodirv2" => opts.dir_v2 = false,
+            "prealloc" => opts.prealloc_on_disk = true,
+            "noprealloc" => opts.prealloc_on_disk = false,
             other => {
                 return Err(CliError::BadOption(format!(
-                    "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2)"
+                    "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2, prealloc, noprealloc)"
                 )))
             }
         }
@@ -119,8 +122,9 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 
 pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let path = a.target.as_path();
-    // Directories v2 (per-directory hash keys, overflowing buckets) unless `-O nodirv2`.
-    let mut opts = MkfsOptions { dir_v2: true, ..MkfsOptions::default() };
+    // Directories v2 (per-directory hash keys, overflowing buckets) unless `-O nodirv2`;
+    // fallocate's reservations kept on disk unless `-O noprealloc`.
+    let mut opts = MkfsOptions { dir_v2: true, prealloc_on_disk: true, ..MkfsOptions::default() };
     apply_features(&a.features, &mut opts)?;
     if let Some(seg) = a.segment_size {
         if seg % rollfs_core::BLOCK_SIZE as u64 != 0 {
@@ -218,7 +222,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
             let g = sb.geometry;
             println!(
                 "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, \
-                 directories {}, uuid {}{}",
+                 directories {}, reservations {}, uuid {}{}",
                 path.display(),
                 size::human(bytes),
                 g.main_segments,
@@ -227,6 +231,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 g.nid_count,
                 if sb.data_checksums() { "on" } else { "off" },
                 if sb.dir_v2() { "v2" } else { "v1" },
+                if sb.prealloc_on_disk() { "kept on disk" } else { "in memory" },
                 format_uuid(&sb.uuid),
                 if sb.label.is_empty() {
                     String::new()

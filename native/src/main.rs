@@ -57,7 +57,9 @@ enum Cmd {
         /// the bytes; see `rollfs scrub`); `nodirv2` makes directories as older rollfs
         /// binaries do, for an image they can mount (default `dirv2`: every directory
         /// hashes names with a key of its own, and a full hash bucket overflows instead of
-        /// refusing a name).
+        /// refusing a name); `noprealloc` keeps fallocate's reservations in memory only, for
+        /// an image older binaries can mount (default `prealloc`: they are kept on disk and
+        /// survive a remount and a crash).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
         target: PathBuf,

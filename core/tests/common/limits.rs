@@ -16,8 +16,26 @@ pub fn t(s: i64) -> Timestamp {
     Timestamp::new(1_700_000_000 + s, 0)
 }
 
+std::thread_local! {
+    /// Whether [`mkfs`] makes images that keep fallocate's reservations on disk
+    /// (`FEATURE_INCOMPAT_PREALLOC`); per test thread, see [`with_prealloc_on_disk`].
+    static PREALLOC_ON_DISK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `body` once on images that keep reservations in memory and once on images that
+/// keep them on disk ([`mkfs`] on this thread makes each in turn).
+pub fn with_prealloc_on_disk(body: impl Fn(bool)) {
+    for on in [false, true] {
+        PREALLOC_ON_DISK.with(|c| c.set(on));
+        eprintln!("-- reservations kept on disk: {on}");
+        body(on);
+    }
+    PREALLOC_ON_DISK.with(|c| c.set(false));
+}
+
 pub fn mkfs(blocks: u64) -> MemDevice {
-    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], ..Default::default() };
+    let prealloc_on_disk = PREALLOC_ON_DISK.with(|c| c.get());
+    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], prealloc_on_disk, ..Default::default() };
     Filesystem::format(MemDevice::new(blocks), &opts).unwrap()
 }
 

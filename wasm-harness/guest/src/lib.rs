@@ -208,8 +208,10 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
         label: b"rollfs-sim".to_vec(),
         uuid: *b"rollfs-sim-uuid!",
         time: now(now_sec),
-        // What `rollfs mkfs` makes: per-directory hash keys, overflowing buckets.
+        // What `rollfs mkfs` makes: per-directory hash keys, overflowing buckets,
+        // reservations kept on disk.
         dir_v2: true,
+        prealloc_on_disk: true,
         ..MkfsOptions::default()
     };
     match Filesystem::format(HostDev, &opts) {
