@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 23] = [
+pub const NAMES: [&str; 24] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -42,6 +42,7 @@ pub const NAMES: [&str; 23] = [
     "mutant-stale-parent",
     "mutant-eio-change-before-read",
     "mutant-spilled-commit-by-batch",
+    "mutant-prealloc-lost-on-recovery",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

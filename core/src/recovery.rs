@@ -383,7 +383,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if old == NEW_ADDR && self.prealloc_on_disk {
             self.prealloc.release_on_disk(1);
         }
-        if new == NEW_ADDR {
+        if new == NEW_ADDR && !crate::mutant!("mutant-prealloc-lost-on-recovery") {
             self.prealloc.add_on_disk(1);
         }
         if new != NULL_ADDR && new != NEW_ADDR {

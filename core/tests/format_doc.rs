@@ -221,6 +221,7 @@ fn specs() -> Vec<Spec> {
                 field!(RawCpHeader, valid_nodes),
                 field!(RawCpHeader, valid_inodes),
                 field!(RawCpHeader, time_sec),
+                field!(RawCpHeader, reserved_blocks),
                 field!(RawCpHeader, reserved0, "reserved"),
                 field!(RawCpHeader, next_generation),
                 field!(RawCpHeader, reserved1, "reserved"),
@@ -619,6 +620,7 @@ fn checkpoint_encoder_matches_the_doc() {
         time_sec: 0x5152_5354_5556_5758,
         next_generation: 0x6162_6364,
         written_blocks: 0x7172_7374_7576_7778,
+        reserved_blocks: 0x8182_8384,
         nat_slots: (0..g.nat_blocks).map(|i| (i % 2) as u8).collect(),
         sit_slots: vec![1; g.sit_blocks as usize],
         ssa_slots: (0..g.main_segments).map(|i| (i % 3 == 0) as u8).collect(),
@@ -658,6 +660,7 @@ fn checkpoint_encoder_matches_the_doc() {
             ("time_sec", cp.time_sec as u64),
             ("next_generation", cp.next_generation as u64),
             ("written_blocks", cp.written_blocks),
+            ("reserved_blocks", cp.reserved_blocks),
             ("crc", codec::crc(&hd[..CRC_OFFSET]) as u64),
         ],
     );
@@ -1188,7 +1191,12 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains("bit 0 `FEATURE_COMPAT_ATOMIC_WRITE`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_DIR_V2, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_INCOMPAT_DIR_V2`"));
-    assert_eq!(superblock::FEATURE_INCOMPAT_SUPPORTED, superblock::FEATURE_INCOMPAT_DIR_V2);
+    assert_eq!(superblock::FEATURE_INCOMPAT_PREALLOC, 1 << 1);
+    assert!(doc.contains("bit 1 `FEATURE_INCOMPAT_PREALLOC`"));
+    assert_eq!(
+        superblock::FEATURE_INCOMPAT_SUPPORTED,
+        superblock::FEATURE_INCOMPAT_DIR_V2 | superblock::FEATURE_INCOMPAT_PREALLOC
+    );
     assert_eq!(superblock::FEATURE_RO_COMPAT_DATASUM, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_RO_COMPAT_DATASUM`"));
     assert_eq!(superblock::FEATURE_RO_COMPAT_SUPPORTED, superblock::FEATURE_RO_COMPAT_DATASUM);
@@ -1329,6 +1337,7 @@ const COVERED: &[&str] = &[
     "CP_OFF_LOGS",
     "CP_OFF_NEXT_GENERATION",
     "CP_OFF_WRITTEN_BLOCKS",
+    "CP_OFF_RESERVED_BLOCKS",
     // codec.rs
     "META_OFF_MAGIC",
     "META_OFF_INDEX",

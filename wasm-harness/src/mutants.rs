@@ -143,6 +143,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-then-fill.wl");
             vec![CaseId::File(wl)]
         }
+        // Roll-forward that loses the count of the reserved holes it applies: fallocates
+        // made durable by fsync, then crashes (fsck counts the tree's NEW_ADDR pointers).
+        "mutant-prealloc-lost-on-recovery" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-fsync-crash.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes.
         "mutant-no-recovery-reserve" => fam("fsync-full").chain(fam("xattr-full")).collect(),
         _ => Vec::new(),
