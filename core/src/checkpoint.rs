@@ -403,21 +403,7 @@ impl Checkpoint {
             }
             orphans.push(ino);
         }
-        let mut logs = [LogPos::default(); LOG_COUNT];
-        for (l, raw) in logs.iter_mut().zip(&r.logs) {
-            l.segno = raw.segno.get();
-            l.blkoff = raw.blkoff.get();
-            if l.segno >= geo.main_segments || l.blkoff > geo.segment_blocks {
-                return Err(Error::corrupt(base, "checkpoint: active log position out of range"));
-            }
-        }
-        for i in 0..LOG_COUNT {
-            for j in 0..i {
-                if logs[i].segno == logs[j].segno {
-                    return Err(Error::corrupt(base, "checkpoint: two logs share a segment"));
-                }
-            }
-        }
+        let logs = decode_logs(geo, base, r)?;
         // The counters bound what the filesystem adds to them: an inode count past the
         // node ids there are, or a block count past the main area, is corruption.
         let valid_inodes = r.valid_inodes.get();
@@ -425,13 +411,9 @@ impl Checkpoint {
         if valid_inodes > geo.nid_count || valid_nodes > geo.nid_count {
             return Err(Error::corrupt(base, "checkpoint: more valid inodes or nodes than node ids"));
         }
-        let valid_blocks = r.valid_blocks.get();
-        if valid_blocks > geo.main_blocks() {
-            return Err(Error::corrupt(base, "checkpoint: more valid blocks than the main area holds"));
-        }
-        let reserved_blocks = r.reserved_blocks.get();
-        if reserved_blocks > geo.main_blocks() {
-            return Err(Error::corrupt(base, "checkpoint: more reserved blocks than the main area holds"));
+        let (valid_blocks, reserved_blocks) = (r.valid_blocks.get(), r.reserved_blocks.get());
+        if valid_blocks.max(reserved_blocks) > geo.main_blocks() {
+            return Err(Error::corrupt(base, "checkpoint: more valid or reserved blocks than the main area holds"));
         }
         Ok(Some(Checkpoint {
             version: r.version.get(),
@@ -651,6 +633,27 @@ impl<D: BlockDevice> Filesystem<D> {
             i = j;
         }
     }
+}
+
+/// The six log positions of header `r` (pack at `base`): each inside the main area, no two
+/// in one segment.
+fn decode_logs(geo: &Geometry, base: u64, r: &RawCpHeader) -> Result<[LogPos; LOG_COUNT]> {
+    let mut logs = [LogPos::default(); LOG_COUNT];
+    for (l, raw) in logs.iter_mut().zip(&r.logs) {
+        l.segno = raw.segno.get();
+        l.blkoff = raw.blkoff.get();
+        if l.segno >= geo.main_segments || l.blkoff > geo.segment_blocks {
+            return Err(Error::corrupt(base, "checkpoint: active log position out of range"));
+        }
+    }
+    for i in 0..LOG_COUNT {
+        for j in 0..i {
+            if logs[i].segno == logs[j].segno {
+                return Err(Error::corrupt(base, "checkpoint: two logs share a segment"));
+            }
+        }
+    }
+    Ok(logs)
 }
 
 #[cfg(test)]

@@ -322,9 +322,12 @@ impl<D: BlockDevice> Filesystem<D> {
     /// The data pointers of file blocks `idx..` up to the end of the node that maps `idx`
     /// (the inode or a direct node), at most `max` of them, appended to `out`: one walk
     /// down the node tree for all of them. A node missing on the way makes them all holes
-    /// (`NULL_ADDR`, checksum 0), as [`Self::get_ptr`] gives for each.
+    /// (`NULL_ADDR`, checksum 0), as [`Self::get_ptr`] gives for each. For the reader of
+    /// blocks not in memory: a reserved hole on disk is a hole here too
+    /// ([`Self::reserved_as_hole`]).
     fn get_ptrs(&mut self, ino: Ino, idx: u64, max: u64, out: &mut Vec<(BlockAddr, u32)>) -> Result<()> {
         debug_assert!(max > 0);
+        let from = out.len();
         match node::block_path(idx)? {
             BlockPath::Inode { ofs } => {
                 let end = (u64::from(ofs) + max).min(u64::from(ADDRS_PER_INODE)) as u32;
@@ -347,6 +350,9 @@ impl<D: BlockDevice> Filesystem<D> {
                     out.extend((ofs..end).map(|o| (node::addr(b, o), node::data_crc(b, o))));
                 }
             }
+        }
+        for p in &mut out[from..] {
+            p.0 = self.reserved_as_hole(p.0);
         }
         Ok(())
     }
@@ -407,8 +413,7 @@ impl<D: BlockDevice> Filesystem<D> {
                     ptrs_from = fidx;
                     self.get_ptrs(ino, fidx, end - fidx, &mut ptrs)?;
                 }
-                let (a, c) = ptrs[(fidx - ptrs_from) as usize];
-                (self.reserved_as_hole(a), c)
+                ptrs[(fidx - ptrs_from) as usize]
             };
             if let Some((first, at)) = run {
                 let len = i - at;

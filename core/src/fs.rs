@@ -340,7 +340,10 @@ impl<D: BlockDevice> Filesystem<D> {
         let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
         if cp.reserved_blocks != 0 && !sb.prealloc_on_disk() {
             // Only an image with persistent reservations has any to count.
-            return Err(Error::corrupt(geo.cp_pack_addr(cp_pack), "checkpoint: reserved blocks without persistent reservations"));
+            return Err(Error::corrupt(
+                geo.cp_pack_addr(cp_pack),
+                "checkpoint: reserved blocks without persistent reservations",
+            ));
         }
         let nat = Nat::load(&mut dev, &geo, cp.nat_slots.clone(), &cp.nat_journal, cp.version)?;
         let sit = Sit::load(&mut dev, &geo, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;

@@ -646,6 +646,25 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         }
     }
 
+    /// The checkpoint header's counters against what the walk found (`sit_valid`: the
+    /// SIT's valid blocks).
+    fn check_counters(&mut self, sit_valid: u64) {
+        let cp = &self.fs.cp;
+        let (blocks, inodes, reserved) = (cp.valid_blocks, cp.valid_inodes as u64, cp.reserved_blocks);
+        if sit_valid != blocks {
+            self.problem(format!("checkpoint counts {blocks} valid blocks, SIT has {sit_valid}"));
+        }
+        if self.report.inodes != inodes {
+            self.problem(format!("checkpoint counts {inodes} inodes, {} found", self.report.inodes));
+        }
+        if self.report.reserved_blocks != reserved {
+            self.problem(format!(
+                "checkpoint counts {reserved} reserved blocks, {} found",
+                self.report.reserved_blocks
+            ));
+        }
+    }
+
     fn check_tables(&mut self) {
         self.settle_owners();
         // Every NAT entry in use must have been reached.
@@ -718,18 +737,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         if let Some(r) = run {
             self.sit_problem(r);
         }
-        if sit_valid != self.fs.cp.valid_blocks {
-            let v = self.fs.cp.valid_blocks;
-            self.problem(format!("checkpoint counts {v} valid blocks, SIT has {sit_valid}"));
-        }
-        if self.report.inodes != self.fs.cp.valid_inodes as u64 {
-            let v = self.fs.cp.valid_inodes;
-            self.problem(format!("checkpoint counts {v} inodes, {} found", self.report.inodes));
-        }
-        if self.report.reserved_blocks != self.fs.cp.reserved_blocks {
-            let v = self.fs.cp.reserved_blocks;
-            self.problem(format!("checkpoint counts {v} reserved blocks, {} found", self.report.reserved_blocks));
-        }
+        self.check_counters(sit_valid);
         // SSA against the ownership map.
         let owners = core::mem::take(&mut self.owners);
         let version = self.fs.cp.version;

@@ -109,13 +109,11 @@ impl<D: BlockDevice> Filesystem<D> {
             logs: seg.logs,
             next_generation: 2,
             written_blocks: 1,
-            reserved_blocks: 0,
             nat_slots: nat.slots.clone(),
             sit_slots: sit.slots.clone(),
             ssa_slots: ssa.slots.clone(),
-            nat_journal: Vec::new(),
-            sit_journal: Vec::new(),
-            orphans: Vec::new(),
+            // No journal entries, no orphan, no reservation.
+            ..Default::default()
         };
         cp.commit(&mut dev, &geo, 0)?;
         let sbb = sb.encode();

@@ -265,30 +265,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let trunc = inode::trunc_block(ib);
         let Some(changes) = self.batch_changes(ino, nodes, exists, trunc)? else { return Ok(false) };
-        // Verify the batch: every new data block must be there, as fsync wrote it.
-        let mut crc = 0u32;
-        let mut count = 0u32;
-        let mut buf = zero_block();
-        if !self.reservations_fit(&changes) {
-            // More reserved holes than the device holds: not what an fsync wrote.
-            return Ok(false);
-        }
-        for &(_, addr, _) in &changes {
-            // Holes and reserved holes are not blocks: nothing to read or claim.
-            if addr == NULL_ADDR || addr == NEW_ADDR {
-                continue;
-            }
-            let segno = self.geo.segno_of(addr);
-            if self.sit.get(segno).is_valid(self.geo.blkoff_of(addr)) {
-                // Already in use by someone else: this batch cannot be trusted.
-                return Ok(false);
-            }
-            self.dev.read(addr as u64, &mut buf)?;
-            crc = crate::codec::crc_seeded(crc, &crate::codec::crc(&buf[..]).to_le_bytes());
-            count += 1;
-        }
-        let batch_ok = crc == inode::batch_crc(ib) && count == inode::batch_blocks(ib);
-        if !batch_ok && !crate::mutant!("mutant-recovery-no-data-check") {
+        if !self.batch_data_verifies(ib, &changes)? && !crate::mutant!("mutant-recovery-no-data-check") {
             return Ok(false);
         }
         // Apply.
@@ -359,6 +336,32 @@ impl<D: BlockDevice> Filesystem<D> {
             let valid = self.sit.get(self.geo.segno_of(a)).is_valid(self.geo.blkoff_of(a));
             assert!(valid, "recovered block {a} (index {idx}) of inode {ino} not valid in the SIT");
         }
+    }
+
+    /// Whether the batch of marked inode `ib` is all there, as fsync wrote it: every data
+    /// block it newly points at is free in the SIT (else someone else's: the batch cannot
+    /// be trusted) and their CRCs and count are the inode's `batch_crc` and `batch_blocks`;
+    /// and its reserved holes fit the device.
+    fn batch_data_verifies(&mut self, ib: &Block, changes: &[(u64, BlockAddr, u32)]) -> Result<bool> {
+        if !self.reservations_fit(changes) {
+            return Ok(false);
+        }
+        let mut crc = 0u32;
+        let mut count = 0u32;
+        let mut buf = zero_block();
+        for &(_, addr, _) in changes {
+            // Holes and reserved holes are not blocks: nothing to read or claim.
+            if addr == NULL_ADDR || addr == NEW_ADDR {
+                continue;
+            }
+            if self.sit.get(self.geo.segno_of(addr)).is_valid(self.geo.blkoff_of(addr)) {
+                return Ok(false);
+            }
+            self.dev.read(addr as u64, &mut buf)?;
+            crc = crate::codec::crc_seeded(crc, &crate::codec::crc(&buf[..]).to_le_bytes());
+            count += 1;
+        }
+        Ok(crc == inode::batch_crc(ib) && count == inode::batch_blocks(ib))
     }
 
     /// Whether the reserved holes a batch adds (`NEW_ADDR` pointers, counted as if none of

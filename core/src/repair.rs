@@ -158,25 +158,7 @@ fn attempt<D: BlockDevice>(
     if fs.read_only {
         return Err(Error::NotSupported("repair of an image with unknown read-only features"));
     }
-    let mut r = Rebuild {
-        fs,
-        fixes,
-        unfixed: Vec::new(),
-        old_sit: old_sit.entries,
-        sit_known,
-        scan: scan.take(),
-        owners: BTreeMap::new(),
-        reached: BTreeMap::new(),
-        inodes: BTreeMap::new(),
-        counted: BTreeMap::new(),
-        reserved: 0,
-        dir_blocks: BTreeMap::new(),
-        named_dirs: BTreeSet::new(),
-        dentry_fixes: Vec::new(),
-        to_lost_found: Vec::new(),
-        freed_orphans: BTreeSet::new(),
-        now,
-    };
+    let mut r = Rebuild::new(fs, fixes, old_sit.entries, sit_known, scan.take(), now);
     let res = r.run(roll_forward, version, logs);
     *scan = r.scan.take();
     match res {
@@ -249,7 +231,38 @@ struct Rebuild<'a, D: BlockDevice> {
     now: Timestamp,
 }
 
-impl<D: BlockDevice> Rebuild<'_, D> {
+impl<'a, D: BlockDevice> Rebuild<'a, D> {
+    /// A rebuild of `fs` (the tree as the checkpoint has it, over an empty SIT) that has
+    /// found nothing yet but `fixes`.
+    fn new(
+        fs: Filesystem<&'a mut D>,
+        fixes: Vec<String>,
+        old_sit: Vec<SegEntry>,
+        sit_known: Vec<bool>,
+        scan: Option<BTreeMap<Nid, NodeCopy>>,
+        now: Timestamp,
+    ) -> Self {
+        Rebuild {
+            fs,
+            fixes,
+            unfixed: Vec::new(),
+            old_sit,
+            sit_known,
+            scan,
+            owners: BTreeMap::new(),
+            reached: BTreeMap::new(),
+            inodes: BTreeMap::new(),
+            counted: BTreeMap::new(),
+            reserved: 0,
+            dir_blocks: BTreeMap::new(),
+            named_dirs: BTreeSet::new(),
+            dentry_fixes: Vec::new(),
+            to_lost_found: Vec::new(),
+            freed_orphans: BTreeSet::new(),
+            now,
+        }
+    }
+
     fn fix(&mut self, m: String) {
         self.fixes.push(m);
     }
@@ -961,13 +974,18 @@ impl<D: BlockDevice> Rebuild<'_, D> {
         self.fs.ssa = ssa;
         self.fs.seg = seg;
         self.fs.seg.pin(&held);
+        self.set_counters();
+        Ok(())
+    }
+
+    /// The inode and reservation counts of the repaired image: what the tree keeps.
+    fn set_counters(&mut self) {
         self.fs.valid_inodes = self.inodes.len() as u32;
         if self.reserved != self.fs.cp.reserved_blocks {
             let old = self.fs.cp.reserved_blocks;
             self.fix(format!("checkpoint counts {old} reserved blocks, {} in the tree: corrected", self.reserved));
         }
         self.fs.prealloc = crate::prealloc::Reservations::with_total(self.reserved);
-        Ok(())
     }
 
     /// Reports the SSA blocks whose owners differ from the rebuilt ones.
