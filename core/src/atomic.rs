@@ -388,8 +388,14 @@ impl<D: BlockDevice> Filesystem<D> {
                     if let Some(c) = self.gc_kept_crcs.remove(&(cow, idx)) {
                         self.gc_kept_crcs.insert((ino, idx), c);
                     }
-                    // The session inode's pointer stays: an older copy of the block that a
-                    // checkpoint wrote is freed with the inode below.
+                    // The session inode's pointer stays when it is an older copy of the block
+                    // that a checkpoint wrote (freed with the inode below); a `NEW_ADDR` one
+                    // (never written) goes, since without its cached block it would read as
+                    // a reserved hole (`FEATURE_INCOMPAT_PREALLOC`) to the eviction.
+                    let (holder, ofs, old) = self.map_for_write(cow, idx)?;
+                    if old == NEW_ADDR {
+                        self.set_holder_slot(holder, ofs, NULL_ADDR, 0)?;
+                    }
                     self.put_dirty_block(ino, idx, block)?;
                 }
                 Staged::Device(addr, crc) => {

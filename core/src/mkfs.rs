@@ -17,7 +17,6 @@ use crate::sit::Sit;
 use crate::ssa::{Ssa, Summary};
 use crate::superblock::Superblock;
 use crate::zero_block;
-use alloc::vec::Vec;
 
 impl<D: BlockDevice> Filesystem<D> {
     /// Formats `dev` (mkfs) and returns it. Everything is written and flushed before the
