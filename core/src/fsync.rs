@@ -247,6 +247,7 @@ impl<D: BlockDevice> Filesystem<D> {
             CheckpointReason::DirLostAName => &mut s.fsync_cp_dir_lost_a_name,
             CheckpointReason::RecoveryRoom => &mut s.fsync_cp_recovery_room,
             CheckpointReason::Spilled => &mut s.fsync_cp_spilled,
+            CheckpointReason::Reserved => &mut s.fsync_cp_reserved,
         } += 1;
     }
 
@@ -259,6 +260,9 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         if self.since_cp.is_relinked(ino) {
             return Ok(Some(CheckpointReason::Relinked));
+        }
+        if self.since_cp.is_reserved(ino) && !crate::mutant!("mutant-prealloc-by-batch") {
+            return Ok(Some(CheckpointReason::Reserved));
         }
         if self.orphans.contains(&ino) {
             return Ok(Some(CheckpointReason::Orphan));

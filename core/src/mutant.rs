@@ -42,7 +42,7 @@ pub const NAMES: [&str; 24] = [
     "mutant-stale-parent",
     "mutant-eio-change-before-read",
     "mutant-spilled-commit-by-batch",
-    "mutant-prealloc-lost-on-recovery",
+    "mutant-prealloc-by-batch",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

@@ -259,6 +259,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.note_change();
         self.prealloc.add_on_disk(hole_count);
+        self.since_cp.reserved(ino);
         Ok(())
     }
 

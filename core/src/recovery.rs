@@ -302,9 +302,13 @@ impl<D: BlockDevice> Filesystem<D> {
         self.dir_parents.forget(ino);
         // Blocks past the new size (the file shrank since its last durable state and the
         // batch's truncation point did not cover it): drop them. Skipped when the file did
-        // not shrink, which is the common case and keeps recovery fast.
+        // not shrink, which is the common case and keeps recovery fast; and on images that
+        // keep reservations on disk, for a recreated inode (its state is its batch) and when
+        // the truncation point was applied: what lies past the size then is a KEEP_SIZE
+        // reservation, which is the file's.
         let size = inode::size(ib);
-        if size < old_size {
+        let shrank = size < old_size && (!self.prealloc_on_disk || (exists && trunc == u64::MAX));
+        if shrank {
             self.truncate_blocks(ino, size.div_ceil(BLOCK_SIZE as u64))?;
         }
         // Xattrs: the batch's xattr node if it has one; none if the inode says none.
@@ -386,7 +390,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if old == NEW_ADDR && self.prealloc_on_disk {
             self.prealloc.release_on_disk(1);
         }
-        if new == NEW_ADDR && !crate::mutant!("mutant-prealloc-lost-on-recovery") {
+        if new == NEW_ADDR {
             self.prealloc.add_on_disk(1);
         }
         if new != NULL_ADDR && new != NEW_ADDR {

@@ -8,7 +8,7 @@
 //! an fsync after any of those is served by a checkpoint instead. This module keeps the
 //! records that decision needs, and the chain's extent for the recovery reserve, in one
 //! place: the namespace and file code say what happened (`created`, `relinked`,
-//! `name_removed`, `dir_renamed`, `truncated`, `resized`, `evicted`, ...), fsync.rs and
+//! `name_removed`, `dir_renamed`, `truncated`, `resized`, `reserved`, `evicted`, ...), fsync.rs and
 //! atomic.rs ask, and the checkpoint empties it as a whole (`reset`) — the role of f2fs's
 //! `sbi->im[]` (APPEND_INO / UPDATE_INO / TRANS_DIR_INO) and `need_do_checkpoint()`.
 //!
@@ -46,6 +46,11 @@ pub enum CheckpointReason {
     RecoveryRoom,
     /// An atomic commit whose staged blocks had spilled to a session inode.
     Spilled,
+    /// The file reserved holes since the checkpoint (fallocate, `FEATURE_INCOMPAT_PREALLOC`):
+    /// roll-forward replays onto the checkpoint's SIT, which may still hold blocks freed
+    /// since (their free is not durable), so the capacity they take is promised only by a
+    /// checkpoint, which makes the frees durable with them.
+    Reserved,
 }
 
 /// Bytes counted per node id in a since-checkpoint set (measured 9 to 12, rounded up).
@@ -78,6 +83,8 @@ pub(crate) struct SinceCheckpoint {
     truncated_from: BTreeMap<Ino, u64>,
     /// Inodes whose size changed since they were last written (fdatasync needs those).
     resized: BTreeSet<Ino>,
+    /// Inodes that reserved holes on disk (fallocate): their fsync checkpoints.
+    reserved: BTreeSet<Ino>,
     /// Distinct nodes appended to the warm node chain: what a roll-forward would rewrite
     /// (each once, however often it was fsync'd); the recovery reserve is computed from
     /// their number.
@@ -122,10 +129,16 @@ impl SinceCheckpoint {
         self.resized.insert(ino);
     }
 
+    /// `ino` reserved holes on disk.
+    pub(crate) fn reserved(&mut self, ino: Ino) {
+        self.reserved.insert(ino);
+    }
+
     /// `ino` was destroyed: nothing of it needs a record any more.
     pub(crate) fn evicted(&mut self, ino: Ino) {
         self.truncated_from.remove(&ino);
         self.resized.remove(&ino);
+        self.reserved.remove(&ino);
         self.relinked.remove(&ino);
         self.created.remove(&ino);
     }
@@ -166,6 +179,10 @@ impl SinceCheckpoint {
 
     pub(crate) fn is_resized(&self, ino: Ino) -> bool {
         self.resized.contains(&ino)
+    }
+
+    pub(crate) fn is_reserved(&self, ino: Ino) -> bool {
+        self.reserved.contains(&ino)
     }
 
     pub(crate) fn any_dir_renamed(&self) -> bool {
@@ -214,6 +231,7 @@ impl SinceCheckpoint {
             + self.created.len()
             + self.renamed_dirs.len()
             + self.resized.len()
+            + self.reserved.len()
             + self.chain_nids.len()
             + self.chain_dentries.len();
         self.removed_names_bytes
@@ -230,6 +248,7 @@ impl SinceCheckpoint {
             && self.renamed_dirs.is_empty()
             && self.truncated_from.is_empty()
             && self.resized.is_empty()
+            && self.reserved.is_empty()
             && self.chain_nids.is_empty()
             && self.chain_dentries.is_empty()
     }

@@ -109,6 +109,8 @@ stats! {
     fsync_cp_recovery_room,
     /// An atomic commit whose staged blocks had spilled to a session inode.
     fsync_cp_spilled,
+    /// The file reserved holes on disk since the checkpoint (fallocate).
+    fsync_cp_reserved,
     /// Blocks a cleaning round moved whose old copy was still valid after its checkpoint:
     /// 0 on every consistent image (checked by the cleaning tests and the explorer); on a
     /// damaged one, a leak that fsck reports (`gc::check_moved_out`).

@@ -134,3 +134,20 @@ fn an_atomic_commit_in_a_directory_that_lost_a_name_checkpoints() {
     fs.write(db, 0, b"next", t(5)).unwrap();
     expect(&mut fs, None, |fs| fs.commit_atomic_write(db, t(6)).unwrap());
 }
+
+/// On an image that keeps reservations on disk, a file that reserved holes since the
+/// checkpoint (fallocate) is fsync'd — or fdatasync'd — by a checkpoint (`Reserved`; the
+/// scenarios are in reservations_on_disk.rs); once that checkpoint holds them, a write
+/// into them is carried by the chain again.
+#[test]
+fn an_fsync_after_a_fallocate_checkpoints() {
+    let opts = MkfsOptions { segment_blocks: 16, uuid: [37; 16], prealloc_on_disk: true, ..Default::default() };
+    let dev = Filesystem::format(MemDevice::new(8192), &opts).unwrap();
+    let mut fs = Filesystem::mount(dev, &MountOptions::default(), t(0)).unwrap();
+    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    fs.fallocate(f, 0, 16 * 4096, true, t(2)).unwrap();
+    expect(&mut fs, Some("fsync_cp_reserved"), |fs| fs.fsync(f, true, t(3)).unwrap());
+    fs.write(f, 0, &[7; 4096], t(4)).unwrap();
+    expect(&mut fs, None, |fs| fs.fsync(f, false, t(5)).unwrap());
+}

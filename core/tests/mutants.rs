@@ -25,7 +25,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-stale-parent", "hidden_history"),
     ("mutant-eio-change-before-read", "cold_cache"),
     ("mutant-spilled-commit-by-batch", "atomic_cow"),
-    ("mutant-prealloc-lost-on-recovery", "fallocate"),
+    ("mutant-prealloc-by-batch", "reservations_on_disk"),
 ];
 
 #[test]

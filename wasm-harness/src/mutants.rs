@@ -143,9 +143,9 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-then-fill.wl");
             vec![CaseId::File(wl)]
         }
-        // Roll-forward that loses the count of the reserved holes it applies: fallocates
-        // made durable by fsync, then crashes (fsck counts the tree's NEW_ADDR pointers).
-        "mutant-prealloc-lost-on-recovery" => {
+        // Reservations made durable by a batch: a file truncated, its freed capacity
+        // reserved and fsync'd, then crashes (the batch does not fit at recovery).
+        "mutant-prealloc-by-batch" => {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-fsync-crash.wl");
             vec![CaseId::File(wl)]
         }

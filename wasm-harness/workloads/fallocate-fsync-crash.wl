@@ -1,23 +1,32 @@
-# fallocate's reservations kept on disk (issue 38, FEATURE_INCOMPAT_PREALLOC): an fsync
-# after a fallocate writes the NEW_ADDR pointers in its batch, and roll-forward adds them
-# to the checkpoint's count of reserved blocks (fsck compares it with the tree, in every
-# crash state). Reservations in the inode's own addresses and in direct nodes, a write
-# that spends part of one, a truncation that releases part, a punch (which checkpoints).
-# mutant-prealloc-lost-on-recovery (the count not moved by roll-forward) fails fsck.
+# fallocate's reservations kept on disk (issue 38, FEATURE_INCOMPAT_PREALLOC). A
+# reservation made since the checkpoint is made durable by a checkpoint (fsync reason
+# Reserved), never by a batch: here a file is truncated and the capacity it freed is
+# reserved again and fsync'd; roll-forward would replay a batch onto the checkpoint's SIT,
+# which still holds the truncated blocks, and could not fit it. Then reservations in the
+# inode's own addresses and in direct nodes, fsync'd, spent by writes (batches), released
+# by a truncation, punched. Every crash state: fsck (which counts the tree's NEW_ADDR
+# pointers against the checkpoint) and the fsync'd contents and sizes.
+# mutant-prealloc-by-batch (the batch instead of the checkpoint) loses the fsync'd
+# truncation: the file comes back with its old blocks.
 @seed 23
 @device 4096 16
 mkdir /d
+create /d/big
 create /d/f
 create /d/g
+write /d/big 0 8000000 2
 sync
+truncate /d/big 0
+falloc /d/big 0 9000000 keep
+fsync /d/big
 write /d/f 0 8192 3
 falloc /d/f 16384 200000 keep
 fsync /d/f
-falloc /d/g 0 4000000
+falloc /d/g 0 400000
 fsync /d/g
 write /d/f 16384 8192 4
 fsync /d/f
-truncate /d/g 3000000
+truncate /d/g 300000
 fdatasync /d/g
 punch /d/f 100000 50000
 fsync /d/f
