@@ -382,22 +382,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // than let a later checkpoint persist half of it (`Filesystem::op`).
         for (idx, w) in staged {
             match w {
-                Staged::Memory => {
-                    let block = self.data.remove(&(cow, idx)).ok_or(Error::Invalid("staged block not cached"))?;
-                    self.gc_cold.remove(&(cow, idx));
-                    if let Some(c) = self.gc_kept_crcs.remove(&(cow, idx)) {
-                        self.gc_kept_crcs.insert((ino, idx), c);
-                    }
-                    // The session inode's pointer stays when it is an older copy of the block
-                    // that a checkpoint wrote (freed with the inode below); a `NEW_ADDR` one
-                    // (never written) goes, since without its cached block it would read as
-                    // a reserved hole (`FEATURE_INCOMPAT_PREALLOC`) to the eviction.
-                    let (holder, ofs, old) = self.map_for_write(cow, idx)?;
-                    if old == NEW_ADDR {
-                        self.set_holder_slot(holder, ofs, NULL_ADDR, 0)?;
-                    }
-                    self.put_dirty_block(ino, idx, block)?;
-                }
+                Staged::Memory => self.move_cached_staged(ino, cow, idx)?,
                 Staged::Device(addr, crc) => {
                     let (holder, ofs, _) = self.map_for_write(cow, idx)?;
                     self.set_holder_slot(holder, ofs, NULL_ADDR, 0)?;
@@ -433,6 +418,25 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Points file block `idx` of `ino` at `addr` (a block the device holds, with data
     /// checksum `crc`), which the session inode held: the file's old block there is freed,
     /// and the block's summary names its new owner (cleaning finds owners through it).
+    /// Commit of a spilled session: moves staged block `idx`, cached in session inode `cow`,
+    /// into the write-back cache of the file `ino`.
+    fn move_cached_staged(&mut self, ino: Ino, cow: Ino, idx: u64) -> Result<()> {
+        let block = self.data.remove(&(cow, idx)).ok_or(Error::Invalid("staged block not cached"))?;
+        self.gc_cold.remove(&(cow, idx));
+        if let Some(c) = self.gc_kept_crcs.remove(&(cow, idx)) {
+            self.gc_kept_crcs.insert((ino, idx), c);
+        }
+        // The session inode's pointer stays when it is an older copy of the block that a
+        // checkpoint wrote (freed with the inode); a `NEW_ADDR` one (never written) goes,
+        // since without its cached block it would read as a reserved hole
+        // (`FEATURE_INCOMPAT_PREALLOC`) to the session inode's eviction.
+        let (holder, ofs, old) = self.map_for_write(cow, idx)?;
+        if old == NEW_ADDR {
+            self.set_holder_slot(holder, ofs, NULL_ADDR, 0)?;
+        }
+        self.put_dirty_block(ino, idx, block)
+    }
+
     fn repoint(&mut self, ino: Ino, idx: u64, addr: u32, crc: u32) -> Result<()> {
         let (holder, ofs, old) = self.map_for_write(ino, idx)?;
         let was_cached = self.data.remove(&(ino, idx)).is_some();

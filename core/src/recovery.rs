@@ -300,17 +300,8 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // The inode's recorded parent may have changed with it.
         self.dir_parents.forget(ino);
-        // Blocks past the new size (the file shrank since its last durable state and the
-        // batch's truncation point did not cover it): drop them. Skipped when the file did
-        // not shrink, which is the common case and keeps recovery fast; and on images that
-        // keep reservations on disk, for a recreated inode (its state is its batch) and when
-        // the truncation point was applied: what lies past the size then is a KEEP_SIZE
-        // reservation, which is the file's.
         let size = inode::size(ib);
-        let shrank = size < old_size && (!self.prealloc_on_disk || (exists && trunc == u64::MAX));
-        if shrank {
-            self.truncate_blocks(ino, size.div_ceil(BLOCK_SIZE as u64))?;
-        }
+        self.drop_past_size(ino, size, old_size, exists && trunc == u64::MAX)?;
         // Xattrs: the batch's xattr node if it has one; none if the inode says none.
         let xnode = nodes.iter().find(|n| node::footer_type(&n.block) == Some(NodeType::Xattr));
         if let Some(x) = xnode {
@@ -340,6 +331,20 @@ impl<D: BlockDevice> Filesystem<D> {
             let valid = self.sit.get(self.geo.segno_of(a)).is_valid(self.geo.blkoff_of(a));
             assert!(valid, "recovered block {a} (index {idx}) of inode {ino} not valid in the SIT");
         }
+    }
+
+    /// After a batch of `ino` (size `size`, `old_size` before it): blocks past the new size
+    /// (the file shrank since its last durable state and the batch's truncation point did
+    /// not cover it) are dropped. Skipped when the file did not shrink, which is the common
+    /// case and keeps recovery fast; and on images that keep reservations on disk unless
+    /// the inode existed and the batch had no truncation point (`untruncated`): otherwise
+    /// what lies past the size is a KEEP_SIZE reservation, which is the file's (a recreated
+    /// inode's state is its batch; a truncation point was applied before the pointers).
+    fn drop_past_size(&mut self, ino: Ino, size: u64, old_size: u64, untruncated: bool) -> Result<()> {
+        if size < old_size && (!self.prealloc_on_disk || untruncated) {
+            self.truncate_blocks(ino, size.div_ceil(BLOCK_SIZE as u64))?;
+        }
+        Ok(())
     }
 
     /// Whether the batch of marked inode `ib` is all there, as fsync wrote it: every data
