@@ -336,6 +336,7 @@ fn copies_between_users_follow_linux_permissions() {
     let (pa, pb, ps) = (path("pub/a"), path("pub/b"), path("pub/s"));
     a.ok(&format!("write {pa} 0123456789abcdefghij"));
     a.ok(&format!("chmod {pa} 644"));
+    let s0 = mount_stats(&m.path("pub/a"));
 
     // B reads A's file into its own.
     b.ok(&format!("open in {pa} r"));
@@ -380,6 +381,11 @@ fn copies_between_users_follow_linux_permissions() {
     assert_eq!(a.ok("pread s2 0 20"), "abcde56789abcdefghij", "reads through any handle see the staged copy");
     a.ok("ioctl s1 f505");
     assert_eq!(fs::read(m.path("pub/a")).unwrap(), b"0123456789abcdefghij", "the abort drops the staged copy");
+    // Six copies reached the daemon (the others the kernel refused): served there, not by
+    // the kernel's READ and WRITE fallback, whose results would be the same.
+    let s1 = mount_stats(&m.path("pub/a"));
+    let copies = stat_or_zero(&s1, "FUSE_COPY_FILE_RANGE") - stat_or_zero(&s0, "FUSE_COPY_FILE_RANGE");
+    assert_eq!(copies, 6, "COPY_FILE_RANGE requests");
     drop((rin, rout, a, b));
     finish(m, &img);
 }
