@@ -19,8 +19,9 @@
 //!
 //! **Where data is** (`lseek`'s SEEK_DATA and SEEK_HOLE, [`Filesystem::seek_step`], and
 //! `copy_range`'s runs): a block is data when one of the three steps has it — staged by
-//! the session, in the write-back cache, or a pointer that is not `NULL_ADDR` — and a hole
-//! otherwise, without reading any block's contents. A hole that fallocate reserved is a
+//! the session, in the write-back cache, or a pointer to a block on the device (not
+//! `NULL_ADDR`, nor `NEW_ADDR`, whose block the cache holds) — and a hole otherwise,
+//! without reading any block's contents. A hole that fallocate reserved is a
 //! hole (it is never in the cache nor mapped; ext4 answers the same for unwritten extents
 //! with no cached pages). The walk goes down the node tree a node at a time, passes a
 //! missing node's whole span in one step, and counts the nodes it visits against a budget,
@@ -531,6 +532,11 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 }
 
+/// Whether a data pointer names a block on the device.
+fn on_device(addr: BlockAddr) -> bool {
+    addr != NULL_ADDR && addr != NEW_ADDR
+}
+
 /// What [`Filesystem::seek_step`] looks for: `lseek`'s SEEK_DATA or SEEK_HOLE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeekWhence {
@@ -739,8 +745,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// nor mapped).
     fn next_own_hole(&mut self, f: Ino, from: u64, end: u64, budget: &mut usize) -> Result<Scan> {
         let mut h = from;
-        // Bounded: every round passes at least one cached block. (A cached block has its
-        // pointer set, `NEW_ADDR` until written back, so one round is the rule.)
+        // Bounded: every round passes a run of cached blocks (a block written since it was
+        // last written back: its pointer is `NEW_ADDR`, or its old address).
         loop {
             match self.next_ptr(f, h, end, false, budget)? {
                 Scan::Found(i) => h = i,
@@ -763,10 +769,12 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// The first block of `from..end` of `f` whose own pointer (in the inode or a direct
-    /// node) is set (`mapped`) or is a hole (`!mapped`): a walk down the tree a node at a
-    /// time, a missing node passed as a hole of its whole span, each node visited counted
-    /// against `budget`. At least one walk down is made whatever the budget (progress);
-    /// after that, an exhausted budget stops the search where it got to.
+    /// node) points at the device (`mapped`) or does not (`!mapped`: `NULL_ADDR`, or
+    /// `NEW_ADDR`, whose block is in the write-back cache, where the callers look): a walk
+    /// down the tree a node at a time, a missing node passed as a hole of its whole span,
+    /// each node visited counted against `budget`. At least one walk down is made whatever
+    /// the budget (progress); after that, an exhausted budget stops the search where it got
+    /// to.
     fn next_ptr(&mut self, f: Ino, from: u64, end: u64, mapped: bool, budget: &mut usize) -> Result<Scan> {
         let (a, p) = (u64::from(ADDRS_PER_INODE), u64::from(ADDRS_PER_BLOCK));
         let mut idx = from;
@@ -780,7 +788,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 BlockPath::Inode { ofs } => {
                     let stop = end.min(a) as u32;
                     let b = self.inode_ref(f)?;
-                    if let Some(o) = (ofs..stop).find(|&o| (inode::addr(b, o) != NULL_ADDR) == mapped) {
+                    if let Some(o) = (ofs..stop).find(|&o| on_device(inode::addr(b, o)) == mapped) {
                         return Ok(Scan::Found(u64::from(o)));
                     }
                     idx = a;
@@ -806,7 +814,7 @@ impl<D: BlockDevice> Filesystem<D> {
                     let first = node::dnode_first_block(dnode);
                     let stop = (end - first).min(p) as u32;
                     let b = self.child(nid, f, NodeType::Direct)?;
-                    if let Some(o) = (ofs..stop).find(|&o| (node::addr(b, o) != NULL_ADDR) == mapped) {
+                    if let Some(o) = (ofs..stop).find(|&o| on_device(node::addr(b, o)) == mapped) {
                         return Ok(Scan::Found(first + u64::from(o)));
                     }
                     break first + p;
