@@ -636,6 +636,36 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 }
 
+impl<D: BlockDevice> Filesystem<D> {
+    /// Grows an open session's size to `end` without staging a block: the file reads as
+    /// zeros up to it, and the commit publishes the size (a copy of a source's hole past
+    /// the end, `copy_range`). The staged span covers the growth, so that an abort drops
+    /// the kernel's pages of it too.
+    pub(crate) fn grow_session(&mut self, ino: Ino, end: u64) -> Result<()> {
+        if end > MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        let Some(s) = self.atomic.get(&ino) else { return Err(Error::Invalid("no atomic write in progress")) };
+        if end <= s.size {
+            return Ok(());
+        }
+        let (old, cow) = (s.size, s.cow);
+        // The session inode is read first: a read that fails then changes nothing.
+        if let Some(cow) = cow {
+            self.inode_ref(cow)?;
+        }
+        let (first, last_end) = (old / BLOCK_SIZE as u64, end.div_ceil(BLOCK_SIZE as u64));
+        let s = self.atomic.get_mut(&ino).expect("session open");
+        s.size = end;
+        s.span = if s.span.1 == 0 { (first, last_end) } else { (s.span.0.min(first), s.span.1.max(last_end)) };
+        self.note_change();
+        if let Some(cow) = cow {
+            inode::set_size(self.inode_mut(cow)?, end);
+        }
+        Ok(())
+    }
+}
+
 /// Tree nodes (direct and indirect) a file with no nodes yet needs to map every block of
 /// `idxs`: what a new session inode takes for the blocks spilled into it.
 fn tree_nodes_of(idxs: &[u64]) -> Result<u64> {

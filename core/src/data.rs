@@ -16,6 +16,16 @@
 //! The batched reader ([`Filesystem::read_blocks`]) asks steps 2 and 3 for a range at once
 //! (pointers a node at a time, adjacent device blocks in one request) through the same
 //! step 2 (`readable_dirty`) and pointer walk.
+//!
+//! **Where data is** (`lseek`'s SEEK_DATA and SEEK_HOLE, [`Filesystem::seek_step`], and
+//! `copy_range`'s runs): a block is data when one of the three steps has it — staged by
+//! the session, in the write-back cache, or a pointer to a block on the device (not
+//! `NULL_ADDR`, nor `NEW_ADDR`, whose block the cache holds) — and a hole otherwise,
+//! without reading any block's contents. A hole that fallocate reserved is a
+//! hole (it is never in the cache nor mapped; ext4 answers the same for unwritten extents
+//! with no cached pages). The walk goes down the node tree a node at a time, passes a
+//! missing node's whole span in one step, and counts the nodes it visits against a budget,
+//! so that one call holds the filesystem for a bounded time whatever the file's size.
 
 use crate::error::{Error, Result};
 use crate::fs::Filesystem;
@@ -538,5 +548,314 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether a data pointer names a block on the device.
+fn on_device(addr: BlockAddr) -> bool {
+    addr != NULL_ADDR && addr != NEW_ADDR
+}
+
+/// What [`Filesystem::seek_step`] looks for: `lseek`'s SEEK_DATA or SEEK_HOLE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeekWhence {
+    /// The start of the first data at or after the offset.
+    Data,
+    /// The start of the first hole at or after the offset (the end of the file is one).
+    Hole,
+}
+
+/// What one [`Filesystem::seek_step`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeekStep {
+    /// The offset `lseek` returns.
+    Found(u64),
+    /// ENXIO: the offset is at or past the end of the file, or (SEEK_DATA) no data follows it.
+    NotFound,
+    /// The step's node budget ran out: what was asked is not in `offset..at`; ask again
+    /// from `at` (always past the offset asked, so that steps make progress).
+    Resume(u64),
+}
+
+/// What a search of file blocks `from..end` found: the block, nothing in the whole range,
+/// or nothing before the block where its node budget ran out (always past `from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    Found(u64),
+    Clear,
+    Stopped(u64),
+}
+
+impl Scan {
+    /// The end of what this result says about `from..end`: blocks before it are known.
+    fn bound(self, end: u64) -> u64 {
+        match self {
+            Scan::Found(i) | Scan::Stopped(i) => i,
+            Scan::Clear => end,
+        }
+    }
+
+    /// This result narrowed by `other`, a search of `from..self.bound(end)`: the earlier
+    /// block found, or the earlier point where knowledge stops.
+    fn narrow(self, other: Scan) -> Scan {
+        match other {
+            Scan::Clear => self,
+            o => o,
+        }
+    }
+}
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// `lseek(SEEK_DATA | SEEK_HOLE)` of `ino` from byte `offset`, visiting at most about
+    /// `max_nodes` tree nodes (a walk down the tree in progress is finished: up to three
+    /// more per file searched); see the module header for what counts as data. Reads no
+    /// block contents; a node that cannot be read is the error, never a guess. A caller
+    /// that holds a lock for it resumes with [`SeekStep::Resume`] after releasing it.
+    pub fn seek_step(&mut self, ino: Ino, offset: u64, whence: SeekWhence, max_nodes: usize) -> Result<SeekStep> {
+        self.reading(|fs| fs.seek_inner(ino, offset, whence, max_nodes))
+    }
+
+    /// [`Filesystem::seek_step`] to the end: `None` for ENXIO.
+    pub fn seek_data_hole(&mut self, ino: Ino, offset: u64, whence: SeekWhence) -> Result<Option<u64>> {
+        let mut at = offset;
+        // Bounded: every resumption is past the offset before it, and an unlimited budget
+        // does not stop at all.
+        loop {
+            match self.seek_step(ino, at, whence, usize::MAX)? {
+                SeekStep::Found(o) => return Ok(Some(o)),
+                SeekStep::NotFound => return Ok(None),
+                SeekStep::Resume(next) => at = next,
+            }
+        }
+    }
+
+    fn seek_inner(&mut self, ino: Ino, offset: u64, whence: SeekWhence, max_nodes: usize) -> Result<SeekStep> {
+        match self.inode_kind(ino)? {
+            FileType::Regular => {}
+            FileType::Directory => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid("seek for data or holes in a special file")),
+        }
+        let size = self.size_seen(ino)?;
+        if offset >= size {
+            return Ok(SeekStep::NotFound);
+        }
+        let bs = BLOCK_SIZE as u64;
+        let (from, end) = (offset / bs, size.div_ceil(bs));
+        let mut budget = max_nodes;
+        let scan = match whence {
+            SeekWhence::Data => self.next_data(ino, from, end, &mut budget)?,
+            SeekWhence::Hole => self.next_hole(ino, from, end, &mut budget)?,
+        };
+        Ok(match (scan, whence) {
+            (Scan::Found(i), _) => SeekStep::Found((i * bs).clamp(offset, size)),
+            (Scan::Clear, SeekWhence::Data) => SeekStep::NotFound,
+            // The end of the file is a hole.
+            (Scan::Clear, SeekWhence::Hole) => SeekStep::Found(size),
+            (Scan::Stopped(i), _) => SeekStep::Resume(i * bs),
+        })
+    }
+
+    /// The size of `ino` as reads see it: its open session's, else the inode's.
+    pub(crate) fn size_seen(&mut self, ino: Ino) -> Result<u64> {
+        match self.atomic.get(&ino) {
+            Some(s) => Ok(s.size),
+            None => Ok(inode::size(self.inode_ref(ino)?)),
+        }
+    }
+
+    /// The first block of `from..end` of `ino` that is data as reads see it (module header),
+    /// `None` when there is none: a whole search, for a caller that keeps the range small.
+    pub(crate) fn next_data_block(&mut self, ino: Ino, from: u64, end: u64) -> Result<Option<u64>> {
+        let mut unlimited = usize::MAX;
+        match self.next_data(ino, from, end, &mut unlimited)? {
+            Scan::Found(i) => Ok(Some(i)),
+            Scan::Clear => Ok(None),
+            Scan::Stopped(_) => Err(Error::Invalid("an unlimited seek stopped")),
+        }
+    }
+
+    /// [`Self::next_data_block`] for a hole.
+    pub(crate) fn next_hole_block(&mut self, ino: Ino, from: u64, end: u64) -> Result<Option<u64>> {
+        let mut unlimited = usize::MAX;
+        match self.next_hole(ino, from, end, &mut unlimited)? {
+            Scan::Found(i) => Ok(Some(i)),
+            Scan::Clear => Ok(None),
+            Scan::Stopped(_) => Err(Error::Invalid("an unlimited seek stopped")),
+        }
+    }
+
+    /// The first data block of `from..end` of `ino` as reads see it: the earliest of the
+    /// session's (staged in memory, or its inode's own data once spilled) and the file's
+    /// own.
+    fn next_data(&mut self, ino: Ino, from: u64, end: u64, budget: &mut usize) -> Result<Scan> {
+        if from >= end {
+            return Ok(Scan::Clear);
+        }
+        let (staged, cow) = match self.atomic.get(&ino) {
+            Some(s) => (s.blocks.range(from..end).next().map(|(&i, _)| i), s.cow),
+            None => (None, None),
+        };
+        let mut scan = staged.map_or(Scan::Clear, Scan::Found);
+        scan = scan.narrow(self.next_own_data(ino, from, scan.bound(end), budget)?);
+        if let Some(cow) = cow {
+            scan = scan.narrow(self.next_own_data(cow, from, scan.bound(end), budget)?);
+        }
+        Ok(scan)
+    }
+
+    /// The first hole of `from..end` of `ino` as reads see it: a block that is a hole of
+    /// the file and of its session. The candidates leapfrog: each source's next hole from
+    /// the last candidate, until all agree.
+    fn next_hole(&mut self, ino: Ino, from: u64, end: u64, budget: &mut usize) -> Result<Scan> {
+        if from >= end {
+            return Ok(Scan::Clear);
+        }
+        let mut h = from;
+        // Bounded: every round but the last moves `h` forward, and `h` stays below `end`;
+        // a round after the budget ran out is not started.
+        loop {
+            if *budget == 0 && h > from {
+                return Ok(Scan::Stopped(h));
+            }
+            let before = h;
+            match self.next_own_hole(ino, h, end, budget)? {
+                Scan::Found(i) => h = i,
+                other => return Ok(other),
+            }
+            let cow = match self.atomic.get(&ino) {
+                None => None,
+                Some(s) => {
+                    // Past the run of blocks staged in memory that starts at `h`.
+                    for &i in s.blocks.range(h..end).map(|(i, _)| i) {
+                        if i != h {
+                            break;
+                        }
+                        h += 1;
+                    }
+                    s.cow
+                }
+            };
+            if h >= end {
+                return Ok(Scan::Clear);
+            }
+            if let Some(cow) = cow {
+                match self.next_own_hole(cow, h, end, budget)? {
+                    Scan::Found(i) => h = i,
+                    other => return Ok(other),
+                }
+            }
+            if h == before {
+                return Ok(Scan::Found(h));
+            }
+        }
+    }
+
+    /// The first block of `from..end` that file `f` itself has (in the write-back cache or
+    /// mapped), leaving any session aside.
+    fn next_own_data(&mut self, f: Ino, from: u64, end: u64, budget: &mut usize) -> Result<Scan> {
+        let cached = self.data.range((f, from)..(f, end)).next().map(|(&(_, i), _)| i);
+        Ok(match self.next_ptr(f, from, cached.unwrap_or(end), true, budget)? {
+            Scan::Clear => cached.map_or(Scan::Clear, Scan::Found),
+            s => s,
+        })
+    }
+
+    /// The first block of `from..end` that file `f` itself does not have (neither cached
+    /// nor mapped).
+    fn next_own_hole(&mut self, f: Ino, from: u64, end: u64, budget: &mut usize) -> Result<Scan> {
+        let mut h = from;
+        // Bounded: every round passes a run of cached blocks (a block written since it was
+        // last written back: its pointer is `NEW_ADDR`, or its old address).
+        loop {
+            match self.next_ptr(f, h, end, false, budget)? {
+                Scan::Found(i) => h = i,
+                other => return Ok(other),
+            }
+            let start = h;
+            for &(_, i) in self.data.range((f, h)..(f, end)).map(|(k, _)| k) {
+                if i != h {
+                    break;
+                }
+                h += 1;
+            }
+            if h == start {
+                return Ok(Scan::Found(h));
+            }
+            if h >= end {
+                return Ok(Scan::Clear);
+            }
+        }
+    }
+
+    /// The first block of `from..end` of `f` whose own pointer (in the inode or a direct
+    /// node) points at the device (`mapped`) or does not (`!mapped`: `NULL_ADDR`, or
+    /// `NEW_ADDR`, whose block is in the write-back cache, where the callers look): a walk
+    /// down the tree a node at a time, a missing node passed as a hole of its whole span,
+    /// each node visited counted against `budget`. At least one walk down is made whatever
+    /// the budget (progress); after that, an exhausted budget stops the search where it got
+    /// to.
+    fn next_ptr(&mut self, f: Ino, from: u64, end: u64, mapped: bool, budget: &mut usize) -> Result<Scan> {
+        let (a, p) = (u64::from(ADDRS_PER_INODE), u64::from(ADDRS_PER_BLOCK));
+        let mut idx = from;
+        // Bounded: every round returns, or moves `idx` past the node it looked at (a direct
+        // node, a missing node's span, or the empty children of an indirect node).
+        while idx < end {
+            if *budget == 0 && idx > from {
+                return Ok(Scan::Stopped(idx));
+            }
+            let (slot, depth, path, ofs, dnode) = match node::block_path(idx)? {
+                BlockPath::Inode { ofs } => {
+                    let stop = end.min(a) as u32;
+                    let b = self.inode_ref(f)?;
+                    if let Some(o) = (ofs..stop).find(|&o| on_device(inode::addr(b, o)) == mapped) {
+                        return Ok(Scan::Found(u64::from(o)));
+                    }
+                    idx = a;
+                    continue;
+                }
+                BlockPath::Node { slot, depth, idx: path, ofs, dnode } => (slot, depth, path, ofs, dnode),
+            };
+            let (base, span, _) = node::SLOT_SUBTREES[slot];
+            let mut nid = inode::nid(self.inode_ref(f)?, slot);
+            // The node at `level` below the inode (0: the one the slot names), and its span.
+            let (mut node_base, mut node_span) = (base, span);
+            let mut level = 0;
+            // Bounded by the tree's depth (at most two indirect levels).
+            idx = loop {
+                if nid == NULL_NID {
+                    if !mapped {
+                        return Ok(Scan::Found(idx));
+                    }
+                    break node_base + node_span;
+                }
+                *budget = budget.saturating_sub(1);
+                if level == depth {
+                    let first = node::dnode_first_block(dnode);
+                    let stop = (end - first).min(p) as u32;
+                    let b = self.child(nid, f, NodeType::Direct)?;
+                    if let Some(o) = (ofs..stop).find(|&o| on_device(node::addr(b, o)) == mapped) {
+                        return Ok(Scan::Found(first + u64::from(o)));
+                    }
+                    break first + p;
+                }
+                let child_span = node::entry_span(depth - level);
+                let i = path[level];
+                let b = self.child(nid, f, NodeType::Indirect)?;
+                let child = node::slot(b, i);
+                if child == NULL_NID {
+                    if !mapped {
+                        return Ok(Scan::Found(idx));
+                    }
+                    // On to the next child that exists (an in-memory scan of this node).
+                    let next = (i + 1..NIDS_PER_BLOCK).find(|&j| node::slot(b, j) != NULL_NID);
+                    break next.map_or(node_base + node_span, |j| node_base + u64::from(j) * child_span);
+                }
+                nid = child;
+                node_base += u64::from(i) * child_span;
+                node_span = child_span;
+                level += 1;
+            };
+        }
+        Ok(Scan::Clear)
     }
 }

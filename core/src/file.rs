@@ -1,4 +1,5 @@
-//! File contents: write and size changes through the write-back cache (reads: `data.rs`).
+//! File contents: write, size changes and `copy_file_range` through the write-back cache
+//! (reads: `data.rs`).
 //!
 //! Writes go to dirty blocks in memory (no device I/O) until write-back; reads see dirty
 //! blocks first. Holes read as zeros. Invariant: bytes of the last block beyond the file
@@ -6,7 +7,7 @@
 //! never expose old bytes — invariant 6 of docs/INVARIANTS.md.
 
 use crate::error::{Error, Result};
-use crate::fs::{Filesystem, Timestamp};
+use crate::fs::{Filesystem, SetAttr, Timestamp};
 use crate::layout::*;
 use crate::node::{inode, FileType, MAX_FILE_SIZE};
 use crate::{zero_block, Block, BlockDevice, Ino};
@@ -281,6 +282,162 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         Ok(())
+    }
+}
+
+/// Bytes one [`Filesystem::copy_range`] call copies at most (FUSE's largest write): a
+/// driver copying more calls again for the rest, so that other requests get the
+/// filesystem in between.
+pub const COPY_CHUNK_BYTES_MAX: u64 = 1 << 20;
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// `copy_file_range(2)` between (or within) files of this filesystem: copies up to
+    /// `len` bytes — at most [`COPY_CHUNK_BYTES_MAX`], and not past the source's end — of
+    /// `src` from `src_off` to `dst` at `dst_off`, and returns the count (0 at or past the
+    /// source's end). The source's data runs are read and written ([`Filesystem::write`]:
+    /// into the destination's atomic session when it has one); its holes stay holes: the
+    /// destination's data there is zeroed as a hole punch does (whole blocks freed, so no
+    /// block is allocated for them; in a session, where nothing can be punched, zeros are
+    /// staged over that data only), and past the destination's end only its size grows.
+    ///
+    /// Overlapping ranges in one file are EINVAL (Linux's `generic_copy_file_checks`,
+    /// judged on the whole request shortened to the source's end). The copy is made of
+    /// steps that each succeed or change nothing; when one fails after others, the count
+    /// of the bytes copied before it is returned (the destination is changed exactly
+    /// there), and the error only when nothing was copied.
+    pub fn copy_range(
+        &mut self,
+        src: Ino,
+        src_off: u64,
+        dst: Ino,
+        dst_off: u64,
+        len: u64,
+        now: Timestamp,
+    ) -> Result<u64> {
+        self.check_writable()?;
+        for ino in [src, dst] {
+            match self.inode_kind(ino)? {
+                FileType::Regular => {}
+                FileType::Directory => return Err(Error::IsDir),
+                _ => return Err(Error::Invalid("copy of a special file")),
+            }
+        }
+        let size = self.size_seen(src)?;
+        if src_off >= size || len == 0 {
+            return Ok(0);
+        }
+        let total = len.min(size - src_off);
+        if src == dst && dst_off < src_off + total && src_off < dst_off.saturating_add(total) {
+            return Err(Error::Invalid("copy between overlapping ranges of one file"));
+        }
+        if dst_off >= MAX_FILE_SIZE {
+            return Err(Error::FileTooBig);
+        }
+        let n = total.min(COPY_CHUNK_BYTES_MAX).min(MAX_FILE_SIZE - dst_off);
+        let (mut done, mut changed) = (0, false);
+        // Bounded: every step copies at least one byte (a run of data or of a hole).
+        while done < n {
+            match self.copy_step(src, src_off + done, dst, dst_off + done, n - done, now) {
+                Ok((k, c)) if k > 0 => (done, changed) = (done + k, changed || c),
+                Ok(_) => break,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            }
+        }
+        if done > 0 && !changed && !self.atomic.contains_key(&dst) {
+            // A hole copied over a hole changed no byte, but the file was written to: its
+            // times change as for a write (FUSE leaves them to the filesystem). The copy is
+            // done either way, so a failure here is not the copy's.
+            let _ = self.setattr(dst, &SetAttr { mtime: Some(now), ..Default::default() }, now);
+        }
+        Ok(done)
+    }
+
+    /// One step of [`Filesystem::copy_range`]: the run of data, or of a hole, of `src` that
+    /// starts at `src_off` (within the next `n` bytes), copied to `dst` at `dst_off`.
+    /// Returns the bytes it copied (at least one) and whether it changed the destination.
+    fn copy_step(
+        &mut self,
+        src: Ino,
+        src_off: u64,
+        dst: Ino,
+        dst_off: u64,
+        n: u64,
+        now: Timestamp,
+    ) -> Result<(u64, bool)> {
+        let bs = BLOCK_SIZE as u64;
+        let end = src_off + n;
+        let (first, last_end) = (src_off / bs, end.div_ceil(bs));
+        let data_at = match self.next_data_block(src, first, last_end)? {
+            Some(i) => (i * bs).clamp(src_off, end),
+            None => end,
+        };
+        if data_at > src_off {
+            return self.copy_hole(dst, dst_off, data_at - src_off, now);
+        }
+        // The block at `src_off` is data: its run ends at the next hole.
+        let hole_at = match self.next_hole_block(src, first, last_end)? {
+            Some(i) => (i * bs).clamp(src_off, end),
+            None => end,
+        };
+        let mut buf = alloc::vec![0u8; (hole_at - src_off) as usize];
+        let got = match self.read(src, src_off, &mut buf) {
+            Ok(got) => got,
+            Err(e) => {
+                // A block of the run cannot be read (EIO, a bad checksum): the copy goes up
+                // to it, a block at a time, and ends there (a bounded retry: the run's
+                // blocks, each read once more).
+                let mut got = 0;
+                while got < buf.len() {
+                    let to = ((src_off + got as u64) / bs + 1) * bs - src_off;
+                    let to = (to as usize).min(buf.len());
+                    match self.read(src, src_off + got as u64, &mut buf[got..to]) {
+                        Ok(k) if k == to - got => got = to,
+                        _ => break,
+                    }
+                }
+                if got == 0 {
+                    return Err(e);
+                }
+                got
+            }
+        };
+        self.write(dst, dst_off, &buf[..got], now)?;
+        Ok((got as u64, got > 0))
+    }
+
+    /// Makes bytes `at..at + len` of `dst` read as a copied hole: its data there zeroed
+    /// (a run at a time) and, past its end, only its size grown. Returns the bytes done,
+    /// from `at` on, and whether it changed the file.
+    fn copy_hole(&mut self, dst: Ino, at: u64, len: u64, now: Timestamp) -> Result<(u64, bool)> {
+        let bs = BLOCK_SIZE as u64;
+        let end = at + len;
+        let session = self.atomic.contains_key(&dst);
+        let size = self.size_seen(dst)?;
+        if at >= size {
+            if session {
+                self.op(|fs| fs.grow_session(dst, end))?;
+            } else {
+                // Past the end nothing is zeroed: the size grows over a hole.
+                self.zero_range(dst, at, len, false, now)?;
+            }
+            return Ok((len, true));
+        }
+        let below = end.min(size);
+        let (first, last_end) = (at / bs, below.div_ceil(bs));
+        let Some(i) = self.next_data_block(dst, first, last_end)? else { return Ok((below - at, false)) };
+        let run_at = (i * bs).max(at);
+        let run_end = match self.next_hole_block(dst, i, last_end)? {
+            Some(h) => (h * bs).min(below),
+            None => below,
+        };
+        if session {
+            self.write(dst, run_at, &alloc::vec![0u8; (run_end - run_at) as usize], now)?;
+        } else {
+            // Only the data run: a hole fallocate reserved around it keeps its reservation.
+            self.zero_range(dst, run_at, run_end - run_at, true, now)?;
+        }
+        Ok((run_end - at, true))
     }
 }
 

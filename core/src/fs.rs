@@ -51,7 +51,8 @@ pub struct Credentials {
 pub struct Attr {
     pub ino: Ino,
     pub size: u64,
-    /// Allocated space in 512-byte units, as `st_blocks`.
+    /// Allocated space in 512-byte units, as `st_blocks`: the file's data blocks and the
+    /// holes fallocate reserved for it (not its tree nodes).
     pub blocks: u64,
     pub kind: FileType,
     /// Permission bits (the low 12 bits of the mode).

@@ -98,13 +98,16 @@ impl<D: BlockDevice> Filesystem<D> {
 
     pub(crate) fn attr_of(&mut self, ino: Ino) -> Result<Attr> {
         let staged = self.atomic.get(&ino).map(|s| s.size);
+        // Holes fallocate reserved count as the file's blocks (st_blocks), as ext4 counts
+        // unwritten extents: `du` then finds who holds the space statfs shows as used.
+        let reserved = self.prealloc.hole_count(ino);
         let b = self.inode_ref(ino)?;
         let mode = inode::mode(b) as u32;
         let size = staged.unwrap_or(inode::size(b));
         Ok(Attr {
             ino,
             size,
-            blocks: inode::blocks(b).saturating_mul(BLOCK_SIZE as u64 / 512),
+            blocks: inode::blocks(b).saturating_add(reserved).saturating_mul(BLOCK_SIZE as u64 / 512),
             kind: FileType::from_mode(mode).unwrap_or(FileType::Regular),
             perm: (mode & 0o7777) as u16,
             nlink: inode::links(b),

@@ -24,8 +24,8 @@
 //! | [`node`] | node blocks: footer, inode, direct and indirect node layouts, the [`FileType`] as mode and dentry code. *Public* (on-disk format): tests and fuzz targets read and craft nodes |
 //! | `segment` | the six active logs ([`Log`], re-exported), block allocation and invalidation |
 //! | `inode` | node cache, block mapping, truncation, inode life and death |
-//! | `file` | file contents: write, size |
-//! | `data` | where a file block is (`locate`) and reading it, planned reads ([`ReadPlan`], re-exported) |
+//! | `file` | file contents: write, size, `copy_range` ([`COPY_CHUNK_BYTES_MAX`], re-exported) |
+//! | `data` | where a file block is (`locate`) and reading it, planned reads ([`ReadPlan`], re-exported), where data and holes are (`seek_step`: [`SeekWhence`], [`SeekStep`], re-exported) |
 //! | [`dir`] | hashed dentry blocks, readdir cookies. *Public* (on-disk format): the dirhash and format tests, the simulator's guest, the fuzz targets |
 //! | `dcache` | the dentry-block cache: clean directory blocks already validated |
 //! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
@@ -90,9 +90,10 @@ mod segment;
 mod since_cp;
 mod stats;
 
-pub use data::{PlannedHole, PlannedRun, ReadPlan};
+pub use data::{PlannedHole, PlannedRun, ReadPlan, SeekStep, SeekWhence};
 pub use device::{BlockDevice, IoError, MemDevice, MemDeviceCounters, WriteFlags};
 pub use error::{Error, Result};
+pub use file::COPY_CHUNK_BYTES_MAX;
 pub use fs::{
     Attr, Credentials, DirEntry, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
     Timestamp, XattrSetMode,

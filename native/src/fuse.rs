@@ -43,6 +43,14 @@
 //!   listxattr), `system.*` (ACLs) and names outside these namespaces not supported.
 //! - The statistics ioctl answers the user who mounted the filesystem or CAP_SYS_ADMIN.
 //!   DESIGN.md's "Security" section has the whole table of who may do what.
+//! - `lseek(SEEK_DATA | SEEK_HOLE)` (the kernel answers SEEK_SET, SEEK_CUR and SEEK_END
+//!   itself) is the core's `seek_step`, resumed after releasing the lock every
+//!   [`SEEK_NODES_PER_STEP`] tree nodes. `copy_file_range` is served here, no data through
+//!   the kernel: the core's `copy_range` a chunk at a time (1 MiB, the lock released in
+//!   between), source holes kept as holes; the kernel has checked the handles' modes,
+//!   O_APPEND, the files' types and overlap, and without an answer from the daemon it
+//!   would copy through READs and WRITEs (splice). FS_IOC_FIEMAP never reaches a FUSE
+//!   daemon (the kernel answers EOPNOTSUPP: FUSE inodes have no `fiemap` operation).
 //! - On unmount (`destroy`) the core writes its clean checkpoint; the result is kept in
 //!   [`UnmountResult`] so the `mount` command can exit non-zero when it failed.
 
@@ -50,12 +58,13 @@ use crate::device::{DeviceReader, FlushHandle};
 use crate::notify::Notifications;
 use crate::record::SharedLog;
 use fuser::{
-    Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, ReplyAttr, ReplyCreate,
-    ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs,
-    ReplyWrite, ReplyXattr, Request, TimeOrNow,
+    CopyFileRangeFlags, Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig,
+    ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl,
+    ReplyLseek, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow,
 };
 use rollfs_core::{
-    Attr, BlockDevice, Credentials, FileType, Filesystem, RenameFlags, SetAttr, Timestamp, XattrSetMode,
+    Attr, BlockDevice, Credentials, FileType, Filesystem, RenameFlags, SeekStep, SeekWhence, SetAttr, Timestamp,
+    XattrSetMode,
 };
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -347,6 +356,17 @@ const ATTR_TTL: Duration = Duration::from_secs(60);
 /// once read an aborted atomic write back after ABORT returned (issue 36's notes); every
 /// open drops the file's cached pages until that is understood.
 const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_NOFLUSH;
+
+/// Tree nodes one step of an `lseek(SEEK_DATA | SEEK_HOLE)` visits under the filesystem's
+/// lock at most (plus the walk down in progress): about the reading of a 256 KiB read. A
+/// seek through a huge file resumes after releasing the lock, so that it holds up other
+/// requests no longer than a read does.
+pub const SEEK_NODES_PER_STEP: usize = 64;
+
+/// The most `copy_file_range` copies per request: the legacy FUSE_COPY_FILE_RANGE reply
+/// carries a 32-bit count, and the kernel asks for at most this much (`UINT_MAX &
+/// PAGE_MASK`).
+const COPY_BYTES_MAX: u64 = 0xffff_f000;
 
 /// What the driver remembers of an open file handle.
 #[derive(Debug, Clone, Copy)]
@@ -1791,6 +1811,92 @@ impl fuser::Filesystem for RollFuse {
         match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
+        }
+    }
+
+    fn lseek(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: i64, whence: i32, reply: ReplyLseek) {
+        let whence = match whence {
+            libc::SEEK_DATA => SeekWhence::Data,
+            libc::SEEK_HOLE => SeekWhence::Hole,
+            // The kernel answers SEEK_SET, SEEK_CUR and SEEK_END itself.
+            _ => return reply.error(Errno::EINVAL),
+        };
+        // A negative offset is before the file: ENXIO, as `iomap_seek_data`/`_hole` answer.
+        let Ok(mut at) = u64::try_from(offset) else { return reply.error(Errno::ENXIO) };
+        let Ok(i) = ino32(ino) else { return reply.error(Errno::ENOENT) };
+        // Bounded: every resumption is past the offset before it (the core's promise), and
+        // the offsets are below the file's end.
+        loop {
+            match self.call(|fs| fs.seek_step(i, at, whence, SEEK_NODES_PER_STEP)) {
+                Ok(SeekStep::Found(o)) => return reply.offset(o as i64),
+                Ok(SeekStep::NotFound) => return reply.error(Errno::ENXIO),
+                Ok(SeekStep::Resume(next)) if next > at => at = next,
+                Ok(SeekStep::Resume(_)) => return reply.error(Errno::EIO),
+                Err(e) => return reply.error(e),
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy_file_range(
+        &self,
+        req: &Request,
+        ino_in: INodeNo,
+        _fh_in: FileHandle,
+        offset_in: u64,
+        ino_out: INodeNo,
+        fh_out: FileHandle,
+        offset_out: u64,
+        len: u64,
+        flags: CopyFileRangeFlags,
+        reply: ReplyWrite,
+    ) {
+        let _caller = self.caller(req);
+        // No flags are defined for copy_file_range(2).
+        if !flags.is_empty() {
+            return reply.error(Errno::EINVAL);
+        }
+        let (Ok(src), Ok(dst)) = (ino32(ino_in), ino32(ino_out)) else { return reply.error(Errno::ENOENT) };
+        // The kernel let the call through only for a handle open for writing (and not
+        // O_APPEND): kept here as for START (a change of mount options must not drop it).
+        let writable = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh_out.0).is_some_and(|h| h.write);
+        if !writable {
+            return reply.error(Errno::EBADF);
+        }
+        let len = len.min(COPY_BYTES_MAX);
+        let (mut done, mut privs_changed) = (0u64, false);
+        let mut failed = None;
+        // A chunk per call, the lock released in between. Each chunk is checked against an
+        // atomic-write session of another handle, as a WRITE is (EBUSY: a session that
+        // starts half way ends the copy there, reported as a short count). Bounded: every
+        // chunk copies at least a byte, or the loop ends.
+        while done < len {
+            let r = self.unless_foreign_session(dst, Some(fh_out.0), || {
+                self.call(|fs| {
+                    if done == 0 {
+                        // No request flag reports the caller's CAP_FSETID here (as for
+                        // fallocate): asked only when the file has suid or sgid set.
+                        privs_changed = remove_privs(fs, req, dst, Killer::Ask)?;
+                    }
+                    fs.copy_range(src, offset_in + done, dst, offset_out + done, len - done, crate::now())
+                })
+            });
+            match r {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if privs_changed {
+            // A reply that carries no attributes (see `write`).
+            self.notify.invalidate_attrs_now(dst);
+        }
+        match failed {
+            Some(e) if done == 0 => reply.error(e),
+            _ => reply.written(done as u32),
         }
     }
 

@@ -5,8 +5,9 @@
 //! across commands, so a test can interleave two users' operations on one file.
 //!
 //! Commands (TEXT has no spaces; MODE is octal):
-//! - `open SLOT PATH r|w|rw|rwt|rwc|rd|rwd` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC,
-//!   O_RDWR|O_CREAT (0644), O_RDONLY|O_DIRECT, O_RDWR|O_DIRECT
+//! - `open SLOT PATH r|w|rw|rwt|rwc|rd|rwd|wa` — O_RDONLY, O_WRONLY, O_RDWR, O_RDWR|O_TRUNC,
+//!   O_RDWR|O_CREAT (0644), O_RDONLY|O_DIRECT, O_RDWR|O_DIRECT, O_WRONLY|O_APPEND
+//! - `copy SLOT_IN OFF_IN SLOT_OUT OFF_OUT LEN` — one copy_file_range(2): `ok COPIED`
 //! - `close SLOT`, `fsync SLOT`, `ftruncate SLOT LEN`
 //! - `ioctl SLOT CMD` (CMD in hex, an `_IO` ioctl without argument), `stats SLOT`,
 //!   `features SLOT` (F2FS_IOC_GET_FEATURES, `ok HEX`)
@@ -147,6 +148,7 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                     "rwc" => libc::O_RDWR | libc::O_CREAT,
                     "rd" => libc::O_RDONLY | libc::O_DIRECT,
                     "rwd" => libc::O_RDWR | libc::O_DIRECT,
+                    "wa" => libc::O_WRONLY | libc::O_APPEND,
                     _ => panic!("open mode {how}"),
                 };
                 let fd = libc::open(cpath(path).as_ptr(), flags | libc::O_CLOEXEC, 0o644);
@@ -155,6 +157,18 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 }
                 slots.insert(name.to_string(), fd);
                 Ok(String::new())
+            }
+            ["copy", src, off_in, dst, off_out, len] => {
+                let (mut off_in, mut off_out): (i64, i64) = (off_in.parse().unwrap(), off_out.parse().unwrap());
+                let r = libc::copy_file_range(
+                    slot(slots, src),
+                    &mut off_in,
+                    slot(slots, dst),
+                    &mut off_out,
+                    len.parse().unwrap(),
+                    0,
+                );
+                check(r as _).map(|_| r.to_string())
             }
             ["close", name] => {
                 let fd = slots.remove(*name).expect("unknown slot");
