@@ -244,7 +244,7 @@ fn check_image(img: MemDevice, what: &str) {
     assert!(r.is_clean(), "{what}: fsck after recovery: {:?}", r.problems);
 }
 
-fn tr(what: &str, m: String) {
+fn tr(what: &str, m: &str) {
     if std::env::var("R38_TRACE").is_ok() {
         eprintln!("{what}: {m}");
     }
@@ -294,7 +294,7 @@ fn run_seed(seed: u64, ops: u64) {
                 serial += 1;
                 let buf = pattern(serial, len as usize);
                 let r = fs.write(ino, off, &buf, now).map(|_| ());
-                tr(&what, format!("write ino {ino} blk {} off {off} len {len} -> {r:?}", off / bs));
+                tr(&what, &format!("write ino {ino} blk {} off {off} len {len} -> {r:?}", off / bs));
                 if ok_or_nospc(r, &what) {
                     let m = &mut files[i];
                     let v = m.staged.as_mut().unwrap_or(&mut m.data);
@@ -313,7 +313,7 @@ fn run_seed(seed: u64, ops: u64) {
                 let r = fs.fallocate(ino, off, len, keep, now);
                 tr(
                     &what,
-                    format!("falloc ino {ino} blk {}..{} keep {keep} -> {r:?}", off / bs, (off + len).div_ceil(bs)),
+                    &format!("falloc ino {ino} blk {}..{} keep {keep} -> {r:?}", off / bs, (off + len).div_ceil(bs)),
                 );
                 if ok_or_nospc(r, &what) && !keep {
                     let v = &mut files[i].data;
@@ -330,7 +330,7 @@ fn run_seed(seed: u64, ops: u64) {
                     _ => rng.below(size + 1),
                 };
                 let r = fs.setattr(ino, &SetAttr { size: Some(new), ..Default::default() }, now).map(|_| ());
-                tr(&what, format!("truncate ino {ino} from {size} to {new} -> {r:?}"));
+                tr(&what, &format!("truncate ino {ino} from {size} to {new} -> {r:?}"));
                 if ok_or_nospc(r, &what) {
                     files[i].data.resize(new as usize, 0);
                 }
@@ -341,7 +341,7 @@ fn run_seed(seed: u64, ops: u64) {
                 let zero = rng.below(2) == 0;
                 let keep = rng.below(2) == 0;
                 let r = if zero { fs.zero_range(ino, off, len, keep, now) } else { fs.punch_hole(ino, off, len, now) };
-                tr(&what, format!("zero {zero} ino {ino} {off}..{} keep {keep} -> {r:?}", off + len));
+                tr(&what, &format!("zero {zero} ino {ino} {off}..{} keep {keep} -> {r:?}", off + len));
                 if ok_or_nospc(r, &what) {
                     let v = &mut files[i].data;
                     let end = (off + len) as usize;
@@ -357,7 +357,7 @@ fn run_seed(seed: u64, ops: u64) {
             12..=13 => {
                 let datasync = rng.below(2) == 0 && std::env::var("R38_NO_FDATASYNC").is_err();
                 let r = fs.fsync(ino, datasync, now);
-                tr(&what, format!("fsync ino {ino} datasync {datasync} -> {r:?} cps {}", fs.stats().checkpoints));
+                tr(&what, &format!("fsync ino {ino} datasync {datasync} -> {r:?} cps {}", fs.stats().checkpoints));
                 if ok_or_nospc(r, &what)
                     && std::env::var("R38_NO_FSYNC_ORACLE").is_err()
                     && files[i].linked
@@ -379,17 +379,17 @@ fn run_seed(seed: u64, ops: u64) {
                 }
             }
             14 => {
-                tr(&what, "sync".into());
+                tr(&what, "sync");
                 ok_or_nospc(fs.sync(now), &what);
             }
             15 if !in_session && files[i].linked => {
-                tr(&what, format!("atomic_start ino {ino}"));
+                tr(&what, &format!("atomic_start ino {ino}"));
                 if ok_or_nospc(fs.start_atomic_write(ino), &what) {
                     files[i].staged = Some(files[i].data.clone());
                 }
             }
             16..=17 if in_session => {
-                tr(&what, format!("atomic end ino {ino}"));
+                tr(&what, &format!("atomic end ino {ino}"));
                 if rng.below(4) == 0 {
                     fs.abort_atomic_write(ino).unwrap();
                     files[i].staged = None;
@@ -400,7 +400,7 @@ fn run_seed(seed: u64, ops: u64) {
             18 if files[i].linked && !in_session && rng.below(3) == 0 => {
                 // Unlink while open: an orphan until released.
                 let name = files[i].name.clone();
-                tr(&what, format!("unlink ino {ino}"));
+                tr(&what, &format!("unlink ino {ino}"));
                 if ok_or_nospc(fs.unlink(1, &name, now), &what) {
                     files[i].linked = false;
                 }

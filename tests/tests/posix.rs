@@ -644,3 +644,53 @@ fn proc_mounts_lists_type_fuse_rollfs() {
     assert!(f[0].ends_with("fs.img"), "{line}");
     finish(m, &img);
 }
+
+/// Format 3's persistent reservations through the mount: a `fallocate -n` (KEEP_SIZE) made
+/// durable by fsync counts in `st_blocks` (so `du` finds who holds the space), survives an
+/// unmount and a mount, and after another file filled the device every write into the
+/// reserved range still succeeds. On an image made with `-O noprealloc` the reservation is
+/// gone after the remount (the old behaviour, which the first half would catch).
+#[test]
+fn a_fallocated_range_takes_its_writes_after_a_remount() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    for kept in [true, false] {
+        let extra: &[&str] =
+            if kept { &["--segment-size", "256K"] } else { &["--segment-size", "256K", "-O", "noprealloc"] };
+        let img = Image::new("64M", extra);
+        let m = img.mount();
+        let f = File::options().read(true).write(true).create(true).truncate(true).open(m.path("db")).unwrap();
+        let len: i64 = 8 << 20;
+        assert_eq!(unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) }, 0);
+        f.sync_all().unwrap();
+        assert_eq!(f.metadata().unwrap().blocks(), len as u64 / 512, "st_blocks of the reservation");
+        drop(f);
+        finish(m, &img);
+        let m = img.mount();
+        let st = fs::metadata(m.path("db")).unwrap();
+        assert_eq!(st.len(), 0);
+        assert_eq!(
+            st.blocks(),
+            if kept { len as u64 / 512 } else { 0 },
+            "st_blocks after the remount (kept on disk: {kept})"
+        );
+        fill_until_enospc(&m.path("fill"));
+        let f = File::options().read(true).write(true).open(m.path("db")).unwrap();
+        let chunk = vec![0xC3u8; 1 << 20];
+        let mut failed = None;
+        for k in 0..(len as u64 >> 20) {
+            if let Err(e) = f.write_all_at(&chunk, k << 20).and_then(|_| f.sync_data()) {
+                failed = Some((k, e));
+                break;
+            }
+        }
+        if kept {
+            assert!(failed.is_none(), "a write into the kept reservation failed after the remount: {failed:?}");
+        } else {
+            let (_, e) = failed.expect("without kept reservations the filled device refuses the writes");
+            assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        }
+        drop(f);
+        finish(m, &img);
+    }
+}
