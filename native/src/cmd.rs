@@ -1151,3 +1151,63 @@ mod option_tests {
         assert!(!parse_mount_options(&["nossr".to_string()]).unwrap().ssr);
     }
 }
+
+/// `rollfs tune -O FEATURES TARGET`: turns on, on an existing unmounted image, the format 3
+/// parts that nothing on a format 2 image can be using yet (DESIGN.md, *Format 3*): today
+/// `prealloc` (fallocate's reservations kept on disk). Turning one off, or a feature that
+/// changes what existing blocks mean (`dirv2`, `datasum`), is refused: make a new image.
+pub struct TuneArgs {
+    pub features: Vec<String>,
+    pub target: PathBuf,
+}
+
+pub fn tune(a: &TuneArgs) -> Result<i32> {
+    use rollfs_core::superblock::{read_superblock, FEATURE_INCOMPAT_PREALLOC};
+    let mut add = 0u32;
+    for word in a.features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
+        match word {
+            "prealloc" => add |= FEATURE_INCOMPAT_PREALLOC,
+            "noprealloc" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" => {
+                return Err(CliError::BadOption(format!(
+                    "-O {word}: cannot be changed on an existing image (what its blocks hold depends on it): \
+                     make a new image with `rollfs mkfs -O {word}` and copy the files over"
+                )))
+            }
+            other => return Err(CliError::BadOption(format!("-O {other}: unknown feature (tune knows: prealloc)"))),
+        }
+    }
+    if add == 0 {
+        return Err(CliError::BadOption("-O FEATURES: nothing to change (tune knows: prealloc)".into()));
+    }
+    let path = a.target.as_path();
+    let mut dev = FileDevice::open(path, DeviceOptions::default())?;
+    let sb = probe::check_superblock(&mut dev, path)?;
+    let core_err = |e| CliError::core(path, "cannot tune", e);
+    let (cp, _) = rollfs_core::checkpoint::Checkpoint::read_newest(&mut dev, &sb.geometry).map_err(core_err)?;
+    if cp.flags & rollfs_core::checkpoint::CP_FLAG_UMOUNT == 0 {
+        // A pending fsync chain was written under the old features: let recovery apply it
+        // under them first.
+        return Err(CliError::Failed {
+            path: path.to_owned(),
+            what: "cannot tune",
+            detail: "the image was not cleanly unmounted: mount and unmount it first".into(),
+        });
+    }
+    let mut sb = read_superblock(&mut dev).map_err(core_err)?;
+    if sb.feature_incompat & add == add {
+        println!("rollfs tune: {}: nothing to do (reservations are already kept on disk)", path.display());
+        return Ok(0);
+    }
+    sb.feature_incompat |= add;
+    let block = sb.encode();
+    // Copy 1 first, then copy 0, each flushed: mount uses the first valid copy, so a
+    // crash between or during the writes leaves the old features or the new ones, and
+    // both describe the image (nothing on it uses the new part yet).
+    for copy in [1u64, 0] {
+        dev.write(copy, &block, rollfs_core::WriteFlags::empty())
+            .map_err(|e| CliError::core(path, "cannot tune", e.into()))?;
+        dev.flush().map_err(|e| CliError::core(path, "cannot tune", e.into()))?;
+    }
+    println!("rollfs tune: {}: fallocate's reservations are now kept on disk (-O prealloc)", path.display());
+    Ok(0)
+}

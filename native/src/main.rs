@@ -108,6 +108,16 @@ enum Cmd {
         json: bool,
         target: PathBuf,
     },
+    /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
+    /// (fallocate's reservations kept on disk, as `rollfs mkfs` makes images now). Older
+    /// binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad options,
+    /// 1 could not tune (busy, not cleanly unmounted, I/O error).
+    Tune {
+        /// Features to turn on, comma-separated (only `prealloc` can be turned on).
+        #[arg(short = 'O', value_name = "FEATURES", required = true)]
+        features: Vec<String>,
+        target: PathBuf,
+    },
     /// Show the superblock, layout, checkpoint and segment use.
     Inspect {
         #[arg(long)]
@@ -299,6 +309,7 @@ fn main() {
             cmd::fsck(&target, &cmd::FsckArgs { repair, json, no_verify_data })
         }
         Cmd::Scrub { json, target } => cmd::scrub(&target, json),
+        Cmd::Tune { features, target } => report(cmd::tune(&cmd::TuneArgs { features, target })),
         Cmd::Inspect { json, svg, verify_data, target } => {
             report(rollfs::inspect::run(&target, json, svg.as_deref(), verify_data))
         }

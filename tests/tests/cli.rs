@@ -290,3 +290,37 @@ fn mkfs_reserve_is_the_mounts_default_root_reserve() {
     ]);
     assert_eq!(o.status.code(), Some(2), "--reserve 60 must be refused: {}", stderr(&o));
 }
+
+/// `rollfs tune -O prealloc` turns persistent reservations on for an image made without
+/// them (format 2, or `-O noprealloc`): a reservation then survives a remount, fsck stays
+/// clean. Turning features off or changing what blocks mean is a usage error; a mounted
+/// image is refused (busy), and so is an unknown feature.
+#[test]
+fn tune_turns_on_persistent_reservations_of_an_existing_image() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let img = Image::new("64M", &["-O", "noprealloc"]);
+    let tune = |f: &str| rollfs([OsStr::new("tune"), OsStr::new("-O"), OsStr::new(f), img.path.as_os_str()]);
+    for f in ["noprealloc", "nodatasum", "dirv2", "bogus"] {
+        let o = tune(f);
+        assert_eq!(o.status.code(), Some(2), "tune -O {f}: {}", stderr(&o));
+    }
+    let m = img.mount();
+    assert_fails(&tune("prealloc"), 1, "already mounted");
+    assert!(m.unmount().success());
+    let o = tune("prealloc");
+    assert!(o.status.success() && stdout(&o).contains("now kept on disk"), "{}{}", stdout(&o), stderr(&o));
+    let o = tune("prealloc");
+    assert!(o.status.success() && stdout(&o).contains("nothing to do"), "{}", stdout(&o));
+    img.assert_fsck_clean();
+    let m = img.mount();
+    let f = std::fs::File::create(m.path("r")).unwrap();
+    assert_eq!(unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, 4 << 20) }, 0);
+    f.sync_all().unwrap();
+    drop(f);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(std::fs::metadata(m.path("r")).unwrap().blocks(), 8192, "the reservation after the remount");
+    assert!(m.unmount().success());
+}
