@@ -1107,51 +1107,6 @@ fn mount_device(mnt: &Path) -> Option<String> {
     })
 }
 
-#[cfg(test)]
-mod option_tests {
-    use super::*;
-
-    #[test]
-    fn discard_follows_the_options_and_otherwise_the_target() {
-        assert_eq!(parse_mount_options(&[]).unwrap().discard, None);
-        assert_eq!(parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard, Some(false));
-        assert_eq!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard, Some(true));
-        let d = tempfile::tempdir().unwrap();
-        let sparse = d.path().join("sparse.img");
-        std::fs::File::create(&sparse).unwrap().set_len(64 << 20).unwrap();
-        let full = d.path().join("full.img");
-        std::fs::write(&full, vec![1u8; 1 << 20]).unwrap();
-        let meta = |p: &std::path::Path| std::fs::File::open(p).unwrap().metadata().unwrap();
-        assert!(discard_default(DeviceKind::ImageFile, &meta(&sparse)), "a sparse image is kept sparse");
-        assert!(!discard_default(DeviceKind::ImageFile, &meta(&full)), "a written-out image keeps its blocks");
-        assert!(parse_mount_options(&["nosuchoption".to_string()]).is_err());
-    }
-
-    #[test]
-    fn root_reserve_is_unset_by_default_and_can_be_sized() {
-        let o = parse_mount_options(&[]).unwrap();
-        assert_eq!((o.reserve, o.resuid, o.resgid), (None, None, None));
-        let o = parse_mount_options(&["reserve=16M,resuid=1000,resgid=50".to_string()]).unwrap();
-        assert_eq!((o.reserve, o.resuid, o.resgid), (Some(Reserve::Bytes(16 << 20)), Some(1000), Some(50)));
-        assert_eq!(parse_mount_options(&["reserve=0".to_string()]).unwrap().reserve, Some(Reserve::Bytes(0)));
-        assert_eq!(parse_mount_options(&["reserve=10%".to_string()]).unwrap().reserve, Some(Reserve::Percent(10)));
-        for bad in ["reserve=51%", "reserve=lots", "resuid=root", "resgid=-1"] {
-            assert!(parse_mount_options(&[bad.to_string()]).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn background_cleaning_is_on_by_default_and_can_be_tuned_or_turned_off() {
-        assert_eq!(parse_mount_options(&[]).unwrap().gc_idle_secs, 5);
-        assert_eq!(parse_mount_options(&["gc_idle=30".to_string()]).unwrap().gc_idle_secs, 30);
-        assert_eq!(parse_mount_options(&["nogc".to_string()]).unwrap().gc_idle_secs, 0);
-        assert_eq!(parse_mount_options(&["gc_idle=0".to_string()]).unwrap().gc_idle_secs, 0);
-        assert!(parse_mount_options(&["gc_idle=soon".to_string()]).is_err());
-        assert!(parse_mount_options(&[]).unwrap().ssr);
-        assert!(!parse_mount_options(&["nossr".to_string()]).unwrap().ssr);
-    }
-}
-
 /// `rollfs tune -O FEATURES TARGET`: turns on, on an existing unmounted image, the format 3
 /// parts that nothing on a format 2 image can be using yet (DESIGN.md, *Format 3*): today
 /// `prealloc` (fallocate's reservations kept on disk). Turning one off, or a feature that
@@ -1210,4 +1165,49 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
     }
     println!("rollfs tune: {}: fallocate's reservations are now kept on disk (-O prealloc)", path.display());
     Ok(0)
+}
+
+#[cfg(test)]
+mod option_tests {
+    use super::*;
+
+    #[test]
+    fn discard_follows_the_options_and_otherwise_the_target() {
+        assert_eq!(parse_mount_options(&[]).unwrap().discard, None);
+        assert_eq!(parse_mount_options(&["rw,nodiscard".to_string()]).unwrap().discard, Some(false));
+        assert_eq!(parse_mount_options(&["nodiscard,discard".to_string()]).unwrap().discard, Some(true));
+        let d = tempfile::tempdir().unwrap();
+        let sparse = d.path().join("sparse.img");
+        std::fs::File::create(&sparse).unwrap().set_len(64 << 20).unwrap();
+        let full = d.path().join("full.img");
+        std::fs::write(&full, vec![1u8; 1 << 20]).unwrap();
+        let meta = |p: &std::path::Path| std::fs::File::open(p).unwrap().metadata().unwrap();
+        assert!(discard_default(DeviceKind::ImageFile, &meta(&sparse)), "a sparse image is kept sparse");
+        assert!(!discard_default(DeviceKind::ImageFile, &meta(&full)), "a written-out image keeps its blocks");
+        assert!(parse_mount_options(&["nosuchoption".to_string()]).is_err());
+    }
+
+    #[test]
+    fn root_reserve_is_unset_by_default_and_can_be_sized() {
+        let o = parse_mount_options(&[]).unwrap();
+        assert_eq!((o.reserve, o.resuid, o.resgid), (None, None, None));
+        let o = parse_mount_options(&["reserve=16M,resuid=1000,resgid=50".to_string()]).unwrap();
+        assert_eq!((o.reserve, o.resuid, o.resgid), (Some(Reserve::Bytes(16 << 20)), Some(1000), Some(50)));
+        assert_eq!(parse_mount_options(&["reserve=0".to_string()]).unwrap().reserve, Some(Reserve::Bytes(0)));
+        assert_eq!(parse_mount_options(&["reserve=10%".to_string()]).unwrap().reserve, Some(Reserve::Percent(10)));
+        for bad in ["reserve=51%", "reserve=lots", "resuid=root", "resgid=-1"] {
+            assert!(parse_mount_options(&[bad.to_string()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn background_cleaning_is_on_by_default_and_can_be_tuned_or_turned_off() {
+        assert_eq!(parse_mount_options(&[]).unwrap().gc_idle_secs, 5);
+        assert_eq!(parse_mount_options(&["gc_idle=30".to_string()]).unwrap().gc_idle_secs, 30);
+        assert_eq!(parse_mount_options(&["nogc".to_string()]).unwrap().gc_idle_secs, 0);
+        assert_eq!(parse_mount_options(&["gc_idle=0".to_string()]).unwrap().gc_idle_secs, 0);
+        assert!(parse_mount_options(&["gc_idle=soon".to_string()]).is_err());
+        assert!(parse_mount_options(&[]).unwrap().ssr);
+        assert!(!parse_mount_options(&["nossr".to_string()]).unwrap().ssr);
+    }
 }
