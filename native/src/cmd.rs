@@ -720,6 +720,7 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
             "directories": r.directories,
             "data_blocks": r.data_blocks,
             "node_blocks": r.node_blocks,
+            "reserved_blocks": r.reserved_blocks,
             "checkpoint_version": r.checkpoint_version,
             "pending_chain_nodes": r.pending_chain_nodes,
             "pending_inodes": r.pending_inodes,
@@ -736,13 +737,14 @@ fn print_report(target: &Path, r: &rollfs_core::fsck::FsckReport, json: bool) {
         println!("{}: {b}", target.display());
     }
     println!(
-        "{}: {}, {} inodes ({} directories), {} data blocks{}, {} node blocks, checkpoint {}",
+        "{}: {}, {} inodes ({} directories), {} data blocks{}{}, {} node blocks, checkpoint {}",
         target.display(),
         verdict(r),
         r.inodes,
         r.directories,
         r.data_blocks,
         if r.data_blocks_verified > 0 { format!(" ({} verified)", r.data_blocks_verified) } else { String::new() },
+        if r.reserved_blocks > 0 { format!(", {} reserved (fallocate)", r.reserved_blocks) } else { String::new() },
         r.node_blocks,
         r.checkpoint_version
     );

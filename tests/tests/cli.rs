@@ -320,6 +320,8 @@ fn tune_turns_on_persistent_reservations_of_an_existing_image() {
     drop(f);
     assert!(m.unmount().success());
     img.assert_fsck_clean();
+    let o = rollfs([OsStr::new("fsck"), OsStr::new("--json"), img.path.as_os_str()]);
+    assert!(stdout(&o).contains("\"reserved_blocks\":1024"), "{}", stdout(&o));
     let m = img.mount();
     assert_eq!(std::fs::metadata(m.path("r")).unwrap().blocks(), 8192, "the reservation after the remount");
     assert!(m.unmount().success());
