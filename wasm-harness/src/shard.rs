@@ -71,7 +71,7 @@ impl Default for Events {
 }
 
 /// The rare events every exploration reports and the CI sample must reach (core counters).
-pub const RARE_EVENTS: [&str; 13] = [
+pub const RARE_EVENTS: [&str; 14] = [
     "atomic_spills",
     "op_checkpoints",
     "enospc_returned",
@@ -85,6 +85,8 @@ pub const RARE_EVENTS: [&str; 13] = [
     "recovered_batches",
     "ssr_blocks",
     "full_device_removals",
+    // A fallocate made durable by its fsync's checkpoint (reservations kept on disk).
+    "fsync_cp_reserved",
 ];
 
 impl Events {

@@ -341,7 +341,12 @@ fn wired_counters() -> Vec<&'static str> {
     rollfs_sim::shard::RARE_EVENTS
         .iter()
         .copied()
-        .filter(|n| text.contains(&format!("{n} +=")) || text.contains(&format!("{n} =")))
+        .filter(|n| {
+            // Counted by assignment, or through `count_checkpoint_reason`'s `&mut s.<name>`.
+            text.contains(&format!("{n} +="))
+                || text.contains(&format!("{n} ="))
+                || text.contains(&format!("&mut s.{n}"))
+        })
         .collect()
 }
 
