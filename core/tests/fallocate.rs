@@ -250,16 +250,6 @@ fn reservation_then_node_ids_run_out() {
 
 // ------------------------------------------------ reservations kept on disk (format 3)
 
-/// Images that keep reservations on disk (`FEATURE_INCOMPAT_PREALLOC`).
-fn fresh_on_disk() -> (Filesystem<CrashDevice>, Ino) {
-    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], prealloc_on_disk: true, ..Default::default() };
-    let img = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
-    let mut fs = mount(img);
-    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
-    fs.sync(t(1)).unwrap();
-    (fs, f)
-}
-
 /// 512-byte units (`st_blocks`) of `n` blocks.
 const SECTORS: u64 = (B / 512) as u64;
 

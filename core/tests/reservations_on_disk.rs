@@ -19,15 +19,6 @@ use rollfs_core::*;
 const A: u64 = 914; // ADDRS_PER_INODE
 const SECTORS: u64 = (B / 512) as u64;
 
-fn fresh_on_disk() -> (Filesystem<CrashDevice>, Ino) {
-    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], prealloc_on_disk: true, ..Default::default() };
-    let img = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
-    let mut fs = mount(img);
-    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
-    fs.sync(t(1)).unwrap();
-    (fs, f)
-}
-
 /// Crash (durable writes only), remount, unmount; returns fsck's report and the file's
 /// st_blocks after the recovery mount.
 fn crash_and_check(fs: Filesystem<CrashDevice>, path: &str) -> (fsck::FsckReport, Option<u64>) {

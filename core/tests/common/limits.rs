@@ -33,6 +33,17 @@ pub fn with_prealloc_on_disk(body: impl Fn(bool)) {
     PREALLOC_ON_DISK.with(|c| c.set(false));
 }
 
+/// A mount of a fresh image that keeps reservations on disk (`FEATURE_INCOMPAT_PREALLOC`)
+/// with one file, `/f`, synced.
+pub fn fresh_on_disk() -> (Filesystem<CrashDevice>, Ino) {
+    let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], prealloc_on_disk: true, ..Default::default() };
+    let img = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
+    let mut fs = mount(img);
+    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    (fs, f)
+}
+
 pub fn mkfs(blocks: u64) -> MemDevice {
     let prealloc_on_disk = PREALLOC_ON_DISK.with(|c| c.get());
     let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], prealloc_on_disk, ..Default::default() };
