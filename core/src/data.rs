@@ -361,8 +361,10 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
-        for p in &mut out[from..] {
-            p.0 = self.reserved_as_hole(p.0);
+        if self.prealloc_on_disk {
+            for p in &mut out[from..] {
+                p.0 = self.reserved_as_hole(p.0);
+            }
         }
         Ok(())
     }
@@ -667,21 +669,15 @@ impl<D: BlockDevice> Filesystem<D> {
     /// `None` when there is none: a whole search, for a caller that keeps the range small.
     pub(crate) fn next_data_block(&mut self, ino: Ino, from: u64, end: u64) -> Result<Option<u64>> {
         let mut unlimited = usize::MAX;
-        match self.next_data(ino, from, end, &mut unlimited)? {
-            Scan::Found(i) => Ok(Some(i)),
-            Scan::Clear => Ok(None),
-            Scan::Stopped(_) => Err(Error::Invalid("an unlimited seek stopped")),
-        }
+        let scan = self.next_data(ino, from, end, &mut unlimited)?;
+        whole_scan(scan)
     }
 
     /// [`Self::next_data_block`] for a hole.
     pub(crate) fn next_hole_block(&mut self, ino: Ino, from: u64, end: u64) -> Result<Option<u64>> {
         let mut unlimited = usize::MAX;
-        match self.next_hole(ino, from, end, &mut unlimited)? {
-            Scan::Found(i) => Ok(Some(i)),
-            Scan::Clear => Ok(None),
-            Scan::Stopped(_) => Err(Error::Invalid("an unlimited seek stopped")),
-        }
+        let scan = self.next_hole(ino, from, end, &mut unlimited)?;
+        whole_scan(scan)
     }
 
     /// The first data block of `from..end` of `ino` as reads see it: the earliest of the
@@ -857,5 +853,14 @@ impl<D: BlockDevice> Filesystem<D> {
             };
         }
         Ok(Scan::Clear)
+    }
+}
+
+/// The answer of a scan run without a budget: found, or none in the range.
+fn whole_scan(scan: Scan) -> Result<Option<u64>> {
+    match scan {
+        Scan::Found(i) => Ok(Some(i)),
+        Scan::Clear => Ok(None),
+        Scan::Stopped(_) => Err(Error::Invalid("an unlimited seek stopped")),
     }
 }
