@@ -96,6 +96,9 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::Invalid("atomic write on a non-regular file"));
         }
         if !self.atomic.contains_key(&ino) {
+            // A session stages blocks: an inline file becomes an ordinary one first (the
+            // call carries no time: the latest the filesystem has seen stands in).
+            self.uninline(ino, crate::fs::Timestamp::new(self.now_sec as i64, 0))?;
             let size = inode::size(self.inode_ref(ino)?);
             self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size, span: (0, 0), owner });
         }

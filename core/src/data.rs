@@ -52,6 +52,8 @@ pub(crate) enum Location {
     /// On the device at `addr` (its node's pointer; `NULL_ADDR` is a hole), checked
     /// against `crc`.
     Device { addr: BlockAddr, crc: u32 },
+    /// Block 0 of an inline file: its bytes, from the inode (`inline.rs`).
+    Inline(Box<Block>),
 }
 
 /// Adjacent device blocks that [`Filesystem::read_planned`] left for its caller to read.
@@ -129,6 +131,11 @@ impl<D: BlockDevice> Filesystem<D> {
         if let Some(l) = self.locate_in_memory(ino, idx) {
             return Ok(l);
         }
+        if idx == 0 && self.is_inline(ino)? {
+            let mut b = zero_block();
+            self.inline_read(ino, 0, &mut b[..])?;
+            return Ok(Location::Inline(b));
+        }
         let (addr, crc) = self.get_ptr(ino, idx)?;
         Ok(Location::Device { addr, crc })
     }
@@ -163,7 +170,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// hole.
     pub(crate) fn read_located(&mut self, ino: Ino, idx: u64, loc: Location) -> Result<Option<Box<Block>>> {
         match loc {
-            Location::Staged(b) => Ok(Some(b)),
+            Location::Staged(b) | Location::Inline(b) => Ok(Some(b)),
             Location::Dirty => Ok(self.data.get(&(ino, idx)).cloned()),
             Location::KeptBad => {
                 // A bad block that cleaning is moving with its old checksum: its cached bytes
@@ -226,8 +233,9 @@ impl<D: BlockDevice> Filesystem<D> {
             FileType::Directory => return Err(Error::IsDir),
             _ => return Err(Error::Invalid("read of a special file")),
         }
-        let size = match self.atomic.get(&ino) {
-            Some(s) => s.size,
+        let size = match self.atomic.get(&ino).map(|s| s.size) {
+            Some(s) => s,
+            None if self.is_inline(ino)? => return self.inline_read(ino, offset, buf),
             None => inode::size(self.inode_ref(ino)?),
         };
         if offset >= size {
@@ -783,6 +791,18 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
+    /// [`Self::next_ptr`] of an inline file: its bytes are its block 0 (when it has any),
+    /// which counts as mapped; it maps nothing else.
+    fn next_inline_ptr(&mut self, f: Ino, from: u64, end: u64, mapped: bool) -> Result<Scan> {
+        let data0 = inode::size(self.inode_ref(f)?) > 0;
+        let first = match (mapped, from == 0 && data0) {
+            (true, true) => Some(0),
+            (true, false) => None,
+            (false, at0) => Some(from + at0 as u64),
+        };
+        Ok(first.filter(|&i| i < end).map_or(Scan::Clear, Scan::Found))
+    }
+
     /// The first block of `from..end` of `f` whose own pointer (in the inode or a direct
     /// node) points at the device (`mapped`) or does not (`!mapped`: `NULL_ADDR`, or
     /// `NEW_ADDR`, whose block is in the write-back cache, where the callers look): a walk
@@ -791,6 +811,9 @@ impl<D: BlockDevice> Filesystem<D> {
     /// the budget (progress); after that, an exhausted budget stops the search where it got
     /// to.
     fn next_ptr(&mut self, f: Ino, from: u64, end: u64, mapped: bool, budget: &mut usize) -> Result<Scan> {
+        if self.is_inline(f)? {
+            return self.next_inline_ptr(f, from, end, mapped);
+        }
         let (a, p) = (u64::from(ADDRS_PER_INODE), u64::from(ADDRS_PER_BLOCK));
         let mut idx = from;
         // Bounded: every round returns, or moves `idx` past the node it looked at (a direct

@@ -31,6 +31,13 @@ impl<D: BlockDevice> Filesystem<D> {
             self.after_change(now)?;
             return Ok(data.len());
         }
+        if !data.is_empty() && self.is_inline(ino)? {
+            if self.inline_write(ino, offset, data, now)? {
+                self.after_change(now)?;
+                return Ok(data.len());
+            }
+            self.uninline(ino, now)?;
+        }
         self.write_inner(ino, offset, data, now)?;
         self.after_change(now)?;
         Ok(data.len())
@@ -138,6 +145,12 @@ impl<D: BlockDevice> Filesystem<D> {
         if size > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
         }
+        if self.is_inline(ino)? {
+            if self.inline_set_size(ino, size, now)? {
+                return Ok(());
+            }
+            self.uninline(ino, now)?;
+        }
         let old = inode::size(self.inode_ref(ino)?);
         if size < old {
             let keep_blocks = size.div_ceil(BLOCK_SIZE as u64);
@@ -193,6 +206,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn punch_hole_inner(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
+        self.uninline(ino, now)?;
         self.zero_blocks_range(ino, offset, end, now)?;
         self.after_change(now)
     }
@@ -207,6 +221,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn zero_range_inner(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
+        self.uninline(ino, now)?;
         let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
         if grows {
             // The size change dirties the inode: its room first, so that the whole call
@@ -221,7 +236,8 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// What every fallocate mode checks first: a writable filesystem, a regular file not in
-    /// an atomic write, a range within the largest file. Returns the range's end.
+    /// an atomic write, a range within the largest file. Returns the range's end. (Each
+    /// mode then converts an inline file: `uninline`; its blocks are what it works on.)
     pub(crate) fn check_fallocate(&mut self, ino: Ino, offset: u64, len: u64) -> Result<u64> {
         self.check_writable()?;
         match self.inode_kind(ino)? {

@@ -153,6 +153,10 @@ pub struct MkfsOptions {
     /// `NEW_ADDR` pointers on disk and survive a remount and a crash. Off in the core's
     /// default, as `dir_v2`; `rollfs mkfs` and the simulator turn it on.
     pub prealloc_on_disk: bool,
+    /// Inline data (`FEATURE_INCOMPAT_INLINE`): files of at most 3,656 bytes keep them in
+    /// the inode, no data block. Off in the core's default, as `dir_v2`; `rollfs mkfs` and
+    /// the simulator turn it on.
+    pub inline_data: bool,
 }
 
 impl Default for MkfsOptions {
@@ -169,6 +173,7 @@ impl Default for MkfsOptions {
             data_checksums: true,
             dir_v2: false,
             prealloc_on_disk: false,
+            inline_data: false,
         }
     }
 }
@@ -287,6 +292,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// Whether fallocate's reservations are `NEW_ADDR` pointers in the tree, persisted
     /// (`FEATURE_INCOMPAT_PREALLOC`), rather than `prealloc`'s in-memory runs.
     pub(crate) prealloc_on_disk: bool,
+    /// Whether new regular files start inline (`FEATURE_INCOMPAT_INLINE`). Inline inodes
+    /// are only ever met on such an image (fsck reports one elsewhere).
+    pub(crate) inline_data: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// Each directory's parent, as its inode records it, for the walks up the tree
@@ -401,6 +409,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let unknown_ro = sb.feature_ro_compat & !crate::superblock::FEATURE_RO_COMPAT_SUPPORTED != 0;
         let data_checksums = sb.feature_ro_compat & crate::superblock::FEATURE_RO_COMPAT_DATASUM != 0;
         let prealloc_on_disk = sb.prealloc_on_disk();
+        let inline_data = sb.inline_data();
         let prealloc = crate::prealloc::Reservations::with_total(if prealloc_on_disk { cp.reserved_blocks } else { 0 });
         Filesystem {
             dev,
@@ -433,6 +442,7 @@ impl<D: BlockDevice> Filesystem<D> {
             dentry_cache: Default::default(),
             data_checksums,
             prealloc_on_disk,
+            inline_data,
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,

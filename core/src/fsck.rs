@@ -147,6 +147,34 @@ impl core::fmt::Display for Owner {
 }
 
 /// How a node is named in messages: `inode 7`, or `node 9 (direct node of inode 7)`.
+/// What is wrong with an inode's `iflags` and its inline data, if anything: unknown bits,
+/// inline data on an image without the feature or in anything but a regular file, an
+/// inline size past the limit, node ids beside inline bytes, or bytes past the size that
+/// are not zero (invariant 6: an extension would show them).
+fn iflags_problem(ib: &crate::Block, inline_ok: bool) -> Option<&'static str> {
+    let flags = inode::iflags(ib);
+    if flags & !inode::IFLAGS_KNOWN != 0 {
+        return Some("unknown iflags bits");
+    }
+    if !inode::is_inline(ib) {
+        return None;
+    }
+    let size = inode::size(ib);
+    if !inline_ok {
+        Some("inline data on an image without the inline feature")
+    } else if FileType::from_mode(inode::mode(ib) as u32) != Some(FileType::Regular) {
+        Some("inline data in an inode that is not a regular file")
+    } else if size > inode::INLINE_DATA_MAX as u64 {
+        Some("inline data with a size past the inline limit")
+    } else if (0..NIDS_PER_INODE).any(|i| inode::nid(ib, i) != NULL_NID) {
+        Some("inline data beside node ids")
+    } else if inode::inline_data(ib)[size as usize..].iter().any(|&x| x != 0) {
+        Some("inline data: bytes past the size are not zero")
+    } else {
+        None
+    }
+}
+
 pub(crate) fn node_desc(nid: Nid, ino: Ino, ty: NodeType) -> String {
     match ty {
         NodeType::Inode => format!("inode {nid}"),
@@ -371,7 +399,8 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         // What the walk needs of the inode, taken out of the node cache's copy (the walk
         // loads other nodes meanwhile): its mapped slots (holes need no check), subtree
         // roots, xattr node and counts. A copy of the whole block per inode cost more.
-        let (mode, size, blocks, mapped, subtrees, x) = match self.fs.node_ref(ino) {
+        let inline_ok = self.fs.inline_data;
+        let (mode, size, blocks, mapped, subtrees, x, flags_problem) = match self.fs.node_ref(ino) {
             Ok(ib) => (
                 inode::mode(ib),
                 inode::size(ib),
@@ -379,9 +408,14 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 inode::mapped_ptrs(ib).collect::<Vec<(u32, u32, u32)>>(),
                 core::array::from_fn::<Nid, { node::SLOT_SUBTREES.len() }, _>(|slot| inode::nid(ib, slot)),
                 inode::xattr_nid(ib),
+                iflags_problem(ib, inline_ok),
             ),
             Err(_) => return None,
         };
+        if let Some(p) = flags_problem {
+            let addr = self.fs.nat_addr(ino);
+            self.problem(format!("inode {ino} (block {addr}): {p}"));
+        }
         let kind = FileType::from_mode(mode as u32)?;
         if kind == FileType::Directory {
             self.dir_blocks.insert(ino, Vec::new());

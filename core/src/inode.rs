@@ -104,10 +104,13 @@ impl<D: BlockDevice> Filesystem<D> {
         let b = self.inode_ref(ino)?;
         let mode = inode::mode(b) as u32;
         let size = staged.unwrap_or(inode::size(b));
+        // An inline file shows the sectors its bytes take (f2fs's getattr does the same), so
+        // that tools that take st_blocks 0 for "all holes" still read it.
+        let inline_sectors = if inode::is_inline(b) { size.div_ceil(512) } else { 0 };
         Ok(Attr {
             ino,
             size,
-            blocks: inode::blocks(b).saturating_add(reserved).saturating_mul(BLOCK_SIZE as u64 / 512),
+            blocks: inode::blocks(b).saturating_add(reserved).saturating_mul(BLOCK_SIZE as u64 / 512) + inline_sectors,
             kind: FileType::from_mode(mode).unwrap_or(FileType::Regular),
             perm: (mode & 0o7777) as u16,
             nlink: inode::links(b),

@@ -24,6 +24,7 @@
 //! | [`node`] | node blocks: footer, inode, direct and indirect node layouts, the [`FileType`] as mode and dentry code. *Public* (on-disk format): tests and fuzz targets read and craft nodes |
 //! | `segment` | the six active logs ([`Log`], re-exported), block allocation and invalidation |
 //! | `inode` | node cache, block mapping, truncation, inode life and death |
+//! | `inline` | inline data: a small regular file's bytes in its inode, and its conversion when it needs a block |
 //! | `file` | file contents: write, size, `copy_range` ([`COPY_CHUNK_BYTES_MAX`], re-exported) |
 //! | `data` | where a file block is (`locate`) and reading it, planned reads ([`ReadPlan`], re-exported), where data and holes are (`seek_step`: [`SeekWhence`], [`SeekStep`], re-exported) |
 //! | [`dir`] | hashed dentry blocks, readdir cookies. *Public* (on-disk format): the dirhash and format tests, the simulator's guest, the fuzz targets |
@@ -32,7 +33,7 @@
 //! | `namei` | the namespace: names, links, rename, attributes, xattrs |
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
 //! | [`xattr`] | extended attribute block. *Public* (on-disk format): the format test and the fuzz decoders |
-//! | `prealloc` | fallocate reservations (in memory) |
+//! | `prealloc` | fallocate reservations (in memory, or `NEW_ADDR` pointers on disk) |
 //! | `fsync` | fsync without checkpoints: batches in the warm node chain, marks ([`FsyncTicket`], re-exported) |
 //! | `since_cp` | what changed since the last checkpoint, and why an fsync checkpoints |
 //! | `atomic` | atomic writes: staged until one commit batch |
@@ -79,6 +80,7 @@ mod file;
 mod fs;
 mod fsync;
 mod gc;
+mod inline;
 mod inode;
 mod mkfs;
 mod namei;

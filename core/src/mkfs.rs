@@ -33,8 +33,7 @@ impl<D: BlockDevice> Filesystem<D> {
             version_major: crate::superblock::FORMAT_VERSION_MAJOR,
             version_minor: crate::superblock::FORMAT_VERSION_MINOR,
             feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
-            feature_incompat: if opts.dir_v2 { crate::superblock::FEATURE_INCOMPAT_DIR_V2 } else { 0 }
-                | if opts.prealloc_on_disk { crate::superblock::FEATURE_INCOMPAT_PREALLOC } else { 0 },
+            feature_incompat: incompat_features(opts),
             feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
             geometry: geo,
             root_ino: ROOT_INO,
@@ -123,4 +122,15 @@ impl<D: BlockDevice> Filesystem<D> {
         dev.flush()?;
         Ok(dev)
     }
+}
+
+/// The incompatible feature bits `opts` asks for.
+fn incompat_features(opts: &MkfsOptions) -> u32 {
+    use crate::superblock::{FEATURE_INCOMPAT_DIR_V2, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_PREALLOC};
+    let bits = [
+        (opts.dir_v2, FEATURE_INCOMPAT_DIR_V2),
+        (opts.prealloc_on_disk, FEATURE_INCOMPAT_PREALLOC),
+        (opts.inline_data, FEATURE_INCOMPAT_INLINE),
+    ];
+    bits.iter().filter(|(on, _)| *on).fold(0, |all, (_, bit)| all | bit)
 }

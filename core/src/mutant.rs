@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 25] = [
+pub const NAMES: [&str; 27] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -44,6 +44,8 @@ pub const NAMES: [&str; 25] = [
     "mutant-spilled-commit-by-batch",
     "mutant-prealloc-by-batch",
     "mutant-recovery-drops-reservations",
+    "mutant-recovery-drops-inline-data",
+    "mutant-inline-shrink-keeps-bytes",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

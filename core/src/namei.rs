@@ -268,19 +268,17 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_uid(&mut b, cred.uid);
         inode::set_gid(&mut b, gid);
         inode::set_links(&mut b, if kind == FileType::Directory { 2 } else { 1 });
-        for (s, n) in [
-            (inode::OFF_ATIME_SEC, inode::OFF_ATIME_NSEC),
-            (inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC),
-            (inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC),
-            (inode::OFF_CRTIME_SEC, inode::OFF_CRTIME_NSEC),
-        ] {
-            inode::set_time(&mut b, s, n, now);
-        }
+        inode::set_all_times(&mut b, now);
         inode::set_generation(&mut b, self.next_generation);
         self.next_generation = self.next_generation.wrapping_add(1).max(1);
         inode::set_pino(&mut b, parent);
         inode::set_name(&mut b, name);
         inode::set_rdev(&mut b, rdev);
+        if kind == FileType::Regular && self.inline_data {
+            // A new regular file starts inline (empty): its bytes stay in the inode until a
+            // write, a size change or a call that needs blocks converts it (`uninline`).
+            inode::set_inline(&mut b, true);
+        }
         self.nodes.insert(ino, CachedNode { block: b, dirty: true });
         self.dirty_nodes.insert(ino);
         self.valid_inodes += 1;

@@ -295,6 +295,15 @@ impl FileType {
 pub mod inode {
     use super::*;
 
+    /// `iflags` bit: the file's bytes are in the inode's pointer area (inline data,
+    /// `FEATURE_INCOMPAT_INLINE`): a regular file of at most [`INLINE_DATA_MAX`] bytes
+    /// that never had a block. FORMAT.md, *Inode*; DESIGN.md, *Inline data*.
+    pub const IFLAG_INLINE_DATA: u16 = 1 << 0;
+    /// Every `iflags` bit this code knows; an inode with another is corrupt.
+    pub const IFLAGS_KNOWN: u16 = IFLAG_INLINE_DATA;
+    /// Bytes an inline inode holds: its pointer and checksum arrays (bytes 384..4040).
+    pub const INLINE_DATA_MAX: usize = OFF_NIDS - OFF_ADDRS;
+
     /// An inode block as it is on disk: the 384-byte header, the address array, the six
     /// node ids and the node footer. FORMAT.md, section "Inode".
     #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -400,6 +409,7 @@ pub mod inode {
         assert!(OFF_ADDRS == INODE_HEADER_SIZE);
         assert!(OFF_DATA_CRCS == 2212);
         assert!(OFF_NIDS == 4040);
+        assert!(INLINE_DATA_MAX == 3656);
         assert!(offset_of!(RawInode, footer) == NODE_FOOTER_OFFSET);
     };
 
@@ -533,23 +543,40 @@ pub mod inode {
     pub fn batch_blocks(b: &Block) -> u32 {
         raw(b).batch_blocks.get()
     }
+    /// Data pointer `i` of the inode. An inline inode's pointer area holds bytes, not
+    /// pointers: it maps nothing ([`NULL_ADDR`]), so that every walk over pointers (reads,
+    /// truncation, eviction, cleaning, fsck, repair, recovery) sees it as all holes and never
+    /// takes its bytes for addresses; the code that reads inline bytes asks
+    /// [`is_inline`] first.
     pub fn addr(b: &Block, i: u32) -> BlockAddr {
         debug_assert!(i < ADDRS_PER_INODE);
+        if is_inline(b) {
+            return NULL_ADDR;
+        }
         raw(b).addrs[i as usize].get()
     }
+    /// The checksum of pointer `i` (0 for an inline inode: see [`addr`]).
     pub fn data_crc(b: &Block, i: u32) -> u32 {
         debug_assert!(i < ADDRS_PER_INODE);
+        if is_inline(b) {
+            return 0;
+        }
         raw(b).data_crcs[i as usize].get()
     }
     /// The mapped data pointers of an inode: `(slot, address, checksum)` for every slot
-    /// whose address is not [`NULL_ADDR`] ([`super::mapped_ptrs`] for a direct node).
+    /// whose address is not [`NULL_ADDR`] ([`super::mapped_ptrs`] for a direct node); none
+    /// for an inline inode.
     pub fn mapped_ptrs(b: &Block) -> impl Iterator<Item = (u32, BlockAddr, u32)> + '_ {
         let r = raw(b);
-        super::mapped(&r.addrs, &r.data_crcs)
+        let n = if is_inline(b) { 0 } else { r.addrs.len() };
+        super::mapped(&r.addrs[..n], &r.data_crcs[..n])
     }
-    /// Sets data pointer `i` of the inode: the address and the checksum together.
+    /// Sets data pointer `i` of the inode: the address and the checksum together. Never on
+    /// an inline inode (its bytes would be overwritten): it is converted first
+    /// (`Filesystem::uninline`).
     pub fn set_ptr(b: &mut Block, i: u32, addr: BlockAddr, crc: u32) {
         debug_assert!(i < ADDRS_PER_INODE);
+        assert!(!is_inline(b), "a pointer set in an inline inode");
         let r = raw_mut(b);
         r.addrs[i as usize].set(addr);
         r.data_crcs[i as usize].set(crc);
@@ -557,6 +584,36 @@ pub mod inode {
     pub fn nid(b: &Block, i: usize) -> Nid {
         debug_assert!(i < NIDS_PER_INODE);
         raw(b).nids[i].get()
+    }
+    /// Sets the access, modification, change and creation times to `now` (a new inode).
+    pub fn set_all_times(b: &mut Block, now: crate::Timestamp) {
+        for (s, n) in [
+            (OFF_ATIME_SEC, OFF_ATIME_NSEC),
+            (OFF_MTIME_SEC, OFF_MTIME_NSEC),
+            (OFF_CTIME_SEC, OFF_CTIME_NSEC),
+            (OFF_CRTIME_SEC, OFF_CRTIME_NSEC),
+        ] {
+            set_time(b, s, n, now);
+        }
+    }
+    /// Whether the inode keeps its file's bytes in its pointer area ([`IFLAG_INLINE_DATA`]).
+    pub fn is_inline(b: &Block) -> bool {
+        iflags(b) & IFLAG_INLINE_DATA != 0
+    }
+    /// The inline bytes of an inode ([`INLINE_DATA_MAX`] of them; those past the size are
+    /// zero, invariant 6). Meaningful only when [`is_inline`].
+    pub fn inline_data(b: &Block) -> &[u8] {
+        &b[OFF_ADDRS..OFF_ADDRS + INLINE_DATA_MAX]
+    }
+    pub fn inline_data_mut(b: &mut Block) -> &mut [u8] {
+        &mut b[OFF_ADDRS..OFF_ADDRS + INLINE_DATA_MAX]
+    }
+    /// Turns inline data on (an empty file: the area zeroed) or off (the area zeroed: all
+    /// holes, no node ids, as an inode that never had data).
+    pub fn set_inline(b: &mut Block, on: bool) {
+        inline_data_mut(b).fill(0);
+        let f = iflags(b);
+        set_iflags(b, if on { f | IFLAG_INLINE_DATA } else { f & !IFLAG_INLINE_DATA });
     }
     pub fn set_nid(b: &mut Block, i: usize, v: Nid) {
         debug_assert!(i < NIDS_PER_INODE);

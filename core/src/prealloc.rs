@@ -182,6 +182,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::Invalid("fallocate of an empty range"));
         }
         let end = self.check_fallocate(ino, offset, len)?;
+        self.uninline(ino, now)?;
         self.touch(now);
         let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
         if grows {

@@ -274,18 +274,11 @@ impl<D: BlockDevice> Filesystem<D> {
         // Apply.
         let old_size = if exists { inode::size(self.inode_ref(ino)?) } else { u64::MAX };
         if !exists {
-            let mut b = zero_block();
-            node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
-            b[..inode::OFF_ADDRS].copy_from_slice(&ib[..inode::OFF_ADDRS]);
-            inode::set_blocks(&mut b, 0);
-            inode::set_xattr_nid(&mut b, NULL_NID);
-            self.nat.set(ino, NatEntry { ino, addr: NEW_ADDR });
-            self.nodes.insert(ino, CachedNode { block: b, dirty: true });
-            self.dirty_nodes.insert(ino);
-            self.valid_inodes += 1;
+            self.recreate_inode(ino, ib);
         } else if trunc != u64::MAX {
             self.truncate_blocks(ino, trunc)?;
         }
+        let batch_inline = self.match_inline(ino, ib, exists)?;
         let claimed: Vec<(u64, BlockAddr)> =
             changes.iter().map(|c| (c.0, c.1)).filter(|c| c.1 != NULL_ADDR && c.1 != NEW_ADDR).collect();
         for (idx, new, crc) in changes {
@@ -300,6 +293,9 @@ impl<D: BlockDevice> Filesystem<D> {
             b[..head].copy_from_slice(&ib[..head]);
             inode::set_blocks(b, blocks);
             inode::set_xattr_nid(b, xattr);
+            if batch_inline && !crate::mutant!("mutant-recovery-drops-inline-data") {
+                inode::inline_data_mut(b).copy_from_slice(inode::inline_data(ib));
+            }
         }
         // The inode's recorded parent may have changed with it.
         self.dir_parents.forget(ino);
@@ -319,6 +315,38 @@ impl<D: BlockDevice> Filesystem<D> {
             self.assert_batch_applied(ino, &claimed, size);
         }
         Ok(true)
+    }
+
+    /// A batch's inode that the checkpoint does not have: a new inode with the batch's
+    /// header (no pointers, blocks or xattr node yet: applying the batch adds them).
+    fn recreate_inode(&mut self, ino: Ino, ib: &Block) {
+        let mut b = zero_block();
+        node::init_footer(&mut b, ino, ino, NodeType::Inode, 0);
+        b[..inode::OFF_ADDRS].copy_from_slice(&ib[..inode::OFF_ADDRS]);
+        inode::set_blocks(&mut b, 0);
+        inode::set_xattr_nid(&mut b, NULL_NID);
+        self.nat.set(ino, NatEntry { ino, addr: NEW_ADDR });
+        self.nodes.insert(ino, CachedNode { block: b, dirty: true });
+        self.dirty_nodes.insert(ino);
+        self.valid_inodes += 1;
+    }
+
+    /// Inline data (inline.rs) before a batch's pointers are applied: the batch's inode
+    /// holds the file's bytes and maps nothing. An inline inode converted since (the
+    /// batch's is not) becomes an empty ordinary one; an ordinary one whose batch is inline
+    /// (only a damaged chain has one: conversion is one way) loses its blocks. Returns
+    /// whether the batch's inode is inline (its bytes are installed with its header).
+    fn match_inline(&mut self, ino: Ino, ib: &Block, exists: bool) -> Result<bool> {
+        let batch_inline = inode::is_inline(ib);
+        if exists {
+            let cur_inline = inode::is_inline(self.inode_ref(ino)?);
+            if cur_inline && !batch_inline {
+                inode::set_inline(self.inode_mut(ino)?, false);
+            } else if !cur_inline && batch_inline {
+                self.truncate_blocks(ino, 0)?;
+            }
+        }
+        Ok(batch_inline)
     }
 
     /// Postcondition of [`Self::apply_batch`]: the NAT names the rewritten inode and the SIT

@@ -111,6 +111,10 @@ stats! {
     fsync_cp_spilled,
     /// The file reserved holes on disk since the checkpoint (fallocate).
     fsync_cp_reserved,
+    /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
+    /// size past the inline limit, fallocate, punch, zero range, a copy into them, an
+    /// atomic session).
+    inline_conversions,
     /// Blocks a cleaning round moved whose old copy was still valid after its checkpoint:
     /// 0 on every consistent image (checked by the cleaning tests and the explorer); on a
     /// damaged one, a leak that fsck reports (`gc::check_moved_out`).

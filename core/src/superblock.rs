@@ -31,8 +31,13 @@ pub const FEATURE_INCOMPAT_DIR_V2: u32 = 1 << 0;
 /// `reserved_blocks` and in the inode's `blocks`. An older reader would take `NEW_ADDR` on
 /// disk for corruption, hence incompatible. DESIGN.md, *Format 3*.
 pub const FEATURE_INCOMPAT_PREALLOC: u32 = 1 << 1;
+/// Inline data: a regular file of at most `INLINE_DATA_MAX` bytes that never had a block
+/// keeps its bytes in its inode's pointer area (`iflags` bit `IFLAG_INLINE_DATA`). An older
+/// reader would take the bytes for pointers, hence incompatible. DESIGN.md, *Inline data*.
+pub const FEATURE_INCOMPAT_INLINE: u32 = 1 << 2;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
-pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC;
+pub const FEATURE_INCOMPAT_SUPPORTED: u32 =
+    FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC | FEATURE_INCOMPAT_INLINE;
 
 /// The reason of the error for a superblock with incompatible feature bits this code does
 /// not know (a newer rollfs made the image): the CLI names the bits (`native/src/probe.rs`).
@@ -186,6 +191,11 @@ impl Superblock {
     /// ([`FEATURE_INCOMPAT_PREALLOC`]).
     pub fn prealloc_on_disk(&self) -> bool {
         self.feature_incompat & FEATURE_INCOMPAT_PREALLOC != 0
+    }
+
+    /// True when new small files keep their bytes in the inode ([`FEATURE_INCOMPAT_INLINE`]).
+    pub fn inline_data(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_INLINE != 0
     }
 
     pub fn encode(&self) -> Box<Block> {

@@ -1193,10 +1193,21 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains("bit 0 `FEATURE_INCOMPAT_DIR_V2`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_PREALLOC, 1 << 1);
     assert!(doc.contains("bit 1 `FEATURE_INCOMPAT_PREALLOC`"));
+    assert_eq!(superblock::FEATURE_INCOMPAT_INLINE, 1 << 2);
+    assert!(doc.contains("bit 2 `FEATURE_INCOMPAT_INLINE`"));
     assert_eq!(
         superblock::FEATURE_INCOMPAT_SUPPORTED,
-        superblock::FEATURE_INCOMPAT_DIR_V2 | superblock::FEATURE_INCOMPAT_PREALLOC
+        superblock::FEATURE_INCOMPAT_DIR_V2
+            | superblock::FEATURE_INCOMPAT_PREALLOC
+            | superblock::FEATURE_INCOMPAT_INLINE
     );
+    // Inline data: the flag bit and the area it names, as stated.
+    assert_eq!(node::inode::IFLAG_INLINE_DATA, 1 << 0);
+    assert!(doc.contains("bit 0 `IFLAG_INLINE_DATA`"));
+    assert_eq!(node::inode::IFLAGS_KNOWN, node::inode::IFLAG_INLINE_DATA);
+    let area = format!("bytes {}..{} (`INLINE_DATA_MAX` = 3,656)", node::inode::OFF_ADDRS, node::inode::OFF_NIDS);
+    assert!(doc.contains(&area), "{area}");
+    assert_eq!(node::inode::INLINE_DATA_MAX, 3656);
     assert_eq!(superblock::FEATURE_RO_COMPAT_DATASUM, 1 << 0);
     assert!(doc.contains("bit 0 `FEATURE_RO_COMPAT_DATASUM`"));
     assert_eq!(superblock::FEATURE_RO_COMPAT_SUPPORTED, superblock::FEATURE_RO_COMPAT_DATASUM);

@@ -80,8 +80,10 @@ fn workload(dir_v2: bool) -> (u32, u32) {
         root_reserve_pct: Some(3),
         data_checksums: true,
         dir_v2,
-        // Format 2's bytes: the hashes below predate persistent reservations.
+        // Format 2's bytes: the hashes below predate persistent reservations and inline
+        // data.
         prealloc_on_disk: false,
+        inline_data: false,
     };
     let dev = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
     let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();

@@ -27,6 +27,8 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-spilled-commit-by-batch", "atomic_cow"),
     ("mutant-prealloc-by-batch", "reservations_on_disk"),
     ("mutant-recovery-drops-reservations", "reservations_on_disk"),
+    ("mutant-recovery-drops-inline-data", "inline"),
+    ("mutant-inline-shrink-keeps-bytes", "inline"),
 ];
 
 #[test]

@@ -26,7 +26,7 @@ pub struct MkfsArgs {
     /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
     pub sparse: bool,
     /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
-    /// `prealloc` / `noprealloc`.
+    /// `prealloc` / `noprealloc`, `inline` / `noinline`.
     pub features: Vec<String>,
 }
 
@@ -41,9 +41,12 @@ fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Result<()> {
             "nodirv2" => opts.dir_v2 = false,
             "prealloc" => opts.prealloc_on_disk = true,
             "noprealloc" => opts.prealloc_on_disk = false,
+            "inline" => opts.inline_data = true,
+            "noinline" => opts.inline_data = false,
             other => {
                 return Err(CliError::BadOption(format!(
-                    "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2, prealloc, noprealloc)"
+                    "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2, prealloc, noprealloc, \
+                     inline, noinline)"
                 )))
             }
         }
@@ -123,8 +126,9 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let path = a.target.as_path();
     // Directories v2 (per-directory hash keys, overflowing buckets) unless `-O nodirv2`;
-    // fallocate's reservations kept on disk unless `-O noprealloc`.
-    let mut opts = MkfsOptions { dir_v2: true, prealloc_on_disk: true, ..MkfsOptions::default() };
+    // fallocate's reservations kept on disk unless `-O noprealloc`; small files' bytes in
+    // their inodes unless `-O noinline`.
+    let mut opts = MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ..MkfsOptions::default() };
     apply_features(&a.features, &mut opts)?;
     if let Some(seg) = a.segment_size {
         if seg % rollfs_core::BLOCK_SIZE as u64 != 0 {
@@ -222,7 +226,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
             let g = sb.geometry;
             println!(
                 "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, \
-                 directories {}, reservations {}, uuid {}{}",
+                 directories {}, reservations {}, inline data {}, uuid {}{}",
                 path.display(),
                 size::human(bytes),
                 g.main_segments,
@@ -232,6 +236,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 if sb.data_checksums() { "on" } else { "off" },
                 if sb.dir_v2() { "v2" } else { "v1" },
                 if sb.prealloc_on_disk() { "kept on disk" } else { "in memory" },
+                if sb.inline_data() { "on" } else { "off" },
                 format_uuid(&sb.uuid),
                 if sb.label.is_empty() {
                     String::new()
@@ -1111,7 +1116,8 @@ fn mount_device(mnt: &Path) -> Option<String> {
 
 /// `rollfs tune -O FEATURES TARGET`: turns on, on an existing unmounted image, the format 3
 /// parts that nothing on a format 2 image can be using yet (DESIGN.md, *Format 3*): today
-/// `prealloc` (fallocate's reservations kept on disk). Turning one off, or a feature that
+/// `prealloc` (fallocate's reservations kept on disk) and `inline` (small files' bytes in
+/// their inodes: only new files start inline). Turning one off, or a feature that
 /// changes what existing blocks mean (`dirv2`, `datasum`), is refused: make a new image.
 pub struct TuneArgs {
     pub features: Vec<String>,
@@ -1119,22 +1125,25 @@ pub struct TuneArgs {
 }
 
 pub fn tune(a: &TuneArgs) -> Result<i32> {
-    use rollfs_core::superblock::{read_superblock, FEATURE_INCOMPAT_PREALLOC};
+    use rollfs_core::superblock::{read_superblock, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_PREALLOC};
     let mut add = 0u32;
     for word in a.features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
         match word {
             "prealloc" => add |= FEATURE_INCOMPAT_PREALLOC,
-            "noprealloc" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" => {
+            "inline" => add |= FEATURE_INCOMPAT_INLINE,
+            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" => {
                 return Err(CliError::BadOption(format!(
                     "-O {word}: cannot be changed on an existing image (what its blocks hold depends on it): \
                      make a new image with `rollfs mkfs -O {word}` and copy the files over"
                 )))
             }
-            other => return Err(CliError::BadOption(format!("-O {other}: unknown feature (tune knows: prealloc)"))),
+            other => {
+                return Err(CliError::BadOption(format!("-O {other}: unknown feature (tune knows: prealloc, inline)")))
+            }
         }
     }
     if add == 0 {
-        return Err(CliError::BadOption("-O FEATURES: nothing to change (tune knows: prealloc)".into()));
+        return Err(CliError::BadOption("-O FEATURES: nothing to change (tune knows: prealloc, inline)".into()));
     }
     let path = a.target.as_path();
     let mut dev = FileDevice::open(path, DeviceOptions::default())?;
@@ -1152,7 +1161,7 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
     }
     let mut sb = read_superblock(&mut dev).map_err(core_err)?;
     if sb.feature_incompat & add == add {
-        println!("rollfs tune: {}: nothing to do (reservations are already kept on disk)", path.display());
+        println!("rollfs tune: {}: nothing to do (the features asked for are already on)", path.display());
         return Ok(0);
     }
     sb.feature_incompat |= add;
@@ -1165,7 +1174,12 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
             .map_err(|e| CliError::core(path, "cannot tune", e.into()))?;
         dev.flush().map_err(|e| CliError::core(path, "cannot tune", e.into()))?;
     }
-    println!("rollfs tune: {}: fallocate's reservations are now kept on disk (-O prealloc)", path.display());
+    if add & FEATURE_INCOMPAT_PREALLOC != 0 {
+        println!("rollfs tune: {}: fallocate's reservations are now kept on disk (-O prealloc)", path.display());
+    }
+    if add & FEATURE_INCOMPAT_INLINE != 0 {
+        println!("rollfs tune: {}: new small files now keep their bytes in their inodes (-O inline)", path.display());
+    }
     Ok(0)
 }
 

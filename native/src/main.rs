@@ -59,7 +59,9 @@ enum Cmd {
         /// hashes names with a key of its own, and a full hash bucket overflows instead of
         /// refusing a name); `noprealloc` keeps fallocate's reservations in memory only, for
         /// an image older binaries can mount (default `prealloc`: they are kept on disk and
-        /// survive a remount and a crash).
+        /// survive a remount and a crash); `noinline` gives every file a data block, for an
+        /// image older binaries can mount (default `inline`: a file of at most 3,656 bytes
+        /// keeps them in its inode).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
         target: PathBuf,
@@ -109,11 +111,11 @@ enum Cmd {
         target: PathBuf,
     },
     /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
-    /// (fallocate's reservations kept on disk, as `rollfs mkfs` makes images now). Older
-    /// binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad options,
+    /// (fallocate's reservations kept on disk), `-O inline` (new small files' bytes in their
+    /// inodes), as `rollfs mkfs` makes images now. Older binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad options,
     /// 1 could not tune (busy, not cleanly unmounted, I/O error).
     Tune {
-        /// Features to turn on, comma-separated (only `prealloc` can be turned on).
+        /// Features to turn on, comma-separated (`prealloc`, `inline`).
         #[arg(short = 'O', value_name = "FEATURES", required = true)]
         features: Vec<String>,
         target: PathBuf,

@@ -154,6 +154,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-batch-crash.wl");
             vec![CaseId::File(wl)]
         }
+        // Inline data: fsync'd inline files crashed (roll-forward installs their bytes), and
+        // shrunk then extended.
+        "mutant-recovery-drops-inline-data" | "mutant-inline-shrink-keeps-bytes" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/inline-fsync-crash.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes.
         "mutant-no-recovery-reserve" => fam("fsync-full").chain(fam("xattr-full")).collect(),
         _ => Vec::new(),

@@ -212,6 +212,7 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
         // reservations kept on disk.
         dir_v2: true,
         prealloc_on_disk: true,
+        inline_data: true,
         ..MkfsOptions::default()
     };
     match Filesystem::format(HostDev, &opts) {

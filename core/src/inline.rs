@@ -1,0 +1,118 @@
+//! Inline data (`FEATURE_INCOMPAT_INLINE`, DESIGN.md *Inline data*): a regular file of at
+//! most [`INLINE_DATA_MAX`] bytes that never had a block keeps its bytes in its inode's
+//! pointer area, flagged `IFLAG_INLINE_DATA`. This module owns the inline file's reads,
+//! writes and size changes, and its conversion to an ordinary file ([`Filesystem::uninline`]).
+//!
+//! Invariants:
+//! - An inline inode maps nothing: `inode::addr` answers `NULL_ADDR` for it and its node
+//!   ids are all null, so every walk over pointers sees an empty file and never takes its
+//!   bytes for addresses. Only the functions here read or write the bytes.
+//! - Bytes past the size are zero (invariant 6 of docs/INVARIANTS.md): a shrink zeroes
+//!   them, so a later extension shows zeros.
+//! - Conversion is one way, in memory: the bytes become block 0 in the write-back cache and
+//!   the inode an ordinary (empty) one; the new state reaches the device only through a
+//!   batch or a checkpoint, which write the block with (or before) the node that points at
+//!   it. A crash shows the inline bytes of the last durable inode or the converted file with
+//!   its block. Never back: a truncation of a converted file keeps it ordinary.
+//! - The node's seeded CRC covers the bytes (no data CRC): an inline file's fsync batch is
+//!   its inode alone, with no data blocks.
+
+use crate::error::Result;
+use crate::fs::{Filesystem, Timestamp};
+use crate::node::inode::{self, INLINE_DATA_MAX};
+use crate::{zero_block, BlockDevice, Ino};
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Whether `ino` keeps its bytes in its inode.
+    pub(crate) fn is_inline(&mut self, ino: Ino) -> Result<bool> {
+        Ok(inode::is_inline(self.inode_ref(ino)?))
+    }
+
+    /// Copies the inline file's bytes at `offset` into `buf` (up to its size); returns the
+    /// count. The caller has checked that the file is inline.
+    pub(crate) fn inline_read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let b = self.inode_ref(ino)?;
+        let size = inode::size(b).min(INLINE_DATA_MAX as u64);
+        if offset >= size {
+            return Ok(0);
+        }
+        let n = ((size - offset) as usize).min(buf.len());
+        let from = offset as usize;
+        buf[..n].copy_from_slice(&inode::inline_data(b)[from..from + n]);
+        Ok(n)
+    }
+
+    /// Writes `data` at `offset` into an inline file when the result still fits
+    /// ([`INLINE_DATA_MAX`]); returns false (nothing changed) when it would not, and the
+    /// caller converts the file first. No block and no room are needed: the inode is
+    /// rewritten at write-back as it would be for its times.
+    pub(crate) fn inline_write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<bool> {
+        let end = offset.checked_add(data.len() as u64);
+        if end.is_none_or(|e| e > INLINE_DATA_MAX as u64) {
+            return Ok(false);
+        }
+        self.touch(now);
+        let (from, to) = (offset as usize, offset as usize + data.len());
+        let b = self.inode_mut(ino)?;
+        inode::inline_data_mut(b)[from..to].copy_from_slice(data);
+        if to as u64 > inode::size(b) {
+            inode::set_size(b, to as u64);
+        }
+        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        // The bytes are data fdatasync must persist, as a size change is: the inode goes
+        // into the file's next batch even when only they changed.
+        self.since_cp.resized(ino);
+        self.note_change();
+        Ok(true)
+    }
+
+    /// Sets the size of an inline file when the new size still fits; returns false
+    /// (nothing changed) when it would not. A shrink zeroes the bytes it drops.
+    pub(crate) fn inline_set_size(&mut self, ino: Ino, size: u64, now: Timestamp) -> Result<bool> {
+        if size > INLINE_DATA_MAX as u64 {
+            return Ok(false);
+        }
+        let b = self.inode_mut(ino)?;
+        let old = inode::size(b).min(INLINE_DATA_MAX as u64) as usize;
+        if (size as usize) < old && !crate::mutant!("mutant-inline-shrink-keeps-bytes") {
+            inode::inline_data_mut(b)[size as usize..old].fill(0);
+        }
+        inode::set_size(b, size);
+        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        self.since_cp.resized(ino);
+        self.note_change();
+        Ok(true)
+    }
+
+    /// Converts an inline file to an ordinary one, in memory: its bytes become block 0 in
+    /// the write-back cache (none for an empty file), its pointer area is cleared and its
+    /// flag dropped. For every call that needs the file's blocks (a write or size past
+    /// [`INLINE_DATA_MAX`], fallocate, punch, zero range, copy into it, an atomic session).
+    /// Failure atomic: the room for the block is made before anything changes; nothing
+    /// to do for a file that is not inline.
+    pub(crate) fn uninline(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        let b = self.inode_ref(ino)?;
+        if !inode::is_inline(b) {
+            return Ok(());
+        }
+        let size = (inode::size(b) as usize).min(INLINE_DATA_MAX);
+        let mut block = zero_block();
+        block[..size].copy_from_slice(&inode::inline_data(b)[..size]);
+        if size > 0 {
+            self.ensure_space(1, now)?;
+        }
+        self.touch(now);
+        inode::set_inline(self.inode_mut(ino)?, false);
+        self.note_change();
+        self.since_cp.resized(ino);
+        self.stats.inline_conversions += 1;
+        if size > 0 {
+            if let Err(e) = self.put_dirty_block(ino, 0, block) {
+                return self.fail(e);
+            }
+        }
+        Ok(())
+    }
+}
