@@ -561,9 +561,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// [`Filesystem::user_capacity`] for a privileged caller (all of it) or not (less the
     /// root reserve).
     pub(crate) fn capacity(&self, privileged: bool) -> u64 {
-        let g = &self.geo;
-        let all = (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
-            * g.segment_blocks as u64;
+        let all = self.geo.user_blocks();
         if privileged {
             all
         } else {

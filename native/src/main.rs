@@ -62,6 +62,17 @@ enum Cmd {
         /// survive a remount and a crash).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
+        /// Populate the new filesystem with a copy of DIR: files (holes kept), directories,
+        /// symlinks, hard links, device nodes, FIFOs and sockets, with modes, owners, times
+        /// and extended attributes. Without --size the image is sized from DIR: what it
+        /// needs plus 25 %, at least 32M. A --size too small for DIR is refused before
+        /// anything is written. The superblocks are written last: an interrupted run leaves
+        /// an image that mount and fsck refuse (and a new image file is removed on error).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// Show --root's progress even when stderr is not a terminal.
+        #[arg(long, requires = "root")]
+        progress: bool,
         target: PathBuf,
     },
     /// Mount TARGET at MOUNTPOINT through FUSE (in the background unless --foreground).
@@ -280,20 +291,33 @@ fn main() {
     }
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, reserve, sparse, features, target } => {
-            report(cmd::mkfs(&MkfsArgs {
-                features,
-                size,
-                segment_size,
-                overprovision,
-                label,
-                force,
-                target,
-                quiet,
-                reserve_pct: reserve,
-                sparse,
-            }))
-        }
+        Cmd::Mkfs {
+            size,
+            segment_size,
+            overprovision,
+            label,
+            force,
+            quiet,
+            reserve,
+            sparse,
+            features,
+            root,
+            progress,
+            target,
+        } => report(cmd::mkfs(&MkfsArgs {
+            features,
+            size,
+            segment_size,
+            overprovision,
+            label,
+            force,
+            target,
+            quiet,
+            reserve_pct: reserve,
+            sparse,
+            root,
+            progress,
+        })),
         Cmd::Mount { foreground, options, record_writes, daemon_child, force, target, mountpoint } => {
             report(cmd::mount(&MountArgs {
                 foreground,
