@@ -334,6 +334,14 @@ impl<D: BlockDevice> Filesystem<D> {
         Filesystem::mount_inner(dev, opts, now, true)
     }
 
+    /// Mounts read-only from the newest checkpoint alone, without rolling the fsync chain
+    /// forward (what fsck checks): for a reader that must see *something* of an image whose
+    /// chain cannot be replayed (`rollfs dump` falls back to it when [`Filesystem::mount`]
+    /// fails). Writes nothing.
+    pub fn mount_checkpoint(dev: D, opts: &MountOptions, now: Timestamp) -> Result<Filesystem<D>> {
+        Filesystem::mount_inner(dev, &MountOptions { read_only: true, ..*opts }, now, false)
+    }
+
     /// Mount; `recover: false` loads the checkpoint only (fsck checks the durable state).
     pub(crate) fn mount_inner(mut dev: D, opts: &MountOptions, now: Timestamp, recover: bool) -> Result<Filesystem<D>> {
         let sb = read_superblock(&mut dev)?;

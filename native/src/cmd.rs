@@ -953,7 +953,7 @@ fn print_repair(target: &Path, r: &rollfs_core::fsck::RepairReport, json: bool) 
 
 /// Opens TARGET for fsck or scrub and reads its superblock: a corrupted superblock is
 /// exit 4 (errors left), anything else that stops the check exit 8 (operational).
-fn open_checked(
+pub(crate) fn open_checked(
     target: &Path,
     write: bool,
 ) -> Result<(FileDevice, rollfs_core::superblock::Superblock), (i32, CliError)> {

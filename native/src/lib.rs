@@ -14,6 +14,7 @@
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
 //! | [`notify`] | kernel notifications (page-cache invalidation), queued by request threads and sent by their own thread |
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
+//! | [`dump`] | `rollfs dump`: files copied out of an image read-only, damage skipped and reported with its block |
 //! | [`populate`] | `mkfs --root DIR`: the scan of a directory tree, the image size from it, the copy, and the superblocks held back until the copy is complete |
 //! | [`inspect`] | the `inspect` report: text, JSON and the SVG picture (layout to scale, segment utilisation with the log heads, wear) |
 //! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
@@ -21,6 +22,7 @@
 pub mod cmd;
 pub mod crashtest;
 pub mod device;
+pub mod dump;
 pub mod error;
 pub mod fuse;
 pub mod inspect;

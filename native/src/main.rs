@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[command(
     name = "rollfs",
     version,
-    about = "rollfs: a log-structured filesystem for flash — mkfs, mount (FUSE), fsck, inspect, replay, crashtest"
+    about = "rollfs: a log-structured filesystem for flash — mkfs, mount (FUSE), fsck, dump, inspect, replay, crashtest"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -118,6 +118,30 @@ enum Cmd {
         #[arg(long)]
         json: bool,
         target: PathBuf,
+    },
+    /// Copy files out of an image without writing to it, also when mount and `fsck
+    /// --repair` refuse it: the tree under PATH (default: the root) into DIR, with modes,
+    /// owners (as root), times, symlinks, hard links, device nodes and extended attributes;
+    /// holes stay holes. It reads what a mount would see (the fsync chain rolled forward in
+    /// memory; the last checkpoint alone if that fails). What is damaged is skipped: each
+    /// inode, byte range or directory listing not copied is listed on stderr with its block
+    /// and the reason (a bad data block is a hole in the copy). Exit: 0 everything copied,
+    /// 4 some things not copied, 8 could not dump (image unreadable, PATH not in it, DIR
+    /// not new or empty).
+    Dump {
+        /// The image file or block device (opened read-only).
+        image: PathBuf,
+        /// Path in the image to copy (a directory's contents, or one file).
+        path: Option<PathBuf>,
+        /// Directory to copy into: created if missing, else it must be empty.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Print the summary, and every thing not copied, as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Show progress even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
     },
     /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
     /// (fallocate's reservations kept on disk, as `rollfs mkfs` makes images now). Older
@@ -333,6 +357,9 @@ fn main() {
             cmd::fsck(&target, &cmd::FsckArgs { repair, json, no_verify_data })
         }
         Cmd::Scrub { json, target } => cmd::scrub(&target, json),
+        Cmd::Dump { image, path, out, json, progress } => {
+            rollfs::dump::run(&rollfs::dump::DumpArgs { image, path, out, json, progress })
+        }
         Cmd::Tune { features, target } => report(cmd::tune(&cmd::TuneArgs { features, target })),
         Cmd::Inspect { json, svg, verify_data, target } => {
             report(rollfs::inspect::run(&target, json, svg.as_deref(), verify_data))
