@@ -593,7 +593,7 @@ fn print_report(a: &DumpArgs, r: &DumpReport) {
         if r.not_copied.is_empty() {
             String::new()
         } else {
-            format!("; {} things NOT copied (listed above)", r.not_copied.len())
+            format!("; {} NOT copied (listed on stderr)", r.not_copied.len())
         },
         if r.warnings.is_empty() { String::new() } else { format!("; {} warnings", r.warnings.len()) }
     );
