@@ -302,10 +302,8 @@ impl<'a, D: BlockDevice> Walker<'a, D> {
         };
         if attr.kind != FileType::Directory && attr.nlink > 1 {
             if let Some(first) = self.links.get(&ino).cloned() {
-                match std::fs::hard_link(&first, out) {
-                    Ok(()) => self.report.hard_links += 1,
-                    Err(e) => self.host_failure(path, ino, "the hard link", &e),
-                }
+                let r = std::fs::hard_link(&first, out);
+                self.made(r, path, ino, "the hard link", |r| &mut r.hard_links);
                 return;
             }
         }
@@ -358,13 +356,27 @@ impl<'a, D: BlockDevice> Walker<'a, D> {
                 return false;
             }
         };
-        match std::os::unix::fs::symlink(OsStr::from_bytes(&target), out) {
+        let r = std::os::unix::fs::symlink(OsStr::from_bytes(&target), out);
+        self.made(r, path, ino, "the symlink", |r| &mut r.symlinks)
+    }
+
+    /// Counts an entry made on the host (in the report's field `count` picks), or records
+    /// why it could not be made.
+    fn made(
+        &mut self,
+        r: std::io::Result<()>,
+        path: &str,
+        ino: Ino,
+        what: &str,
+        count: fn(&mut DumpReport) -> &mut u64,
+    ) -> bool {
+        match r {
             Ok(()) => {
-                self.report.symlinks += 1;
+                *count(&mut self.report) += 1;
                 true
             }
             Err(e) => {
-                self.host_failure(path, ino, "the symlink", &e);
+                self.host_failure(path, ino, what, &e);
                 false
             }
         }
@@ -380,16 +392,7 @@ impl<'a, D: BlockDevice> Walker<'a, D> {
                 Err(std::io::Error::last_os_error())
             }
         });
-        match r {
-            Ok(()) => {
-                self.report.special += 1;
-                true
-            }
-            Err(e) => {
-                self.host_failure(path, ino, "the special file", &e);
-                false
-            }
-        }
+        self.made(r, path, ino, "the special file", |r| &mut r.special)
     }
 
     /// Copies a regular file: its data runs (holes stay holes), block by block where a
@@ -425,7 +428,7 @@ impl<'a, D: BlockDevice> Walker<'a, D> {
         while off < size {
             // Where the seek fails (a damaged node) the range is read, and fails there.
             let start = match self.fs.seek_data_hole(ino, off, SeekWhence::Data) {
-                Ok(Some(s)) => s,
+                Ok(Some(s)) => s.max(off),
                 Ok(None) => break,
                 Err(_) => off,
             };

@@ -29,7 +29,9 @@
 use crate::cmd::Bar;
 use crate::error::{CliError, Result};
 use crate::size;
-use rollfs_core::layout::{Geometry, NAME_MAX, ROOT_INO, SUPERBLOCK_ADDRS};
+use rollfs_core::layout::{
+    Geometry, ADDRS_PER_BLOCK, ADDRS_PER_INODE, NAME_MAX, NIDS_PER_BLOCK, ROOT_INO, SUPERBLOCK_ADDRS,
+};
 use rollfs_core::node::MAX_FILE_SIZE;
 use rollfs_core::{
     Block, BlockDevice, Credentials, Filesystem, Ino, IoError, MkfsOptions, MountOptions, SetAttr, Timestamp,
@@ -165,19 +167,23 @@ fn scan_dir(tree: &mut Tree, dir: usize, target_abs: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Direct and indirect node blocks beyond the inode mapping `blocks` data blocks (about
-/// 1,000 pointers per direct node, one indirect node per 1,000 of those, rounded up).
+/// Direct and indirect node blocks beyond the inode mapping `blocks` data blocks: none
+/// while the inode's own pointers suffice, then a direct node per [`ADDRS_PER_BLOCK`]
+/// pointers and an indirect node per [`NIDS_PER_BLOCK`] direct nodes (rounded up: the two
+/// direct nodes the inode points to need none; a double-indirect level is within the
+/// rounding).
 fn node_blocks_for(blocks: u64) -> u64 {
-    let direct = blocks.div_ceil(900);
-    direct + direct.div_ceil(900)
+    let direct = blocks.saturating_sub(ADDRS_PER_INODE as u64).div_ceil(ADDRS_PER_BLOCK as u64);
+    direct + direct.div_ceil(NIDS_PER_BLOCK as u64)
 }
 
 /// Adds one entry's blocks and node ids to the totals. A hard link's second name costs
 /// a dentry only.
 fn count_entry(tree: &mut Tree, path: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    // Every inode: its node block, and an xattr block if it may have attributes.
-    tree.meta_blocks += 2;
-    tree.nids += 2;
+    // Every inode: its node block, and an xattr block if it has attributes.
+    let xattr = u64::from(!xattr_names(path).map_err(host_err(path, "list the extended attributes of"))?.is_empty());
+    tree.meta_blocks += 1 + xattr;
+    tree.nids += 1 + xattr;
     if meta.is_file() {
         let f = open_source(path)?;
         let blocks: u64 = data_runs(&f, meta.len())
@@ -235,7 +241,9 @@ pub fn data_runs(f: &std::fs::File, size: u64) -> std::io::Result<Vec<(u64, u64)
 }
 
 /// The image size `mkfs --root` picks without `--size`: the smallest whose user capacity
-/// holds the tree plus [`SIZE_MARGIN_PCT`], at least [`SIZE_MIN`], in whole segments.
+/// and node ids hold the tree plus [`SIZE_MARGIN_PCT`], at least [`SIZE_MIN`], in whole
+/// segments. Many small files need more room for ids than for blocks: the format has one
+/// node id per four main-area blocks.
 pub fn image_size(tree: &Tree, opts: &MkfsOptions) -> Result<u64> {
     let want = tree.blocks_needed() + tree.blocks_needed() * SIZE_MARGIN_PCT / 100;
     let seg = opts.segment_blocks as u64;
@@ -244,7 +252,7 @@ pub fn image_size(tree: &Tree, opts: &MkfsOptions) -> Result<u64> {
     // 32-bit block addresses allow.
     for _ in 0..200 {
         if let Ok(g) = Geometry::compute(blocks, opts.segment_blocks, opts.overprovision_pct) {
-            if g.user_blocks() >= want && g.nid_count as u64 > tree.nids {
+            if g.user_blocks() >= want && g.nid_count as u64 > tree.nids + tree.nids * SIZE_MARGIN_PCT / 100 {
                 return Ok(blocks * BLOCK_SIZE as u64);
             }
         }
@@ -608,23 +616,39 @@ fn cpath(path: &Path) -> std::io::Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
 }
 
+/// The NUL-separated names of the extended attributes of `path` the host lists to this
+/// user (not following a symlink); none where the host filesystem has none.
+fn xattr_names(path: &Path) -> std::io::Result<Vec<u8>> {
+    let c = cpath(path)?;
+    // A name added between the size query and the listing makes the listing ERANGE: ask
+    // again, a bounded number of times.
+    for _ in 0..8 {
+        // SAFETY: a size query (null buffer, length 0) on a NUL-terminated path.
+        let len = unsafe { libc::llistxattr(c.as_ptr(), std::ptr::null_mut(), 0) };
+        if len < 0 {
+            let e = std::io::Error::last_os_error();
+            return if e.raw_os_error() == Some(libc::ENOTSUP) { Ok(Vec::new()) } else { Err(e) };
+        }
+        let mut names = vec![0u8; len as usize];
+        // SAFETY: the buffer holds `names.len()` bytes.
+        let len = unsafe { libc::llistxattr(c.as_ptr(), names.as_mut_ptr() as *mut libc::c_char, names.len()) };
+        if len >= 0 {
+            names.truncate(len as usize);
+            return Ok(names);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ERANGE) {
+            return Err(e);
+        }
+    }
+    Err(std::io::Error::from_raw_os_error(libc::ERANGE))
+}
+
 /// Every extended attribute of `path` the host lists to this user, not following a
 /// symlink. An attribute removed between the listing and the read is left out.
 pub fn host_xattrs(path: &Path) -> std::io::Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let c = cpath(path)?;
-    // SAFETY: a size query (null buffer, length 0) on a NUL-terminated path.
-    let len = unsafe { libc::llistxattr(c.as_ptr(), std::ptr::null_mut(), 0) };
-    if len < 0 {
-        let e = std::io::Error::last_os_error();
-        return if e.raw_os_error() == Some(libc::ENOTSUP) { Ok(Vec::new()) } else { Err(e) };
-    }
-    let mut names = vec![0u8; len as usize];
-    // SAFETY: the buffer holds `names.len()` bytes.
-    let len = unsafe { libc::llistxattr(c.as_ptr(), names.as_mut_ptr() as *mut libc::c_char, names.len()) };
-    if len < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    names.truncate(len as usize);
+    let names = xattr_names(path)?;
     let mut out = Vec::new();
     for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
         let cname = CString::new(name).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -683,6 +707,15 @@ mod tests {
             assert_eq!(decode_dev(encode_dev(d)), d, "{major}:{minor}");
         }
         assert_eq!(encode_dev(libc::makedev(1, 3)), 0x103);
+    }
+
+    #[test]
+    fn small_files_need_no_node_beyond_their_inode() {
+        assert_eq!(node_blocks_for(0), 0);
+        assert_eq!(node_blocks_for(ADDRS_PER_INODE as u64), 0);
+        assert_eq!(node_blocks_for(ADDRS_PER_INODE as u64 + 1), 2, "a direct node and (rounded up) an indirect");
+        let big = node_blocks_for(1 << 20); // 4 GiB
+        assert!((2064..2100).contains(&big), "{big}");
     }
 
     #[test]

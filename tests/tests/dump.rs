@@ -67,6 +67,21 @@ fn build(src: &Path) {
     f.set_len(5 << 20).unwrap();
     rollfs::populate::set_host_xattr(&src.join("docs/readme"), b"user.note", b"kept").unwrap();
     std::fs::set_permissions(src.join("docs/old"), std::os::unix::fs::PermissionsExt::from_mode(0o750)).unwrap();
+    // Distinct atime and mtime (nanoseconds too), so that a dump that restores one as the
+    // other is caught; files first, then their directories.
+    let names =
+        ["good.bin", "docs/readme", "docs/old/notes", "victim-data.bin", "sparse", "docs/to-good", "docs/old", "docs"];
+    for (i, n) in names.iter().enumerate() {
+        let i = i as i64;
+        let ts = [
+            libc::timespec { tv_sec: 1_600_000_000 + i, tv_nsec: 111_111_111 + i },
+            libc::timespec { tv_sec: 1_500_000_000 + i, tv_nsec: 999_999_999 - i },
+        ];
+        let c = std::ffi::CString::new(src.join(n).into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path and two timespecs.
+        let r = unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), ts.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
+        assert_eq!(r, 0, "{n}");
+    }
 }
 
 fn same_file(a: &Path, b: &Path) {

@@ -68,8 +68,9 @@ fn stat_all(root: &Path, paths: &[PathBuf]) -> BTreeMap<PathBuf, (Meta, u64)> {
 /// Extended attributes: (name, value), sorted.
 type Xattrs = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// Contents, symlink targets and extended attributes of every path.
-fn contents(root: &Path, paths: &[PathBuf]) -> BTreeMap<PathBuf, (Vec<u8>, Xattrs)> {
+/// Contents (a digest: a failure stays readable), symlink targets and extended attributes
+/// of every path.
+fn contents(root: &Path, paths: &[PathBuf]) -> BTreeMap<PathBuf, (u64, Xattrs)> {
     paths
         .iter()
         .map(|rel| {
@@ -84,7 +85,7 @@ fn contents(root: &Path, paths: &[PathBuf]) -> BTreeMap<PathBuf, (Vec<u8>, Xattr
             };
             let mut x = rollfs::populate::host_xattrs(&p).unwrap();
             x.sort();
-            (rel.clone(), (data, x))
+            (rel.clone(), (digest(&data), x))
         })
         .collect()
 }
@@ -133,16 +134,9 @@ fn chmod(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// `n` bytes that differ between seeds and do not repeat with a short period.
 fn pattern(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    (0..n as u64).map(|i| ((i * i + seed * 7919 + i / 251) % 253) as u8).collect()
 }
 
 /// A tree with every kind of entry rollfs holds. Device nodes, other owners and
