@@ -37,7 +37,7 @@ use rollfs_core::{
     Block, BlockDevice, Credentials, Filesystem, Ino, IoError, MkfsOptions, MountOptions, SetAttr, Timestamp,
     WriteFlags, XattrSetMode, BLOCK_SIZE,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -117,16 +117,18 @@ pub fn scan(root: &Path, target: &Path) -> Result<Tree> {
     // Directories are read in the order they are found; each directory's entries are
     // appended sorted by name, so the image is the same for the same tree.
     let mut next_dir = 0;
+    // Multiply-linked inodes already counted: their other names cost a dentry only.
+    let mut linked = HashSet::new();
     while next_dir < tree.entries.len() {
         if tree.entries[next_dir].meta.is_dir() {
-            scan_dir(&mut tree, next_dir, &target_abs)?;
+            scan_dir(&mut tree, next_dir, &target_abs, &mut linked)?;
         }
         next_dir += 1;
     }
     Ok(tree)
 }
 
-fn scan_dir(tree: &mut Tree, dir: usize, target_abs: &Path) -> Result<()> {
+fn scan_dir(tree: &mut Tree, dir: usize, target_abs: &Path, linked: &mut HashSet<(u64, u64)>) -> Result<()> {
     let dpath = tree.entries[dir].path.clone();
     let mut names: Vec<_> = std::fs::read_dir(&dpath)
         .map_err(host_err(&dpath, "read the directory"))?
@@ -155,7 +157,9 @@ fn scan_dir(tree: &mut Tree, dir: usize, target_abs: &Path) -> Result<()> {
             ));
             continue;
         }
-        count_entry(tree, &path, &meta)?;
+        if meta.is_dir() || meta.nlink() < 2 || linked.insert((meta.dev(), meta.ino())) {
+            count_entry(tree, &path, &meta)?;
+        }
         slots += (name.len() as u64).div_ceil(rollfs_core::dir::SLOT_NAME_LEN as u64);
         tree.entries.push(Entry { path, parent: dir, name: name.as_bytes().to_vec(), meta });
     }
@@ -177,8 +181,7 @@ fn node_blocks_for(blocks: u64) -> u64 {
     direct + direct.div_ceil(NIDS_PER_BLOCK as u64)
 }
 
-/// Adds one entry's blocks and node ids to the totals. A hard link's second name costs
-/// a dentry only.
+/// Adds one inode's blocks and node ids to the totals (once per inode: see [`scan`]).
 fn count_entry(tree: &mut Tree, path: &Path, meta: &std::fs::Metadata) -> Result<()> {
     // Every inode: its node block, and an xattr block if it has attributes.
     let xattr = u64::from(!xattr_names(path).map_err(host_err(path, "list the extended attributes of"))?.is_empty());
@@ -202,7 +205,7 @@ fn count_entry(tree: &mut Tree, path: &Path, meta: &std::fs::Metadata) -> Result
 fn open_source(path: &Path) -> Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
         .open(path)
         .map_err(host_err(path, "open"))
 }
