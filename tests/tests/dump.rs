@@ -1,6 +1,6 @@
 //! `rollfs dump IMAGE [PATH] --out DIR` through the binary, on an image made by `mkfs
 //! --root` and then damaged on disk: one file's data block flipped, another file's inode
-//! flipped. The dump copies every undamaged file byte for byte with its metadata, leaves the
+//! flipped, a directory's dentry block flipped. The dump copies every undamaged file byte for byte with its metadata, leaves the
 //! bad block as a hole, names both damages with their block numbers, exits 4, and leaves the
 //! image's bytes as they were.
 
@@ -60,6 +60,8 @@ fn build(src: &Path) {
     std::fs::write(src.join("docs/old/notes"), stamped(2, 3)).unwrap();
     std::fs::write(src.join("victim-data.bin"), stamped(3, 6)).unwrap();
     std::fs::write(src.join("docs/victim-inode"), stamped(4, 2)).unwrap();
+    std::fs::create_dir(src.join("victim-dir")).unwrap();
+    std::fs::write(src.join("victim-dir/only-name-in-victim-dir"), b"lost with its directory block").unwrap();
     std::fs::hard_link(src.join("good.bin"), src.join("docs/good-link")).unwrap();
     std::os::unix::fs::symlink("../good.bin", src.join("docs/to-good")).unwrap();
     let f = std::fs::File::create(src.join("sparse")).unwrap();
@@ -116,6 +118,19 @@ fn dump_copies_every_undamaged_file_and_names_the_damaged_blocks() {
     flip(&img, data_block, 100);
     let (victim, inode_addr) = inode_block(&img, &[b"docs", b"victim-inode"]);
     flip(&img, inode_addr, 200);
+    // And victim-dir's dentry block: the block holding the name that is a dentry block (the
+    // name is in the file's inode too).
+    let bytes = std::fs::read(&img).unwrap();
+    let name = b"only-name-in-victim-dir";
+    let magic = rollfs_core::dir::DENTRY_MAGIC.to_le_bytes();
+    let at = rollfs_core::dir::HDR_MAGIC_OFFSET;
+    let dentry_block = bytes
+        .chunks(B)
+        .position(|c| c[at..at + 4] == magic && c.windows(name.len()).any(|w| w == name))
+        .expect("victim-dir's dentry block") as u64;
+    drop(bytes);
+    flip(&img, dentry_block, B - 300);
+    let (victim_dir, _) = inode_block(&img, &[b"victim-dir"]);
     let before = digest(&std::fs::read(&img).unwrap());
     assert_eq!(rollfs([OsStr::new("fsck"), img.as_os_str()]).status.code(), Some(4), "fsck sees the damage");
 
@@ -134,8 +149,15 @@ fn dump_copies_every_undamaged_file_and_names_the_damaged_blocks() {
         inode_line.contains(&format!("(inode {victim}): the file not copied: corruption at block {inode_addr}")),
         "{inode_line}"
     );
-    assert_eq!(err.lines().filter(|l| l.contains("not copied")).count(), 2, "only those two:\n{err}");
-    assert!(stdout(&o).contains("; 2 NOT copied (listed on stderr)"), "{}", stdout(&o));
+    let dir_line = err.lines().find(|l| l.contains("/victim-dir")).expect("victim-dir reported");
+    assert!(
+        dir_line.contains(&format!("(inode {victim_dir}): the directory's entries after the first 0 not copied: "))
+            && dir_line.ends_with(&format!("block {dentry_block}")),
+        "{dir_line}"
+    );
+    assert!(out.join("victim-dir").is_dir(), "the directory itself is copied, empty");
+    assert_eq!(err.lines().filter(|l| l.contains("not copied")).count(), 3, "only those three:\n{err}");
+    assert!(stdout(&o).contains("; 3 NOT copied (listed on stderr)"), "{}", stdout(&o));
     assert_eq!(digest(&std::fs::read(&img).unwrap()), before, "the image is not written");
 
     // Everything else, byte for byte, with modes, times, owners, xattrs, links and holes.
