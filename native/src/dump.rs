@@ -543,6 +543,9 @@ impl<'a, D: BlockDevice> Walker<'a, D> {
     /// Directories get their mode and times last, deepest first: writing their contents
     /// changed their times, and a read-only mode would have stopped the writes.
     fn finish(mut self) -> DumpReport {
+        // The count is of the entries reached: damage or hard links leave it short.
+        let all = self.inodes.max(self.done);
+        self.bar.update(all, all);
         self.bar.finish();
         for (out, attr) in std::mem::take(&mut self.dirs).into_iter().rev() {
             let shown = out.display().to_string();
