@@ -1,4 +1,4 @@
-//! rollfs: the native tools around `rollfs-core` — mkfs, mount through FUSE, fsck,
+//! rollfs: the native tools around `rollfs-core` — mkfs (and `mkfs --root`), mount through FUSE, fsck, dump,
 //! inspect and write-log replay — and the block-device backend for image files and
 //! block devices.
 //!
