@@ -342,6 +342,14 @@ impl<D: BlockDevice> Filesystem<D> {
         Filesystem::mount_inner(dev, opts, now, true)
     }
 
+    /// Mounts read-only from the newest checkpoint alone, without rolling the fsync chain
+    /// forward (what fsck checks): for a reader that must see *something* of an image whose
+    /// chain cannot be replayed (`rollfs dump` falls back to it when [`Filesystem::mount`]
+    /// fails). Writes nothing.
+    pub fn mount_checkpoint(dev: D, opts: &MountOptions, now: Timestamp) -> Result<Filesystem<D>> {
+        Filesystem::mount_inner(dev, &MountOptions { read_only: true, ..*opts }, now, false)
+    }
+
     /// Mount; `recover: false` loads the checkpoint only (fsck checks the durable state).
     pub(crate) fn mount_inner(mut dev: D, opts: &MountOptions, now: Timestamp, recover: bool) -> Result<Filesystem<D>> {
         let sb = read_superblock(&mut dev)?;
@@ -571,9 +579,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// [`Filesystem::user_capacity`] for a privileged caller (all of it) or not (less the
     /// root reserve).
     pub(crate) fn capacity(&self, privileged: bool) -> u64 {
-        let g = &self.geo;
-        let all = (g.main_segments.saturating_sub(2 * g.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
-            * g.segment_blocks as u64;
+        let all = self.geo.user_blocks();
         if privileged {
             all
         } else {

@@ -259,6 +259,15 @@ impl Geometry {
     pub fn main_blocks(&self) -> u64 {
         self.main_segments as u64 * self.segment_blocks as u64
     }
+    /// Blocks users can fill: the main area less the cleaner's reserve, the slack half of
+    /// the overprovisioning and one segment per log head (what `statfs` reports as
+    /// `f_blocks`). Public so that a tool can size an image before writing anything
+    /// (`rollfs mkfs --root` sizes one from a directory tree).
+    #[inline]
+    pub fn user_blocks(&self) -> u64 {
+        (self.main_segments.saturating_sub(2 * self.reserved_segments)).saturating_sub(LOG_COUNT as u32) as u64
+            * self.segment_blocks as u64
+    }
     #[inline]
     pub fn main_end(&self) -> u64 {
         self.main_start as u64 + self.main_blocks()

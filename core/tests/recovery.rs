@@ -473,3 +473,26 @@ fn atomic_commit_makes_an_unlinked_journal_in_its_directory_stay_unlinked() {
     assert!(fs.lookup(1, b"test.db-journal").is_err(), "the unlinked journal came back");
     assert_eq!(content(&mut fs, 1, b"test.db").unwrap(), b"page one");
 }
+
+/// `mount_checkpoint` shows the checkpoint's tree without the fsync chain and writes
+/// nothing; a read-only `mount` rolls the chain forward in memory (also writing nothing).
+#[test]
+fn mount_checkpoint_sees_the_checkpoint_only_and_writes_nothing() {
+    let mut fs = fresh();
+    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+    fs.write(f, 0, b"checkpointed", t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    fs.write(f, 0, b"fsync'd only", t(2)).unwrap();
+    fs.fsync(f, false, t(2)).unwrap();
+    let img = fs.into_device().crash(|_| true);
+    let ro = MountOptions { read_only: true, ..MountOptions::default() };
+    let mut cp = Filesystem::mount_checkpoint(img.clone(), &MountOptions::default(), t(3)).unwrap();
+    assert!(cp.is_read_only());
+    assert_eq!(content(&mut cp, 1, b"f").unwrap(), b"checkpointed");
+    assert_eq!(cp.write(f, 0, b"x", t(3)), Err(Error::ReadOnly));
+    let mut rolled = Filesystem::mount(img.clone(), &ro, t(3)).unwrap();
+    assert_eq!(content(&mut rolled, 1, b"f").unwrap(), b"fsync'd only");
+    for dev in [cp.into_device(), rolled.into_device()] {
+        assert_eq!(dev.counters.writes, img.counters.writes, "nothing written");
+    }
+}

@@ -65,3 +65,16 @@ fn fsck_reports_progress_up_to_every_inode() {
     assert_eq!(*calls.last().unwrap(), (601, 601));
     assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0));
 }
+
+/// `Geometry::user_blocks` is what `statfs` reports as the capacity, so that a tool can
+/// size an image from the geometry alone, before writing anything (`mkfs --root`), and
+/// trust the mount to offer that much.
+#[test]
+fn user_blocks_of_the_geometry_is_the_capacity_statfs_reports() {
+    for blocks in [4096u64, 8192, 30_000] {
+        let mut fs = fresh(blocks);
+        let g = layout::Geometry::compute(blocks, 16, MkfsOptions::default().overprovision_pct).unwrap();
+        assert_eq!(fs.geometry().user_blocks(), g.user_blocks());
+        assert_eq!(fs.statfs().unwrap().blocks, g.user_blocks(), "{blocks} blocks");
+    }
+}

@@ -28,6 +28,10 @@ pub struct MkfsArgs {
     /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
     /// `prealloc` / `noprealloc`, `inline` / `noinline`.
     pub features: Vec<String>,
+    /// `--root DIR`: populate the new filesystem with a copy of DIR (see [`crate::populate`]).
+    pub root: Option<PathBuf>,
+    /// `--progress`: draw `--root`'s progress bar even when stderr is not a terminal.
+    pub progress: bool,
 }
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before
@@ -158,8 +162,21 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     opts.root_owner = rollfs_core::Credentials { uid: unsafe { libc::getuid() }, gid: unsafe { libc::getgid() } };
 
     let existed = path.exists();
+    // `--root`: scan the tree before anything is created or written, size the image from
+    // it when --size is left out, and refuse a size that cannot hold it.
+    let tree = match &a.root {
+        Some(dir) => Some(crate::populate::scan(dir, path)?),
+        None => None,
+    };
+    let size = match (&tree, a.size) {
+        (Some(t), None) if !existed => Some(crate::populate::image_size(t, &opts)?),
+        (_, s) => s,
+    };
+    if let (Some(t), Some(sz)) = (&tree, size) {
+        crate::populate::check_fits(t, sz / rollfs_core::BLOCK_SIZE as u64, &opts, path)?;
+    }
     if !existed {
-        let Some(sz) = a.size else {
+        let Some(sz) = size else {
             return Err(CliError::Failed {
                 path: path.to_owned(),
                 what: "cannot format",
@@ -193,7 +210,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                     return Err(CliError::HasFilesystem { path: path.to_owned(), what });
                 }
             }
-            if let Some(sz) = a.size {
+            if let Some(sz) = size {
                 match dev.kind() {
                     DeviceKind::ImageFile => {
                         drop(dev);
@@ -218,7 +235,15 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
             }
         }
         let bytes = dev.block_count() * rollfs_core::BLOCK_SIZE as u64;
-        let mut dev = Filesystem::format(dev, &opts).map_err(|e| CliError::core(path, "cannot format", e))?;
+        let (mut dev, populated) = match &tree {
+            Some(t) => {
+                crate::populate::check_fits(t, dev.block_count(), &opts, path)?;
+                let popts = crate::populate::PopulateOptions { progress: a.progress };
+                let (dev, summary) = crate::populate::format_populated(dev, &opts, t, &popts, path)?;
+                (dev, Some(summary))
+            }
+            None => (Filesystem::format(dev, &opts).map_err(|e| CliError::core(path, "cannot format", e))?, None),
+        };
         dev.wait_writes().and_then(|_| dev.flush()).map_err(|e| CliError::core(path, "cannot format", e.into()))?;
         if !a.quiet {
             let sb = rollfs_core::superblock::read_superblock(&mut dev)
@@ -244,6 +269,26 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                     format!(", label {:?}", String::from_utf8_lossy(&sb.label))
                 }
             );
+            if let (Some(p), Some(dir)) = (&populated, &a.root) {
+                println!(
+                    "rollfs: copied {} into it: {} files ({} of data), {} directories, {} symlinks, {} hard links, \
+                     {} special files, {} extended attributes in {:.1} s{}",
+                    dir.display(),
+                    p.files,
+                    size::human(p.data_bytes),
+                    p.directories,
+                    p.symlinks,
+                    p.hard_links,
+                    p.special,
+                    p.xattrs,
+                    p.seconds,
+                    if p.skipped > 0 {
+                        format!("; {} skipped (see the warnings above)", p.skipped)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
         }
         Ok(0)
     })();
@@ -794,19 +839,27 @@ fn bad_data_json(bad: &[rollfs_core::fsck::BadData]) -> serde_json::Value {
 }
 
 /// A progress bar on stderr when stderr is a terminal (and the output is not JSON):
-/// `fsck: [####      ]  40% (N of M inodes)`, redrawn in place.
-struct Bar {
+/// `fsck: [####      ]  40% (N of M inodes)`, redrawn in place. `mkfs --root` and `dump`
+/// draw theirs with [`Bar::labelled`].
+pub(crate) struct Bar {
     show: bool,
     last_pct: u64,
+    what: &'static str,
+    unit: &'static str,
 }
 
 impl Bar {
     fn new(json: bool) -> Bar {
         use std::io::IsTerminal;
-        Bar { show: !json && std::io::stderr().is_terminal(), last_pct: u64::MAX }
+        Bar::labelled(!json && std::io::stderr().is_terminal(), "fsck", "inodes")
     }
 
-    fn update(&mut self, done: u64, total: u64) {
+    /// A bar for `what` (the command) counting `unit`s, drawn when `show`.
+    pub(crate) fn labelled(show: bool, what: &'static str, unit: &'static str) -> Bar {
+        Bar { show, last_pct: u64::MAX, what, unit }
+    }
+
+    pub(crate) fn update(&mut self, done: u64, total: u64) {
         use std::io::Write;
         if !self.show || total == 0 {
             return;
@@ -817,15 +870,17 @@ impl Bar {
             let filled = (pct / 5) as usize;
             let _ = write!(
                 std::io::stderr(),
-                "\rfsck: [{}{}] {pct:3}% ({done} of {total} inodes)",
+                "\r{}: [{}{}] {pct:3}% ({done} of {total} {})",
+                self.what,
                 "#".repeat(filled),
-                " ".repeat(20 - filled)
+                " ".repeat(20 - filled),
+                self.unit
             );
             let _ = std::io::stderr().flush();
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if self.show {
             eprintln!();
         }
@@ -903,7 +958,7 @@ fn print_repair(target: &Path, r: &rollfs_core::fsck::RepairReport, json: bool) 
 
 /// Opens TARGET for fsck or scrub and reads its superblock: a corrupted superblock is
 /// exit 4 (errors left), anything else that stops the check exit 8 (operational).
-fn open_checked(
+pub(crate) fn open_checked(
     target: &Path,
     write: bool,
 ) -> Result<(FileDevice, rollfs_core::superblock::Superblock), (i32, CliError)> {

@@ -1,4 +1,4 @@
-//! rollfs: the native tools around `rollfs-core` — mkfs, mount through FUSE, fsck,
+//! rollfs: the native tools around `rollfs-core` — mkfs (and `mkfs --root`), mount through FUSE, fsck, dump,
 //! inspect and write-log replay — and the block-device backend for image files and
 //! block devices.
 //!
@@ -14,17 +14,21 @@
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
 //! | [`notify`] | kernel notifications (page-cache invalidation), queued by request threads and sent by their own thread |
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
+//! | [`dump`] | `rollfs dump`: files copied out of an image read-only, damage skipped and reported with its block |
+//! | [`populate`] | `mkfs --root DIR`: the scan of a directory tree, the image size from it, the copy, and the superblocks held back until the copy is complete |
 //! | [`inspect`] | the `inspect` report: text, JSON and the SVG picture (layout to scale, segment utilisation with the log heads, wear) |
 //! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
 
 pub mod cmd;
 pub mod crashtest;
 pub mod device;
+pub mod dump;
 pub mod error;
 pub mod fuse;
 pub mod inspect;
 pub mod mutant;
 pub mod notify;
+pub mod populate;
 pub mod probe;
 pub mod record;
 pub mod secure;

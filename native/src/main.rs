@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[command(
     name = "rollfs",
     version,
-    about = "rollfs: a log-structured filesystem for flash — mkfs, mount (FUSE), fsck, inspect, replay, crashtest"
+    about = "rollfs: a log-structured filesystem for flash — mkfs, mount (FUSE), fsck, dump, inspect, replay, crashtest"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -64,6 +64,17 @@ enum Cmd {
         /// keeps them in its inode).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
+        /// Populate the new filesystem with a copy of DIR: files (holes kept), directories,
+        /// symlinks, hard links, device nodes, FIFOs and sockets, with modes, owners, times
+        /// and extended attributes. Without --size the image is sized from DIR: what it
+        /// needs plus 25 %, at least 32M. A --size too small for DIR is refused before
+        /// anything is written. The superblocks are written last: an interrupted run leaves
+        /// an image that mount and fsck refuse (and a new image file is removed on error).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// Show --root's progress even when stderr is not a terminal.
+        #[arg(long, requires = "root")]
+        progress: bool,
         target: PathBuf,
     },
     /// Mount TARGET at MOUNTPOINT through FUSE (in the background unless --foreground).
@@ -109,6 +120,30 @@ enum Cmd {
         #[arg(long)]
         json: bool,
         target: PathBuf,
+    },
+    /// Copy files out of an image without writing to it, also when mount and `fsck
+    /// --repair` refuse it: the tree under PATH (default: the root) into DIR, with modes,
+    /// owners (as root), times, symlinks, hard links, device nodes and extended attributes;
+    /// holes stay holes. It reads what a mount would see (the fsync chain rolled forward in
+    /// memory; the last checkpoint alone if that fails). What is damaged is skipped: each
+    /// inode, byte range or directory listing not copied is listed on stderr with its block
+    /// and the reason (a bad data block is a hole in the copy). Exit: 0 everything copied,
+    /// 4 some things not copied, 8 could not dump (image unreadable, PATH not in it, DIR
+    /// not new or empty).
+    Dump {
+        /// The image file or block device (opened read-only).
+        image: PathBuf,
+        /// Path in the image to copy (a directory's contents, or one file).
+        path: Option<PathBuf>,
+        /// Directory to copy into: created if missing, else it must be empty.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Print the summary, and every thing not copied, as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Show progress even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
     },
     /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
     /// (fallocate's reservations kept on disk), `-O inline` (new small files' bytes in their
@@ -282,20 +317,33 @@ fn main() {
     }
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Mkfs { size, segment_size, overprovision, label, force, quiet, reserve, sparse, features, target } => {
-            report(cmd::mkfs(&MkfsArgs {
-                features,
-                size,
-                segment_size,
-                overprovision,
-                label,
-                force,
-                target,
-                quiet,
-                reserve_pct: reserve,
-                sparse,
-            }))
-        }
+        Cmd::Mkfs {
+            size,
+            segment_size,
+            overprovision,
+            label,
+            force,
+            quiet,
+            reserve,
+            sparse,
+            features,
+            root,
+            progress,
+            target,
+        } => report(cmd::mkfs(&MkfsArgs {
+            features,
+            size,
+            segment_size,
+            overprovision,
+            label,
+            force,
+            target,
+            quiet,
+            reserve_pct: reserve,
+            sparse,
+            root,
+            progress,
+        })),
         Cmd::Mount { foreground, options, record_writes, daemon_child, force, target, mountpoint } => {
             report(cmd::mount(&MountArgs {
                 foreground,
@@ -311,6 +359,9 @@ fn main() {
             cmd::fsck(&target, &cmd::FsckArgs { repair, json, no_verify_data })
         }
         Cmd::Scrub { json, target } => cmd::scrub(&target, json),
+        Cmd::Dump { image, path, out, json, progress } => {
+            rollfs::dump::run(&rollfs::dump::DumpArgs { image, path, out, json, progress })
+        }
         Cmd::Tune { features, target } => report(cmd::tune(&cmd::TuneArgs { features, target })),
         Cmd::Inspect { json, svg, verify_data, target } => {
             report(rollfs::inspect::run(&target, json, svg.as_deref(), verify_data))
