@@ -23,19 +23,21 @@ fn body(i: u64) -> Vec<u8> {
     (0..1024 + i).map(|j| (i * 7 + j * 13 % 251) as u8).collect()
 }
 
-/// Writes `FILES` files of about 1 KiB into `dir` and syncs; returns the data blocks the
-/// device got for them (stats ioctl).
+/// Writes `FILES` files of about 1 KiB into `dir`, each fsync'd (the pattern of a program
+/// saving small files), then fsyncs `dir`; returns the data blocks the device got for them
+/// (stats ioctl), the directory's dentry blocks included.
 fn small_files(m: &Mount, dir: &std::path::Path) -> u64 {
     fs::create_dir(dir).unwrap();
     let probe = m.mnt.join("probe");
     fs::write(&probe, b"p").unwrap();
-    let sync = || assert!(Command::new("sync").arg("-f").arg(&probe).status().unwrap().success());
-    sync();
+    fs::File::open(&probe).unwrap().sync_all().unwrap();
     let before = stat_or_zero(&mount_stats(&probe), "data_blocks_written");
     for i in 0..FILES {
-        fs::write(dir.join(format!("f{i}")), body(i)).unwrap();
+        let mut f = fs::File::create(dir.join(format!("f{i}"))).unwrap();
+        std::io::Write::write_all(&mut f, &body(i)).unwrap();
+        f.sync_all().unwrap();
     }
-    sync();
+    fs::File::open(dir).unwrap().sync_all().unwrap();
     stat_or_zero(&mount_stats(&probe), "data_blocks_written") - before
 }
 
