@@ -69,6 +69,12 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
             Err(e) => MutantResult { name: name.into(), caught: false, note: format!("explorer: {e}"), states: 0 },
         };
     }
+    if name.starts_with("mutant-device-") {
+        return match Explorer::new(ex.module.clone(), Options { file_blocks: true, ..opts.clone() }) {
+            Ok(ex) => check_device(name, &ex),
+            Err(e) => MutantResult { name: name.into(), caught: false, note: format!("explorer: {e}"), states: 0 },
+        };
+    }
     let mut states = 0;
     // The workload families written for the mutant's bug class first (issue 13), then the
     // standard sources. The targeted cases are few, so they are explored at least as deeply
@@ -172,3 +178,28 @@ fn check_eio(name: &str, ex: &Explorer) -> MutantResult {
         states: sum.points,
     }
 }
+
+/// A `mutant-device-*` mutant breaks what the core does when the device lies (an honest
+/// device never shows it): the device models' sweep (`crate::devices`) must report a
+/// violation: persistent bit flips on regression workloads that write file data.
+fn check_device(name: &str, ex: &Explorer) -> MutantResult {
+    let dir = crate::workload::regression_dir();
+    let cases: Vec<CaseId> =
+        DEVICE_MUTANT_WORKLOADS.iter().map(|f| CaseId::File(dir.join(f))).chain((0..4).map(CaseId::Random)).collect();
+    let model = crate::devices::DeviceModel::BitflipPersistent;
+    let sum = crate::devices::sweep(ex, model, &cases, 40, None, &mut |_| {});
+    let caught = sum
+        .violations
+        .first()
+        .map(|v| format!("{model}: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
+    MutantResult {
+        name: name.into(),
+        caught: caught.is_some(),
+        note: caught.unwrap_or_else(|| format!("no violation in {} fault states", sum.states)),
+        states: sum.states,
+    }
+}
+
+/// A regression workload whose file holds data blocks at the end (a flipped data block is
+/// what a read that skips its checksum returns).
+const DEVICE_MUTANT_WORKLOADS: [&str; 1] = ["many-small-syncs.wl"];
