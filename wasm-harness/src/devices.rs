@@ -96,14 +96,17 @@ impl std::str::FromStr for DeviceModel {
 pub enum Outcome {
     /// The honest oracle's verdict holds: nothing acknowledged was lost.
     Intact,
+    /// Nothing acknowledged was lost, and fsck reported the damage (a redundant copy, a
+    /// block no file needs) or failed on it.
+    IntactReported,
     /// Mount refused with an error naming the block.
     MountRefused,
     /// Mount refused with an error that names no block.
     MountRefusedUnnamed,
-    /// Mount succeeded and fsck reported the damage.
+    /// Acknowledged data lost (mount succeeded), and fsck reported the damage.
     FsckReported,
-    /// Mount succeeded, fsck found nothing, and a read (fsck's or of a file) failed with EIO
-    /// or a checksum error.
+    /// Acknowledged data not shown (mount succeeded): a read of a file failed with EIO or a
+    /// checksum error, or fsck's did and the tree lost data.
     ReadEio,
     /// Everything read succeeded and showed an older state: acknowledged data silently lost.
     Older,
@@ -114,8 +117,9 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 8] = [
+    pub const ALL: [Outcome; 9] = [
         Outcome::Intact,
+        Outcome::IntactReported,
         Outcome::MountRefused,
         Outcome::MountRefusedUnnamed,
         Outcome::FsckReported,
@@ -128,6 +132,7 @@ impl Outcome {
     pub fn name(self) -> &'static str {
         match self {
             Outcome::Intact => "intact",
+            Outcome::IntactReported => "intact, fsck reported",
             Outcome::MountRefused => "mount refused (block named)",
             Outcome::MountRefusedUnnamed => "mount refused (no block named)",
             Outcome::FsckReported => "fsck reported",
@@ -249,7 +254,7 @@ pub struct DeviceSummary {
     pub workloads: u64,
     pub states: u64,
     pub outcomes: BTreeMap<Outcome, u64>,
-    /// The first state of each outcome but intact: `case [fault] detail` (how it was detected).
+    /// The first state of each outcome but intact: `case [fault] detail` (how it showed).
     pub examples: BTreeMap<Outcome, String>,
     pub violations: Vec<Violation>,
     pub digest: u64,
@@ -257,9 +262,10 @@ pub struct DeviceSummary {
 }
 
 impl DeviceSummary {
-    /// States that lost acknowledged data (every outcome but intact).
+    /// States that lost acknowledged data or refused to show it (every outcome but the
+    /// intact ones).
     pub fn lost(&self) -> u64 {
-        self.states - self.outcomes.get(&Outcome::Intact).copied().unwrap_or(0)
+        self.states - self.count(Outcome::Intact) - self.count(Outcome::IntactReported)
     }
 
     pub fn count(&self, o: Outcome) -> u64 {
@@ -274,7 +280,7 @@ impl DeviceSummary {
             .map(|&o| format!("{} {}", o.name(), self.count(o)))
             .collect();
         format!(
-            "{model}: {} states in {} workloads, {} lost acknowledged data ({:.1} %): {}; {} violations",
+            "{model}: {} states in {} workloads, {} lost or refused acknowledged data ({:.1} %): {}; {} violations",
             self.states,
             self.workloads,
             self.lost(),
@@ -478,23 +484,27 @@ impl Explorer {
         if let Some(d) = history.foreign_block(&tree) {
             return (Outcome::WrongBytes, d);
         }
-        match fsck {
-            Ok(p) if p.is_empty() => {}
-            Ok(p) => return (Outcome::FsckReported, p.join("; ")),
-            Err(x) => return x,
-        }
         let allowed = allowed_states(&run.records, fault.point);
         let exact = allowed.iter().any(|&k| run.states[k] == tree);
         let (lo, hi) = window(&run.records, fault.point);
         let verdict =
             (exact || window_has_fsync(run, lo, hi)).then(|| per_file_verdict(run, fault.point, &tree, exact));
-        match verdict {
-            Some(None) => (Outcome::Intact, String::new()),
-            Some(Some((k, d))) => (Outcome::Older, format!("{k}: {d}")),
+        let lost = match verdict {
+            Some(None) => None,
+            Some(Some((k, d))) => Some(format!("{k}: {d}")),
             None => {
                 let closest = allowed.iter().min_by_key(|&&k| tree.distance(&run.states[k])).copied().unwrap_or(0);
-                (Outcome::Older, tree.diff(&run.states[closest], 4).join("; "))
+                Some(tree.diff(&run.states[closest], 4).join("; "))
             }
+        };
+        // Whether acknowledged data is lost is the tree's; how the damage showed is fsck's.
+        match (lost, fsck) {
+            (None, Ok(p)) if p.is_empty() => (Outcome::Intact, String::new()),
+            (None, Ok(p)) => (Outcome::IntactReported, p.join("; ")),
+            (None, Err((_, d))) => (Outcome::IntactReported, d),
+            (Some(_), Ok(p)) if !p.is_empty() => (Outcome::FsckReported, p.join("; ")),
+            (Some(_), Err(x)) => x,
+            (Some(d), Ok(_)) => (Outcome::Older, d),
         }
     }
 

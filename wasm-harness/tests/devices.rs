@@ -30,9 +30,12 @@ fn run(ex: &Explorer, m: DeviceModel) -> DeviceSummary {
     sum
 }
 
-/// Losses the filesystem reported (mount refused naming the block, fsck, read EIO).
+/// Damage the filesystem reported (mount refused naming the block, fsck, read EIO).
 fn detected(s: &DeviceSummary) -> u64 {
-    s.count(Outcome::MountRefused) + s.count(Outcome::FsckReported) + s.count(Outcome::ReadEio)
+    [Outcome::IntactReported, Outcome::MountRefused, Outcome::FsckReported, Outcome::ReadEio]
+        .iter()
+        .map(|&o| s.count(o))
+        .sum()
 }
 
 #[test]
