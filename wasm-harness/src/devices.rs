@@ -15,7 +15,7 @@
 //! recovered file block that is neither zeros (a hole) nor such a block at its offset is
 //! bytes the file was never given.
 
-use crate::device::{BlockRef, Eio, Image, IoKind, SimDevice, BLOCK_SIZE};
+use crate::device::{BlockRef, CrashWalker, Eio, Image, IoKind, SimDevice, BLOCK_SIZE};
 use crate::explore::{Explorer, Violation, NOW_BASE};
 use crate::guest::GuestError;
 use crate::model::{Tree, KIND_FILE};
@@ -243,6 +243,32 @@ type Checked = Result<Vec<String>, (Outcome, String)>;
 /// What a recovery gave: the dumped tree and fsck's result, or the outcome that ended it.
 type Recovered = Result<(Tree, Checked), (Outcome, String)>;
 
+/// The images the read models fault the reads of, with their crash point and a name: the
+/// clean image at the end of the run (`final`), and what a power loss right after an
+/// fsync-class operation returned leaves (only what was durable: its recovery rolls the
+/// chain forward, and a misread there must not lose the fsync), at most
+/// [`READ_IMAGES_MAX`] of those, evenly spread.
+fn read_images(run: &Run, final_image: Image) -> Vec<(usize, String, Image)> {
+    let end = run.trace.events.len();
+    let fsyncs: Vec<(usize, String)> = run
+        .records
+        .iter()
+        .zip(&run.ops)
+        .filter(|(r, op)| r.ok && op.as_ref().is_some_and(|(_, target)| target.is_some()))
+        .map(|(r, _)| (r.events.end, format!("after `{}`", r.label)))
+        .collect();
+    let mut out = vec![(end, "final".to_string(), final_image)];
+    let mut walker = CrashWalker::new(&run.start, &run.trace);
+    for (c, label) in spread(&fsyncs, READ_IMAGES_MAX) {
+        walker.advance_to(c);
+        out.push((c, label, walker.durable().clone()));
+    }
+    out
+}
+
+/// Power-loss images per workload the read models fault besides the final one.
+const READ_IMAGES_MAX: usize = 6;
+
 /// A block of 0xFF: what erased NAND reads as.
 fn erased_block() -> BlockRef {
     Arc::new([0xFF; BLOCK_SIZE])
@@ -390,50 +416,63 @@ impl Explorer {
                     .collect()
             }
             DeviceModel::BitflipPersistent | DeviceModel::BitflipTransient | DeviceModel::ReadErrorOnce => {
-                let image = apply(&run.start, all());
-                // The reads a healthy recovery of the final image makes: the blocks that matter.
-                let mut dev = SimDevice::new(image.clone(), run.workload.dev_seed);
-                dev.record();
-                let dev = match self.recover(dev) {
-                    (_, Some(dev)) => dev,
-                    (_, None) => return Vec::new(),
-                };
-                let reads = dev.counts.reads;
-                let mut addrs: Vec<u64> = Vec::new();
-                for (a, _) in dev.recording.map(|r| r.inputs).unwrap_or_default() {
-                    if !addrs.contains(&a) {
-                        addrs.push(a);
-                    }
+                let images = read_images(run, apply(&run.start, all()));
+                let per_image = budget.div_ceil(images.len());
+                let mut out = Vec::new();
+                for (point, at, image) in images {
+                    out.extend(self.read_faults(model, point, &at, &image, per_image, &mut rng));
                 }
-                let bits = (BLOCK_SIZE * 8) as u64;
-                match model {
-                    DeviceModel::BitflipPersistent => spread(&addrs, budget)
-                        .into_iter()
-                        .filter_map(|a| {
-                            let mut b = *image.get(a)?.clone();
-                            let bit = rng.below(bits) as usize;
-                            b[bit / 8] ^= 1 << (bit % 8);
-                            Some(at_end(
-                                format!("bit {bit} of block {a} flipped"),
-                                image.with_blocks([(a, Arc::new(b))]),
-                            ))
-                        })
-                        .collect(),
-                    _ => spread(&(0..reads).collect::<Vec<u64>>(), budget)
-                        .into_iter()
-                        .map(|n| {
-                            let (label, read) = if model == DeviceModel::ReadErrorOnce {
-                                (format!("read {n} of the recovery fails once"), ReadFault::Eio(n))
-                            } else {
-                                let bit = rng.below(bits) as u32;
-                                (format!("read {n} of the recovery flips bit {bit} once"), ReadFault::Flip(n, bit))
-                            };
-                            Fault { label, image: image.clone(), point: end, read: Some(read) }
-                        })
-                        .collect(),
-                }
+                out
             }
         }
+    }
+
+    /// The faults of a read model on one image (`at`: where the run left it): the blocks a
+    /// healthy recovery of it reads flipped (persistent), or its reads misbehaving once.
+    fn read_faults(
+        &self,
+        model: DeviceModel,
+        point: usize,
+        at: &str,
+        image: &Image,
+        budget: usize,
+        rng: &mut Rng,
+    ) -> Vec<Fault> {
+        let mut dev = SimDevice::new(image.clone(), 0);
+        dev.record();
+        let Some(dev) = self.recover(dev).1 else { return Vec::new() };
+        let reads = dev.counts.reads;
+        let mut addrs: Vec<u64> = Vec::new();
+        for (a, _) in dev.recording.map(|r| r.inputs).unwrap_or_default() {
+            if !addrs.contains(&a) {
+                addrs.push(a);
+            }
+        }
+        let bits = (BLOCK_SIZE * 8) as u64;
+        if model == DeviceModel::BitflipPersistent {
+            return spread(&addrs, budget)
+                .into_iter()
+                .filter_map(|a| {
+                    let mut b = *image.get(a)?.clone();
+                    let bit = rng.below(bits) as usize;
+                    b[bit / 8] ^= 1 << (bit % 8);
+                    let label = format!("{at}: bit {bit} of block {a} flipped");
+                    Some(Fault { label, image: image.with_blocks([(a, Arc::new(b))]), point, read: None })
+                })
+                .collect();
+        }
+        spread(&(0..reads).collect::<Vec<u64>>(), budget)
+            .into_iter()
+            .map(|n| {
+                let (label, read) = if model == DeviceModel::ReadErrorOnce {
+                    (format!("{at}: read {n} of the recovery fails once"), ReadFault::Eio(n))
+                } else {
+                    let bit = rng.below(bits) as u32;
+                    (format!("{at}: read {n} of the recovery flips bit {bit} once"), ReadFault::Flip(n, bit))
+                };
+                Fault { label, image: image.clone(), point, read: Some(read) }
+            })
+            .collect()
     }
 
     /// Mounts (recovering), fscks and dumps `dev` in a guest: the tree the dump gives, or the
