@@ -166,6 +166,10 @@ pub struct MemDevice {
     /// does not advance) fails, once: then it is cleared. Cold-cache tests fail each read
     /// an operation makes in turn.
     pub fail_nth_read: Option<u64>,
+    /// When set, the read with this index (counted as `fail_nth_read`) returns its block
+    /// with one bit flipped, once, as flash with read disturb does: the media and a second
+    /// read are right (`read_twice_if`).
+    pub flip_nth_read: Option<u64>,
 }
 
 impl MemDevice {
@@ -177,6 +181,7 @@ impl MemDevice {
             fail_writes_from: None,
             fail_read_block: None,
             fail_nth_read: None,
+            flip_nth_read: None,
         }
     }
 
@@ -204,10 +209,16 @@ impl BlockDevice for MemDevice {
             self.fail_nth_read = None;
             return Err(IoError { block: addr, op: "read" });
         }
+        let n = self.counters.reads;
         self.counters.reads += 1;
         match self.blocks.get(&addr) {
             Some(b) => buf.copy_from_slice(&b[..]),
             None => buf.fill(0),
+        }
+        if self.flip_nth_read == Some(n) {
+            self.flip_nth_read = None;
+            // A byte every checked block's checksum covers (headers, footers and payload).
+            buf[100] ^= 0x10;
         }
         Ok(())
     }

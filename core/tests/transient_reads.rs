@@ -7,44 +7,9 @@
 //! device model measures the same over the explorer's workloads (docs/TESTING.md).
 
 use rollfs_core::*;
-use rollfs_core::{BlockDevice, IoError, WriteFlags};
 
 const T: Timestamp = Timestamp::new(1_700_000_000, 0);
 const C: Credentials = Credentials { uid: 1000, gid: 1000 };
-
-/// A device whose read number `flip_at` (0-based) returns its block with one bit flipped.
-struct FlipOnce {
-    inner: MemDevice,
-    reads: u64,
-    flip_at: Option<u64>,
-}
-
-impl BlockDevice for FlipOnce {
-    fn block_count(&self) -> u64 {
-        self.inner.block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> std::result::Result<(), IoError> {
-        self.inner.read(addr, buf)?;
-        if self.flip_at == Some(self.reads) {
-            // A byte every checked block's checksum covers (headers, footers and payload).
-            buf[100] ^= 0x10;
-        }
-        self.reads += 1;
-        Ok(())
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> std::result::Result<(), IoError> {
-        self.inner.write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> std::result::Result<(), IoError> {
-        self.inner.wait_writes()
-    }
-    fn flush(&mut self) -> std::result::Result<(), IoError> {
-        self.inner.flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> std::result::Result<(), IoError> {
-        self.inner.discard(addr, count)
-    }
-}
 
 fn content(v: u8) -> Vec<u8> {
     (0..3 * BLOCK_SIZE).map(|i| (i as u8).wrapping_mul(7) ^ v).collect()
@@ -52,7 +17,9 @@ fn content(v: u8) -> Vec<u8> {
 
 /// Mounts `image` with read `flip_at` misread and returns `/f`'s contents, and the reads made.
 fn mount_and_read(image: &MemDevice, flip_at: Option<u64>) -> (Result<Vec<u8>>, u64) {
-    let dev = FlipOnce { inner: image.clone(), reads: 0, flip_at };
+    let mut dev = image.clone();
+    dev.counters = MemDeviceCounters::default();
+    dev.flip_nth_read = flip_at;
     let mut fs = match Filesystem::mount(dev, &MountOptions::default(), T) {
         Ok(fs) => fs,
         Err(e) => return (Err(e), flip_at.unwrap_or(0) + 1),
@@ -61,7 +28,7 @@ fn mount_and_read(image: &MemDevice, flip_at: Option<u64>) -> (Result<Vec<u8>>, 
         let mut buf = vec![0u8; a.size as usize];
         fs.read(a.ino, 0, &mut buf).map(|n| buf[..n].to_vec())
     });
-    (got, fs.into_device().reads)
+    (got, fs.into_device().counters.reads)
 }
 
 /// Every read of mounting `image` and reading `/f` misread in turn: `/f` is `want` each time.

@@ -332,6 +332,10 @@ impl Explorer {
             writes[..i].iter().rev().find(|w| w.1 == addr).map(|w| w.2.clone()).or_else(|| run.start.get(addr).cloned())
         };
         let at_end = |label: String, image: Image| Fault { label, image, point: end, read: None };
+        // The final image with write `i` replaced by `instead` (`None`: lost).
+        let with_write = |i: usize, instead: Option<(u64, BlockRef)>| {
+            apply(&run.start, all().take(i).chain(instead).chain(all().skip(i + 1)))
+        };
         let mut rng = Rng::derive(&[self.opts.seed, run.workload.dev_seed, model as u64, 0xDE71CE]);
         match model {
             DeviceModel::Honest => Vec::new(),
@@ -376,10 +380,7 @@ impl Explorer {
                     .collect();
                 spread(&cands, budget)
                     .into_iter()
-                    .map(|i| {
-                        let img = apply(&run.start, all().enumerate().filter(|(j, _)| *j != i).map(|(_, w)| w));
-                        at_end(format!("lost write #{i} (block {})", writes[i].1), img)
-                    })
+                    .map(|i| at_end(format!("lost write #{i} (block {})", writes[i].1), with_write(i, None)))
                     .collect()
             }
             DeviceModel::MisdirectedWrite => {
@@ -392,11 +393,8 @@ impl Explorer {
                 spread(&cands, budget)
                     .into_iter()
                     .map(|i| {
-                        let img = apply(
-                            &run.start,
-                            all().enumerate().map(|(j, (a, b))| if j == i { (to(a), b) } else { (a, b) }),
-                        );
-                        at_end(format!("write #{i} for block {} landed at {}", writes[i].1, to(writes[i].1)), img)
+                        let (a, b) = (writes[i].1, writes[i].2.clone());
+                        at_end(format!("write #{i} for block {a} landed at {}", to(a)), with_write(i, Some((to(a), b))))
                     })
                     .collect()
             }
@@ -407,11 +405,9 @@ impl Explorer {
                 spread(&cands, budget)
                     .into_iter()
                     .map(|i| {
-                        let img = apply(
-                            &run.start,
-                            all().enumerate().map(|(j, (a, b))| if j == i { (a, erased_block()) } else { (a, b) }),
-                        );
-                        at_end(format!("rewrite #{i} of block {} erased, new contents lost", writes[i].1), img)
+                        let a = writes[i].1;
+                        let label = format!("rewrite #{i} of block {a} erased, new contents lost");
+                        at_end(label, with_write(i, Some((a, erased_block()))))
                     })
                     .collect()
             }

@@ -167,15 +167,19 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
 fn check_eio(name: &str, ex: &Explorer) -> MutantResult {
     let cases = crate::eio::standard_cases(4, 4);
     let sum = crate::eio::sweep(ex, &cases, Some(12), false, &mut |_| {});
-    let caught = sum
-        .violations
-        .first()
-        .map(|v| format!("eio sweep: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
+    swept(name, "eio sweep", sum.violations.first(), sum.points, "I/O-error points")
+}
+
+/// A mutant checked by a sweep (`by`): caught by its first violation, if any, in `tried`
+/// points or states (`what`).
+fn swept(name: &str, by: &str, first: Option<&crate::explore::Violation>, tried: u64, what: &str) -> MutantResult {
+    let caught =
+        first.map(|v| format!("{by}: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
     MutantResult {
         name: name.into(),
         caught: caught.is_some(),
-        note: caught.unwrap_or_else(|| format!("no violation in {} I/O-error points", sum.points)),
-        states: sum.points,
+        note: caught.unwrap_or_else(|| format!("no violation in {tried} {what}")),
+        states: tried,
     }
 }
 
@@ -188,16 +192,7 @@ fn check_device(name: &str, ex: &Explorer) -> MutantResult {
         DEVICE_MUTANT_WORKLOADS.iter().map(|f| CaseId::File(dir.join(f))).chain((0..4).map(CaseId::Random)).collect();
     let model = crate::devices::DeviceModel::BitflipPersistent;
     let sum = crate::devices::sweep(ex, model, &cases, 40, None, &mut |_| {});
-    let caught = sum
-        .violations
-        .first()
-        .map(|v| format!("{model}: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
-    MutantResult {
-        name: name.into(),
-        caught: caught.is_some(),
-        note: caught.unwrap_or_else(|| format!("no violation in {} fault states", sum.states)),
-        states: sum.states,
-    }
+    swept(name, model.name(), sum.violations.first(), sum.states, "fault states")
 }
 
 /// A regression workload whose file holds data blocks at the end (a flipped data block is
