@@ -160,6 +160,7 @@ struct ExploreArgs {
     /// bitflip-transient, read-error-once, or `lying` for each in turn): each workload's
     /// honest run becomes fault states (at most --max-points per workload), each judged
     /// against what rollfs promises on that device (docs/INVARIANTS.md, "Lying devices").
+    /// --torn and --eio do not apply to the lying models.
     #[arg(long, default_value = "honest")]
     device: String,
 }

@@ -155,8 +155,19 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-fsync-crash.wl");
             vec![CaseId::File(wl)]
         }
-        // No room reserved for roll-forward: fsyncs on a full device, then crashes.
-        "mutant-no-recovery-reserve" => fam("fsync-full").chain(fam("xattr-full")).collect(),
+        // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the
+        // recovery too: xattr-full's new files with xattrs want most room to roll forward,
+        // and the sampled recovery crashes that show it move with any change to the core's
+        // recovery I/O, so its draws come first).
+        "mutant-no-recovery-reserve" => {
+            let more = |f| {
+                fam(f).map(|c| match c {
+                    CaseId::Full(k) => CaseId::Full(k + 4 * crate::workload::FULL_FAMILIES.len() as u64),
+                    c => c,
+                })
+            };
+            fam("xattr-full").chain(more("xattr-full")).chain(fam("fsync-full")).collect()
+        }
         _ => Vec::new(),
     }
 }
