@@ -45,32 +45,31 @@ fn every_misread_shows(image: &MemDevice, want: &[u8]) {
     }
 }
 
-fn formatted() -> Filesystem<MemDevice> {
+/// A formatted, mounted image with `/f` holding `content(1)`, checkpointed; and its inode.
+fn synced_file() -> (Filesystem<MemDevice>, Ino) {
     let opts = MkfsOptions { segment_blocks: 16, ..Default::default() };
     let dev = Filesystem::format(MemDevice::new(2048), &opts).unwrap();
-    Filesystem::mount(dev, &MountOptions::default(), T).unwrap()
+    let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
+    let f = fs.create(1, b"f", 0o644, C, T).unwrap();
+    fs.write(f.ino, 0, &content(1), T).unwrap();
+    fs.sync(T).unwrap();
+    (fs, f.ino)
 }
 
 #[test]
 fn a_misread_checkpoint_pack_does_not_roll_back() {
-    let mut fs = formatted();
-    let f = fs.create(1, b"f", 0o644, C, T).unwrap();
-    fs.write(f.ino, 0, &content(1), T).unwrap();
-    fs.sync(T).unwrap();
+    let (mut fs, f) = synced_file();
     // The second checkpoint goes to the other pack: the older one holds content(1).
-    fs.write(f.ino, 0, &content(2), T).unwrap();
+    fs.write(f, 0, &content(2), T).unwrap();
     let image = fs.unmount(T).unwrap();
     every_misread_shows(&image, &content(2));
 }
 
 #[test]
 fn a_misread_chain_node_or_batch_block_does_not_drop_an_fsync() {
-    let mut fs = formatted();
-    let f = fs.create(1, b"f", 0o644, C, T).unwrap();
-    fs.write(f.ino, 0, &content(1), T).unwrap();
-    fs.sync(T).unwrap();
-    fs.write(f.ino, 0, &content(3), T).unwrap();
-    fs.fsync(f.ino, false, T).unwrap();
+    let (mut fs, f) = synced_file();
+    fs.write(f, 0, &content(3), T).unwrap();
+    fs.fsync(f, false, T).unwrap();
     // Power loss after the fsync: the in-memory device holds what was written.
     let image = fs.into_device();
     every_misread_shows(&image, &content(3));
