@@ -711,7 +711,8 @@ fn bench(a: BenchArgs) -> ExitCode {
 
 /// `rollfs-sim explore --device MODEL` (a lying device): each model's outcome line, the
 /// violations with the command that reproduces them. Cases: `--case`, or `--cases N` of
-/// `--workload` (regression: every file; ace and random: N each; all: both and the files).
+/// `--workload` (regression: every file; ace, random and full: N each; all: ace and random
+/// and the files).
 fn explore_devices(
     common: &Common,
     device: &str,
@@ -751,9 +752,10 @@ fn explore_devices(
                 let all = rollfs_sim::workload::ace_count();
                 (0..n.min(all)).map(|i| CaseId::Ace(i * all / n.min(all).max(1))).collect()
             }
+            WorkloadKind::Full => (0..n).map(CaseId::Full).collect(),
             WorkloadKind::All => rollfs_sim::eio::standard_cases(n, n),
             _ => {
-                eprintln!("rollfs-sim: --device takes --workload regression, ace, random or all, or --case");
+                eprintln!("rollfs-sim: --device takes --workload regression, ace, random, full or all, or --case");
                 return ExitCode::from(2);
             }
         }
