@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 25] = [
+pub const NAMES: [&str; 26] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -43,6 +43,7 @@ pub const NAMES: [&str; 25] = [
     "mutant-eio-change-before-read",
     "mutant-spilled-commit-by-batch",
     "mutant-prealloc-by-batch",
+    "mutant-recovery-drops-reservations",
     "mutant-device-read-no-crc",
 ];
 

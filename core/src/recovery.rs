@@ -203,7 +203,10 @@ impl<D: BlockDevice> Filesystem<D> {
             let current = if exists { self.current_range(ino, first, count)? } else { Vec::new() };
             for i in 0..count {
                 let idx = first + i as u64;
-                let new = get(&n.block, i);
+                let mut new = get(&n.block, i);
+                if new == NEW_ADDR && self.prealloc_on_disk && crate::mutant!("mutant-recovery-drops-reservations") {
+                    new = NULL_ADDR;
+                }
                 let cur = if !exists || idx >= trunc { NULL_ADDR } else { current[i as usize] };
                 if new == cur {
                     continue;

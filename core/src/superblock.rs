@@ -33,6 +33,10 @@ pub const FEATURE_INCOMPAT_DIR_V2: u32 = 1 << 0;
 pub const FEATURE_INCOMPAT_PREALLOC: u32 = 1 << 1;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
 pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC;
+
+/// The reason of the error for a superblock with incompatible feature bits this code does
+/// not know (a newer rollfs made the image): the CLI names the bits (`native/src/probe.rs`).
+pub const UNSUPPORTED_FEATURE_REASON: &str = "superblock: unsupported incompatible feature";
 /// Data checksums: every data pointer's checksum is the CRC32C of its block, and reads verify
 /// it. Read-only compatible: a reader that ignores it reads correct data unverified, but a
 /// writer that ignored it would leave wrong checksums behind.
@@ -240,7 +244,7 @@ impl Superblock {
         }
         let feature_incompat = r.feature_incompat.get();
         if feature_incompat & !FEATURE_INCOMPAT_SUPPORTED != 0 {
-            return bad("superblock: unsupported incompatible feature");
+            return bad(UNSUPPORTED_FEATURE_REASON);
         }
         if r.block_size_log2.get() != BLOCK_SIZE_LOG2 {
             return bad("superblock: unsupported block size");

@@ -26,6 +26,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-eio-change-before-read", "cold_cache"),
     ("mutant-spilled-commit-by-batch", "atomic_cow"),
     ("mutant-prealloc-by-batch", "reservations_on_disk"),
+    ("mutant-recovery-drops-reservations", "reservations_on_disk"),
     ("mutant-device-read-no-crc", "datasum"),
 ];
 

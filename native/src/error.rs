@@ -26,6 +26,8 @@ pub enum CliError {
     #[error("{}: unsupported rollfs format version {major}.{minor} (this rollfs reads version {supported}.x){}", .path.display(),
         if *.major == 1 { "; format 1 was made before data checksums: copy the files off with rollfs 0.1 and make a new image" } else { "" })]
     UnsupportedVersion { path: PathBuf, major: u16, minor: u16, supported: u16 },
+    #[error("{}: made by a newer rollfs: incompatible feature bits {unknown:#x} are unknown to this one (it knows {known:#x}); use the rollfs that made the image", .path.display())]
+    UnsupportedFeatures { path: PathBuf, unknown: u32, known: u32 },
     #[error("{}: corrupted superblock: {reason} (run `rollfs fsck` on it)", .path.display())]
     CorruptSuperblock { path: PathBuf, reason: String },
     #[error("{}: device or image is busy: {detail}", .path.display())]

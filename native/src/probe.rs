@@ -125,6 +125,12 @@ pub fn check_superblock<D: BlockDevice>(dev: &mut D, path: &Path) -> Result<Supe
                     supported: FORMAT_VERSION_MAJOR,
                 });
             }
+            if matches!(err, Error::Corrupt { reason, .. } if reason == superblock::UNSUPPORTED_FEATURE_REASON) {
+                let at = superblock::SB_OFF_FEATURE_INCOMPAT;
+                let bits = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+                let known = superblock::FEATURE_INCOMPAT_SUPPORTED;
+                return Err(CliError::UnsupportedFeatures { path: path.to_owned(), unknown: bits & !known, known });
+            }
             let reason = match err {
                 Error::Corrupt { block, reason } => format!("{reason} (block {block})"),
                 e => e.to_string(),

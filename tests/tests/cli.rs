@@ -101,6 +101,32 @@ fn unsupported_format_version() {
     );
 }
 
+/// An image made by a newer rollfs, with an incompatible feature bit this one does not
+/// know (a valid superblock otherwise, both copies): refused by fsck, mount and inspect,
+/// naming the unknown bits, and left as it was.
+#[test]
+fn unknown_incompatible_features_are_named() {
+    use rollfs_core::superblock::Superblock;
+    let img = Image::new("64M", &[]);
+    let f = std::fs::File::options().read(true).write(true).open(&img.path).unwrap();
+    let mut b = [0u8; 4096];
+    f.read_exact_at(&mut b, 0).unwrap();
+    let mut sb = Superblock::decode(0, &b).expect("a fresh superblock");
+    sb.feature_incompat |= 1 << 9;
+    let new = sb.encode();
+    f.write_all_at(&new[..], 0).unwrap();
+    f.write_all_at(&new[..], 4096).unwrap();
+    drop(f);
+    let before = std::fs::read(&img.path).unwrap();
+    let want = "made by a newer rollfs: incompatible feature bits 0x200 are unknown to this one";
+    assert_fails(&rollfs([OsStr::new("fsck"), img.path.as_os_str()]), 8, want);
+    assert_fails(&rollfs([OsStr::new("fsck"), OsStr::new("--repair"), img.path.as_os_str()]), 8, want);
+    let mnt = img.dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    assert_fails(&rollfs([OsStr::new("mount"), OsStr::new("-f"), img.path.as_os_str(), mnt.as_os_str()]), 1, want);
+    assert!(std::fs::read(&img.path).unwrap() == before, "a refused image was changed");
+}
+
 #[test]
 fn corrupted_superblock() {
     let img = Image::raw(64 << 20);

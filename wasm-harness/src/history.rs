@@ -25,6 +25,8 @@ pub struct History {
     pub ino_names: HashMap<u64, Runs<String>>,
     /// Model inode -> runs of `snaps[k].content[inode]`.
     pub content: HashMap<u64, Runs<u64>>,
+    /// Model inode -> runs of `snaps[k].reserved[inode]` (absent: none reserved).
+    pub reserved: HashMap<u64, Runs<u64>>,
 }
 
 /// Extends `runs` with `value` at record `k` (records are visited in order).
@@ -86,15 +88,18 @@ impl History {
             }
             for ino in &d.inos {
                 set(&mut h.content, ino, k, snaps[k].content.get(ino).copied());
+                set(&mut h.reserved, ino, k, snaps[k].reserved.get(ino).copied());
             }
         }
         let last = deltas.len().saturating_sub(1);
         close(&mut h.kinds, last);
         close(&mut h.names, last);
         close(&mut h.content, last);
+        close(&mut h.reserved, last);
         h.kinds.retain(|_, r| !r.is_empty());
         h.names.retain(|_, r| !r.is_empty());
         h.content.retain(|_, r| !r.is_empty());
+        h.reserved.retain(|_, r| !r.is_empty());
         h.regroup_names();
         h
     }
@@ -127,6 +132,9 @@ impl History {
             for (&ino, &hash) in &s.content {
                 note(&mut h.content, ino, k, hash);
             }
+            for (&ino, &n) in &s.reserved {
+                note(&mut h.reserved, ino, k, n);
+            }
         }
         h.regroup_names();
         h
@@ -147,6 +155,23 @@ pub fn value_at<V>(runs: Option<&Runs<V>>, k: usize) -> Option<&V> {
 /// are maximal).
 pub fn held_throughout<V: PartialEq>(runs: Option<&Runs<V>>, lo: usize, hi: usize, value: &V) -> bool {
     runs.into_iter().flatten().any(|(a, b, v)| *a <= lo && *b >= hi && v == value)
+}
+
+/// The fewest blocks `ino` had reserved at any record of `lo..=hi` (0 when some record
+/// had none: runs are maximal and absent means none).
+pub fn reserved_min(h: &History, ino: u64, lo: usize, hi: usize) -> u64 {
+    let runs = h.reserved.get(&ino);
+    let mut covered = 0usize;
+    let mut least = u64::MAX;
+    for (a, b, n) in runs.into_iter().flatten().filter(|(a, b, _)| *a <= hi && *b >= lo) {
+        covered += (*b).min(hi) - (*a).max(lo) + 1;
+        least = least.min(*n);
+    }
+    if covered == hi - lo + 1 {
+        least
+    } else {
+        0
+    }
 }
 
 /// Paths naming `ino` somewhere in `lo..=hi`, in order.
@@ -175,4 +200,21 @@ pub fn single_name_throughout(h: &History, ino: u64, lo: usize, hi: usize) -> bo
         next = b + 1;
     }
     next == hi + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_min_is_the_fewest_over_the_window_and_zero_where_none() {
+        let mut h = History::default();
+        // Inode 7: 30 reserved at records 2..=4, 10 at 5..=6, none from 7 on.
+        h.reserved.insert(7, vec![(2, 4, 30), (5, 6, 10)]);
+        assert_eq!(reserved_min(&h, 7, 2, 4), 30);
+        assert_eq!(reserved_min(&h, 7, 3, 6), 10);
+        assert_eq!(reserved_min(&h, 7, 4, 7), 0, "record 7 had none");
+        assert_eq!(reserved_min(&h, 7, 1, 3), 0, "record 1 had none");
+        assert_eq!(reserved_min(&h, 8, 2, 4), 0, "an inode that never reserved");
+    }
 }

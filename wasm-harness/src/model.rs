@@ -88,6 +88,10 @@ pub struct Snap {
     pub content: OrdMap<u64, u64>,
     /// Inodes in an open atomic session.
     pub in_session: std::collections::BTreeSet<u64>,
+    /// Model inode -> how many of its blocks the model knows reserved (`Model::reserved`;
+    /// absent: none). The core holds at least these; the oracle requires the fsync'd ones
+    /// after a crash (invariant 2 for fallocate: a reservation is file state).
+    pub reserved: OrdMap<u64, u64>,
 }
 
 /// The 4 KiB file blocks `first..end` that bytes `offset..offset+len` touch.
@@ -282,6 +286,9 @@ impl Model {
                                 None => d.memo(content_hash),
                             };
                             s.content.insert(*c as u64, h);
+                            if let Some(n) = self.reserved_count(*c) {
+                                s.reserved.insert(*c as u64, n);
+                            }
                         }
                         Body::Symlink(_) => {}
                     }
@@ -295,6 +302,11 @@ impl Model {
     fn file_mut(&mut self, path: &str) -> Result<&mut Vec<u8>, i64> {
         let ino = self.resolve(path)?;
         Ok(self.ns.file_mut(ino).map_err(|e| errno(&e))?.make_mut())
+    }
+
+    /// How many blocks of `ino` the model knows reserved, when any.
+    pub fn reserved_count(&self, ino: Ino) -> Option<u64> {
+        self.reserved.get(&ino).map(|r| r.len() as u64).filter(|&n| n > 0)
     }
 
     /// Whether `op` is a plain write entirely inside blocks fallocate reserved (it must
@@ -622,6 +634,7 @@ impl Model {
                 content,
                 chash,
                 xattrs,
+                alloc: Alloc::default(),
             });
         }
         // File link counts are the number of names (computed here, not taken from the
@@ -713,7 +726,7 @@ fn shared_zero_block() -> &'static BlockRef {
 /// Parses a planned record's body at `pos` (after its marker) and returns the content
 /// length and [`content_hash`], computed from the named blocks, the holes (zeros) and the
 /// bytes between them.
-fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> Result<(u64, u64), DumpFault> {
+fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> Result<(u64, u64, u64), DumpFault> {
     let p = |e: String| DumpFault::Parse(e);
     let len = le32(b, pos).map_err(p)? as usize;
     let nruns = le32(b, pos).map_err(p)? as usize;
@@ -809,7 +822,8 @@ fn planned_content(b: &[u8], pos: &mut usize, path: &str, dev: &DumpBlocks) -> R
         }
     }
     hash_gap(&mut h, len - off);
-    Ok((len as u64, h.finish()))
+    let hole_blocks = holes.iter().map(|h| h.blocks as u64).sum();
+    Ok((len as u64, h.finish(), hole_blocks))
 }
 
 /// One entry as read from a dump (or the model), before canonicalization.
@@ -827,6 +841,28 @@ pub struct RawEntry {
     /// [`content_hash`] of `content` when the producer knows it already.
     pub chash: Option<u64>,
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The allocation a dump reports ([`Alloc`]; zero for the model's own trees).
+    pub alloc: Alloc,
+}
+
+/// A dumped file's allocation, which the model does not predict (not part of an
+/// [`Entry`]'s equality or hash): what the reservation rule of the per-file oracle reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Alloc {
+    /// `st_blocks` (512-byte units: data blocks and reserved holes).
+    pub blocks: u64,
+    /// At least this many of the content's blocks hold data: the whole blocks a planned
+    /// read did not name holes (a partial last block may be either; a plain dump names no
+    /// holes, so none is known).
+    pub data_blocks_min: u64,
+}
+
+impl Alloc {
+    /// At most this many of the file's blocks are reserved holes (`st_blocks` counts data
+    /// blocks and reserved holes only): a count below what must be reserved proves a loss.
+    pub fn reserved_max(&self) -> u64 {
+        (self.blocks / (BLOCK_SIZE as u64 / 512)).saturating_sub(self.data_blocks_min)
+    }
 }
 
 /// Equal when everything but `content` is: `chash` stands for the content, which a planned
@@ -843,6 +879,8 @@ pub struct Entry {
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
     /// The smallest path naming the same inode (hard links share it).
     pub link: String,
+    /// What a dump reported of its allocation (not compared: see [`Alloc`]).
+    pub alloc: Alloc,
 }
 
 impl PartialEq for Entry {
@@ -911,6 +949,13 @@ fn take<'a>(b: &'a [u8], pos: &mut usize, n: usize) -> Result<&'a [u8], String> 
 }
 
 impl Tree {
+    /// Whether every entry reports the same allocation as `o`'s ([`Alloc`] is not part of
+    /// equality; the reservation rule's verdict depends on it).
+    pub fn same_alloc(&self, o: &Tree) -> bool {
+        self.entries.len() == o.entries.len()
+            && self.entries.iter().zip(o.entries.iter()).all(|((p, a), (q, b))| p == q && a.alloc == b.alloc)
+    }
+
     pub fn from_raw(raw: Vec<RawEntry>) -> Tree {
         let mut first: BTreeMap<u32, String> = BTreeMap::new();
         for r in &raw {
@@ -938,7 +983,17 @@ impl Tree {
             };
             entries.insert(
                 r.path,
-                Entry { kind: r.kind, perm: r.perm, nlink: r.nlink, size, content: r.content, chash, xattrs, link },
+                Entry {
+                    kind: r.kind,
+                    perm: r.perm,
+                    nlink: r.nlink,
+                    size,
+                    content: r.content,
+                    chash,
+                    xattrs,
+                    link,
+                    alloc: r.alloc,
+                },
             );
         }
         let hash = entries.iter().fold(0u64, |h, (p, e)| h.wrapping_add(entry_hash(p, e)));
@@ -961,7 +1016,7 @@ impl Tree {
         let p = DumpFault::Parse;
         let mut pos = 0;
         let mut raw = Vec::new();
-        type Shared = (Arc<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>, Option<u64>);
+        type Shared = (Arc<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>, Option<u64>, u64);
         let mut seen: BTreeMap<u32, Shared> = BTreeMap::new();
         while pos < b.len() {
             let n = le32(b, &mut pos).map_err(p)? as usize;
@@ -973,17 +1028,18 @@ impl Tree {
             let _gid = le32(b, &mut pos).map_err(p)?;
             let nlink = le32(b, &mut pos).map_err(p)?;
             let size = u64::from_le_bytes(take(b, &mut pos, 8).map_err(p)?.try_into().unwrap());
+            let blocks = u64::from_le_bytes(take(b, &mut pos, 8).map_err(p)?.try_into().unwrap());
             let n = le32(b, &mut pos).map_err(p)?;
-            let (content, chash) = if n == SAME_AS_FIRST {
+            let (content, chash, data_blocks_min) = if n == SAME_AS_FIRST {
                 let first =
                     seen.get(&ino).ok_or_else(|| p(format!("{path}: content refers to an inode not dumped before")))?;
-                (first.0.clone(), first.2)
+                (first.0.clone(), first.2, first.3)
             } else if n == PLANNED {
                 let dev = dev.ok_or_else(|| p(format!("{path}: a planned record in a dump without a device")))?;
-                let (_, h) = planned_content(b, &mut pos, &path, dev)?;
-                (Arc::new(Vec::new()), Some(h))
+                let (len, h, holes) = planned_content(b, &mut pos, &path, dev)?;
+                (Arc::new(Vec::new()), Some(h), (len / BLOCK_SIZE as u64).saturating_sub(holes))
             } else {
-                (Arc::new(take(b, &mut pos, n as usize).map_err(p)?.to_vec()), None)
+                (Arc::new(take(b, &mut pos, n as usize).map_err(p)?.to_vec()), None, 0)
             };
             let nx = le32(b, &mut pos).map_err(p)?;
             let xattrs = if nx == SAME_AS_FIRST {
@@ -1002,8 +1058,9 @@ impl Tree {
                 }
                 xattrs
             };
-            seen.entry(ino).or_insert_with(|| (content.clone(), xattrs.clone(), chash));
-            raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, chash, xattrs });
+            seen.entry(ino).or_insert_with(|| (content.clone(), xattrs.clone(), chash, data_blocks_min));
+            let alloc = Alloc { blocks, data_blocks_min };
+            raw.push(RawEntry { path, ino, kind, perm: perm & 0o7777, nlink, size, content, chash, xattrs, alloc });
         }
         Ok(Tree::from_raw(raw))
     }
@@ -1112,6 +1169,7 @@ mod tests {
         b.extend_from_slice(&[0; 8]);
         b.extend_from_slice(&1u32.to_le_bytes());
         b.extend_from_slice(&(3 * 4096u64).to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
         b.extend_from_slice(&PLANNED.to_le_bytes());
         b.extend_from_slice(body);
         b.extend_from_slice(&0u32.to_le_bytes());
@@ -1216,6 +1274,7 @@ mod tests {
             b.extend_from_slice(&[0; 8]);
             b.extend_from_slice(&e.nlink.to_le_bytes());
             b.extend_from_slice(&(if e.kind == KIND_DIR { 4096 } else { e.size }).to_le_bytes());
+            b.extend_from_slice(&(8 * (i as u64 + 3)).to_le_bytes());
             b.extend_from_slice(&(e.content.len() as u32).to_le_bytes());
             b.extend_from_slice(&e.content);
             b.extend_from_slice(&(e.xattrs.len() as u32).to_le_bytes());
@@ -1228,5 +1287,10 @@ mod tests {
         }
         let parsed = Tree::parse_dump(&b).unwrap();
         assert_eq!(parsed, t, "{:?}", parsed.diff(&t, 10));
+        // st_blocks is carried, not compared; a plain dump knows no data block for sure.
+        let f = parsed.entries.iter().position(|(p, _)| p == "/d/f").unwrap() as u64;
+        assert_eq!(parsed.entries["/d/f"].alloc, Alloc { blocks: 8 * (f + 3), data_blocks_min: 0 });
+        assert_eq!(parsed.entries["/d/f"].alloc.reserved_max(), f + 3);
+        assert!(!parsed.same_alloc(&t), "the model's tree reports no allocation");
     }
 }

@@ -155,6 +155,11 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-fsync-crash.wl");
             vec![CaseId::File(wl)]
         }
+        // Reservations dropped by roll-forward: fsync'd reservations carried by batches.
+        "mutant-recovery-drops-reservations" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/fallocate-batch-crash.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the
         // recovery too: xattr-full's new files with xattrs want most room to roll forward,
         // and the sampled recovery crashes that show it move with any change to the core's

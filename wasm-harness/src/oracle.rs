@@ -112,6 +112,9 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
                 ),
             ));
         }
+        if let Some(v) = reservation_verdict(h, tree, &names, *ino, f, hi, &r.label, file_hash, held) {
+            return Some(v);
+        }
     }
     // 4: a rename of a single-name file that existed at the checkpoint, with neither
     // name touched by anything else in the window, shows exactly one of the names. Not
@@ -186,6 +189,42 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         }
     }
     None
+}
+
+/// Invariant 2 for fallocate (a reservation is file state; issue 38): the blocks `ino` had
+/// reserved when fsync-class record `f` returned stay reserved after a crash, less what an
+/// operation since spent or released. The model's count is a lower bound of the core's at
+/// every record and only falls through writes, truncation and punches, so the fewest it
+/// had over `f..=hi` is a lower bound of any state the file may show; the most the file's
+/// `st_blocks` can hold reserved (less the blocks known to hold data) must reach it.
+/// Checked on a name that shows one of the file's states (the content rule passed).
+#[allow(clippy::too_many_arguments)]
+fn reservation_verdict(
+    h: &history::History,
+    tree: &Tree,
+    names: &std::collections::BTreeSet<&String>,
+    ino: u64,
+    f: usize,
+    hi: usize,
+    label: &str,
+    file_hash: impl Fn(&str) -> Option<u64>,
+    held: impl Fn(u64) -> bool,
+) -> Option<(String, String)> {
+    let want = history::reserved_min(h, ino, f, hi);
+    if want == 0 {
+        return None;
+    }
+    let p = names.iter().find(|p| file_hash(p).is_some_and(&held))?;
+    let alloc = tree.entries.get(*p)?.alloc;
+    (alloc.reserved_max() < want).then(|| {
+        (
+            "reservation-lost".to_string(),
+            format!(
+                "`{label}` returned with {want} blocks reserved that no operation since spent or released, but {p} shows st_blocks {} with at least {} data blocks",
+                alloc.blocks, alloc.data_blocks_min
+            ),
+        )
+    })
 }
 
 /// True when the window holds an fsync-class operation (whose roll-forward may recover a

@@ -905,7 +905,8 @@ impl Explorer {
         }
         let known = {
             let memo = run.verdicts.lock().unwrap();
-            memo.get(&(point, tree.hash)).and_then(|v| v.iter().find(|(t, _)| t == tree).map(|(_, v)| v.clone()))
+            memo.get(&(point, tree.hash))
+                .and_then(|v| v.iter().find(|(t, _)| t == tree && t.same_alloc(tree)).map(|(_, v)| v.clone()))
         };
         if let Some(v) = known {
             self.verdicts_reused.fetch_add(1, Ordering::Relaxed);

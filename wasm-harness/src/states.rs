@@ -144,6 +144,7 @@ impl StateTracker {
     fn rewrite_inode(&mut self, model: &mut Model, ino: Ino, changed: &mut BTreeSet<String>) {
         let Some(names) = self.paths.get(&ino).filter(|ps| !ps.is_empty()) else {
             self.snap.content.remove(&(ino as u64));
+            self.snap.reserved.remove(&(ino as u64));
             return;
         };
         let names: Vec<String> = names.iter().cloned().collect();
@@ -176,6 +177,7 @@ impl StateTracker {
                 chash,
                 xattrs: xattrs.clone(),
                 link: link.clone(),
+                alloc: Default::default(),
             };
             self.insert_entry(p, e);
             if kind == KIND_FILE {
@@ -185,6 +187,10 @@ impl StateTracker {
         }
         if kind == KIND_FILE {
             self.snap.content.insert(ino as u64, chash);
+            match model.reserved_count(ino) {
+                Some(n) => self.snap.reserved.insert(ino as u64, n),
+                None => self.snap.reserved.remove(&(ino as u64)),
+            };
         }
     }
 

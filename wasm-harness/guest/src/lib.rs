@@ -724,6 +724,8 @@ fn dump(fs: &mut Filesystem<HostDev>, out: &mut Vec<u8>, planned: bool) -> Resul
         put32(out, attr.gid);
         put32(out, attr.nlink);
         out.extend_from_slice(&attr.size.to_le_bytes());
+        // st_blocks: the oracle checks that fsync'd reservations survive a crash with it.
+        out.extend_from_slice(&attr.blocks.to_le_bytes());
         if attr.kind != FileType::Directory && !dumped.insert(ino) {
             put32(out, SAME_AS_FIRST);
             put32(out, SAME_AS_FIRST);
