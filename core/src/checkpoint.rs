@@ -440,7 +440,13 @@ impl Checkpoint {
         let mut best: Option<(Checkpoint, usize)> = None;
         let mut first_err = None;
         for pack in 0..2 {
-            match Checkpoint::read_pack(dev, geo, pack) {
+            let mut read = Checkpoint::read_pack(dev, geo, pack);
+            if matches!(read, Ok(None) | Err(Error::Corrupt { .. })) {
+                // Once more before it is given up: a pack misread once (flipped bits) must
+                // not roll the filesystem back to the older one (`read_twice_if`).
+                read = Checkpoint::read_pack(dev, geo, pack);
+            }
+            match read {
                 Ok(Some(cp)) => {
                     if best.as_ref().is_none_or(|(b, _)| cp.version > b.version) {
                         best = Some((cp, pack));

@@ -326,11 +326,19 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::corrupt(self.nat_addr(ino), "data pointer outside the main area"));
         }
         let mut b = zero_block();
-        self.dev.read(addr as u64, &mut b)?;
-        self.stats.device_reads += 1;
+        let checksums = self.data_checksums;
         // Every block read from the device is checked against the checksum its node holds:
-        // flash that returns flipped or stale bytes gets EIO, never the bytes.
-        if self.data_checksums && crate::codec::crc(&b[..]) != crc {
+        // flash that returns flipped or stale bytes gets EIO, never the bytes; a block that
+        // fails is read once more first (`read_twice_if`: a misread is not an error).
+        let bad = crate::read_twice_if(
+            &mut self.dev,
+            addr as u64,
+            &mut b,
+            |b| checksums && crate::codec::crc(&b[..]) != crc,
+            |&bad| bad,
+        )?;
+        self.stats.device_reads += 1;
+        if bad && !crate::mutant!("mutant-device-read-no-crc") {
             self.stats.data_checksum_errors += 1;
             return Err(Error::DataChecksum { ino, index: idx, block: addr as u64 });
         }
@@ -549,9 +557,16 @@ impl<D: BlockDevice> Filesystem<D> {
         debug_assert_eq!(out.len(), crcs.len());
         self.dev.read_run(u64::from(addr), out)?;
         self.stats.device_reads += out.len() as u64;
-        if self.data_checksums {
-            for (k, (b, &crc)) in out.iter().zip(crcs).enumerate() {
-                if crate::codec::crc(&b[..]) != crc {
+        if self.data_checksums && !crate::mutant!("mutant-device-read-no-crc") {
+            for (k, (b, &crc)) in out.iter_mut().zip(crcs).enumerate() {
+                let at = u64::from(addr) + k as u64;
+                let ok = |b: &Block| crate::codec::crc(&b[..]) == crc;
+                if ok(b) {
+                    continue;
+                }
+                // A block that fails is read once more (as `read_twice_if` does).
+                self.dev.read(at, b)?;
+                if !ok(b) {
                     self.stats.data_checksum_errors += 1;
                     return Err(Error::DataChecksum { ino, index: idx + k as u64, block: u64::from(addr) + k as u64 });
                 }

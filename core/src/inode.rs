@@ -39,9 +39,11 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::corrupt(e.addr as u64, "node pointer to a node that is not in use"));
         }
         let mut b = zero_block();
-        self.dev.read(e.addr as u64, &mut b)?;
+        let seed = self.seed;
+        // Read once more when it fails its checks (`read_twice_if`: a misread node refuses
+        // the mount or fails the operation).
+        crate::read_verified(&mut self.dev, e.addr as u64, &mut b, |b| node::validate(b, e.addr as u64, nid, seed))?;
         self.stats.device_reads += 1;
-        node::validate(&b, e.addr as u64, nid, self.seed)?;
         if node::footer_ino(&b) != e.ino {
             return Err(Error::corrupt(e.addr as u64, "node: owner inode differs from the NAT"));
         }

@@ -93,7 +93,7 @@ mod since_cp;
 mod stats;
 
 pub use data::{PlannedHole, PlannedRun, ReadPlan, SeekStep, SeekWhence};
-pub use device::{BlockDevice, IoError, MemDevice, MemDeviceCounters, WriteFlags};
+pub use device::{read_twice_if, read_verified, BlockDevice, IoError, MemDevice, MemDeviceCounters, WriteFlags};
 pub use error::{Error, Result};
 pub use file::COPY_CHUNK_BYTES_MAX;
 pub use fs::{

@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 27] = [
+pub const NAMES: [&str; 28] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -46,6 +46,7 @@ pub const NAMES: [&str; 27] = [
     "mutant-recovery-drops-reservations",
     "mutant-recovery-drops-inline-data",
     "mutant-inline-shrink-keeps-bytes",
+    "mutant-device-read-no-crc",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

@@ -13,7 +13,7 @@ use crate::checkpoint::{flush_slotted, TableFlush};
 use crate::codec::*;
 use crate::error::{Error, Result};
 use crate::layout::*;
-use crate::{zero_block, Block, BlockAddr, BlockDevice, Nid};
+use crate::{read_verified, zero_block, Block, BlockAddr, BlockDevice, Nid};
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -116,8 +116,10 @@ impl Nat {
         let mut buf = zero_block();
         for i in 0..geo.nat_blocks {
             let addr = geo.nat_addr(i, nat.slots[i as usize]);
-            dev.read(addr, &mut buf)?;
-            meta_check(&buf, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic")?;
+            // Read once more when it fails its checks (`read_twice_if`).
+            read_verified(dev, addr, &mut buf, |b| {
+                meta_check(b, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic")
+            })?;
             let first = (i * NAT_ENTRIES_PER_BLOCK) as usize;
             for (e, raw) in nat.entries[first..].iter_mut().zip(&view::<RawNatBlock>(&buf).entries) {
                 *e = raw.get();
@@ -176,8 +178,8 @@ impl Nat {
         let mut buf = zero_block();
         for i in 0..geo.nat_blocks {
             let addr = geo.nat_addr(i, nat.slots[i as usize]);
-            dev.read(addr, &mut buf)?;
-            if let Err(e) = meta_check(&buf, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic") {
+            let check = |b: &Block| meta_check(b, addr, NAT_MAGIC, i, cp_version, "NAT block: bad magic");
+            if let Err(e) = read_verified(dev, addr, &mut buf, check) {
                 damaged.push((addr, e));
                 continue;
             }

@@ -72,8 +72,16 @@ impl<D: BlockDevice> Filesystem<D> {
                 break;
             }
             let mut b = zero_block();
-            self.dev.read(addr as u64, &mut b)?;
-            let crc_ok = crate::mutant!("mutant-recovery-no-crc") || crate::codec::crc_ok_seeded(&b, self.seed);
+            let seed = self.seed;
+            // A node that fails its checksum is read once more: a misread would end the chain
+            // early and drop the fsyncs after it (`read_twice_if`).
+            let crc_ok = crate::read_twice_if(
+                &mut self.dev,
+                addr as u64,
+                &mut b,
+                |b| crate::mutant!("mutant-recovery-no-crc") || crate::codec::crc_ok_seeded(b, seed),
+                |ok| !ok,
+            )?;
             let version_ok =
                 crate::mutant!("mutant-recovery-ignores-version") || node::footer_cp_version(&b) == self.cp.version;
             if !crc_ok || !version_ok {
@@ -389,7 +397,8 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut crc = 0u32;
         let mut count = 0u32;
         let mut buf = zero_block();
-        for &(_, addr, _) in changes {
+        let checksums = self.data_checksums;
+        for &(_, addr, want) in changes {
             // Holes and reserved holes are not blocks: nothing to read or claim.
             if addr == NULL_ADDR || addr == NEW_ADDR {
                 continue;
@@ -397,8 +406,16 @@ impl<D: BlockDevice> Filesystem<D> {
             if self.sit.get(self.geo.segno_of(addr)).is_valid(self.geo.blkoff_of(addr)) {
                 return Ok(false);
             }
-            self.dev.read(addr as u64, &mut buf)?;
-            crc = crate::codec::crc_seeded(crc, &crate::codec::crc(&buf[..]).to_le_bytes());
+            // A block that fails the checksum its node holds is read once more: a misread
+            // would reject the batch and drop the fsync (`read_twice_if`).
+            let got = crate::read_twice_if(
+                &mut self.dev,
+                addr as u64,
+                &mut buf,
+                |b| crate::codec::crc(&b[..]),
+                |&got| checksums && got != want,
+            )?;
+            crc = crate::codec::crc_seeded(crc, &got.to_le_bytes());
             count += 1;
         }
         Ok(crc == inode::batch_crc(ib) && count == inode::batch_blocks(ib))

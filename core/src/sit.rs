@@ -9,7 +9,7 @@ use crate::checkpoint::{flush_slotted, TableFlush};
 use crate::codec::*;
 use crate::error::{Error, Result};
 use crate::layout::*;
-use crate::{zero_block, Block, BlockDevice};
+use crate::{read_verified, zero_block, Block, BlockDevice};
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -194,8 +194,8 @@ impl Sit {
         let mut buf = zero_block();
         for i in 0..geo.sit_blocks {
             let addr = geo.sit_addr(i, sit.slots[i as usize]);
-            dev.read(addr, &mut buf)?;
-            if let Err(e) = meta_check(&buf, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic") {
+            let check = |b: &Block| meta_check(b, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic");
+            if let Err(e) = read_verified(dev, addr, &mut buf, check) {
                 damaged.push((addr, e));
                 continue;
             }
@@ -249,8 +249,10 @@ impl Sit {
         let mut buf = zero_block();
         for i in 0..geo.sit_blocks {
             let addr = geo.sit_addr(i, sit.slots[i as usize]);
-            dev.read(addr, &mut buf)?;
-            meta_check(&buf, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic")?;
+            // Read once more when it fails its checks (`read_twice_if`).
+            read_verified(dev, addr, &mut buf, |b| {
+                meta_check(b, addr, SIT_MAGIC, i, cp_version, "SIT block: bad magic")
+            })?;
             for (j, raw) in view::<RawSitBlock>(&buf).entries.iter().enumerate() {
                 let segno = i * SIT_ENTRIES_PER_BLOCK + j as u32;
                 if segno >= geo.main_segments {

@@ -11,7 +11,7 @@
 use crate::codec::*;
 use crate::error::Result;
 use crate::layout::*;
-use crate::{zero_block, Block, BlockDevice, Nid};
+use crate::{read_verified, zero_block, Block, BlockDevice, Nid};
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec;
@@ -112,8 +112,10 @@ impl Ssa {
             self.make_room();
             let addr = geo.ssa_addr(segno, self.slots[segno as usize]);
             let mut b = zero_block();
-            dev.read(addr, &mut b)?;
-            meta_check(&b, addr, SSA_MAGIC, segno, cp_version, "SSA block: bad magic")?;
+            // Read once more when it fails its checks (`read_twice_if`).
+            read_verified(dev, addr, &mut b, |b| {
+                meta_check(b, addr, SSA_MAGIC, segno, cp_version, "SSA block: bad magic")
+            })?;
             self.cache.insert(segno, b);
         }
         Ok(self.cache.get_mut(&segno).expect("just inserted"))

@@ -29,6 +29,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-recovery-drops-reservations", "reservations_on_disk"),
     ("mutant-recovery-drops-inline-data", "inline"),
     ("mutant-inline-shrink-keeps-bytes", "inline"),
+    ("mutant-device-read-no-crc", "datasum"),
 ];
 
 #[test]

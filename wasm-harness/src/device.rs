@@ -82,6 +82,9 @@ pub struct SimDevice {
     /// blocks stay readable, which is what recovery must not trust.
     pub discard_ignored: bool,
     pub eio: Option<Eio>,
+    /// A transient bit flip (`crate::devices`, `bitflip-transient`): read `.0` (0-based)
+    /// returns its block with bit `.1` flipped, once; the media and later reads are right.
+    pub flip_read: Option<(u64, u32)>,
     pub counts: IoCounts,
     /// The guest's requests and inputs, when recording ([`SimDevice::record`]).
     pub recording: Option<Recording>,
@@ -98,6 +101,7 @@ impl SimDevice {
             completion: Completion::Random(3),
             discard_ignored: false,
             eio: None,
+            flip_read: None,
             counts: IoCounts::default(),
             recording: None,
         }
@@ -187,6 +191,9 @@ impl SimDevice {
             match self.current(addr) {
                 Some(b) => buf.copy_from_slice(&b[..]),
                 None => buf.fill(0),
+            }
+            if let Some((_, bit)) = self.flip_read.filter(|&(n, _)| n == nth) {
+                buf[bit as usize / 8 % BLOCK_SIZE] ^= 1 << (bit % 8);
             }
         }
         self.progress();
@@ -453,6 +460,21 @@ mod tests {
         w.advance_to(d.trace.events.len());
         assert_eq!(val(w.durable(), 1), 1, "discard not durable until flushed");
         assert_eq!(w.pending().len(), 1);
+    }
+
+    #[test]
+    fn a_transient_flip_changes_one_read_only() {
+        let mut d = dev(Completion::Immediate);
+        d.write(2, &blk(0), 0);
+        d.flip_read = Some((1, 8 * 7 + 3));
+        let mut buf = vec![0u8; BLOCK_SIZE];
+        d.read(2, &mut buf);
+        assert_eq!(buf[7], 0, "read 0 is right");
+        d.read(2, &mut buf);
+        assert_eq!(buf[7], 1 << 3, "read 1 has bit 3 of byte 7 flipped");
+        d.read(2, &mut buf);
+        assert_eq!(buf[7], 0, "the retry is right");
+        assert_eq!(d.current(2).unwrap()[7], 0, "the media is right");
     }
 
     #[test]

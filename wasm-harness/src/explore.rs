@@ -61,6 +61,10 @@ pub struct Options {
     /// an operation makes comes from the device, so `--eio` and `eio-sweep` reach the reads
     /// after an operation's first change that warm caches always answered (issue 35).
     pub cold: bool,
+    /// Keep every block each file of a run held ([`Run::file_blocks`](crate::run::Run)):
+    /// the device models' wrong-bytes oracle (`--device`; off otherwise: it hashes every
+    /// changed file after each operation).
+    pub file_blocks: bool,
 }
 
 impl Default for Options {
@@ -80,6 +84,7 @@ impl Default for Options {
             verify_states: false,
             verify_memo: false,
             cold: false,
+            file_blocks: false,
         }
     }
 }

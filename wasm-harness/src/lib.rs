@@ -20,6 +20,7 @@
 //! | [`schedule`] | the workload sources and the worker threads' schedule of an exploration |
 //! | [`shard`] | an exploration's totals and core counters, `--shard K/N` and `merge` |
 //! | [`mutants`] | discovering core mutants and checking that each is caught |
+//! | [`devices`] | device fault models (`--device`): flash that lies, each model's fault states and outcomes |
 //! | [`eio`] | the I/O-error sweep: every read, write and flush of a workload fails in turn |
 //! | [`cost`] | device cost of fsync and atomic commits, simulated time under a latency model |
 //! | [`crc`] | the guest's CRC-32C, folded with 512-bit carry-less multiplies where the CPU can |
@@ -27,6 +28,7 @@
 pub mod cost;
 pub mod crc;
 pub mod device;
+pub mod devices;
 pub mod eio;
 pub mod explore;
 pub mod guest;

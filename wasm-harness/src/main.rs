@@ -155,6 +155,14 @@ struct ExploreArgs {
     /// `rollfs-sim merge`.
     #[arg(long)]
     summary: Option<std::path::PathBuf>,
+    /// The device: `honest` (the crash model of docs/INVARIANTS.md), or one that lies
+    /// (flush-ignored, lost-write, misdirected-write, erase-then-lose, bitflip-persistent,
+    /// bitflip-transient, read-error-once, or `lying` for each in turn): each workload's
+    /// honest run becomes fault states (at most --max-points per workload), each judged
+    /// against what rollfs promises on that device (docs/INVARIANTS.md, "Lying devices").
+    /// --torn and --eio do not apply to the lying models.
+    #[arg(long, default_value = "honest")]
+    device: String,
 }
 
 #[derive(clap::Args)]
@@ -542,7 +550,10 @@ fn merge(a: MergeArgs) -> ExitCode {
 
 /// `rollfs-sim explore`: explores, shrinks the first failing workload, writes the summary.
 fn explore(a: ExploreArgs) -> ExitCode {
-    let ExploreArgs { common, duration, cases, workload, max_points, shrink_secs, only, shard, summary } = a;
+    let ExploreArgs { common, duration, cases, workload, max_points, shrink_secs, only, shard, summary, device } = a;
+    if device != "honest" {
+        return explore_devices(&common, &device, duration, cases, workload, max_points, only);
+    }
     let mut opts = options(&common);
     opts.max_points = max_points.max(2);
     let ex = match explorer(opts, common.mutant.as_deref()) {
@@ -696,6 +707,83 @@ fn bench(a: BenchArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `rollfs-sim explore --device MODEL` (a lying device): each model's outcome line, the
+/// violations with the command that reproduces them. Cases: `--case`, or `--cases N` of
+/// `--workload` (regression: every file; ace, random and full: N each; all: ace and random
+/// and the files).
+fn explore_devices(
+    common: &Common,
+    device: &str,
+    duration: Option<u64>,
+    cases: Option<u64>,
+    workload: WorkloadKind,
+    max_points: usize,
+    only: Vec<CaseId>,
+) -> ExitCode {
+    use rollfs_sim::devices::DeviceModel;
+    let models: Vec<DeviceModel> = if device == "lying" {
+        DeviceModel::LYING.to_vec()
+    } else {
+        match device.parse::<DeviceModel>() {
+            Ok(m) => vec![m],
+            Err(e) => {
+                eprintln!("rollfs-sim: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let ex = match explorer(Options { file_blocks: true, ..options(common) }, common.mutant.as_deref()) {
+        Ok(ex) => ex,
+        Err(e) => {
+            eprintln!("rollfs-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let n = cases.unwrap_or(8);
+    let cases = if !only.is_empty() {
+        only
+    } else {
+        match workload {
+            WorkloadKind::Regression => rollfs_sim::eio::standard_cases(0, 0),
+            WorkloadKind::Random => (0..n).map(CaseId::Random).collect(),
+            WorkloadKind::Ace => {
+                let all = rollfs_sim::workload::ace_count();
+                (0..n.min(all)).map(|i| CaseId::Ace(i * all / n.min(all).max(1))).collect()
+            }
+            WorkloadKind::Full => (0..n).map(CaseId::Full).collect(),
+            WorkloadKind::All => rollfs_sim::eio::standard_cases(n, n),
+            _ => {
+                eprintln!("rollfs-sim: --device takes --workload regression, ace, random, full or all, or --case");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    // The time is shared by the models in turn.
+    let per_model = duration.map(|d| Duration::from_secs(d) / models.len() as u32);
+    let mut violations = 0;
+    for m in models {
+        let sum = rollfs_sim::devices::sweep(&ex, m, &cases, max_points.max(1), per_model, &mut |v| {
+            println!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail);
+            let mutant = common.mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default();
+            println!(
+                "  reproduce: rollfs-sim explore --device {m} --case {} --seed {} --max-points {max_points}{mutant}",
+                v.case, common.seed
+            );
+        });
+        violations += sum.violations.len();
+        println!("{} ({:.0} s)", sum.line(m), sum.seconds);
+        for (o, e) in &sum.examples {
+            println!("  e.g. {}: {}", o.name(), e.chars().take(300).collect::<String>());
+        }
+        println!("  trace digest {:016x}", sum.digest);
+    }
+    if violations == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// `rollfs-sim eio-sweep`: the I/O-error sweep, one point's replay, or its points counted.

@@ -69,6 +69,12 @@ pub fn check(name: &str, opts: &Options, cases_per_source: u64) -> MutantResult 
             Err(e) => MutantResult { name: name.into(), caught: false, note: format!("explorer: {e}"), states: 0 },
         };
     }
+    if name.starts_with("mutant-device-") {
+        return match Explorer::new(ex.module.clone(), Options { file_blocks: true, ..opts.clone() }) {
+            Ok(ex) => check_device(name, &ex),
+            Err(e) => MutantResult { name: name.into(), caught: false, note: format!("explorer: {e}"), states: 0 },
+        };
+    }
     let mut states = 0;
     // The workload families written for the mutant's bug class first (issue 13), then the
     // standard sources. The targeted cases are few, so they are explored at least as deeply
@@ -160,8 +166,19 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/inline-fsync-crash.wl");
             vec![CaseId::File(wl)]
         }
-        // No room reserved for roll-forward: fsyncs on a full device, then crashes.
-        "mutant-no-recovery-reserve" => fam("fsync-full").chain(fam("xattr-full")).collect(),
+        // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the
+        // recovery too: xattr-full's new files with xattrs want most room to roll forward,
+        // and the sampled recovery crashes that show it move with any change to the core's
+        // recovery I/O, so its draws come first).
+        "mutant-no-recovery-reserve" => {
+            let more = |f| {
+                fam(f).map(|c| match c {
+                    CaseId::Full(k) => CaseId::Full(k + 4 * crate::workload::FULL_FAMILIES.len() as u64),
+                    c => c,
+                })
+            };
+            fam("xattr-full").chain(more("xattr-full")).chain(fam("fsync-full")).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -172,14 +189,34 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
 fn check_eio(name: &str, ex: &Explorer) -> MutantResult {
     let cases = crate::eio::standard_cases(4, 4);
     let sum = crate::eio::sweep(ex, &cases, Some(12), false, &mut |_| {});
-    let caught = sum
-        .violations
-        .first()
-        .map(|v| format!("eio sweep: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
+    swept(name, "eio sweep", sum.violations.first(), sum.points, "I/O-error points")
+}
+
+/// A mutant checked by a sweep (`by`): caught by its first violation, if any, in `tried`
+/// points or states (`what`).
+fn swept(name: &str, by: &str, first: Option<&crate::explore::Violation>, tried: u64, what: &str) -> MutantResult {
+    let caught =
+        first.map(|v| format!("{by}: {} in {}: {}", v.kind, v.case, v.detail.chars().take(160).collect::<String>()));
     MutantResult {
         name: name.into(),
         caught: caught.is_some(),
-        note: caught.unwrap_or_else(|| format!("no violation in {} I/O-error points", sum.points)),
-        states: sum.points,
+        note: caught.unwrap_or_else(|| format!("no violation in {tried} {what}")),
+        states: tried,
     }
 }
+
+/// A `mutant-device-*` mutant breaks what the core does when the device lies (an honest
+/// device never shows it): the device models' sweep (`crate::devices`) must report a
+/// violation: persistent bit flips on regression workloads that write file data.
+fn check_device(name: &str, ex: &Explorer) -> MutantResult {
+    let dir = crate::workload::regression_dir();
+    let cases: Vec<CaseId> =
+        DEVICE_MUTANT_WORKLOADS.iter().map(|f| CaseId::File(dir.join(f))).chain((0..4).map(CaseId::Random)).collect();
+    let model = crate::devices::DeviceModel::BitflipPersistent;
+    let sum = crate::devices::sweep(ex, model, &cases, 40, None, &mut |_| {});
+    swept(name, model.name(), sum.violations.first(), sum.states, "fault states")
+}
+
+/// A regression workload whose file holds data blocks at the end (a flipped data block is
+/// what a read that skips its checksum returns).
+const DEVICE_MUTANT_WORKLOADS: [&str; 1] = ["many-small-syncs.wl"];

@@ -113,6 +113,10 @@ pub struct Run {
     tracker: StateTracker,
     /// Check every incremental state against a rebuild from the whole model (slow; tests).
     verify_states: bool,
+    /// Every `(block index, block_hash)` a regular file held after some record
+    /// ([`Options::file_blocks`](crate::explore::Options::file_blocks); the device models'
+    /// wrong-bytes oracle, `crate::devices::BlockHistory`).
+    pub file_blocks: Option<std::collections::HashSet<(u64, u64)>>,
 }
 
 impl Run {
@@ -173,6 +177,15 @@ fn push_record(
 /// Appends the model state after the last record (made incrementally: [`StateTracker`]).
 fn push_state(run: &mut Run, model: &mut Model) {
     let (tree, snap, delta) = run.tracker.snapshot(model);
+    if let Some(set) = run.file_blocks.as_mut() {
+        // The inodes whose content changed: their blocks now (a group of repetitions records
+        // its last state only, but a repetition that wrote is a record of its own).
+        for ino in delta.inos.iter().map(|&i| i as rollfs_core::Ino).filter(|&i| model.ns().contains(i)) {
+            if let Ok(f) = model.ns().file(ino) {
+                set.extend(crate::devices::blocks_of(f.data()));
+            }
+        }
+    }
     if run.verify_states {
         let (want_tree, want_snap) = (model.durable_tree(), model.snap());
         assert!(
@@ -313,6 +326,7 @@ impl Explorer {
             deltas: Vec::new(),
             tracker: StateTracker::new(),
             verify_states: self.opts.verify_states,
+            file_blocks: self.opts.file_blocks.then(Default::default),
         };
         if let Err(e) = base {
             run.problems.push(("device".into(), format!("{:?}: {e}", w.device)));

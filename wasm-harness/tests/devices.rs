@@ -1,0 +1,84 @@
+//! The lying-device models (`rollfs-sim explore --device`, `rollfs_sim::devices`) against
+//! the real core guest: each model's small sweep keeps what docs/INVARIANTS.md ("Lying
+//! devices") promises for it, in the outcome classes that promise allows; a core that
+//! reads data without checking its checksum (`mutant-device-read-no-crc`) is caught as
+//! wrong bytes; the same seed gives the same outcomes on one thread and on two.
+
+use rollfs_sim::devices::{sweep, DeviceModel, DeviceSummary, Outcome};
+use rollfs_sim::explore::{Explorer, Options};
+use rollfs_sim::guest::GuestModule;
+use rollfs_sim::workload::{regression_dir, CaseId};
+use std::sync::Arc;
+
+fn explorer(module: Arc<GuestModule>, threads: usize) -> Explorer {
+    Explorer::new(module, Options { seed: 4, threads, file_blocks: true, ..Options::default() }).expect("format")
+}
+
+/// Small workloads with checkpoints, fsyncs, renames and file data at the end.
+fn cases() -> Vec<CaseId> {
+    let dir = regression_dir();
+    ["many-small-syncs.wl", "rename-over-a-symlink.wl", "seed-btrfs-logged-trans-rename.wl"]
+        .iter()
+        .map(|f| CaseId::File(dir.join(f)))
+        .chain([CaseId::Random(1), CaseId::Random(2)])
+        .collect()
+}
+
+fn run(ex: &Explorer, m: DeviceModel) -> DeviceSummary {
+    let sum = sweep(ex, m, &cases(), 24, None, &mut |v| eprintln!("VIOLATION {} in {}: {}", v.kind, v.case, v.detail));
+    eprintln!("{}", sum.line(m));
+    sum
+}
+
+/// Damage the filesystem reported (mount refused naming the block, fsck, read EIO).
+fn detected(s: &DeviceSummary) -> u64 {
+    [Outcome::IntactReported, Outcome::MountRefused, Outcome::FsckReported, Outcome::ReadEio]
+        .iter()
+        .map(|&o| s.count(o))
+        .sum()
+}
+
+#[test]
+fn every_lying_model_keeps_its_promise() {
+    let ex = explorer(GuestModule::default_guest().expect("guest"), 2);
+    for m in DeviceModel::LYING {
+        let s = run(&ex, m);
+        assert!(s.states >= 20, "{m}: only {} fault states", s.states);
+        // On every device: never wrong bytes, never a trap, and a refused mount names its block.
+        assert!(s.violations.is_empty(), "{}", s.line(m));
+        assert_eq!(s.count(Outcome::MountRefusedUnnamed), 0, "{}", s.line(m));
+        // Each model does damage that rollfs sees (its checksums), and some it survives.
+        assert!(detected(&s) > 0, "{}", s.line(m));
+        assert!(s.count(Outcome::Intact) > 0, "{}", s.line(m));
+        match m {
+            // A device that loses acknowledged flushes loses acknowledged fsyncs and syncs:
+            // older states nothing on the device can tell from the right one.
+            DeviceModel::FlushIgnored => assert!(s.count(Outcome::Older) > 0, "{}", s.line(m)),
+            // A read error is never silent: no pack or node is given up for an EIO.
+            DeviceModel::ReadErrorOnce => assert_eq!(s.count(Outcome::Older), 0, "{}", s.line(m)),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_core_that_skips_data_checksums_shows_wrong_bytes() {
+    let module = Arc::new(GuestModule::mutant("mutant-device-read-no-crc").expect("mutant guest"));
+    let m = DeviceModel::BitflipPersistent;
+    let s = run(&explorer(module, 2), m);
+    assert!(s.count(Outcome::WrongBytes) > 0, "mutant not caught: {}", s.line(m));
+    assert!(s.violations.iter().any(|v| v.kind == "device-bitflip-persistent-wrong-bytes"));
+    // The same sweep on the real core: the flips it returned are EIO there.
+    let s = run(&explorer(GuestModule::default_guest().expect("guest"), 2), m);
+    assert_eq!(s.count(Outcome::WrongBytes), 0, "{}", s.line(m));
+}
+
+#[test]
+fn same_seed_same_device_outcomes() {
+    let one = explorer(GuestModule::default_guest().expect("guest"), 1);
+    let two = explorer(GuestModule::default_guest().expect("guest"), 2);
+    for m in [DeviceModel::FlushIgnored, DeviceModel::BitflipTransient] {
+        let (a, b) = (run(&one, m), run(&two, m));
+        assert_eq!((a.states, a.digest, &a.outcomes), (b.states, b.digest, &b.outcomes), "{m}");
+    }
+}
