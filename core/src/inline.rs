@@ -90,9 +90,20 @@ impl<D: BlockDevice> Filesystem<D> {
     /// the write-back cache (none for an empty file), its pointer area is cleared and its
     /// flag dropped. For every call that needs the file's blocks (a write or size past
     /// [`INLINE_DATA_MAX`], fallocate, punch, zero range, copy into it, an atomic session).
-    /// Failure atomic: the room for the block is made before anything changes; nothing
-    /// to do for a file that is not inline.
+    /// Nothing to do for a file that is not inline.
+    ///
+    /// Failure atomicity (invariant 7): the conversion changes how the file is kept, not
+    /// what it says (the same bytes and size), so it is maintenance for [`Filesystem::op`]:
+    /// a call that converts and then fails (ENOSPC for the rest of a write on a full
+    /// device: the explorer's `unlink-after-a-far-write-on-a-full-device.wl` found it) has
+    /// changed nothing a reader sees, and the converted file may be persisted as it is. The
+    /// room for the block is made before anything changes; a failed write-back cache insert
+    /// shuts the filesystem down (`fail`) as any failed change does.
     pub(crate) fn uninline(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        self.maintenance(|fs| fs.uninline_inner(ino, now))
+    }
+
+    fn uninline_inner(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
         let b = self.inode_ref(ino)?;
         if !inode::is_inline(b) {
             return Ok(());

@@ -273,3 +273,27 @@ fn fsck_reports_damaged_inline_inodes() {
     let clean = damage(&|_| {});
     assert!(clean.is_empty(), "{clean:?}");
 }
+
+/// A call that converts an inline file and then fails (a far write, fallocate and punch on
+/// a full device) changes nothing a reader sees and leaves the filesystem writable
+/// (invariant 7): the conversion is how the file is kept, not what it says. The explorer's
+/// `unlink-after-a-far-write-on-a-full-device.wl` found the first version shutting down.
+#[test]
+fn a_conversion_then_enospc_changes_nothing_and_keeps_the_filesystem_writable() {
+    let (mut fs, f) = fresh(true);
+    fs.write(f, 0, b"inline bytes", t(2)).unwrap();
+    fill(&mut fs, 1, "filler", 0, t(3));
+    for (what, r) in [
+        ("far write", fs.write(f, 8 << 20, &pattern(1, 64 * B), t(4)).map(|_| ())),
+        ("fallocate", fs.fallocate(f, 0, 8 << 20, false, t(4))),
+    ] {
+        assert_eq!(r, Err(Error::NoSpace), "{what}");
+        assert_eq!(read_all(&mut fs, f), b"inline bytes".to_vec(), "{what}");
+        assert_eq!(fs.getattr(f).unwrap().size, 12, "{what}");
+    }
+    // Still writable: an overwrite of the converted file's own block needs no new room.
+    fs.write(f, 0, b"I", t(5)).unwrap();
+    assert_eq!(read_all(&mut fs, f), b"Inline bytes".to_vec());
+    let mut fs = remount(fs);
+    assert_eq!(read_all(&mut fs, f), b"Inline bytes".to_vec());
+}
