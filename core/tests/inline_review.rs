@@ -59,3 +59,39 @@ fn calls_that_need_no_block_succeed_on_a_full_device_for_an_inline_file() {
         assert_eq!(read_all(&mut fs, f), want, "{which}");
     }
 }
+
+/// Every change that dirties an inode reserves the room to write it back first
+/// (`reserve_nodes`: "a full filesystem refuses the change (ENOSPC) instead of failing the
+/// next checkpoint"); an ordinary write counts its nodes in its room check. An inline write
+/// dirties the inode and reserves nothing. So, on a full device, a write into each of many
+/// clean inline files succeeds, and the checkpoint that must write all those inodes back
+/// finds no room: sync fails and the filesystem shuts down (invariant 7: a full filesystem
+/// still works and recovers; ENOSPC is the answer, not a shutdown).
+#[test]
+fn inline_writes_on_a_full_device_reserve_room_for_their_inodes() {
+    let (mut fs, _) = fresh(true);
+    let mut files = Vec::new();
+    for i in 0..600u32 {
+        let f = fs.create(1, format!("s{i}").as_bytes(), 0o644, C, t(2)).unwrap().ino;
+        fs.write(f, 0, b"x", t(2)).unwrap();
+        files.push(f);
+    }
+    fs.sync(t(2)).unwrap();
+    fill(&mut fs, 1, "filler", 0, t(3));
+    let mut written = 0;
+    for &f in &files {
+        match fs.write(f, 1, b"y", t(4)) {
+            Ok(_) => written += 1,
+            Err(Error::NoSpace) => break,
+            Err(e) => panic!("write {f}: {e:?} after {written} writes"),
+        }
+    }
+    let r = fs.sync(t(5));
+    let after = fs.write(files[0], 2, b"z", t(6)).map(|_| ());
+    // Whatever the sync did, a crash now must leave an image that mounts read-write.
+    let img = fs.into_device().crash_durable_only();
+    let mut fs2 = Filesystem::mount(CrashDevice::new(img), &big_cache(), t(50)).unwrap();
+    let w = fs2.write(files[0], 2, b"z", t(51)).map(|_| ());
+    assert!(matches!(w, Ok(()) | Err(Error::NoSpace)), "after the crash: {w:?}");
+    assert_eq!(r, Ok(()), "sync after {written} inline writes on a full device (then a write: {after:?})");
+}
