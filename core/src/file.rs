@@ -206,8 +206,10 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn punch_hole_inner(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
-        self.uninline(ino, now)?;
-        self.zero_blocks_range(ino, offset, end, now)?;
+        if !self.inline_zero_range(ino, offset, end, false, now)? {
+            self.uninline(ino, now)?;
+            self.zero_blocks_range(ino, offset, end, now)?;
+        }
         self.after_change(now)
     }
 
@@ -221,6 +223,9 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn zero_range_inner(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
+        if self.inline_zero_range(ino, offset, end, !keep_size, now)? {
+            return self.after_change(now);
+        }
         self.uninline(ino, now)?;
         let grows = !keep_size && end > inode::size(self.inode_ref(ino)?);
         if grows {
@@ -236,8 +241,9 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     /// What every fallocate mode checks first: a writable filesystem, a regular file not in
-    /// an atomic write, a range within the largest file. Returns the range's end. (Each
-    /// mode then converts an inline file: `uninline`; its blocks are what it works on.)
+    /// an atomic write, a range within the largest file. Returns the range's end. (A punch or
+    /// zero range that fits works in an inline file's inode, `inline_zero_range`; every
+    /// other mode converts it first, `uninline`: its blocks are what it works on.)
     pub(crate) fn check_fallocate(&mut self, ino: Ino, offset: u64, len: u64) -> Result<u64> {
         self.check_writable()?;
         match self.inode_kind(ino)? {

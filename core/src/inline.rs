@@ -44,13 +44,16 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Writes `data` at `offset` into an inline file when the result still fits
     /// ([`INLINE_DATA_MAX`]); returns false (nothing changed) when it would not, and the
-    /// caller converts the file first. No block and no room are needed: the inode is
-    /// rewritten at write-back as it would be for its times.
+    /// caller converts the file first. No block is needed, but the inode is dirtied: the
+    /// room to write it back is reserved first (`reserve_nodes`, as every change that
+    /// dirties metadata does), so that a full filesystem refuses the write (ENOSPC) rather
+    /// than failing the next checkpoint and shutting down.
     pub(crate) fn inline_write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<bool> {
         let end = offset.checked_add(data.len() as u64);
         if end.is_none_or(|e| e > INLINE_DATA_MAX as u64) {
             return Ok(false);
         }
+        self.reserve_nodes(&[ino], 0, now)?;
         self.touch(now);
         let (from, to) = (offset as usize, offset as usize + data.len());
         let b = self.inode_mut(ino)?;
@@ -86,10 +89,51 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(true)
     }
 
+    /// Zeroes bytes `offset..end` of an inline file in its inode (a hole punch, or a zero
+    /// range, which with `grow` also grows the size to `end`): no block is needed, so a full
+    /// device still punches (a removal: `reserve_for_removal`) as it does in an ordinary
+    /// file. Returns false (nothing changed) when the file is not inline or the result would
+    /// not fit; the caller then converts it.
+    pub(crate) fn inline_zero_range(
+        &mut self,
+        ino: Ino,
+        offset: u64,
+        end: u64,
+        grow: bool,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let b = self.inode_ref(ino)?;
+        if !inode::is_inline(b) {
+            return Ok(false);
+        }
+        let size = inode::size(b);
+        let new_size = if grow { size.max(end) } else { size };
+        if new_size > INLINE_DATA_MAX as u64 {
+            return Ok(false);
+        }
+        if new_size > size {
+            self.reserve_nodes(&[ino], 0, now)?;
+        } else {
+            self.reserve_for_removal(&[ino], 0, now)?;
+        }
+        self.touch(now);
+        let b = self.inode_mut(ino)?;
+        let hi = end.min(size);
+        if offset < hi {
+            inode::inline_data_mut(b)[offset as usize..hi as usize].fill(0);
+        }
+        inode::set_size(b, new_size);
+        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
+        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
+        self.since_cp.resized(ino);
+        self.note_change();
+        Ok(true)
+    }
+
     /// Converts an inline file to an ordinary one, in memory: its bytes become block 0 in
     /// the write-back cache (none for an empty file), its pointer area is cleared and its
     /// flag dropped. For every call that needs the file's blocks (a write or size past
-    /// [`INLINE_DATA_MAX`], fallocate, punch, zero range, copy into it, an atomic session).
+    /// [`INLINE_DATA_MAX`], fallocate, a zero range past it, copy into it, an atomic session).
     /// Nothing to do for a file that is not inline.
     ///
     /// Failure atomicity (invariant 7): the conversion changes how the file is kept, not

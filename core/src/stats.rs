@@ -112,8 +112,9 @@ stats! {
     /// The file reserved holes on disk since the checkpoint (fallocate).
     fsync_cp_reserved,
     /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
-    /// size past the inline limit, fallocate, punch, zero range, a copy into them, an
-    /// atomic session).
+    /// size past the inline limit, fallocate, a zero range past the limit, a copy into
+    /// them, an atomic session; a punch, and a zero range within the limit, work in the
+    /// inode).
     inline_conversions,
     /// Blocks a cleaning round moved whose old copy was still valid after its checkpoint:
     /// 0 on every consistent image (checked by the cleaning tests and the explorer); on a
