@@ -151,7 +151,7 @@ impl core::fmt::Display for Owner {
 /// inline data on an image without the feature or in anything but a regular file, an
 /// inline size past the limit, node ids beside inline bytes, or bytes past the size that
 /// are not zero (invariant 6: an extension would show them).
-fn iflags_problem(ib: &crate::Block, inline_ok: bool) -> Option<&'static str> {
+pub(crate) fn iflags_problem(ib: &crate::Block, inline_ok: bool) -> Option<&'static str> {
     let flags = inode::iflags(ib);
     if flags & !inode::IFLAGS_KNOWN != 0 {
         return Some("unknown iflags bits");

@@ -289,6 +289,7 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         self.orphans()?;
         self.unreachable()?;
         self.fix_block_counts()?;
+        self.fix_iflags()?;
         self.rebuild_tables(logs)?;
         if root_lost {
             self.make_root();
@@ -834,6 +835,40 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
                 let addr = self.fs.nat_addr(ino);
                 self.fix(format!("inode {ino} (block {addr}): block count {have}, but {c} blocks mapped: set to {c}"));
                 inode::set_blocks(self.fs.node_mut(ino)?, c);
+            }
+        }
+        Ok(())
+    }
+
+    /// Repairs what fsck's `iflags_problem` reports of an inode (inline data, DESIGN.md
+    /// *Inline data*): unknown bits are cleared; an inline size past the limit becomes the
+    /// limit (the bytes there are all the file has); bytes past the size are zeroed
+    /// (invariant 6: an extension would show them); the flag on anything but a regular file
+    /// is dropped (its area held bytes, never pointers: it maps nothing, as before). Inline
+    /// data beside node ids, or on an image without the feature, is reported unfixed.
+    fn fix_iflags(&mut self) -> Result<()> {
+        let inos: Vec<Ino> = self.counted.keys().copied().collect();
+        let inline_ok = self.fs.inline_data;
+        for ino in inos {
+            // Bounded: each round clears one problem (unknown bits, then inline damage).
+            for _ in 0..2 {
+                let Some(p) = crate::fsck::iflags_problem(self.fs.node_ref(ino)?, inline_ok) else { break };
+                let addr = self.fs.nat_addr(ino);
+                let b = self.fs.node_mut(ino)?;
+                let flags = inode::iflags(b);
+                if flags & !inode::IFLAGS_KNOWN != 0 {
+                    inode::set_iflags(b, flags & inode::IFLAGS_KNOWN);
+                } else if !inline_ok || (0..NIDS_PER_INODE).any(|i| inode::nid(b, i) != NULL_NID) {
+                    self.unfixed.push(format!("inode {ino} (block {addr}): {p}"));
+                    break;
+                } else if FileType::from_mode(inode::mode(b) as u32) != Some(FileType::Regular) {
+                    inode::set_inline(b, false);
+                } else {
+                    let size = inode::size(b).min(inode::INLINE_DATA_MAX as u64);
+                    inode::set_size(b, size);
+                    inode::inline_data_mut(b)[size as usize..].fill(0);
+                }
+                self.fix(format!("inode {ino} (block {addr}): {p}: repaired"));
             }
         }
         Ok(())
