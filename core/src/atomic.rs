@@ -96,9 +96,9 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::Invalid("atomic write on a non-regular file"));
         }
         if !self.atomic.contains_key(&ino) {
-            // A session stages blocks: an inline file becomes an ordinary one first (the
-            // call carries no time: the latest the filesystem has seen stands in).
-            self.uninline(ino, crate::fs::Timestamp::new(self.now_sec as i64, 0))?;
+            // An inline file stays inline while the session stages (its block 0 is read from
+            // the inode, `Location::Inline`): the commit converts it, so that starting a
+            // session needs no block on a full device, as for an ordinary file.
             let size = inode::size(self.inode_ref(ino)?);
             self.atomic.insert(ino, AtomicSession { blocks: BTreeMap::new(), cow: None, size, span: (0, 0), owner });
         }
@@ -257,6 +257,9 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     fn commit_atomic_inner(&mut self, ino: Ino, now: Timestamp) -> Result<()> {
+        // The staged blocks go into the file's tree: an inline file becomes an ordinary one
+        // first (maintenance: a commit that fails after it changed nothing a reader sees).
+        self.uninline(ino, now)?;
         match self.atomic[&ino].cow {
             None => self.commit_in_memory(ino, now),
             Some(cow) => self.commit_spilled(ino, cow, now),

@@ -133,7 +133,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Converts an inline file to an ordinary one, in memory: its bytes become block 0 in
     /// the write-back cache (none for an empty file), its pointer area is cleared and its
     /// flag dropped. For every call that needs the file's blocks (a write or size past
-    /// [`INLINE_DATA_MAX`], fallocate, a zero range past it, copy into it, an atomic session).
+    /// [`INLINE_DATA_MAX`], fallocate, a zero range past it, copy into it, an atomic commit).
     /// Nothing to do for a file that is not inline.
     ///
     /// Failure atomicity (invariant 7): the conversion changes how the file is kept, not

@@ -113,7 +113,7 @@ stats! {
     fsync_cp_reserved,
     /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
     /// size past the inline limit, fallocate, a zero range past the limit, a copy into
-    /// them, an atomic session; a punch, and a zero range within the limit, work in the
+    /// them, an atomic commit; a punch, and a zero range within the limit, work in the
     /// inode).
     inline_conversions,
     /// Blocks a cleaning round moved whose old copy was still valid after its checkpoint:
