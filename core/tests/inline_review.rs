@@ -134,7 +134,8 @@ fn repair_fixes_what_fsck_reports_of_inline_inodes() {
     fs.write(f, 0, b"0123456789", t(2)).unwrap();
     let img = fs.unmount(t(3)).unwrap().crash_durable_only();
     let mut left = Vec::new();
-    let edits: [(&str, &dyn Fn(&mut Block)); 3] = [
+    type Edit<'a> = (&'a str, &'a dyn Fn(&mut Block));
+    let edits: [Edit; 3] = [
         ("bytes past the size", &|b| inode::inline_data_mut(b)[20] = 1),
         ("size past the limit", &|b| inode::set_size(b, 3657)),
         ("unknown iflags bit", &|b| inode::set_iflags(b, inode::iflags(b) | 0x80)),
