@@ -61,13 +61,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if to as u64 > inode::size(b) {
             inode::set_size(b, to as u64);
         }
-        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
-        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
-        // The bytes are data fdatasync must persist, as a size change is: the inode goes
-        // into the file's next batch even when only they changed.
-        self.since_cp.resized(ino);
-        self.note_change();
-        Ok(true)
+        self.inline_changed(ino, now)
     }
 
     /// Sets the size of an inline file when the new size still fits; returns false
@@ -82,11 +76,7 @@ impl<D: BlockDevice> Filesystem<D> {
             inode::inline_data_mut(b)[size as usize..old].fill(0);
         }
         inode::set_size(b, size);
-        inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
-        inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
-        self.since_cp.resized(ino);
-        self.note_change();
-        Ok(true)
+        self.inline_changed(ino, now)
     }
 
     /// Zeroes bytes `offset..end` of an inline file in its inode (a hole punch, or a zero
@@ -123,6 +113,14 @@ impl<D: BlockDevice> Filesystem<D> {
             inode::inline_data_mut(b)[offset as usize..hi as usize].fill(0);
         }
         inode::set_size(b, new_size);
+        self.inline_changed(ino, now)
+    }
+
+    /// What every change of an inline file's bytes or size ends with: the times, and the
+    /// mark that makes fdatasync persist the inode (the bytes are data, as a size change
+    /// is: the inode goes into the file's next batch even when only they changed).
+    fn inline_changed(&mut self, ino: Ino, now: Timestamp) -> Result<bool> {
+        let b = self.inode_mut(ino)?;
         inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         self.since_cp.resized(ino);

@@ -8,24 +8,16 @@
 //! without the feature keeping a block per file.
 mod common;
 use common::limits::*;
+use common::pointers::inode_addr;
 use common::CrashDevice;
-use rollfs_core::checkpoint::Checkpoint;
-use rollfs_core::nat::Nat;
 use rollfs_core::node::inode;
-use rollfs_core::superblock::read_superblock;
 use rollfs_core::*;
 
 const MAX: usize = 3656; // INLINE_DATA_MAX
 const UUID: [u8; 16] = [38; 16];
 
 fn fresh(inline_data: bool) -> (Filesystem<CrashDevice>, Ino) {
-    let opts =
-        MkfsOptions { segment_blocks: 16, uuid: UUID, inline_data, prealloc_on_disk: true, ..Default::default() };
-    let img = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
-    let mut fs = mount(img);
-    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
-    fs.sync(t(1)).unwrap();
-    (fs, f)
+    fresh_inline(inline_data, UUID)
 }
 
 /// Crash (durable writes only), recovery mount; fsck of the result after an unmount is
@@ -242,14 +234,6 @@ fn images_without_the_feature_give_every_file_a_block() {
     fs.sync(t(2)).unwrap();
     assert_eq!(fs.stats().data_blocks_written - before, 1);
     assert_eq!(fs.getattr(f).unwrap().blocks, 8);
-}
-
-/// The address of inode `ino`'s block on `dev` (through the NAT of the newest checkpoint).
-fn inode_addr(dev: &mut MemDevice, ino: Ino) -> u64 {
-    let g = read_superblock(dev).unwrap().geometry;
-    let (cp, _) = Checkpoint::read_newest(dev, &g).unwrap();
-    let nat = Nat::load(dev, &g, cp.nat_slots.clone(), &cp.nat_journal, cp.version).unwrap();
-    nat.get(ino).unwrap().addr as u64
 }
 
 #[test]

@@ -2,19 +2,14 @@
 //! Each test states the scenario and the invariant it holds the code to.
 mod common;
 use common::limits::*;
+use common::pointers::inode_addr;
 use common::CrashDevice;
 use rollfs_core::*;
 
 const UUID: [u8; 16] = [39; 16];
 
 fn fresh(inline_data: bool) -> (Filesystem<CrashDevice>, Ino) {
-    let opts =
-        MkfsOptions { segment_blocks: 16, uuid: UUID, inline_data, prealloc_on_disk: true, ..Default::default() };
-    let img = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
-    let mut fs = mount(img);
-    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
-    fs.sync(t(1)).unwrap();
-    (fs, f)
+    fresh_inline(inline_data, UUID)
 }
 
 /// On a full device, a hole punch (a removal: a full filesystem still deletes, issue 41),
@@ -109,17 +104,6 @@ fn an_atomic_session_starts_on_a_full_device_for_an_inline_file() {
         assert_eq!(fs.start_atomic_write(f), Ok(()), "{which}");
         fs.abort_atomic_write(f).unwrap();
     }
-}
-
-/// The inode's block address, through the checkpoint's NAT (as core/tests/inline.rs).
-fn inode_addr(dev: &mut MemDevice, ino: Ino) -> u64 {
-    use rollfs_core::checkpoint::Checkpoint;
-    use rollfs_core::nat::Nat;
-    use rollfs_core::superblock::read_superblock;
-    let g = read_superblock(dev).unwrap().geometry;
-    let (cp, _) = Checkpoint::read_newest(dev, &g).unwrap();
-    let nat = Nat::load(dev, &g, cp.nat_slots.clone(), &cp.nat_journal, cp.version).unwrap();
-    nat.get(ino).unwrap().addr as u64
 }
 
 /// `fsck --repair` of an image whose inline inode fsck reports as damaged (bytes past the

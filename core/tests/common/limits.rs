@@ -44,6 +44,17 @@ pub fn fresh_on_disk() -> (Filesystem<CrashDevice>, Ino) {
     (fs, f)
 }
 
+/// A mount of a fresh image with persistent reservations, inline data on or off, volume
+/// id `uuid` (the node CRC seed a test that reseals nodes needs), one synced file `/f`.
+pub fn fresh_inline(inline_data: bool, uuid: [u8; 16]) -> (Filesystem<CrashDevice>, Ino) {
+    let opts = MkfsOptions { segment_blocks: 16, uuid, inline_data, prealloc_on_disk: true, ..Default::default() };
+    let img = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
+    let mut fs = mount(img);
+    let f = fs.create(1, b"f", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    (fs, f)
+}
+
 pub fn mkfs(blocks: u64) -> MemDevice {
     let prealloc_on_disk = PREALLOC_ON_DISK.with(|c| c.get());
     let opts = MkfsOptions { segment_blocks: 16, uuid: [9; 16], prealloc_on_disk, ..Default::default() };

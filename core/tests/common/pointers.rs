@@ -53,3 +53,11 @@ pub fn pointers<D: BlockDevice>(dev: &mut D, ino: Ino) -> Vec<(u64, u32, u32)> {
     out.sort();
     out
 }
+
+/// The address of inode `ino`'s block on `dev`, through the NAT of the newest checkpoint.
+pub fn inode_addr<D: BlockDevice>(dev: &mut D, ino: Ino) -> u64 {
+    let g = read_superblock(dev).unwrap().geometry;
+    let (cp, _) = Checkpoint::read_newest(dev, &g).unwrap();
+    let nat = Nat::load(dev, &g, cp.nat_slots.clone(), &cp.nat_journal, cp.version).unwrap();
+    nat.get(ino).unwrap().addr as u64
+}
