@@ -42,6 +42,7 @@
 //! | `fs` | the [`Filesystem`] API: mount, space accounting, caches, write-back |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator. *Public*: `rollfs`, the simulator, the testkit and most tests call `fsck::check` and `fsck::repair` |
 //! | `repair` | `fsck --repair`: metadata rebuilt from the reachable tree |
+//! | `scrub` | online scrub: node and data blocks read back and checked in bounded, resumable steps ([`ScrubCursor`], [`ScrubStep`], re-exported) |
 //! | `device` | the [`BlockDevice`] trait and the in-memory [`MemDevice`] |
 //! | `error` | the [`Error`] type and its errno mapping |
 //! | `stats` | the counters ([`Stats`]), from one list |
@@ -88,6 +89,7 @@ mod parents;
 mod prealloc;
 mod recovery;
 mod repair;
+mod scrub;
 mod segment;
 mod since_cp;
 mod stats;
@@ -103,6 +105,7 @@ pub use fs::{
 pub use fsync::FsyncTicket;
 pub use layout::BLOCK_SIZE;
 pub use node::FileType;
+pub use scrub::{ScrubBad, ScrubBadKind, ScrubCursor, ScrubStep, SCRUB_BAD_PER_STEP_MAX, SCRUB_STEP_BLOCKS_MAX};
 pub use segment::Log;
 pub use stats::{Stats, STAT_COUNT};
 
