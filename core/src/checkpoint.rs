@@ -272,8 +272,12 @@ impl Checkpoint {
     /// and only then is the header written, waited for and flushed: the header is the
     /// commit record, and a crash at any point before that flush leaves the previous
     /// checkpoint.
-    /// Returns the blocks written and the flushes issued.
-    pub fn commit<D: BlockDevice>(&self, dev: &mut D, geo: &Geometry, pack: usize) -> Result<(u64, u64)> {
+    ///
+    /// Once the header's write has completed the pack may be durable whatever happens next,
+    /// so a failure of the flush after it does not undo the commit: it is returned in
+    /// [`Committed::flush_error`], and the caller adopts the checkpoint (it may be what the
+    /// next mount finds) and then stops writing, so that both packs stay whole.
+    pub fn commit<D: BlockDevice>(&self, dev: &mut D, geo: &Geometry, pack: usize) -> Result<Committed> {
         let blocks = self.encode(geo, pack)?;
         // Paired assertion: the pack about to be committed reads back as this checkpoint.
         debug_assert!(
@@ -301,11 +305,12 @@ impl Checkpoint {
         let flags = if fua_only { crate::device::WriteFlags::FUA } else { crate::device::WriteFlags::empty() };
         dev.write(base, &blocks[0], flags)?;
         dev.wait_writes()?;
+        let mut flush_error = None;
         if !fua_only {
-            dev.flush()?;
+            flush_error = dev.flush().err();
             flushes += 1;
         }
-        Ok((blocks.len() as u64, flushes))
+        Ok(Committed { blocks: blocks.len() as u64, flushes, flush_error })
     }
 
     /// Reads and validates pack `pack`. `Ok(None)` when the pack is not a valid checkpoint
@@ -522,6 +527,17 @@ pub(crate) fn flush_slotted<D: BlockDevice, J>(
     Ok(TableFlush { slots, journal: Vec::new(), wrote_blocks: true })
 }
 
+/// What [`Checkpoint::commit`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Committed {
+    /// Blocks written (payload and header).
+    pub blocks: u64,
+    /// Flushes issued.
+    pub flushes: u64,
+    /// The flush after the header failed: the checkpoint may or may not be durable.
+    pub flush_error: Option<crate::IoError>,
+}
+
 impl<D: BlockDevice> Filesystem<D> {
     /// Writes a checkpoint. On any failure the filesystem turns read-only.
     pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {
@@ -567,15 +583,20 @@ impl<D: BlockDevice> Filesystem<D> {
         })();
         self.stats.meta_blocks_written += meta_blocks;
         let (nat, sit, ssa_slots) = flushed?;
-        // 3. Build and commit the pack: its header, written last with FUA, is the commit.
+        // 3. Build and commit the pack: its header, written last and flushed, is the commit.
         let wrote_blocks = (nat.wrote_blocks, sit.wrote_blocks);
         let cp = self.build_checkpoint(version, umount, now, nat, sit, ssa_slots);
-        let (written, flushes) = cp.commit(&mut self.dev, &g, pack)?;
-        self.stats.meta_blocks_written += written;
-        self.stats.flushes += flushes;
-        // 4. Committed: publish.
-        self.publish_checkpoint(cp, pack, wrote_blocks);
-        Ok(())
+        let done = cp.commit(&mut self.dev, &g, pack)?;
+        self.stats.meta_blocks_written += done.blocks;
+        self.stats.flushes += done.flushes;
+        // 4. Committed: publish. Also when the flush after the header failed: the header may
+        // be durable, so memory must match it; the error then shuts the filesystem down
+        // (`checkpoint`), and nothing more is written over what either pack names.
+        self.publish_checkpoint(cp, pack, wrote_blocks, done.flush_error.is_none());
+        match done.flush_error {
+            None => Ok(()),
+            Some(e) => Err(e.into()),
+        }
     }
 
     /// The pack for a checkpoint of `version` whose tables were flushed as given.
@@ -612,9 +633,10 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// After pack `pack` holding `cp` committed: the tables take its slots and forget what
     /// they wrote as blocks (`wrote_blocks`: NAT, SIT), freed segments become reusable
-    /// (discarded if the mount asks), and what was recorded since the last checkpoint is
-    /// emptied.
-    fn publish_checkpoint(&mut self, cp: Checkpoint, pack: usize, wrote_blocks: (bool, bool)) {
+    /// (discarded if the mount asks, when the pack is known `durable`: not after a failed
+    /// flush, when the older pack may be what the next mount finds, with the blocks of
+    /// those segments), and what was recorded since the last checkpoint is emptied.
+    fn publish_checkpoint(&mut self, cp: Checkpoint, pack: usize, wrote_blocks: (bool, bool), durable: bool) {
         self.nat.publish(cp.nat_slots.clone(), wrote_blocks.0);
         self.sit.publish(cp.sit_slots.clone(), wrote_blocks.1);
         self.ssa.publish(cp.ssa_slots.clone());
@@ -622,7 +644,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // discarded: tell the device first (readers outside the driver's lock).
         self.dev.reuse_fence();
         let freed = self.seg.commit(&self.sit);
-        if self.opts.discard {
+        if self.opts.discard && durable {
             self.discard_segments(&freed);
         }
         self.cp = cp;

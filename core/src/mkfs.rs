@@ -113,7 +113,9 @@ impl<D: BlockDevice> Filesystem<D> {
             // No journal entries, no orphan, no reservation.
             ..Default::default()
         };
-        cp.commit(&mut dev, &geo, 0)?;
+        if let Some(e) = cp.commit(&mut dev, &geo, 0)?.flush_error {
+            return Err(e.into());
+        }
         let sbb = sb.encode();
         for a in SUPERBLOCK_ADDRS {
             dev.write(a, &sbb, WriteFlags::empty())?;

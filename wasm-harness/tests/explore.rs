@@ -517,7 +517,9 @@ fn fsck_memo_answers_match_live_fscks() {
     cases.extend((0..7).map(CaseId::Full));
     cases.extend((0..6).map(CaseId::Random));
     cases.extend((0..6).map(CaseId::Ace));
-    let s = explore_cases(&ex, &cases, &mut |_| {});
+    let s = explore_cases(&ex, &cases, &mut |v| {
+        eprintln!("VIOLATION {} in {} state {:?}: {}", v.kind, v.case, v.state.map(|s| s.to_string()), v.detail)
+    });
     assert!(s.violations.is_empty(), "{} violations", s.violations.len());
     let (answered, live) = (ex.fsck_replayed.load(Relaxed), ex.guest_runs.load(Relaxed));
     assert!(answered * 4 > live, "the fsck memo answered {answered} of {live} live guests' fscks");
