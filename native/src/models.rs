@@ -564,29 +564,33 @@ impl Tree {
         out
     }
 
-    /// What a program sees, per path: kind and contents.
-    fn view(&self) -> BTreeMap<String, String> {
+    /// What a program sees, per path: what it is (a file's contents), and its attributes.
+    fn view(&self) -> BTreeMap<String, (String, String)> {
         self.walk()
             .into_iter()
             .filter_map(|(p, _, _, id)| {
                 let ino = self.inodes.get(&id)?;
-                let v = match ino.kind {
-                    Kind::File => format!("file {:o} {}", ino.mode & 0o7777, describe_bytes(&ino.data)),
-                    Kind::Dir => format!("directory {:o}", ino.mode & 0o7777),
-                    Kind::Symlink => format!("symlink to {}", String::from_utf8_lossy(&ino.target)),
-                    Kind::Special => format!("special {:o}", ino.mode),
+                let what = match ino.kind {
+                    Kind::File => describe_bytes(&ino.data),
+                    Kind::Dir => "a directory".into(),
+                    Kind::Symlink => format!("a symlink to {}", String::from_utf8_lossy(&ino.target)),
+                    Kind::Special => format!("a special file ({:o})", ino.mode),
                 };
-                let x: Vec<String> = ino.xattrs.iter().map(|(k, v)| format!("{}={}", String::from_utf8_lossy(k), describe_bytes(v))).collect();
-                Some((p, if x.is_empty() { v } else { format!("{v} xattrs {}", x.join(" ")) }))
+                let mut attrs = format!("mode {:o}, owner {}:{}", ino.mode & 0o7777, ino.uid, ino.gid);
+                for (k, v) in &ino.xattrs {
+                    attrs.push_str(&format!(", xattr {}={}", String::from_utf8_lossy(k), describe_bytes(v)));
+                }
+                Some((p, (what, attrs)))
             })
             .collect()
     }
 
     pub fn digest(&self) -> u64 {
         let mut h = Hasher64::new();
-        for (p, v) in self.view() {
+        for (p, (what, attrs)) in self.view() {
             h.bytes(p.as_bytes());
-            h.bytes(v.as_bytes());
+            h.bytes(what.as_bytes());
+            h.bytes(attrs.as_bytes());
         }
         h.finish()
     }
@@ -659,11 +663,11 @@ fn describe_bytes(b: &[u8]) -> String {
     }
     let text = b.iter().all(|&c| c == b'\n' || (0x20..0x7f).contains(&c));
     if text && b.len() <= 40 {
-        format!("{:?} ({} bytes)", String::from_utf8_lossy(b), b.len())
+        format!("holding {:?} ({} bytes)", String::from_utf8_lossy(b), b.len())
     } else if b.iter().all(|&c| c == 0) {
-        format!("{} zero bytes", b.len())
+        format!("holding {} zero bytes", b.len())
     } else {
-        format!("{} bytes", b.len())
+        format!("holding {} bytes", b.len())
     }
 }
 
@@ -743,29 +747,45 @@ pub fn explain(model: Model, ops: &[Op], st: &State) -> String {
     let lost: Vec<usize> = (0..st.crash).filter(|&i| ops[i].changes() && st.keep[i] != Keep::Whole).collect();
     let mut s = String::new();
     if let Some(&d) = lost.first() {
-        let what = match st.keep[d] {
-            Keep::Partial(k) => format!(
+        let what = match (st.keep[d], &ops[d]) {
+            (Keep::Partial(0), Op::Write { .. }) if model == Model::PosixWeak => format!(
+                "all of {} (op {}) persisting (here the size it gave the file did, none of its bytes)",
+                describe(ops, d),
+                d + 1
+            ),
+            (Keep::Partial(k), Op::Write { data, .. }) => format!(
                 "all of {} (op {}) persisting (here only its first {} bytes did)",
                 describe(ops, d),
                 d + 1,
-                (k as usize * BLOCK_SIZE).min(match &ops[d] {
-                    Op::Write { data, .. } => data.len(),
-                    _ => 0,
-                })
+                (k as usize * BLOCK_SIZE).min(data.len())
             ),
             _ => format!("{} (op {}) persisting", describe(ops, d), d + 1),
         };
-        // The kept op after it that shows the order matters: the nearest one on another
-        // file or directory, else the nearest at all.
+        // An entry op whose file was fsynced after it: the fsync does not make the name
+        // durable (posix-weak).
+        let named = match &ops[d] {
+            Op::Create { id, .. } | Op::Link { id, .. } | Op::Rename { id, .. } => Some(*id),
+            _ => None,
+        };
+        let fsynced = named.and_then(|n| {
+            (d + 1..st.crash).find(|&i| matches!(ops[i], Op::Fsync { id, dir: false, .. } if id == n))
+        });
+        // The kept op after it that shows the order matters: the last one on another file
+        // or directory (what exposes the loss), else the nearest at all.
         let later: Vec<usize> = (d + 1..st.crash).filter(|&i| ops[i].changes() && st.keep[i] == Keep::Whole).collect();
-        let other = later.iter().copied().find(|&i| touches(&ops[i]).iter().all(|x| !touches(&ops[d]).contains(x)));
-        match other.or(later.first().copied()) {
-            Some(k) => s.push_str(&format!(
+        let other = later.iter().rev().copied().find(|&i| touches(&ops[i]).iter().all(|x| !touches(&ops[d]).contains(x)));
+        match (fsynced, other.or(later.first().copied())) {
+            (Some(f), _) => s.push_str(&format!(
+                "your program relies on {what} with {} (op {}), which makes the file's data durable, not its name",
+                describe(ops, f),
+                f + 1
+            )),
+            (None, Some(k)) => s.push_str(&format!(
                 "your program relies on {what} before {} (op {}) persisted",
                 describe(ops, k),
                 k + 1
             )),
-            None => s.push_str(&format!(
+            (None, None) => s.push_str(&format!(
                 "your program relies on {what}, but nothing made it durable before the crash (after op {})",
                 st.crash
             )),
@@ -792,13 +812,14 @@ pub fn explain(model: Model, ops: &[Op], st: &State) -> String {
     for (p, v) in &full {
         match seen.get(p) {
             None => diffs.push(format!("{p} missing")),
-            Some(w) if w != v => diffs.push(format!("{p} {w} (with every op: {v})")),
+            Some(w) if w.0 != v.0 => diffs.push(format!("{p} {} (with every op: {})", w.0, v.0)),
+            Some(w) if w.1 != v.1 => diffs.push(format!("{p} {} (with every op: {})", w.1, v.1)),
             _ => {}
         }
     }
     for (p, w) in &seen {
         if !full.contains_key(p) {
-            diffs.push(format!("{p} present ({w})"));
+            diffs.push(format!("{p} present ({})", w.0));
         }
     }
     if diffs.is_empty() {
@@ -909,7 +930,7 @@ mod tests {
     }
 
     fn content(model: Model, ops: &[Op], st: &State, path: &str) -> Option<String> {
-        Tree::build(model, ops, st).view().get(path).cloned()
+        Tree::build(model, ops, st).view().get(path).map(|v| v.0.clone())
     }
 
     #[test]
@@ -1007,13 +1028,13 @@ mod tests {
         assert!(!allowed(Model::Ext4Ordered, &ops, &lost, true));
         assert!(allowed(Model::Ext4Ordered, &ops, &lost, false));
         assert!(allowed(Model::PosixWeak, &ops, &lost, true));
-        assert_eq!(content(Model::PosixWeak, &ops, &lost, "file").as_deref(), Some("file 644 empty"));
+        assert_eq!(content(Model::PosixWeak, &ops, &lost, "file").as_deref(), Some("empty"));
         let e = explain(Model::PosixWeak, &ops, &lost);
         assert!(
             e.starts_with(
                 "your program relies on the write of 3 bytes to tmp (op 6) persisting before the rename tmp -> file \
-                 (op 7) persisted; under posix-weak (and on ext4 mounted with noauto_da_alloc) it can see: file file \
-                 644 empty"
+                 (op 7) persisted; under posix-weak (and on ext4 mounted with noauto_da_alloc) it can see: file \
+                 empty (with every op: holding \"new\" (3 bytes))"
             ),
             "{e}"
         );
@@ -1033,12 +1054,12 @@ mod tests {
                 let mut late = ops.clone();
                 late.push(write(2, 0, b"LATE"));
                 let v = Tree::build(model, &late, st).view();
-                assert!(v.values().all(|x| !x.contains("LATE")), "{}: {v:?}", st.spec());
+                assert!(v.values().all(|x| !x.0.contains("LATE")), "{}: {v:?}", st.spec());
             }
             // Crash after op 5 (tmp made, not written): no state shows "new".
             for st in a.iter().filter(|s| s.crash <= 5) {
                 let v = Tree::build(model, &ops, st).view();
-                assert!(v.values().all(|x| !x.contains("new")), "{}: {v:?}", st.spec());
+                assert!(v.values().all(|x| !x.0.contains("new")), "{}: {v:?}", st.spec());
             }
             let (chosen, dups) = choose(model, &ops, 1000, 9, 30);
             assert!(dups > 0 && !chosen.is_empty());
@@ -1047,7 +1068,7 @@ mod tests {
         }
         // posix-weak finds the empty file, the state with every op does not show it.
         let (chosen, _) = choose(Model::PosixWeak, &ops, 1000, 1, 10);
-        let empty = |st: &State| content(Model::PosixWeak, &ops, st, "file").as_deref() == Some("file 644 empty");
+        let empty = |st: &State| content(Model::PosixWeak, &ops, st, "file").as_deref() == Some("empty");
         assert!(chosen.iter().any(|s| s.crash == 8 && empty(s)));
         assert!(!empty(&State { crash: 8, keep: vec![Keep::Whole; 8] }));
     }
