@@ -445,8 +445,7 @@ fn check_models(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcom
             );
             println!("{line}");
             let _ = std::io::stdout().flush();
-            out.summary_violations
-                .push(format!("check\tstate:{i}\t{}\t{}", st.spec(), why.replace(['\t', '\n'], " ")));
+            out.summary_violations.push(format!("check\tstate:{i}\t{}\t{}", st.spec(), why.replace(['\t', '\n'], " ")));
             out.violations.push(line);
         }
     }
@@ -490,12 +489,7 @@ pub fn summary_text(a: &CrashtestArgs, log_digest: &str, out: &Outcome) -> Strin
     let _ = writeln!(s, "rollfs-sim shard summary 1");
     let _ = writeln!(s, "seed {}", a.seed);
     let model = if a.model == Model::Rollfs { String::new() } else { format!(":{}", a.model.name()) };
-    let _ = writeln!(
-        s,
-        "source crashtest:{log_digest}:{}:{}{model}",
-        a.random_variants,
-        u8::from(a.check.is_some())
-    );
+    let _ = writeln!(s, "source crashtest:{log_digest}:{}:{}{model}", a.random_variants, u8::from(a.check.is_some()));
     let _ = writeln!(s, "torn {}", u8::from(a.torn));
     let _ = writeln!(s, "eio 0");
     let _ = writeln!(s, "max_points {}", a.max_states);

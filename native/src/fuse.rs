@@ -1356,7 +1356,12 @@ impl fuser::Filesystem for RollFuse {
             self.call(|fs| {
                 let victim = if self.recording() { fs.lookup(p, name.as_bytes())?.ino } else { 0 };
                 fs.unlink(p, name.as_bytes(), crate::now())?;
-                self.rec(|r| Op::Unlink { parent: r.id(p), name: name.as_bytes().to_vec(), id: r.id(victim), dir: false });
+                self.rec(|r| Op::Unlink {
+                    parent: r.id(p),
+                    name: name.as_bytes().to_vec(),
+                    id: r.id(victim),
+                    dir: false,
+                });
                 self.dir_synced(fs, p)
             })
         }) {
@@ -1370,7 +1375,12 @@ impl fuser::Filesystem for RollFuse {
             self.call(|fs| {
                 let victim = if self.recording() { fs.lookup(p, name.as_bytes())?.ino } else { 0 };
                 fs.rmdir(p, name.as_bytes(), crate::now())?;
-                self.rec(|r| Op::Unlink { parent: r.id(p), name: name.as_bytes().to_vec(), id: r.id(victim), dir: true });
+                self.rec(|r| Op::Unlink {
+                    parent: r.id(p),
+                    name: name.as_bytes().to_vec(),
+                    id: r.id(victim),
+                    dir: true,
+                });
                 self.dir_synced(fs, p)
             })
         }) {
@@ -1763,7 +1773,9 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
-        if let (Some(ops), None, true) = (&self.ops, &self.marks, name.as_bytes() == crate::record::MARK_XATTR.as_bytes()) {
+        if let (Some(ops), None, true) =
+            (&self.ops, &self.marks, name.as_bytes() == crate::record::MARK_XATTR.as_bytes())
+        {
             // A mount that records operations only: the mark goes to the operation log.
             let n = ops.lock().unwrap_or_else(|e| e.into_inner()).mark();
             let v = n.to_string().into_bytes();
@@ -2028,7 +2040,13 @@ impl fuser::Filesystem for RollFuse {
                         let mut data = vec![0u8; n as usize];
                         let got = fs.read(dst, offset_out + done, &mut data)?;
                         data.truncate(got);
-                        self.rec(|r| Op::Write { id: r.id(dst), offset: offset_out + done, data, old_size, mmap: false });
+                        self.rec(|r| Op::Write {
+                            id: r.id(dst),
+                            offset: offset_out + done,
+                            data,
+                            old_size,
+                            mmap: false,
+                        });
                     }
                     Ok(n)
                 })

@@ -288,7 +288,8 @@ enum Cmd {
 }
 
 fn parse_model(s: &str) -> Result<rollfs::models::Model, String> {
-    rollfs::models::Model::parse(s).ok_or_else(|| format!("{s}: unknown model (known: rollfs, posix-weak, ext4-ordered)"))
+    rollfs::models::Model::parse(s)
+        .ok_or_else(|| format!("{s}: unknown model (known: rollfs, posix-weak, ext4-ordered)"))
 }
 
 /// `K/N` with K < N.

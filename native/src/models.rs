@@ -231,8 +231,8 @@ fn ext4_forced(ops: &[Op], i: usize, crash: usize) -> bool {
 fn auto_da_alloc(ops: &[Op], st: &mut State) {
     for r in 0..st.crash {
         if let (Op::Rename { id, replaced: Some(_), exchange: false, .. }, Keep::Whole) = (&ops[r], st.keep[r]) {
-            for w in 0..r {
-                if matches!(&ops[w], Op::Write { id: wid, .. } if wid == id) {
+            for (w, op) in ops[..r].iter().enumerate() {
+                if matches!(op, Op::Write { id: wid, .. } if wid == id) {
                     st.keep[w] = Keep::Whole;
                 }
             }
@@ -246,11 +246,11 @@ pub fn allowed(model: Model, ops: &[Op], st: &State, ada: bool) -> bool {
         return false;
     }
     let p = plan(model, ops, st.crash);
-    for i in 0..st.crash {
+    for (i, op) in ops[..st.crash].iter().enumerate() {
         if p.forced[i] && st.keep[i] != Keep::Whole {
             return false;
         }
-        if matches!(st.keep[i], Keep::Partial(_)) && !is_write(&ops[i]) {
+        if matches!(st.keep[i], Keep::Partial(_)) && !is_write(op) {
             return false;
         }
     }
@@ -767,13 +767,13 @@ pub fn explain(model: Model, ops: &[Op], st: &State) -> String {
             Op::Create { id, .. } | Op::Link { id, .. } | Op::Rename { id, .. } => Some(*id),
             _ => None,
         };
-        let fsynced = named.and_then(|n| {
-            (d + 1..st.crash).find(|&i| matches!(ops[i], Op::Fsync { id, dir: false, .. } if id == n))
-        });
+        let fsynced = named
+            .and_then(|n| (d + 1..st.crash).find(|&i| matches!(ops[i], Op::Fsync { id, dir: false, .. } if id == n)));
         // The kept op after it that shows the order matters: the last one on another file
         // or directory (what exposes the loss), else the nearest at all.
         let later: Vec<usize> = (d + 1..st.crash).filter(|&i| ops[i].changes() && st.keep[i] == Keep::Whole).collect();
-        let other = later.iter().rev().copied().find(|&i| touches(&ops[i]).iter().all(|x| !touches(&ops[d]).contains(x)));
+        let other =
+            later.iter().rev().copied().find(|&i| touches(&ops[i]).iter().all(|x| !touches(&ops[d]).contains(x)));
         match (fsynced, other.or(later.first().copied())) {
             (Some(f), _) => s.push_str(&format!(
                 "your program relies on {what} with {} (op {}), which makes the file's data durable, not its name",
@@ -791,7 +791,10 @@ pub fn explain(model: Model, ops: &[Op], st: &State) -> String {
             )),
         }
         if lost.len() > 1 {
-            s.push_str(&format!(" (ops lost here: {})", lost.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")));
+            s.push_str(&format!(
+                " (ops lost here: {})",
+                lost.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")
+            ));
         }
     } else {
         s.push_str(&format!("every op up to the crash (after op {}) persisted", st.crash));
@@ -827,7 +830,11 @@ pub fn explain(model: Model, ops: &[Op], st: &State) -> String {
     } else {
         let n = diffs.len();
         diffs.truncate(4);
-        s.push_str(&format!(" it can see: {}{}", diffs.join("; "), if n > 4 { format!("; and {} more", n - 4) } else { String::new() }));
+        s.push_str(&format!(
+            " it can see: {}{}",
+            diffs.join("; "),
+            if n > 4 { format!("; and {} more", n - 4) } else { String::new() }
+        ));
     }
     s
 }
@@ -844,16 +851,24 @@ pub fn check_supported(log: &OpLog) -> Result<(), String> {
 }
 
 /// `rollfs replay OPLOG --ops C:LIST --model MODEL --out IMG`: the image of one state.
-pub fn replay(log: &std::path::Path, spec: &str, model: Model, features: &[String], out: &std::path::Path) -> crate::error::Result<()> {
+pub fn replay(
+    log: &std::path::Path,
+    spec: &str,
+    model: Model,
+    features: &[String],
+    out: &std::path::Path,
+) -> crate::error::Result<()> {
     use crate::error::CliError;
     if model == Model::Rollfs {
         return Err(CliError::BadOption("--ops: give --model posix-weak or ext4-ordered".into()));
     }
     let l = OpLog::open(log)?;
     let st = State::parse_spec(spec, l.ops.len()).map_err(|e| CliError::BadOption(format!("--ops {e}")))?;
-    let img = Tree::build(model, &l.ops, &st)
-        .materialize(l.block_count, features)
-        .map_err(|d| CliError::Failed { path: log.to_owned(), what: "cannot build the state", detail: d })?;
+    let img = Tree::build(model, &l.ops, &st).materialize(l.block_count, features).map_err(|d| CliError::Failed {
+        path: log.to_owned(),
+        what: "cannot build the state",
+        detail: d,
+    })?;
     let _ = std::fs::remove_file(out);
     crate::record::write_image(&img, out)?;
     println!("replay: state {} of {} ops under {} written to {}", st.spec(), l.ops.len(), model.name(), out.display());
@@ -899,17 +914,9 @@ mod tests {
     }
     fn mkdir(parent: u64, name: &str, id: u64) -> Op {
         match create(parent, name, id) {
-            Op::Create { parent, name, id, .. } => Op::Create {
-                parent,
-                name,
-                id,
-                kind: Kind::Dir,
-                mode: 0o755,
-                uid: 0,
-                gid: 0,
-                rdev: 0,
-                target: vec![],
-            },
+            Op::Create { parent, name, id, .. } => {
+                Op::Create { parent, name, id, kind: Kind::Dir, mode: 0o755, uid: 0, gid: 0, rdev: 0, target: vec![] }
+            }
             _ => unreachable!(),
         }
     }
@@ -1075,7 +1082,10 @@ mod tests {
 
     #[test]
     fn specs_round_trip_and_bad_ones_are_refused() {
-        let st = State { crash: 6, keep: vec![Keep::Whole, Keep::Whole, Keep::Dropped, Keep::Partial(0), Keep::Whole, Keep::Dropped] };
+        let st = State {
+            crash: 6,
+            keep: vec![Keep::Whole, Keep::Whole, Keep::Dropped, Keep::Partial(0), Keep::Whole, Keep::Dropped],
+        };
         assert_eq!(st.spec(), "6:1-2,4p0,5");
         assert_eq!(State::parse_spec(&st.spec(), 8).unwrap(), st);
         assert_eq!(State::parse_spec("0:", 0).unwrap(), State { crash: 0, keep: vec![] });

@@ -126,10 +126,22 @@ pub enum Op {
         mmap: bool,
     },
     /// truncate, or a size grown by fallocate or ZERO_RANGE.
-    SetSize { id: u64, size: u64 },
+    SetSize {
+        id: u64,
+        size: u64,
+    },
     /// PUNCH_HOLE or ZERO_RANGE of bytes inside the file (its size unchanged).
-    Zero { id: u64, offset: u64, len: u64 },
-    SetAttr { id: u64, mode: Option<u32>, uid: Option<u32>, gid: Option<u32> },
+    Zero {
+        id: u64,
+        offset: u64,
+        len: u64,
+    },
+    SetAttr {
+        id: u64,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+    },
     SetXattr {
         id: u64,
         #[serde(with = "hex")]
@@ -143,12 +155,18 @@ pub enum Op {
         name: Vec<u8>,
     },
     /// fsync or fdatasync (`data_only`) of a file, or of a directory (`dir`).
-    Fsync { id: u64, data_only: bool, dir: bool },
+    Fsync {
+        id: u64,
+        data_only: bool,
+        dir: bool,
+    },
     /// The workload's `rollfs mark`.
     Mark,
     /// Something the models have no rules for (an f2fs atomic write): a log with one is
     /// refused by the models.
-    Unsupported { what: String },
+    Unsupported {
+        what: String,
+    },
     /// Last line of a complete log.
     End,
 }
@@ -268,7 +286,8 @@ pub struct OpLog {
 impl OpLog {
     pub fn open(path: &Path) -> Result<OpLog> {
         let f = File::open(path).map_err(|e| CliError::io(path, "read the operation log", e))?;
-        let bad = |detail: String| CliError::Failed { path: path.to_owned(), what: "not a complete operation log", detail };
+        let bad =
+            |detail: String| CliError::Failed { path: path.to_owned(), what: "not a complete operation log", detail };
         let mut lines = BufReader::new(f).lines();
         let first = lines
             .next()
@@ -294,7 +313,7 @@ impl OpLog {
         }
         if !ended {
             return Err(bad(
-                "no end line: the recording mount did not unmount cleanly, or writing the log failed".into(),
+                "no end line: the recording mount did not unmount cleanly, or writing the log failed".into()
             ));
         }
         Ok(OpLog { block_count: h.block_count, ops })

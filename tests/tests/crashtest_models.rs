@@ -49,7 +49,9 @@ const BUGS: [&str; 3] = ["rename", "pointer", "create"];
 fn expected(bug: &str) -> &'static [&'static str] {
     match bug {
         "rename" => &["relies on the write of 13 bytes to tmp (op ", "persisting before the rename tmp -> file (op "],
-        "pointer" => &["relies on the write of 9 bytes", " to log (op ", "persisting before the rename ptr.tmp -> ptr (op "],
+        "pointer" => {
+            &["relies on the write of 9 bytes", " to log (op ", "persisting before the rename ptr.tmp -> ptr (op "]
+        }
         "create" => &["relies on the creation of f (op 1) persisting with the fsync of f (op 3)"],
         _ => unreachable!(),
     }
