@@ -22,6 +22,15 @@
 //! the chosen states whose index is K mod N, so that the states of one log (`--log`,
 //! recorded once) split across machines.
 //!
+//! With `--model posix-weak` or `--model ext4-ordered` the states are instead those a
+//! persistence model allows (models.rs): the workload's mount records its operations
+//! (`mount --record-ops`, oplog.rs) rather than its device writes, each state is built on
+//! a fresh image through the core, and the same checks run on it, with
+//! `ROLLFS_CRASHTEST_POINT` the number of the last operation before the crash and the
+//! marks those operations set. Each violation adds the model's explanation and a
+//! `rollfs replay OPLOG --ops C:LIST` reproducer. `--model rollfs` (the default) is the
+//! above.
+//!
 //! Output: one line per violation with a reproducer (`rollfs replay ... --out IMG`
 //! rebuilds the crash image; the image is also saved in the work directory), and at the
 //! end `crashtest: N crash states of M I/Os: V violations`. Exit 0 without violations,

@@ -626,8 +626,12 @@ impl Tree {
                     let a = fs.create(p, &name, ino.mode & 0o7777, cred, now).map_err(err)?;
                     // Zero blocks stay holes; the size is set at the end.
                     for (k, chunk) in ino.data.chunks(BLOCK_SIZE).enumerate() {
-                        if chunk.iter().any(|&b| b != 0) {
-                            fs.write(a.ino, (k * BLOCK_SIZE) as u64, chunk, now).map_err(err)?;
+                        let mut done = 0;
+                        while chunk.iter().any(|&b| b != 0) && done < chunk.len() {
+                            match fs.write(a.ino, (k * BLOCK_SIZE + done) as u64, &chunk[done..], now).map_err(err)? {
+                                0 => return Err(format!("making {path}: the core wrote nothing")),
+                                n => done += n,
+                            }
                         }
                     }
                     let set = SetAttr { size: Some(ino.data.len() as u64), ..Default::default() };

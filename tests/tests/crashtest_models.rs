@@ -155,6 +155,17 @@ fn a_model_violation_reproduces_and_bad_usage_is_refused() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // Shards of the log's states add up to the whole.
+    let whole = summary(&o).0;
+    let mut sum = 0;
+    for k in 0..2 {
+        let o = Command::new(rollfs_bin())
+            .args(["crashtest", "--model", "ext4-ordered", "--shard", &format!("{k}/2"), "--log", log.to_str().unwrap()])
+            .output()
+            .unwrap();
+        sum += summary(&o).0;
+    }
+    assert_eq!(sum, whole);
     // A write log is not an operation log, and the reverse.
     let o = Command::new(rollfs_bin()).args(["crashtest", "--log", log.to_str().unwrap()]).output().unwrap();
     assert_fails(&o, 2, "an operation log");
