@@ -23,6 +23,11 @@ fn crashtest(bin: &Path, model: &str, bug: &str, variant: &str, args: &[&str], m
     let check = format!("sh {}", script(&format!("{bug}-check.sh")).display());
     let mut c = Command::new(bin);
     c.arg("crashtest").args(["--model", model, "--check", &check]).args(args).args(transport_options());
+    // A work directory of the test's own: a run with violations keeps it (removed here).
+    let work = tempfile::tempdir().unwrap();
+    if !args.contains(&"--dir") {
+        c.arg("--dir").arg(work.path());
+    }
     c.arg("--").arg("sh").arg(script(&format!("{bug}-{variant}.sh")));
     match mutant {
         Some(m) => c.env("ROLLFS_MUTANT", m),
