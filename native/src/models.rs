@@ -37,6 +37,9 @@
 //!   moves when the blocks are written back, never ahead of them) persist independently of
 //!   the journal and of each other, forced by an fsync or fdatasync of their own file; one
 //!   not forced may persist in part: its first K blocks, the size covering only them;
+//! - an *append* (a write past the file's end) is written back, its blocks allocated and
+//!   its size journaled, in a transaction after every journal op made before it: it
+//!   persists only with all of them (an overwrite of existing blocks has no such tie);
 //! - `auto_da_alloc` (on by default): a kept rename that replaces an existing file keeps
 //!   every earlier write of the renamed file (ext4 starts their write-back at the rename
 //!   and orders them before the commit). Modelled because it is the default; its other
@@ -226,6 +229,29 @@ fn ext4_forced(ops: &[Op], i: usize, crash: usize) -> bool {
     }
 }
 
+/// ext4's rules across the journal and the writes: auto_da_alloc, then appends after a
+/// journal cut dropped (see [`ext4_normalize`]'s callers and the module header).
+fn ext4_normalize(ops: &[Op], st: &mut State, ada: bool) {
+    if ada {
+        auto_da_alloc(ops, st);
+    }
+    // An append's blocks are allocated, and its size journaled, when it is written back:
+    // in a transaction after every journal op made before the write.
+    let cut = (0..st.crash).find(|&i| ops[i].changes() && !is_write(&ops[i]) && st.keep[i] != Keep::Whole);
+    if let Some(cut) = cut {
+        for w in cut + 1..st.crash {
+            if is_append(&ops[w]) {
+                st.keep[w] = Keep::Dropped;
+            }
+        }
+    }
+}
+
+/// A write past the file's end (an append: new blocks, a new size).
+fn is_append(op: &Op) -> bool {
+    matches!(op, Op::Write { offset, data, old_size, .. } if offset + data.len() as u64 > *old_size)
+}
+
 /// ext4's auto_da_alloc: a kept rename that replaces a file keeps the renamed file's
 /// earlier writes whole.
 fn auto_da_alloc(ops: &[Op], st: &mut State) {
@@ -264,12 +290,10 @@ pub fn allowed(model: Model, ops: &[Op], st: &State, ada: bool) -> bool {
                 _ => cut = true,
             }
         }
-        if ada {
-            let mut n = st.clone();
-            auto_da_alloc(ops, &mut n);
-            if n != *st {
-                return false;
-            }
+        let mut n = st.clone();
+        ext4_normalize(ops, &mut n, ada);
+        if n != *st {
+            return false;
         }
     }
     true
@@ -365,7 +389,7 @@ pub fn candidates(model: Model, ops: &[Op], seed: u64, random_states: usize) -> 
     }
     if model == Model::Ext4Ordered {
         for s in &mut out {
-            auto_da_alloc(ops, s);
+            ext4_normalize(ops, s, true);
         }
     }
     out
@@ -1022,6 +1046,20 @@ mod tests {
         assert_eq!(e.inodes[&2].data, vec![7u8; BLOCK_SIZE]);
         assert_eq!(w.inodes[&2].data.len(), 3 * BLOCK_SIZE);
         assert!(w.inodes[&2].data[BLOCK_SIZE..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn an_ext4_append_persists_only_after_the_journal_before_it() {
+        let mut ops = vec![create(ROOT_ID, "f", 2), fsync_dir(ROOT_ID), create(ROOT_ID, "g", 3), write(2, 0, b"x")];
+        let st = State::parse_spec("4:1-2,4", 4).unwrap();
+        assert!(!allowed(Model::Ext4Ordered, &ops, &st, true), "the append without the create of g before it");
+        assert!(allowed(Model::PosixWeak, &ops, &st, true));
+        // An overwrite of existing bytes has no such tie.
+        ops[3] = Op::Write { id: 2, offset: 0, data: b"x".to_vec(), old_size: 5, mmap: false };
+        assert!(allowed(Model::Ext4Ordered, &ops, &st, true));
+        for st in candidates(Model::Ext4Ordered, &ops, 5, 20) {
+            assert!(allowed(Model::Ext4Ordered, &ops, &st, true), "{}", st.spec());
+        }
     }
 
     #[test]

@@ -165,7 +165,15 @@ fn a_model_violation_reproduces_and_bad_usage_is_refused() {
     let mut sum = 0;
     for k in 0..2 {
         let o = Command::new(rollfs_bin())
-            .args(["crashtest", "--model", "ext4-ordered", "--shard", &format!("{k}/2"), "--log", log.to_str().unwrap()])
+            .args([
+                "crashtest",
+                "--model",
+                "ext4-ordered",
+                "--shard",
+                &format!("{k}/2"),
+                "--log",
+                log.to_str().unwrap(),
+            ])
             .output()
             .unwrap();
         sum += summary(&o).0;
