@@ -196,3 +196,46 @@ fn a_model_violation_reproduces_and_bad_usage_is_refused() {
         .unwrap();
     assert_fails(&o, 8, "no end line");
 }
+
+/// The operation log is complete: the state that keeps every operation of a workload that
+/// makes every kind of operation (tests/scripts/alice/many-ops.sh: mkdir, create, hard and
+/// symbolic links, truncate, fallocate and punch, writes, copy_file_range, chmod, xattrs,
+/// mkfifo, renames within and across directories, unlink, rmdir, fsync) shows the tree
+/// the workload left, name for name and byte for byte.
+#[test]
+fn the_state_with_every_operation_is_the_workloads_tree() {
+    require_fuse();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("work");
+    let manifest = d.path().join("manifest-workload");
+    let o = Command::new(rollfs_bin())
+        .args(["crashtest", "--model", "posix-weak", "--max-states", "1", "--dir", dir.to_str().unwrap()])
+        .args(transport_options())
+        .arg("--")
+        .arg("sh")
+        .arg(script("many-ops.sh"))
+        .env("MANIFEST_OUT", &manifest)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let log = rollfs::oplog::OpLog::open(&dir.join("ops.log")).unwrap();
+    let n = log.ops.len();
+    // Every kind of operation was logged.
+    let kinds: std::collections::BTreeSet<String> = log
+        .ops
+        .iter()
+        .map(|op| serde_json::to_value(op).unwrap()["op"].as_str().unwrap().to_string())
+        .collect();
+    for k in ["create", "link", "unlink", "rename", "write", "set_size", "zero", "set_attr", "set_xattr", "remove_xattr", "fsync"] {
+        assert!(kinds.contains(k), "no {k} in the log: {kinds:?}");
+    }
+    let img = d.path().join("all.img");
+    let r = rollfs(["replay", dir.join("ops.log").to_str().unwrap(), "--ops", &format!("{n}:1-{n}"), "--out", img.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let m = Mount::new(&img, &[]);
+    let c = Command::new("sh").arg(script("manifest.sh")).current_dir(&m.mnt).output().unwrap();
+    assert!(c.status.success(), "{}", stderr(&c));
+    let want = std::fs::read_to_string(&manifest).unwrap();
+    assert!(want.lines().count() >= 10, "{want}");
+    assert_eq!(stdout(&c), want);
+}
