@@ -24,6 +24,10 @@
 //!   [`FlushHandle`], shared by every fsync that submitted before the flush began
 //!   ([`GroupCommit`]). A recorded mount runs the same path: the device itself reports
 //!   to the write log what reached the host and when it flushed (record.rs).
+//! - `mount --record-ops` (crashtest's persistence models): every operation that
+//!   succeeded is logged with its data under the filesystem's lock, right after the core
+//!   applied it (oplog.rs); a handler looks up what the log needs (the inode an unlink or
+//!   rename removes, a file's size before a write) only on such a mount.
 //! - A crashtest workload's marks: with a recording, a getxattr of
 //!   [`crate::record::MARK_XATTR`] appends a mark to the write log (`rollfs mark`).
 //! - Atomic writes (f2fs ioctls) map to the core's sessions. START needs a handle open

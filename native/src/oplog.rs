@@ -26,7 +26,7 @@ use crate::error::{CliError, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -327,8 +327,6 @@ impl OpLog {
         first.starts_with("{\"rollfs_oplog\"")
     }
 }
-
-use std::io::Read as _;
 
 #[cfg(test)]
 mod tests {

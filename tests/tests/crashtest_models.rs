@@ -221,16 +221,32 @@ fn the_state_with_every_operation_is_the_workloads_tree() {
     let log = rollfs::oplog::OpLog::open(&dir.join("ops.log")).unwrap();
     let n = log.ops.len();
     // Every kind of operation was logged.
-    let kinds: std::collections::BTreeSet<String> = log
-        .ops
-        .iter()
-        .map(|op| serde_json::to_value(op).unwrap()["op"].as_str().unwrap().to_string())
-        .collect();
-    for k in ["create", "link", "unlink", "rename", "write", "set_size", "zero", "set_attr", "set_xattr", "remove_xattr", "fsync"] {
+    let kinds: std::collections::BTreeSet<String> =
+        log.ops.iter().map(|op| serde_json::to_value(op).unwrap()["op"].as_str().unwrap().to_string()).collect();
+    for k in [
+        "create",
+        "link",
+        "unlink",
+        "rename",
+        "write",
+        "set_size",
+        "zero",
+        "set_attr",
+        "set_xattr",
+        "remove_xattr",
+        "fsync",
+    ] {
         assert!(kinds.contains(k), "no {k} in the log: {kinds:?}");
     }
     let img = d.path().join("all.img");
-    let r = rollfs(["replay", dir.join("ops.log").to_str().unwrap(), "--ops", &format!("{n}:1-{n}"), "--out", img.to_str().unwrap()]);
+    let r = rollfs([
+        "replay",
+        dir.join("ops.log").to_str().unwrap(),
+        "--ops",
+        &format!("{n}:1-{n}"),
+        "--out",
+        img.to_str().unwrap(),
+    ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let m = Mount::new(&img, &[]);
     let c = Command::new("sh").arg(script("manifest.sh")).current_dir(&m.mnt).output().unwrap();
