@@ -239,9 +239,9 @@ fn ext4_normalize(ops: &[Op], st: &mut State, ada: bool) {
     // in a transaction after every journal op made before the write.
     let cut = (0..st.crash).find(|&i| ops[i].changes() && !is_write(&ops[i]) && st.keep[i] != Keep::Whole);
     if let Some(cut) = cut {
-        for w in cut + 1..st.crash {
-            if is_append(&ops[w]) {
-                st.keep[w] = Keep::Dropped;
+        for (keep, op) in st.keep.iter_mut().zip(ops).skip(cut + 1) {
+            if is_append(op) {
+                *keep = Keep::Dropped;
             }
         }
     }
