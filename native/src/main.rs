@@ -180,9 +180,10 @@ enum Cmd {
         verify_data: bool,
         target: PathBuf,
     },
-    /// Run CMD (in the mount point) on a fresh mount that records its writes, then check
-    /// its crash states: each must mount, fsck clean and pass --check. Exit: 0 no
-    /// violation, 1 violations (each printed with a `rollfs replay` reproducer), 2 bad
+    /// Run CMD (in the mount point) on a fresh mount that records its writes (with
+    /// --model posix-weak or ext4-ordered: its operations), then check its crash states
+    /// (or those the model allows): each must mount, fsck clean and pass --check. Exit: 0
+    /// no violation, 1 violations (each printed with a `rollfs replay` reproducer), 2 bad
     /// options, 8 could not run.
     Crashtest {
         /// Size of the fresh image.
