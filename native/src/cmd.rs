@@ -36,7 +36,7 @@ pub struct MkfsArgs {
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before
 /// anything is created or written).
-fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Result<()> {
+pub(crate) fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Result<()> {
     for word in features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
         match word {
             "datasum" => opts.data_checksums = true,
@@ -306,6 +306,8 @@ pub struct MountArgs {
     pub foreground: bool,
     pub options: Vec<String>,
     pub record_writes: Option<PathBuf>,
+    /// `--record-ops LOG`: the operation log (oplog.rs).
+    pub record_ops: Option<PathBuf>,
     pub target: PathBuf,
     pub mountpoint: PathBuf,
     /// Internal: this process is the background daemon; report readiness on stdout.
@@ -513,6 +515,9 @@ fn spawn_daemon(a: &MountArgs) -> Result<i32> {
     if let Some(l) = &a.record_writes {
         cmd.arg("--record-writes").arg(std::path::absolute(l).unwrap_or(l.clone()));
     }
+    if let Some(l) = &a.record_ops {
+        cmd.arg("--record-ops").arg(std::path::absolute(l).unwrap_or(l.clone()));
+    }
     cmd.arg(std::path::absolute(&a.target).unwrap_or(a.target.clone()));
     cmd.arg(std::path::absolute(&a.mountpoint).unwrap_or(a.mountpoint.clone()));
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).current_dir("/");
@@ -635,8 +640,13 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
         mopts.dirty_bytes_max = d;
     }
     let fs = Filesystem::mount(dev, &mopts, crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
+    let ops = match &a.record_ops {
+        Some(l) => Some(crate::oplog::OpRecorder::create(l, fdev_blocks, rollfs_core::layout::ROOT_INO)?),
+        None => None,
+    };
     let mut driver = RollFuse::new(fs, Some(flusher));
     driver.set_marks(marks);
+    driver.set_ops(ops);
     driver.set_reader(reader);
     driver.set_reserve_users(o.resuid, o.resgid);
     // The kernel leaves MS_DIRSYNC to the filesystem: the driver honours it.

@@ -22,6 +22,15 @@
 //! the chosen states whose index is K mod N, so that the states of one log (`--log`,
 //! recorded once) split across machines.
 //!
+//! With `--model posix-weak` or `--model ext4-ordered` the states are instead those a
+//! persistence model allows (models.rs): the workload's mount records its operations
+//! (`mount --record-ops`, oplog.rs) rather than its device writes, each state is built on
+//! a fresh image through the core, and the same checks run on it, with
+//! `ROLLFS_CRASHTEST_POINT` the number of the last operation before the crash and the
+//! marks those operations set. Each violation adds the model's explanation and a
+//! `rollfs replay OPLOG --ops C:LIST` reproducer. `--model rollfs` (the default) is the
+//! above.
+//!
 //! Output: one line per violation with a reproducer (`rollfs replay ... --out IMG`
 //! rebuilds the crash image; the image is also saved in the work directory), and at the
 //! end `crashtest: N crash states of M I/Os: V violations`. Exit 0 without violations,
@@ -29,6 +38,8 @@
 //! FUSE).
 
 use crate::error::{CliError, Result, EXIT_USAGE};
+use crate::models::{self, Model};
+use crate::oplog::OpLog;
 use crate::record::{self, Tag, WriteLog};
 use rollfs_core::{Block, BlockDevice, Filesystem, IoError, MountOptions, WriteFlags, BLOCK_SIZE};
 use rollfs_crash::rng::Hasher64;
@@ -70,6 +81,9 @@ pub struct CrashtestArgs {
     pub summary: Option<PathBuf>,
     /// `-o` options of the workload's and the checks' mounts (e.g. `uring`).
     pub mount_options: Vec<String>,
+    /// `--model`: rollfs's own crash states (the default), or a persistence model's
+    /// (models.rs) built from the workload's operation log.
+    pub model: Model,
     pub command: Vec<String>,
 }
 
@@ -90,6 +104,7 @@ impl Default for CrashtestArgs {
             check_timeout_secs: 60,
             summary: None,
             mount_options: Vec::new(),
+            model: Model::Rollfs,
             command: Vec::new(),
         }
     }
@@ -154,22 +169,38 @@ pub fn run_inner(a: &CrashtestArgs) -> Result<Outcome> {
         }
         None => (new_work_dir()?, true),
     };
+    let models = a.model != Model::Rollfs;
     let log_path = match &a.replay_log {
-        Some(l) => l.clone(),
+        Some(l) => {
+            if models != OpLog::is_oplog(l) {
+                return Err(CliError::BadOption(format!(
+                    "--log {}: {}",
+                    l.display(),
+                    if models {
+                        "not an operation log (--model posix-weak and ext4-ordered read the ops.log of a model run)"
+                    } else {
+                        "an operation log: give --model posix-weak or ext4-ordered"
+                    }
+                )));
+            }
+            l.clone()
+        }
         None => {
-            let log = dir.join("writes.log");
-            if let Err(e) = record_workload(a, &dir, &log) {
+            let log = dir.join(if models { "ops.log" } else { "writes.log" });
+            let rec = if models { Recording::Ops(log.clone()) } else { Recording::Writes(log.clone()) };
+            if let Err(e) = record_workload(a, &dir, &rec) {
                 eprintln!("rollfs crashtest: work directory kept: {}", dir.display());
                 return Err(e);
             }
             log
         }
     };
-    let outcome = check_log(a, &dir, &log_path)?;
+    let outcome = if models { check_models(a, &dir, &log_path)? } else { check_log(a, &dir, &log_path)? };
     println!(
-        "crashtest: {} crash states of {} I/Os: {} violations",
+        "crashtest: {} crash states of {} {}: {} violations",
         outcome.states,
         outcome.io_count,
+        if models { "operations" } else { "I/Os" },
         outcome.violations.len()
     );
     if outcome.violations.is_empty() && made_dir && !a.keep {
@@ -197,8 +228,16 @@ fn new_work_dir() -> Result<PathBuf> {
     Err(failed(&base, "cannot create a work directory", "1000 names taken"))
 }
 
+/// What a workload's mount records.
+enum Recording {
+    /// Device writes (`--record-writes`): rollfs's own crash states.
+    Writes(PathBuf),
+    /// File-system operations (`--record-ops`): the persistence models' states.
+    Ops(PathBuf),
+}
+
 /// mkfs, a recorded mount, the workload inside it, unmount.
-fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Path) -> Result<()> {
+fn record_workload(a: &CrashtestArgs, dir: &Path, log: &Recording) -> Result<()> {
     let img = dir.join("workload.img");
     let _ = std::fs::remove_file(&img);
     crate::cmd::mkfs(&crate::cmd::MkfsArgs {
@@ -360,6 +399,77 @@ fn check_log(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> 
     Ok(out)
 }
 
+/// The states a persistence model allows for the operation log at `log_path`
+/// (models.rs), each built on a fresh image and checked as a crash state of rollfs is.
+fn check_models(a: &CrashtestArgs, dir: &Path, log_path: &Path) -> Result<Outcome> {
+    let log = OpLog::open(log_path)?;
+    models::check_supported(&log).map_err(|d| failed(log_path, "cannot apply a persistence model", d))?;
+    let ops = &log.ops;
+    let count = |f: fn(&crate::oplog::Op) -> bool| ops.iter().filter(|o| f(o)).count();
+    println!(
+        "crashtest: {} operations logged ({} fsyncs, {} marks); model {}: checking up to {} states{}",
+        ops.len(),
+        count(|o| matches!(o, crate::oplog::Op::Fsync { .. })),
+        count(|o| matches!(o, crate::oplog::Op::Mark)),
+        a.model.name(),
+        a.max_states,
+        if a.shard.1 > 1 { format!(" (shard {}/{})", a.shard.0, a.shard.1) } else { String::new() }
+    );
+    let random = a.random_variants as usize * models::key_points(ops).len();
+    let (chosen, dups) = models::choose(a.model, ops, a.max_states, a.seed, random);
+    let mut out = Outcome { io_count: ops.len() as u64, duplicates: dups, ..Default::default() };
+    let check_img = dir.join("check.img");
+    let check_mnt = dir.join("check-mnt");
+    let features = if a.features.is_empty() { String::new() } else { format!(" -O {}", a.features.join(",")) };
+    let started = Instant::now();
+    for (i, st) in chosen.iter().enumerate() {
+        if i as u64 % a.shard.1 != a.shard.0 {
+            continue;
+        }
+        out.states += 1;
+        let marks = models::marks_before(ops, st.crash);
+        let tree = models::Tree::build(a.model, ops, st);
+        let image = tree
+            .materialize(log.block_count, &a.features)
+            .map_err(|d| failed(log_path, "cannot build a model state", format!("state {}: {d}", st.spec())))?;
+        let verdict = check_state(&image, a, &check_img, &check_mnt, st.crash as u64, marks, dir);
+        let mut h = Hasher64::new();
+        h.bytes(st.spec().as_bytes());
+        h.bytes(verdict.as_ref().err().map_or(&b""[..], |w| w.as_bytes()));
+        out.case_digests.push((i as u64, h.finish()));
+        if let Err(why) = verdict {
+            let saved = dir.join(format!("violation-{}-{i}.img", a.model.name()));
+            let _ = std::fs::remove_file(&saved);
+            let _ = record::write_image(&image, &saved);
+            let line = format!(
+                "crashtest: VIOLATION under {} after op {} ({marks} marks before it; ops kept: {}): {why}\n  {}\n  reproduce: rollfs replay {} --model {} --ops {}{features} --out STATE.img   (saved: {})",
+                a.model.name(),
+                st.crash,
+                st.spec(),
+                models::explain(a.model, ops, st),
+                log_path.display(),
+                a.model.name(),
+                st.spec(),
+                saved.display()
+            );
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+            out.summary_violations.push(format!("check\tstate:{i}\t{}\t{}", st.spec(), why.replace(['\t', '\n'], " ")));
+            out.violations.push(line);
+        }
+    }
+    out.seconds = started.elapsed().as_secs_f64();
+    if out.duplicates > 0 {
+        println!("crashtest: {} states skipped as trees already checked", out.duplicates);
+    }
+    if let Some(path) = &a.summary {
+        let text = summary_text(a, &log_digest(log_path)?, &out);
+        let f = crate::secure::create_private(path, "write the summary")?;
+        (&f).write_all(text.as_bytes()).map_err(|e| CliError::io(path, "write the summary", e))?;
+    }
+    Ok(out)
+}
+
 /// A digest of the log file's bytes: the shards of one exploration name the same log.
 fn log_digest(path: &Path) -> Result<String> {
     use std::io::Read;
@@ -387,7 +497,8 @@ pub fn summary_text(a: &CrashtestArgs, log_digest: &str, out: &Outcome) -> Strin
     let mut s = String::new();
     let _ = writeln!(s, "rollfs-sim shard summary 1");
     let _ = writeln!(s, "seed {}", a.seed);
-    let _ = writeln!(s, "source crashtest:{log_digest}:{}:{}", a.random_variants, u8::from(a.check.is_some()));
+    let model = if a.model == Model::Rollfs { String::new() } else { format!(":{}", a.model.name()) };
+    let _ = writeln!(s, "source crashtest:{log_digest}:{}:{}{model}", a.random_variants, u8::from(a.check.is_some()));
     let _ = writeln!(s, "torn {}", u8::from(a.torn));
     let _ = writeln!(s, "eio 0");
     let _ = writeln!(s, "max_points {}", a.max_states);
@@ -499,13 +610,17 @@ fn run_bounded(
 
 /// A crash image as a block device: reads from the image, writes to an overlay (the image
 /// is shared with the other states).
-struct ImageDevice {
+pub(crate) struct ImageDevice {
     img: Image,
     over: AddrMap<BlockRef>,
 }
 
 impl ImageDevice {
-    fn into_image(self) -> Image {
+    pub(crate) fn new(img: Image) -> ImageDevice {
+        ImageDevice { img, over: AddrMap::default() }
+    }
+
+    pub(crate) fn into_image(self) -> Image {
         self.img.with_blocks(self.over)
     }
 }
@@ -555,7 +670,7 @@ struct FuseMount {
 }
 
 impl FuseMount {
-    fn start(img: &Path, mnt: &Path, record: Option<&Path>, options: &[String], log: &Path) -> Result<FuseMount> {
+    fn start(img: &Path, mnt: &Path, record: Option<&Recording>, options: &[String], log: &Path) -> Result<FuseMount> {
         let exe = std::env::current_exe().map_err(|e| CliError::io(Path::new("/proc/self/exe"), "find rollfs", e))?;
         let logf = std::fs::File::create(log).map_err(|e| CliError::io(log, "create the mount log", e))?;
         let errf = logf.try_clone().map_err(|e| CliError::io(log, "create the mount log", e))?;
@@ -564,9 +679,11 @@ impl FuseMount {
         for o in options {
             cmd.arg("-o").arg(o);
         }
-        if let Some(r) = record {
-            cmd.arg("--record-writes").arg(r);
-        }
+        match record {
+            Some(Recording::Writes(r)) => cmd.arg("--record-writes").arg(r),
+            Some(Recording::Ops(r)) => cmd.arg("--record-ops").arg(r),
+            None => &mut cmd,
+        };
         let child = cmd
             .arg(img)
             .arg(mnt)

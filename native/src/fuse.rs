@@ -24,6 +24,10 @@
 //!   [`FlushHandle`], shared by every fsync that submitted before the flush began
 //!   ([`GroupCommit`]). A recorded mount runs the same path: the device itself reports
 //!   to the write log what reached the host and when it flushed (record.rs).
+//! - `mount --record-ops` (crashtest's persistence models): every operation that
+//!   succeeded is logged with its data under the filesystem's lock, right after the core
+//!   applied it (oplog.rs); a handler looks up what the log needs (the inode an unlink or
+//!   rename removes, a file's size before a write) only on such a mount.
 //! - A crashtest workload's marks: with a recording, a getxattr of
 //!   [`crate::record::MARK_XATTR`] appends a mark to the write log (`rollfs mark`).
 //! - Atomic writes (f2fs ioctls) map to the core's sessions. START needs a handle open
@@ -56,6 +60,7 @@
 
 use crate::device::{DeviceReader, FlushHandle};
 use crate::notify::Notifications;
+use crate::oplog::{Kind as OpKind, Op, OpRecorder, SharedOps};
 use crate::record::SharedLog;
 use fuser::{
     CopyFileRangeFlags, Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig,
@@ -262,6 +267,9 @@ pub struct RollFuse {
     flusher: Option<FlushHandle>,
     /// The write log of a recorded mount, for a crashtest workload's marks.
     marks: Option<SharedLog>,
+    /// The operation log of a mount that records its operations (oplog.rs): each
+    /// operation is logged under the filesystem's lock once the core applied it.
+    ops: Option<SharedOps>,
     /// Reads file data outside the lock (None: reads stay under it, e.g. with O_DIRECT).
     reader: Option<DeviceReader>,
     group: GroupCommit,
@@ -630,6 +638,7 @@ impl RollFuse {
             unmount: Arc::new(Mutex::new(None)),
             flusher,
             marks: None,
+            ops: None,
             reader: None,
             group: GroupCommit::default(),
             next_fh: AtomicU64::new(1),
@@ -646,6 +655,42 @@ impl RollFuse {
     /// A recorded mount: getxattr of [`crate::record::MARK_XATTR`] appends a mark to `log`.
     pub fn set_marks(&mut self, log: Option<SharedLog>) {
         self.marks = log;
+    }
+
+    /// A mount that records its operations (`mount --record-ops`, oplog.rs).
+    pub fn set_ops(&mut self, ops: Option<SharedOps>) {
+        self.ops = ops;
+    }
+
+    /// Whether operations are recorded (then some handlers look up what the log needs).
+    fn recording(&self) -> bool {
+        self.ops.is_some()
+    }
+
+    /// Logs the operation `f` describes, when recording. Called under the filesystem's
+    /// lock right after the core applied the operation, so that the log has the core's
+    /// order (lock order: the core, then the log).
+    fn rec(&self, f: impl FnOnce(&mut OpRecorder) -> Op) {
+        if let Some(o) = &self.ops {
+            let mut r = o.lock().unwrap_or_else(|e| e.into_inner());
+            let op = f(&mut r);
+            r.log(&op);
+        }
+    }
+
+    /// Logs the creation of `a` as `name` in `parent`.
+    fn rec_create(&self, parent: u32, name: &[u8], a: &Attr, kind: OpKind, mode: u32, target: &[u8]) {
+        self.rec(|r| Op::Create {
+            parent: r.id(parent),
+            name: name.to_vec(),
+            id: r.new_id(a.ino),
+            kind,
+            mode,
+            uid: a.uid,
+            gid: a.gid,
+            rdev: a.rdev,
+            target: target.to_vec(),
+        });
     }
 
     /// Reads of file data then read the device outside the filesystem's lock (see
@@ -1160,6 +1205,12 @@ impl fuser::Filesystem for RollFuse {
                 Err(_) => Err("the core panicked while unmounting".to_string()),
             },
         };
+        if let Some(o) = &self.ops {
+            // The end line says the log is complete: only after a clean unmount.
+            if result.is_ok() {
+                o.lock().unwrap_or_else(|e| e.into_inner()).finish();
+            }
+        }
         if let Ok(mut u) = self.unmount.lock() {
             *u = Some(result);
         }
@@ -1248,7 +1299,14 @@ impl fuser::Filesystem for RollFuse {
                     set.mode = set.mode.or(Some(mode));
                 }
             }
-            fs.setattr(i, &set, crate::now())
+            let a = fs.setattr(i, &set, crate::now())?;
+            if let Some(size) = set.size {
+                self.rec(|r| Op::SetSize { id: r.id(i), size });
+            }
+            if set.mode.is_some() || set.uid.is_some() || set.gid.is_some() {
+                self.rec(|r| Op::SetAttr { id: r.id(i), mode: set.mode, uid: set.uid, gid: set.gid });
+            }
+            Ok(a)
         };
         let r = ino32(ino).and_then(|i| {
             if set.size.is_some() {
@@ -1276,6 +1334,8 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.mknod(p, name.as_bytes(), mode, rdev, cred(req), crate::now())?;
+                let k = if a.kind == FileType::Regular { OpKind::File } else { OpKind::Special };
+                self.rec_create(p, name.as_bytes(), &a, k, mode, b"");
                 self.dir_synced(fs, p).map(|_| a)
             })
         });
@@ -1288,6 +1348,7 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.mkdir(p, name.as_bytes(), perm, cred(req), crate::now())?;
+                self.rec_create(p, name.as_bytes(), &a, OpKind::Dir, perm, b"");
                 self.dir_synced(fs, p).map(|_| a)
             })
         });
@@ -1297,7 +1358,14 @@ impl fuser::Filesystem for RollFuse {
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         match ino32(parent).and_then(|p| {
             self.call(|fs| {
+                let victim = if self.recording() { fs.lookup(p, name.as_bytes())?.ino } else { 0 };
                 fs.unlink(p, name.as_bytes(), crate::now())?;
+                self.rec(|r| Op::Unlink {
+                    parent: r.id(p),
+                    name: name.as_bytes().to_vec(),
+                    id: r.id(victim),
+                    dir: false,
+                });
                 self.dir_synced(fs, p)
             })
         }) {
@@ -1309,7 +1377,14 @@ impl fuser::Filesystem for RollFuse {
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         match ino32(parent).and_then(|p| {
             self.call(|fs| {
+                let victim = if self.recording() { fs.lookup(p, name.as_bytes())?.ino } else { 0 };
                 fs.rmdir(p, name.as_bytes(), crate::now())?;
+                self.rec(|r| Op::Unlink {
+                    parent: r.id(p),
+                    name: name.as_bytes().to_vec(),
+                    id: r.id(victim),
+                    dir: true,
+                });
                 self.dir_synced(fs, p)
             })
         }) {
@@ -1323,6 +1398,7 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, link_name.as_bytes(), |fs| {
                 let a = fs.symlink(p, link_name.as_bytes(), target.as_os_str().as_bytes(), cred(req), crate::now())?;
+                self.rec_create(p, link_name.as_bytes(), &a, OpKind::Symlink, 0o777, target.as_os_str().as_bytes());
                 self.dir_synced(fs, p).map(|_| a)
             })
         });
@@ -1347,7 +1423,22 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             ino32(newparent).and_then(|np| {
                 self.call_adding(np, newname.as_bytes(), |fs| {
+                    let (moved, replaced) = if self.recording() {
+                        let moved = fs.lookup(p, name.as_bytes())?.ino;
+                        (moved, fs.lookup(np, newname.as_bytes()).ok().map(|a| a.ino))
+                    } else {
+                        (0, None)
+                    };
                     fs.rename(p, name.as_bytes(), np, newname.as_bytes(), flags, crate::now())?;
+                    self.rec(|r| Op::Rename {
+                        parent: r.id(p),
+                        name: name.as_bytes().to_vec(),
+                        new_parent: r.id(np),
+                        new_name: newname.as_bytes().to_vec(),
+                        id: r.id(moved),
+                        replaced: replaced.map(|x| r.id(x)),
+                        exchange: flags.contains(RenameFlags::EXCHANGE),
+                    });
                     self.dir_synced(fs, np)
                 })
             })
@@ -1364,6 +1455,7 @@ impl fuser::Filesystem for RollFuse {
             ino32(newparent).and_then(|np| {
                 self.call_adding(np, newname.as_bytes(), |fs| {
                     let a = fs.link(i, np, newname.as_bytes(), crate::now())?;
+                    self.rec(|r| Op::Link { id: r.id(i), parent: r.id(np), name: newname.as_bytes().to_vec() });
                     self.dir_synced(fs, np).map(|_| a)
                 })
             })
@@ -1461,15 +1553,33 @@ impl fuser::Filesystem for RollFuse {
                         privs_changed = remove_privs(fs, req, i, Killer::Flagged(kill))?;
                     }
                     let now = crate::now();
+                    let old_size = if self.recording() { fs.getattr(i)?.size } else { 0 };
                     let mut done = 0;
+                    // A write that fails part way is logged with what reached the core.
+                    let mut failed = None;
                     while done < data.len() {
-                        let n = fs.write(i, offset + done as u64, &data[done..], now)?;
-                        if n == 0 {
-                            break;
+                        match fs.write(i, offset + done as u64, &data[done..], now) {
+                            Ok(0) => break,
+                            Ok(n) => done += n,
+                            Err(e) => {
+                                failed = Some(e);
+                                break;
+                            }
                         }
-                        done += n;
                     }
-                    Ok(done)
+                    if done > 0 {
+                        self.rec(|r| Op::Write {
+                            id: r.id(i),
+                            offset,
+                            data: data[..done].to_vec(),
+                            old_size,
+                            mmap: writeback,
+                        });
+                    }
+                    match failed {
+                        Some(e) => Err(e),
+                        None => Ok(done),
+                    }
                 })
             })
         });
@@ -1554,15 +1664,22 @@ impl fuser::Filesystem for RollFuse {
     }
 
     fn fsync(&self, _req: &Request, ino: INodeNo, fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
-        match ino32(ino).and_then(|i| self.do_fsync(i, Some(fh.0), datasync)) {
-            Ok(()) => reply.ok(),
+        match ino32(ino).and_then(|i| self.do_fsync(i, Some(fh.0), datasync).map(|()| i)) {
+            Ok(i) => {
+                // Logged once it returned: it promises what was applied before it.
+                self.rec(|r| Op::Fsync { id: r.id(i), data_only: datasync, dir: false });
+                reply.ok()
+            }
             Err(e) => reply.error(e),
         }
     }
 
     fn fsyncdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
-        match ino32(ino).and_then(|i| self.do_fsync(i, None, datasync)) {
-            Ok(()) => reply.ok(),
+        match ino32(ino).and_then(|i| self.do_fsync(i, None, datasync).map(|()| i)) {
+            Ok(i) => {
+                self.rec(|r| Op::Fsync { id: r.id(i), data_only: datasync, dir: true });
+                reply.ok()
+            }
             Err(e) => reply.error(e),
         }
     }
@@ -1646,17 +1763,39 @@ impl fuser::Filesystem for RollFuse {
         if let Err(e) = check_xattr_access(req, name.as_bytes(), true) {
             return reply.error(e);
         }
-        match ino32(ino).and_then(|i| self.call(|fs| fs.setxattr(i, name.as_bytes(), value, mode, crate::now()))) {
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                fs.setxattr(i, name.as_bytes(), value, mode, crate::now())?;
+                self.rec(|r| Op::SetXattr { id: r.id(i), name: name.as_bytes().to_vec(), value: value.to_vec() });
+                Ok(())
+            })
+        });
+        match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
     }
 
     fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        if let (Some(ops), None, true) =
+            (&self.ops, &self.marks, name.as_bytes() == crate::record::MARK_XATTR.as_bytes())
+        {
+            // A mount that records operations only: the mark goes to the operation log.
+            let n = ops.lock().unwrap_or_else(|e| e.into_inner()).mark();
+            let v = n.to_string().into_bytes();
+            return match size {
+                0 => reply.size(v.len() as u32),
+                s if v.len() > s as usize => reply.error(Errno::ERANGE),
+                _ => reply.data(&v),
+            };
+        }
         if let (Some(log), true) = (&self.marks, name.as_bytes() == crate::record::MARK_XATTR.as_bytes()) {
             // Every request the workload made before this one has been answered, so its
             // log entries are in: the mark lands after all of them.
             let n = log.lock().unwrap_or_else(|e| e.into_inner()).mark().map_err(|_| Errno::EIO);
+            if n.is_ok() {
+                self.rec(|_| Op::Mark);
+            }
             return match n.map(|n| n.to_string().into_bytes()) {
                 Ok(v) if size == 0 => reply.size(v.len() as u32),
                 Ok(v) if v.len() > size as usize => reply.error(Errno::ERANGE),
@@ -1711,7 +1850,14 @@ impl fuser::Filesystem for RollFuse {
         if let Err(e) = check_xattr_access(req, name.as_bytes(), true) {
             return reply.error(e);
         }
-        match ino32(ino).and_then(|i| self.call(|fs| fs.removexattr(i, name.as_bytes(), crate::now()))) {
+        let r = ino32(ino).and_then(|i| {
+            self.call(|fs| {
+                fs.removexattr(i, name.as_bytes(), crate::now())?;
+                self.rec(|r| Op::RemoveXattr { id: r.id(i), name: name.as_bytes().to_vec() });
+                Ok(())
+            })
+        });
+        match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
@@ -1738,6 +1884,7 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(parent).and_then(|p| {
             self.call_adding(p, name.as_bytes(), |fs| {
                 let a = fs.create(p, name.as_bytes(), perm, cred(req), crate::now())?;
+                self.rec_create(p, name.as_bytes(), &a, OpKind::File, perm, b"");
                 // Opened only once the request succeeds: a failed `-o dirsync` flush must not
                 // leave an open count that no RELEASE will ever drop.
                 self.dir_synced(fs, p)?;
@@ -1800,7 +1947,19 @@ impl fuser::Filesystem for RollFuse {
                         1 => fs.punch_hole(i, offset, length, crate::now()),
                         2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
                         _ => fs.fallocate(i, offset, length, mode == KEEP, crate::now()),
+                    }?;
+                    if self.recording() {
+                        // What a reader can see: zeroed bytes, a grown size (a reservation
+                        // is invisible).
+                        let size = fs.getattr(i)?.size;
+                        if op != 0 {
+                            self.rec(|r| Op::Zero { id: r.id(i), offset, len: length });
+                        }
+                        if (op == 0 && mode == 0) || op == 2 {
+                            self.rec(|r| Op::SetSize { id: r.id(i), size });
+                        }
                     }
+                    Ok(())
                 })
             })
         });
@@ -1878,7 +2037,22 @@ impl fuser::Filesystem for RollFuse {
                         // fallocate): asked only when the file has suid or sgid set.
                         privs_changed = remove_privs(fs, req, dst, Killer::Ask)?;
                     }
-                    fs.copy_range(src, offset_in + done, dst, offset_out + done, len - done, crate::now())
+                    let old_size = if self.recording() { fs.getattr(dst)?.size } else { 0 };
+                    let n = fs.copy_range(src, offset_in + done, dst, offset_out + done, len - done, crate::now())?;
+                    if self.recording() && n > 0 {
+                        // Logged as the write of the bytes copied (read back).
+                        let mut data = vec![0u8; n as usize];
+                        let got = fs.read(dst, offset_out + done, &mut data)?;
+                        data.truncate(got);
+                        self.rec(|r| Op::Write {
+                            id: r.id(dst),
+                            offset: offset_out + done,
+                            data,
+                            old_size,
+                            mmap: false,
+                        });
+                    }
+                    Ok(n)
                 })
             });
             match r {
@@ -1925,6 +2099,7 @@ impl fuser::Filesystem for RollFuse {
             }
             F2FS_IOC_START_ATOMIC_WRITE => {
                 self.stats.atomic_starts.fetch_add(1, Ordering::Relaxed);
+                self.rec(|_| Op::Unsupported { what: "an f2fs atomic write (START_ATOMIC_WRITE)".into() });
                 done(self.start_atomic(req, i, fh.0), reply)
             }
             F2FS_IOC_COMMIT_ATOMIC_WRITE => {

@@ -10,6 +10,8 @@
 //! | [`probe`] | recognising what is on a device before it is overwritten or mounted |
 //! | [`record`] | the write log (`mount --record-writes`), its marks, and the crash states it gives under the shared crash model (rollfs-crash) |
 //! | [`crashtest`] | `rollfs crashtest`: run a command on a recorded mount, then check its crash states |
+//! | [`oplog`] | the operation log (`mount --record-ops`): the file-system operations a program made, in order, with their data |
+//! | [`models`] | the persistence models of `crashtest --model` (posix-weak, ext4-ordered): which states an operation log may leave, built on fresh images, and why a failing one is allowed |
 //! | [`mutant`] | the driver's deliberately broken variants (test-only feature `mutants`) |
 //! | [`fuse`] | the FUSE driver: `fuser::Filesystem` over the core |
 //! | [`notify`] | kernel notifications (page-cache invalidation), queued by request threads and sent by their own thread |
@@ -26,9 +28,11 @@ pub mod dump;
 pub mod error;
 pub mod fuse;
 pub mod inspect;
+pub mod models;
 pub mod mutant;
 pub mod notify;
 pub mod online_scrub;
+pub mod oplog;
 pub mod populate;
 pub mod probe;
 pub mod record;

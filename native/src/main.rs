@@ -90,6 +90,10 @@ enum Cmd {
         /// Record every device write, wait, flush and discard to LOG (see `replay`).
         #[arg(long, value_name = "LOG")]
         record_writes: Option<PathBuf>,
+        /// Record every file-system operation (create, write, rename, fsync, ...) with its
+        /// data to LOG, in the order applied (what `crashtest --model` builds states from).
+        #[arg(long, value_name = "LOG")]
+        record_ops: Option<PathBuf>,
         #[arg(long, hide = true)]
         daemon_child: bool,
         /// Mount a target that another user owns or can write (they could change the
@@ -176,9 +180,10 @@ enum Cmd {
         verify_data: bool,
         target: PathBuf,
     },
-    /// Run CMD (in the mount point) on a fresh mount that records its writes, then check
-    /// its crash states: each must mount, fsck clean and pass --check. Exit: 0 no
-    /// violation, 1 violations (each printed with a `rollfs replay` reproducer), 2 bad
+    /// Run CMD (in the mount point) on a fresh mount that records its writes (with
+    /// --model posix-weak or ext4-ordered: its operations), then check its crash states
+    /// (or those the model allows): each must mount, fsck clean and pass --check. Exit: 0
+    /// no violation, 1 violations (each printed with a `rollfs replay` reproducer), 2 bad
     /// options, 8 could not run.
     Crashtest {
         /// Size of the fresh image.
@@ -226,6 +231,12 @@ enum Cmd {
         /// `uring` to run the workload over the io_uring transport).
         #[arg(short = 'o', value_name = "OPTIONS")]
         mount_options: Vec<String>,
+        /// Which crash states: `rollfs` (rollfs's own, from the device writes: the
+        /// default), or those a persistence model allows, from the operations the workload
+        /// made: `posix-weak` (only what fsync promises) or `ext4-ordered` (ext4,
+        /// data=ordered, delayed allocation, auto_da_alloc).
+        #[arg(long, value_name = "MODEL", default_value = "rollfs", value_parser = parse_model)]
+        model: rollfs::models::Model,
         /// The workload, run in the mount point (after `--`; a program given by a relative
         /// path is found from the current directory).
         #[arg(last = true)]
@@ -263,7 +274,23 @@ enum Cmd {
         torn: bool,
         #[arg(long)]
         json: bool,
+        /// LOG is an operation log (`crashtest --model`): build the state that keeps these
+        /// ops, `C:LIST` as a model violation prints it (crash after op C; LIST e.g.
+        /// `1-3,4p0,5`: ops 1 to 3 and 5 whole, op 4 in part).
+        #[arg(long, value_name = "C:LIST", requires = "out", conflicts_with_all = ["at_io", "at_flush", "variant", "drop_unflushed", "torn"])]
+        ops: Option<String>,
+        /// With --ops: the model the state is under (posix-weak or ext4-ordered).
+        #[arg(long, value_name = "MODEL", default_value = "posix-weak", value_parser = parse_model, requires = "ops")]
+        model: rollfs::models::Model,
+        /// With --ops: `mkfs -O` features of the image (as given to crashtest).
+        #[arg(short = 'O', value_name = "FEATURES", requires = "ops")]
+        features: Vec<String>,
     },
+}
+
+fn parse_model(s: &str) -> Result<rollfs::models::Model, String> {
+    rollfs::models::Model::parse(s)
+        .ok_or_else(|| format!("{s}: unknown model (known: rollfs, posix-weak, ext4-ordered)"))
 }
 
 /// `K/N` with K < N.
@@ -353,11 +380,12 @@ fn main() {
             root,
             progress,
         })),
-        Cmd::Mount { foreground, options, record_writes, daemon_child, force, target, mountpoint } => {
+        Cmd::Mount { foreground, options, record_writes, record_ops, daemon_child, force, target, mountpoint } => {
             report(cmd::mount(&MountArgs {
                 foreground,
                 options,
                 record_writes,
+                record_ops,
                 target,
                 mountpoint,
                 daemon_child,
@@ -403,6 +431,7 @@ fn main() {
             check_timeout,
             summary,
             mount_options,
+            model,
             command,
         } => rollfs::crashtest::run(&rollfs::crashtest::CrashtestArgs {
             size,
@@ -419,6 +448,7 @@ fn main() {
             check_timeout_secs: check_timeout,
             summary,
             mount_options,
+            model,
             command,
         }),
         Cmd::Mark { path } => {
@@ -427,7 +457,10 @@ fn main() {
                 0
             }))
         }
-        Cmd::Replay { log, out, at_flush, at_io, drop_unflushed, variant, seed, torn, json } => {
+        Cmd::Replay { log, out: Some(out), ops: Some(ops), model, features, .. } => {
+            report(rollfs::models::replay(&log, &ops, model, &features, &out).map(|()| 0))
+        }
+        Cmd::Replay { log, out, at_flush, at_io, drop_unflushed, variant, seed, torn, json, .. } => {
             let opts = match drop_unflushed {
                 Some(s) => ReplayOptions::drop_unflushed(s),
                 None => ReplayOptions { variant, seed, ..Default::default() },

@@ -12,12 +12,14 @@
 //! | `mutant-flush-epoch-after-flush` | a flush records as covered the writes that completed *while* its `fdatasync` ran, so the next flush after them is skipped (device.rs; caught by its two-thread test `a_write_completed_during_a_flush_is_flushed_again`) |
 //! | `mutant-release-ends-session-late` | a RELEASE that aborts a session takes it out of the session table before the core has aborted it (as before this fix), and waits 50 ms in between: an fsync through another handle succeeds while reads still return the staged bytes |
 //! | `mutant-notify-on-request-thread` | a kernel notification (an atomic abort's page invalidation) is sent from the request thread, as before issue 35, not from the notify thread (notify.rs) |
+//! | `mutant-model-all-persisted` | the persistence models (models.rs) treat every operation as persisted in order: `crashtest --model posix-weak` then checks only prefixes of the operations, as rollfs's own semantics give |
 //!
 //! [`NAMES`] are caught by `rollfs crashtest` (tests/tests/crashtest.rs); [`LIVENESS_NAMES`]
 //! break no crash state but the daemon's availability, and are caught by
 //! tests/tests/daemon.rs (a watchdog finds the mount wedged); [`VISIBILITY_NAMES`] break
 //! no crash state but what a read returns, and are caught by
-//! tests/tests/atomic_and_group_commit.rs.
+//! tests/tests/atomic_and_group_commit.rs; [`MODEL_NAMES`] break the persistence models'
+//! rules, and are caught by tests/tests/crashtest_models.rs (the known-bad programs pass).
 
 /// The driver's mutants that `rollfs crashtest` catches.
 pub const NAMES: [&str; 3] =
@@ -34,6 +36,10 @@ pub const VISIBILITY_NAMES: [&str; 1] = ["mutant-release-ends-session-late"];
 
 /// The driver's mutants that wedge the daemon (caught by tests/tests/daemon.rs).
 pub const LIVENESS_NAMES: [&str; 1] = ["mutant-notify-on-request-thread"];
+
+/// The persistence models' mutants: with one chosen, `crashtest --model posix-weak` no
+/// longer finds the known-bad programs' bugs (tests/tests/crashtest_models.rs).
+pub const MODEL_NAMES: [&str; 1] = ["mutant-model-all-persisted"];
 
 /// Whether mutant `name` is chosen for this process.
 #[cfg(feature = "mutants")]
