@@ -293,33 +293,9 @@ impl Superblock {
         if r.block_size_log2.get() != BLOCK_SIZE_LOG2 {
             return bad("superblock: unsupported block size");
         }
-        let geometry = Geometry {
-            total_blocks: r.total_blocks.get(),
-            segment_blocks: r.segment_blocks.get(),
-            cp_pack_blocks: r.cp_pack_blocks.get(),
-            nat_start: r.nat_start.get(),
-            nat_blocks: r.nat_blocks.get(),
-            sit_start: r.sit_start.get(),
-            sit_blocks: r.sit_blocks.get(),
-            ssa_start: r.ssa_start.get(),
-            main_start: r.main_start.get(),
-            main_segments: r.main_segments.get(),
-            nid_count: r.nid_count.get(),
-            reserved_segments: r.reserved_segments.get(),
-            max_main_segments: r.max_main_segments.get(),
-        };
-        let max_blocks = r.max_blocks.get();
-        let grow = feature_incompat & FEATURE_INCOMPAT_GROW != 0;
-        if grow != (geometry.max_main_segments != 0) || grow != (max_blocks != 0) {
-            return bad("superblock: room to grow given without FEATURE_INCOMPAT_GROW, or the feature without it");
-        }
-        if grow && (max_blocks < geometry.max_main_end() || max_blocks > u32::MAX as u64) {
-            return bad("superblock: maximum size smaller than the room to grow, or past 32-bit block addresses");
-        }
-        let overprovision_pct = r.overprovision_pct.get();
-        if overprovision_pct > 50 || (!grow && overprovision_pct != 0) {
-            return bad("superblock: overprovisioning above 50 %, or given without FEATURE_INCOMPAT_GROW");
-        }
+        let geometry = raw_geometry(r);
+        let (max_blocks, overprovision_pct) =
+            room_to_grow(r, feature_incompat, &geometry).map_err(|w| Error::corrupt(addr, w))?;
         geometry.validate().map_err(|e| match e {
             Error::Corrupt { reason, .. } => Error::corrupt(addr, reason),
             e => e,
@@ -352,6 +328,47 @@ impl Superblock {
             overprovision_pct,
         })
     }
+}
+
+/// The geometry fields of a raw superblock, unchecked.
+fn raw_geometry(r: &RawSuperblock) -> Geometry {
+    Geometry {
+        total_blocks: r.total_blocks.get(),
+        segment_blocks: r.segment_blocks.get(),
+        cp_pack_blocks: r.cp_pack_blocks.get(),
+        nat_start: r.nat_start.get(),
+        nat_blocks: r.nat_blocks.get(),
+        sit_start: r.sit_start.get(),
+        sit_blocks: r.sit_blocks.get(),
+        ssa_start: r.ssa_start.get(),
+        main_start: r.main_start.get(),
+        main_segments: r.main_segments.get(),
+        nid_count: r.nid_count.get(),
+        reserved_segments: r.reserved_segments.get(),
+        max_main_segments: r.max_main_segments.get(),
+    }
+}
+
+/// The room-to-grow fields (`max_blocks`, `overprovision_pct`), checked: set exactly with
+/// [`FEATURE_INCOMPAT_GROW`], the maximum size holding the room the areas have.
+fn room_to_grow(
+    r: &RawSuperblock,
+    feature_incompat: u32,
+    g: &Geometry,
+) -> core::result::Result<(u64, u32), &'static str> {
+    let max_blocks = r.max_blocks.get();
+    let overprovision_pct = r.overprovision_pct.get();
+    let grow = feature_incompat & FEATURE_INCOMPAT_GROW != 0;
+    if grow != (g.max_main_segments != 0) || grow != (max_blocks != 0) || (!grow && overprovision_pct != 0) {
+        return Err("superblock: room to grow given without FEATURE_INCOMPAT_GROW, or the feature without it");
+    }
+    if grow && (max_blocks < g.max_main_end() || max_blocks > u32::MAX as u64) {
+        return Err("superblock: maximum size smaller than the room to grow, or past 32-bit block addresses");
+    }
+    if overprovision_pct > 50 {
+        return Err("superblock: overprovisioning above 50 %");
+    }
+    Ok((max_blocks, overprovision_pct))
 }
 
 /// Reads both copies and returns the first valid one. If neither is valid, the error of
