@@ -96,18 +96,7 @@ pub fn run(a: &ResizeArgs) -> Result<i32> {
     if old.grown(blocks, sb.overprovision_pct).map_err(core_err)?.main_segments == old.main_segments {
         return Ok(print(&report, a.json));
     }
-    // Roll forward what a crash left after the newest checkpoint (an fsync chain, orphans):
-    // it belongs to that checkpoint, and the new one must include it. A mount does that
-    // (and checkpoints if it did anything); the unmount leaves a clean checkpoint.
-    let fs = rollfs_core::Filesystem::mount(dev, &rollfs_core::MountOptions::default(), crate::now())
-        .map_err(|e| CliError::core(path, "cannot resize: the mount before the grow failed", e))?;
-    let mut dev = fs.unmount(crate::now()).map_err(|e| CliError::core(path, "cannot resize: unmount failed", e))?;
-    let plan = rollfs_core::resize::plan_grow(&mut dev, blocks).map_err(core_err)?.ok_or_else(|| CliError::Failed {
-        path: path.to_owned(),
-        what: "cannot resize",
-        detail: "the filesystem changed size while it was being grown".into(),
-    })?;
-    grow(&dev, path, kind, &plan)?;
+    let plan = extend_and_grow(&dev, path, kind, blocks)?;
     report.grown = true;
     report.new_bytes = plan.new.total_blocks * BLOCK_SIZE as u64;
     report.new_main_segments = plan.new.main_segments;
@@ -152,31 +141,63 @@ fn refuse_bad_size(
     Ok(())
 }
 
-/// Extends an image file to the plan's size (sparse) and writes the plan; on a failure
-/// before the new checkpoint is in force, cuts the file back.
-fn grow(dev: &FileDevice, path: &Path, kind: DeviceKind, plan: &GrowPlan) -> Result<()> {
-    let core_err = |e| CliError::core(path, "cannot resize", e);
+/// What `rollfs resize` does once every refusal is past, on a device already long enough:
+/// a mount and unmount through the core (a crash may have left an fsync chain or orphans
+/// after the newest checkpoint, even a clean unmount's; they belong to that checkpoint and
+/// roll-forward would not take them after another, so they are applied and checkpointed
+/// first), then the plan ([`rollfs_core::resize::plan_grow`]) written in its crash-safe
+/// order ([`write_plan`]) and flushed. `Ok((dev, None))`: nothing to grow.
+pub fn grow_device<D: BlockDevice>(
+    dev: D,
+    blocks: u64,
+    now: rollfs_core::Timestamp,
+) -> rollfs_core::Result<(D, Option<GrowPlan>)> {
+    let fs = rollfs_core::Filesystem::mount(dev, &rollfs_core::MountOptions::default(), now)?;
+    let mut dev = fs.unmount(now)?;
+    let plan = rollfs_core::resize::plan_grow(&mut dev, blocks)?;
+    if let Some(p) = &plan {
+        write_plan(&mut dev, p)?;
+        dev.wait_writes()?;
+        dev.flush()?;
+    }
+    Ok((dev, plan))
+}
+
+/// Extends an image file to `blocks` (sparse) and grows the filesystem on it
+/// ([`grow_device`]); on a failure before the new checkpoint is in force, cuts the file
+/// back to its old length.
+fn extend_and_grow(dev: &FileDevice, path: &Path, kind: DeviceKind, blocks: u64) -> Result<GrowPlan> {
     let old_len = dev.file().metadata().map_err(|e| CliError::io(path, "read the image's size", e))?.len();
-    let new_len = plan.new.total_blocks * BLOCK_SIZE as u64;
-    if kind == DeviceKind::ImageFile && old_len < new_len {
+    let new_len = blocks * BLOCK_SIZE as u64;
+    let extended = kind == DeviceKind::ImageFile && old_len < new_len;
+    if extended {
         dev.file().set_len(new_len).map_err(|e| CliError::io(path, "extend the image", e))?;
     }
     // The same open file (and its lock), at the new length.
     let file = dev.file().try_clone().map_err(|e| CliError::io(path, "reopen the image", e))?;
-    let mut big =
+    let big =
         FileDevice::from_file(file, path, kind, new_len.max(old_len) / BLOCK_SIZE as u64, DeviceOptions::default());
-    let written = write_plan(&mut big, plan).and_then(|_| {
-        big.wait_writes()?;
-        Ok(big.flush()?)
-    });
-    if let Err(e) = written {
-        let still_old = rollfs_core::resize::current(&mut big).is_ok_and(|(.., g)| g == plan.old);
-        if kind == DeviceKind::ImageFile && still_old && old_len < new_len {
-            let _ = dev.file().set_len(old_len);
-        }
-        return Err(core_err(e));
+    let failed = match grow_device(big, blocks, crate::now()) {
+        Ok((_, Some(plan))) => return Ok(plan),
+        Ok((_, None)) => CliError::Failed {
+            path: path.to_owned(),
+            what: "cannot resize",
+            detail: "the filesystem changed size while it was being grown".into(),
+        },
+        Err(e) => CliError::core(path, "cannot resize", e),
+    };
+    // Read through the old length: a checkpoint of the new size does not fit it.
+    let mut old_dev = FileDevice::from_file(
+        dev.file().try_clone().map_err(|e| CliError::io(path, "reopen the image", e))?,
+        path,
+        kind,
+        old_len / BLOCK_SIZE as u64,
+        DeviceOptions::default(),
+    );
+    if extended && rollfs_core::resize::current(&mut old_dev).is_ok() {
+        let _ = dev.file().set_len(old_len);
     }
-    Ok(())
+    Err(failed)
 }
 
 fn print(r: &ResizeReport, json: bool) -> i32 {
@@ -207,9 +228,10 @@ fn print(r: &ResizeReport, json: bool) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    //! Every crash state of a grow (each prefix of its writes, the unflushed ones kept,
-    //! dropped, torn at sectors, in random subsets) mounts at the old size or the new one,
-    //! checks clean, and holds the files. With `--features mutant-resize-header-first` the
+    //! Every crash state of a grow from a crashed image (each prefix of the writes of the
+    //! mount and unmount before it and of the grow, the unflushed ones kept, dropped, torn
+    //! at sectors, in random subsets) mounts at the old size or the new one, checks clean,
+    //! and holds the files, the fsync'd one included. With `--features mutant-resize-header-first` the
     //! same test passes only if it finds a state that does not.
     use super::*;
     use crate::record::{RecordingDevice, WriteLog};
@@ -233,6 +255,9 @@ mod tests {
         ]
     }
 
+    /// An image with the files of [`files`], left as a crash leaves it: the last one
+    /// created and fsync'd after the last checkpoint (a chain for the resize's mount to
+    /// roll forward), never unmounted.
     fn image() -> MemDevice {
         let opts = MkfsOptions {
             segment_blocks: 16,
@@ -245,12 +270,20 @@ mod tests {
         let dev = Filesystem::format(MemDevice::new(OLD), &opts).unwrap();
         let mut fs = Filesystem::mount(dev, &MountOptions::default(), T).unwrap();
         let d = fs.mkdir(ROOT_INO, b"d", 0o755, C, T).unwrap().ino;
-        for (name, data) in files() {
-            let parent = if name == b"f" { d } else { ROOT_INO };
+        let all = files();
+        for (i, (name, data)) in all.iter().enumerate() {
+            if i + 1 == all.len() {
+                // Checkpointed so far; the last one only fsync'd.
+                fs = Filesystem::mount(fs.unmount(T).unwrap(), &MountOptions::default(), T).unwrap();
+            }
+            let parent = if *name == b"f" { d } else { ROOT_INO };
             let ino = fs.create(parent, name, 0o644, C, T).unwrap().ino;
-            fs.write(ino, 0, &data, T).unwrap();
+            fs.write(ino, 0, data, T).unwrap();
+            if i + 1 == all.len() {
+                fs.fsync(ino, false, T).unwrap();
+            }
         }
-        fs.unmount(T).unwrap()
+        fs.into_device()
     }
 
     /// Checks one crash image: fsck clean, mounts, files intact; returns its main segments.
@@ -286,15 +319,19 @@ mod tests {
     #[test]
     fn every_crash_state_of_a_grow_mounts_at_the_old_or_the_new_size() {
         let mut dev = image();
+        let pending = rollfs_core::fsck::check(&mut dev.clone()).unwrap().pending_chain_nodes;
+        assert!(pending > 0, "the image has an fsync chain for the resize to roll forward");
         // The image file extended (sparse), as `rollfs resize` does first.
         dev.set_block_count(NEW);
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("grow.log");
-        let mut rec = RecordingDevice::create(dev, &log, None, false).unwrap();
-        let plan = rollfs_core::resize::plan_grow(&mut rec, NEW).unwrap().expect("grows");
+        let rec = RecordingDevice::create(dev, &log, None, false).unwrap();
+        // What `rollfs resize` does after extending the file: mount and unmount (the
+        // chain rolled forward), the plan, its writes.
+        let (rec, plan) = grow_device(rec, NEW, T).unwrap();
+        let plan = plan.expect("grows");
         let (old, new) = (plan.old.main_segments, plan.new.main_segments);
         assert!(new > old);
-        write_plan(&mut rec, &plan).unwrap();
         drop(rec);
         let wl = WriteLog::open(&log).unwrap();
         let states = wl.crash_states().unwrap();
