@@ -366,3 +366,69 @@ mod tests {
         assert!(at_old > 0 && at_new > 0, "both sizes seen: {at_old} old, {at_new} new");
     }
 }
+
+#[cfg(test)]
+mod failure_tests {
+    //! A grow whose device fails a write (EIO) returns the error and leaves the old size,
+    //! checking clean (failure atomicity: the last write is the commit, and it failed).
+    use super::*;
+    use rollfs_core::{Block, IoError, MemDevice, MkfsOptions, MountOptions, Timestamp, WriteFlags};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    const T: Timestamp = Timestamp::new(1_700_000_000, 0);
+
+    /// A device the test keeps a handle on while the grow owns it.
+    #[derive(Clone)]
+    struct Shared(Rc<RefCell<MemDevice>>);
+
+    impl BlockDevice for Shared {
+        fn block_count(&self) -> u64 {
+            self.0.borrow().block_count()
+        }
+        fn read(&mut self, addr: u64, buf: &mut Block) -> std::result::Result<(), IoError> {
+            self.0.borrow_mut().read(addr, buf)
+        }
+        fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> std::result::Result<(), IoError> {
+            self.0.borrow_mut().write(addr, data, flags)
+        }
+        fn wait_writes(&mut self) -> std::result::Result<(), IoError> {
+            self.0.borrow_mut().wait_writes()
+        }
+        fn flush(&mut self) -> std::result::Result<(), IoError> {
+            self.0.borrow_mut().flush()
+        }
+        fn discard(&mut self, addr: u64, count: u64) -> std::result::Result<(), IoError> {
+            self.0.borrow_mut().discard(addr, count)
+        }
+    }
+
+    #[test]
+    fn a_write_error_at_any_point_of_a_grow_leaves_the_old_size() {
+        let opts = MkfsOptions { segment_blocks: 16, max_blocks: 8192, ..MkfsOptions::default() };
+        let mut dev = rollfs_core::Filesystem::format(MemDevice::new(2048), &opts).unwrap();
+        dev.set_block_count(8192);
+        dev.counters = Default::default();
+        let (old, new) = {
+            let (d, plan) = grow_device(dev.clone(), 8192, T).unwrap();
+            let plan = plan.unwrap();
+            assert!(d.counters.writes > 5, "{} writes", d.counters.writes);
+            (plan.old.main_segments, plan.new.main_segments)
+        };
+        let writes = grow_device(dev.clone(), 8192, T).unwrap().0.counters.writes;
+        for n in 0..writes {
+            let mut d = dev.clone();
+            d.fail_writes_from = Some(n);
+            let shared = Shared(Rc::new(RefCell::new(d)));
+            let r = grow_device(shared.clone(), 8192, T);
+            assert!(matches!(r, Err(rollfs_core::Error::Io { .. })), "write {n} failed: {:?}", r.err());
+            let mut after = shared.0.borrow().clone();
+            after.fail_writes_from = None;
+            let report = rollfs_core::fsck::check(&mut after).unwrap();
+            assert!(report.is_clean(), "write {n}: {:?}", report.problems);
+            let fs = rollfs_core::Filesystem::mount(after, &MountOptions::default(), T).unwrap();
+            assert_eq!(fs.geometry().main_segments, old, "write {n} failed, yet the size changed");
+        }
+        eprintln!("{writes} writes failed in turn: each an I/O error leaving {old} segments (not {new})");
+    }
+}
