@@ -1,9 +1,9 @@
 //! `rollfs resize IMAGE [SIZE]`: grows an unmounted filesystem in place, up to the room
 //! `mkfs --max-size` gave it (DESIGN.md, *Growing an image*).
 //!
-//! Order: every refusal (busy, no room, shrink, past the room, not cleanly unmounted) is
-//! decided before anything changes; then an image file is extended to SIZE (sparse); then
-//! the core's plan is written — the new NAT and SIT blocks (in slots no checkpoint of the
+//! Order: every refusal (busy, no room, shrink, past the room) is decided before anything
+//! changes; then an image file is extended to SIZE (sparse); then a mount and unmount roll
+//! forward what a crash left; then the core's plan is written — the new NAT and SIT blocks (in slots no checkpoint of the
 //! old size reads), then the checkpoint whose header, written last with FUA after a flush,
 //! records the new size. A crash before that header is durable leaves the old size, after
 //! it the new one; the superblocks are never written. If a write fails before the new
@@ -96,7 +96,7 @@ pub fn run(a: &ResizeArgs) -> Result<i32> {
     if old.grown(blocks, sb.overprovision_pct).map_err(core_err)?.main_segments == old.main_segments {
         return Ok(print(&report, a.json));
     }
-    let plan = extend_and_grow(&dev, path, kind, blocks)?;
+    let plan = extend_and_grow(&dev, path, kind, blocks, &old)?;
     report.grown = true;
     report.new_bytes = plan.new.total_blocks * BLOCK_SIZE as u64;
     report.new_main_segments = plan.new.main_segments;
@@ -164,9 +164,15 @@ pub fn grow_device<D: BlockDevice>(
 }
 
 /// Extends an image file to `blocks` (sparse) and grows the filesystem on it
-/// ([`grow_device`]); on a failure before the new checkpoint is in force, cuts the file
-/// back to its old length.
-fn extend_and_grow(dev: &FileDevice, path: &Path, kind: DeviceKind, blocks: u64) -> Result<GrowPlan> {
+/// ([`grow_device`]); on a failure that left the filesystem at its size `old` (the new
+/// checkpoint not in force), cuts the file back to its old length.
+fn extend_and_grow(
+    dev: &FileDevice,
+    path: &Path,
+    kind: DeviceKind,
+    blocks: u64,
+    old: &rollfs_core::layout::Geometry,
+) -> Result<GrowPlan> {
     let old_len = dev.file().metadata().map_err(|e| CliError::io(path, "read the image's size", e))?.len();
     let new_len = blocks * BLOCK_SIZE as u64;
     let extended = kind == DeviceKind::ImageFile && old_len < new_len;
@@ -186,15 +192,17 @@ fn extend_and_grow(dev: &FileDevice, path: &Path, kind: DeviceKind, blocks: u64)
         },
         Err(e) => CliError::core(path, "cannot resize", e),
     };
-    // Read through the old length: a checkpoint of the new size does not fit it.
-    let mut old_dev = FileDevice::from_file(
+    // Read at the new length (a checkpoint of the new size names blocks past the old
+    // end): only a filesystem still at its old size may lose the extension.
+    let mut again = FileDevice::from_file(
         dev.file().try_clone().map_err(|e| CliError::io(path, "reopen the image", e))?,
         path,
         kind,
-        old_len / BLOCK_SIZE as u64,
+        new_len.max(old_len) / BLOCK_SIZE as u64,
         DeviceOptions::default(),
     );
-    if extended && rollfs_core::resize::current(&mut old_dev).is_ok() {
+    let still_old = rollfs_core::resize::current(&mut again).is_ok_and(|(.., g)| g.main_segments == old.main_segments);
+    if extended && still_old {
         let _ = dev.file().set_len(old_len);
     }
     Err(failed)

@@ -102,6 +102,20 @@ fn resize_refuses_what_it_cannot_do_and_changes_nothing() {
     assert_fails(&resize(&img.path, &["12Q"]), 2, "unknown suffix");
     assert!(fs::read(&img.path).unwrap() == before, "a refused resize changed the image");
 
+    // A grow that fails after the file was extended (here the mount before it: a NAT block
+    // destroyed) cuts the file back: the image is as it was.
+    let o = rollfs([OsStr::new("inspect"), OsStr::new("--json"), img.path.as_os_str()]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("inspect --json");
+    let nat = v["areas"].as_array().unwrap().iter().find(|a| a["name"] == "NAT").expect("NAT area").clone();
+    let nat_start = nat["start_block"].as_u64().unwrap();
+    let f = fs::OpenOptions::new().write(true).open(&img.path).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &[0xA5u8; 4096], nat_start * 4096).unwrap();
+    drop(f);
+    let before = fs::read(&img.path).unwrap();
+    assert_fails(&resize(&img.path, &["128M"]), 1, "cannot resize");
+    assert_eq!(fs::metadata(&img.path).unwrap().len(), 64 << 20, "a failed grow left the image extended");
+    assert!(fs::read(&img.path).unwrap() == before, "a failed grow changed the image");
+
     let plain = Image::new("64M", &[]);
     let before = fs::read(&plain.path).unwrap();
     assert_fails(&resize(&plain.path, &["128M"]), 1, "made without room to grow");
