@@ -61,7 +61,13 @@ pub struct RawCpHeader {
     pub valid_inodes: U32,
     pub time_sec: I64,
     pub reserved_blocks: U64,
-    pub reserved0: [u8; 88],
+    /// `FEATURE_INCOMPAT_GROW`: the size of the filesystem this checkpoint describes (a
+    /// resize raises it; the superblock keeps the size mkfs gave). Zero without it.
+    pub size_total_blocks: U64,
+    pub size_main_segments: U32,
+    pub size_nat_blocks: U32,
+    pub size_reserved_segments: U32,
+    pub reserved0: [u8; 68],
     pub next_generation: U32,
     pub reserved1: [u8; 4],
     pub written_blocks: U64,
@@ -116,6 +122,10 @@ pub const CP_OFF_VALID_NODES: usize = offset_of!(RawCpHeader, valid_nodes);
 pub const CP_OFF_VALID_INODES: usize = offset_of!(RawCpHeader, valid_inodes);
 pub const CP_OFF_TIME_SEC: usize = offset_of!(RawCpHeader, time_sec);
 pub const CP_OFF_RESERVED_BLOCKS: usize = offset_of!(RawCpHeader, reserved_blocks);
+pub const CP_OFF_SIZE_TOTAL_BLOCKS: usize = offset_of!(RawCpHeader, size_total_blocks);
+pub const CP_OFF_SIZE_MAIN_SEGMENTS: usize = offset_of!(RawCpHeader, size_main_segments);
+pub const CP_OFF_SIZE_NAT_BLOCKS: usize = offset_of!(RawCpHeader, size_nat_blocks);
+pub const CP_OFF_SIZE_RESERVED_SEGMENTS: usize = offset_of!(RawCpHeader, size_reserved_segments);
 pub const CP_OFF_NEXT_GENERATION: usize = offset_of!(RawCpHeader, next_generation);
 pub const CP_OFF_WRITTEN_BLOCKS: usize = offset_of!(RawCpHeader, written_blocks);
 pub const CP_OFF_LOGS: usize = offset_of!(RawCpHeader, logs);
@@ -138,6 +148,10 @@ const _: () = {
     assert!(CP_OFF_VALID_INODES == 52);
     assert!(CP_OFF_TIME_SEC == 56);
     assert!(CP_OFF_RESERVED_BLOCKS == 64);
+    assert!(CP_OFF_SIZE_TOTAL_BLOCKS == 72);
+    assert!(CP_OFF_SIZE_MAIN_SEGMENTS == 80);
+    assert!(CP_OFF_SIZE_NAT_BLOCKS == 84);
+    assert!(CP_OFF_SIZE_RESERVED_SEGMENTS == 88);
     assert!(CP_OFF_NEXT_GENERATION == 160);
     assert!(CP_OFF_WRITTEN_BLOCKS == 168);
     assert!(CP_OFF_LOGS == 2048);
@@ -183,6 +197,10 @@ pub struct Checkpoint {
     pub nat_journal: Vec<(Nid, NatEntry)>,
     pub sit_journal: Vec<(u32, SegEntry)>,
     pub orphans: Vec<u32>,
+    /// The filesystem's geometry at this checkpoint, on an image with room to grow
+    /// (`FEATURE_INCOMPAT_GROW`: the superblock's areas at the size the header records);
+    /// `None` on other images, whose geometry is the superblock's.
+    pub geometry: Option<Geometry>,
 }
 
 fn put_bitmap(out: &mut Vec<u8>, slots: &[u8]) {
@@ -255,6 +273,12 @@ impl Checkpoint {
         r.next_generation.set(self.next_generation);
         r.written_blocks.set(self.written_blocks);
         r.reserved_blocks.set(self.reserved_blocks);
+        if geo.max_main_segments != 0 {
+            r.size_total_blocks.set(geo.total_blocks);
+            r.size_main_segments.set(geo.main_segments);
+            r.size_nat_blocks.set(geo.nat_blocks);
+            r.size_reserved_segments.set(geo.reserved_segments);
+        }
         seal(&mut h);
         let mut out = vec![h];
         for chunk in p.chunks(BLOCK_SIZE) {
@@ -338,7 +362,13 @@ impl Checkpoint {
             dev.read(base + 1 + i as u64, &mut b)?;
             p[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE].copy_from_slice(&b[..]);
         }
-        Checkpoint::decode(geo, pack, &h, &p)
+        let cp = Checkpoint::decode(geo, pack, &h, &p)?;
+        if let Some(g) = cp.as_ref().and_then(|c| c.geometry) {
+            if g.total_blocks > dev.block_count() {
+                return Err(Error::corrupt(base, "checkpoint: filesystem (grown by resize) larger than the device"));
+            }
+        }
+        Ok(cp)
     }
 
     /// Decodes an encoded pack held in memory ([`Checkpoint::encode`]'s blocks): what
@@ -357,9 +387,11 @@ impl Checkpoint {
         Checkpoint::decode(geo, pack, h, &p)
     }
 
-    /// Decodes a pack from its verified header and its payload stream.
-    fn decode(geo: &Geometry, pack: usize, h: &Block, p: &[u8]) -> Result<Option<Checkpoint>> {
-        let base = geo.cp_pack_addr(pack);
+    /// Decodes a pack from its verified header and its payload stream. `sb_geo` is the
+    /// superblock's geometry; on an image with room to grow the pack is decoded at the size
+    /// its header records ([`sized_geometry`]).
+    fn decode(sb_geo: &Geometry, pack: usize, h: &Block, p: &[u8]) -> Result<Option<Checkpoint>> {
+        let base = sb_geo.cp_pack_addr(pack);
         let check_crc = !crate::mutant!("mutant-cp-no-crc");
         let r: &RawCpHeader = view(h);
         if r.payload_blocks.get() as usize * BLOCK_SIZE != p.len() {
@@ -368,6 +400,7 @@ impl Checkpoint {
         if check_crc && crc(p) != r.payload_crc.get() {
             return Ok(None);
         }
+        let geo = &sized_geometry(sb_geo, base, r)?;
         let nat_n = r.nat_journal_count.get();
         let sit_n = r.sit_journal_count.get();
         let orphan_n = r.orphan_count.get();
@@ -412,16 +445,7 @@ impl Checkpoint {
             sit_journal.push((segno, SegEntry::from_raw(&raw.entry, geo.segment_blocks, base)?));
         }
         pos += size_of_val(raw_sit);
-        let (raw_orphans, _) =
-            <[U32]>::ref_from_prefix_with_elems(&p[pos..], orphan_n as usize).map_err(|_| short.clone())?;
-        let mut orphans = Vec::with_capacity(orphan_n as usize);
-        for raw in raw_orphans {
-            let ino = raw.get();
-            if ino == NULL_NID || ino >= geo.nid_count {
-                return Err(Error::corrupt(base, "checkpoint: orphan inode out of range"));
-            }
-            orphans.push(ino);
-        }
+        let orphans = decode_orphans(geo, base, &p[pos..], orphan_n).map_err(|e| e.unwrap_or(short))?;
         let logs = decode_logs(geo, base, r)?;
         // The counters bound what the filesystem adds to them: an inode count past the
         // node ids there are, or a block count past the main area, is corruption.
@@ -451,6 +475,7 @@ impl Checkpoint {
             nat_journal,
             sit_journal,
             orphans,
+            geometry: (geo.max_main_segments != 0).then_some(*geo),
         }))
     }
 
@@ -628,6 +653,7 @@ impl<D: BlockDevice> Filesystem<D> {
             nat_journal: nat.journal,
             sit_journal: sit.journal,
             orphans: self.orphans.iter().copied().collect(),
+            geometry: (self.geo.max_main_segments != 0).then_some(self.geo),
         }
     }
 
@@ -674,6 +700,38 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             i = j;
         }
+    }
+}
+
+/// The orphan list of a pack's payload (`Err(None)`: shorter than `n` entries).
+fn decode_orphans(geo: &Geometry, base: u64, p: &[u8], n: u32) -> core::result::Result<Vec<u32>, Option<Error>> {
+    let (raw_orphans, _) = <[U32]>::ref_from_prefix_with_elems(p, n as usize).map_err(|_| None)?;
+    let mut orphans = Vec::with_capacity(n as usize);
+    for raw in raw_orphans {
+        let ino = raw.get();
+        if ino == NULL_NID || ino >= geo.nid_count {
+            return Err(Some(Error::corrupt(base, "checkpoint: orphan inode out of range")));
+        }
+        orphans.push(ino);
+    }
+    Ok(orphans)
+}
+
+/// The geometry a pack of an image with room to grow describes: the superblock's areas at
+/// the size its header records (validated as a superblock's geometry is, and never below
+/// the superblock's size: a resize only grows). Other images: the superblock's.
+fn sized_geometry(sb_geo: &Geometry, base: u64, r: &RawCpHeader) -> Result<Geometry> {
+    if sb_geo.max_main_segments == 0 {
+        return Ok(*sb_geo);
+    }
+    let (total, segments) = (r.size_total_blocks.get(), r.size_main_segments.get());
+    let nat_blocks = r.size_nat_blocks.get();
+    let sized = sb_geo.with_size(total, segments, r.size_reserved_segments.get());
+    match sized {
+        Ok(g) if g.nat_blocks == nat_blocks && total >= sb_geo.total_blocks && segments >= sb_geo.main_segments => {
+            Ok(g)
+        }
+        _ => Err(Error::corrupt(base, "checkpoint: size outside the room the superblock gives")),
     }
 }
 

@@ -190,6 +190,13 @@ impl MemDevice {
         self.blocks.entry(addr).or_insert_with(|| Box::new([0u8; BLOCK_SIZE]))
     }
 
+    /// Makes the device `block_count` blocks long, as an image file extended (sparse) or
+    /// cut: the blocks past a smaller end are dropped. Tests of `rollfs resize` use it.
+    pub fn set_block_count(&mut self, block_count: u64) {
+        self.blocks.retain(|&a, _| a < block_count);
+        self.block_count = block_count;
+    }
+
     /// Number of blocks that have ever been written (the device is sparse).
     pub fn allocated_block_count(&self) -> usize {
         self.blocks.len()

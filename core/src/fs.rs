@@ -157,6 +157,10 @@ pub struct MkfsOptions {
     /// the inode, no data block. Off in the core's default, as `dir_v2`; `rollfs mkfs` and
     /// the simulator turn it on.
     pub inline_data: bool,
+    /// Room to grow (`FEATURE_INCOMPAT_GROW`, `mkfs --max-size`): the metadata areas are
+    /// laid out for a device of this many blocks, so that `rollfs resize` can grow the
+    /// filesystem in place up to it. 0 (the default), or not above the device: no room.
+    pub max_blocks: u64,
 }
 
 impl Default for MkfsOptions {
@@ -174,6 +178,7 @@ impl Default for MkfsOptions {
             dir_v2: false,
             prealloc_on_disk: false,
             inline_data: false,
+            max_blocks: 0,
         }
     }
 }
@@ -353,8 +358,9 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Mount; `recover: false` loads the checkpoint only (fsck checks the durable state).
     pub(crate) fn mount_inner(mut dev: D, opts: &MountOptions, now: Timestamp, recover: bool) -> Result<Filesystem<D>> {
         let sb = read_superblock(&mut dev)?;
-        let geo = sb.geometry;
-        let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &geo)?;
+        let (cp, cp_pack) = Checkpoint::read_newest(&mut dev, &sb.geometry)?;
+        // A grown image's size is its checkpoint's (the superblock keeps mkfs's).
+        let geo = cp.geometry.unwrap_or(sb.geometry);
         if cp.reserved_blocks != 0 && !sb.prealloc_on_disk() {
             // Only an image with persistent reservations has any to count.
             return Err(Error::corrupt(
@@ -409,7 +415,7 @@ impl<D: BlockDevice> Filesystem<D> {
         opts: &MountOptions,
         now: Timestamp,
     ) -> Filesystem<D> {
-        let geo = sb.geometry;
+        let geo = cp.geometry.unwrap_or(sb.geometry);
         let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
         let seed = volume_seed(&sb.uuid);
         // An image with read-only-compatible features this code does not know can be read

@@ -87,6 +87,11 @@ pub struct Geometry {
     pub main_segments: u32,
     pub nid_count: u32,
     pub reserved_segments: u32,
+    /// Segments the metadata areas have room for (`FEATURE_INCOMPAT_GROW`, made by
+    /// `mkfs --max-size`): the NAT, SIT and SSA areas and the checkpoint packs are laid out
+    /// for this many, so that `rollfs resize` can grow `main_segments` up to it in place.
+    /// 0 on images without room to grow, whose areas fit `main_segments` exactly.
+    pub max_main_segments: u32,
 }
 
 /// Orphan inodes every checkpoint pack has room for (images made before the orphan room
@@ -150,8 +155,7 @@ impl Geometry {
                 return Err(Error::Invalid("device too small: fewer than 16 main segments"));
             }
             let main_blocks = main_segments as u64 * seg;
-            let nid_wanted = (main_blocks / 4).max(1024);
-            let nat_blocks = nid_wanted.div_ceil(NAT_ENTRIES_PER_BLOCK as u64) as u32;
+            let nat_blocks = nat_blocks_for(main_segments, segment_blocks);
             let sit_blocks = main_segments.div_ceil(SIT_ENTRIES_PER_BLOCK);
             let orphan_slots = Geometry::orphan_slots_for(nat_blocks * NAT_ENTRIES_PER_BLOCK) as usize;
             let cp_pack_blocks = 1
@@ -166,8 +170,7 @@ impl Geometry {
                 // Half of the overprovisioning is the cleaner's reserve; the other half is
                 // slack that keeps invalid blocks around when users fill their capacity, so
                 // that overwrites of a full filesystem can always be cleaned for.
-                let reserved = (main_segments as u64 * overprovision_pct as u64).div_ceil(200) as u32;
-                let reserved_segments = reserved.max(LOG_COUNT as u32);
+                let reserved_segments = reserved_segments_for(main_segments, overprovision_pct);
                 if 2 * reserved_segments + LOG_COUNT as u32 + 2 >= main_segments {
                     return Err(Error::Invalid("device too small for the overprovisioning reserve"));
                 }
@@ -184,12 +187,106 @@ impl Geometry {
                     main_segments,
                     nid_count: nat_blocks * NAT_ENTRIES_PER_BLOCK,
                     reserved_segments,
+                    max_main_segments: 0,
                 };
                 g.validate()?;
                 return Ok(g);
             }
             main_segments -= 1;
         }
+    }
+
+    /// Lays out a device of `total_blocks` blocks with room in its metadata areas for the
+    /// main area of a device of `max_blocks` (`mkfs --max-size`; FORMAT.md, *Room to grow*):
+    /// the areas and the checkpoint packs of the larger device, the main area of this one.
+    /// A `max_blocks` not above `total_blocks` leaves no room ([`Geometry::compute`]).
+    pub fn compute_with_max(
+        total_blocks: u64,
+        max_blocks: u64,
+        segment_blocks: u32,
+        overprovision_pct: u32,
+    ) -> Result<Geometry> {
+        let total_blocks = total_blocks.min(u32::MAX as u64);
+        if max_blocks.min(u32::MAX as u64) <= total_blocks {
+            return Geometry::compute(total_blocks, segment_blocks, overprovision_pct);
+        }
+        let big = Geometry::compute(max_blocks, segment_blocks, overprovision_pct)?;
+        let fits = total_blocks.saturating_sub(big.main_start as u64) / segment_blocks as u64;
+        let main_segments = fits.min(big.main_segments as u64) as u32;
+        if main_segments < 16 {
+            return Err(Error::Invalid("device too small for the metadata of its maximum size"));
+        }
+        let reserved = reserved_segments_for(main_segments, overprovision_pct);
+        let g =
+            Geometry { max_main_segments: big.main_segments, ..big }.with_size(total_blocks, main_segments, reserved);
+        g.map_err(|_| Error::Invalid("device too small for the overprovisioning reserve"))
+    }
+
+    /// This geometry at another size within its room: `main_segments` segments, the NAT
+    /// and SIT sized for them as mkfs would, the areas where they are. What a checkpoint
+    /// of a grown image records (FORMAT.md, *Checkpoint header*).
+    pub fn with_size(&self, total_blocks: u64, main_segments: u32, reserved_segments: u32) -> Result<Geometry> {
+        let nat_blocks = nat_blocks_for(main_segments, self.segment_blocks);
+        let g = Geometry {
+            total_blocks,
+            main_segments,
+            nat_blocks,
+            sit_blocks: main_segments.div_ceil(SIT_ENTRIES_PER_BLOCK),
+            nid_count: nat_blocks.saturating_mul(NAT_ENTRIES_PER_BLOCK),
+            reserved_segments,
+            ..*self
+        };
+        g.validate()?;
+        Ok(g)
+    }
+
+    /// The geometry `rollfs resize` grows this one to on a device of `total_blocks`: as
+    /// many segments as fit, up to the room (blocks past it stay unused, as the tail of
+    /// any device), and the cleaner's reserve mkfs would give them at `overprovision_pct`
+    /// (never below the current one). Refused without room to grow, or below the current
+    /// size.
+    pub fn grown(&self, total_blocks: u64, overprovision_pct: u32) -> Result<Geometry> {
+        if self.max_main_segments == 0 {
+            return Err(Error::Invalid("the image has no room to grow (made without mkfs --max-size)"));
+        }
+        if total_blocks < self.total_blocks {
+            return Err(Error::Invalid("rollfs cannot shrink a filesystem"));
+        }
+        let total_blocks = total_blocks.min(u32::MAX as u64);
+        let fits = (total_blocks - self.main_start as u64) / self.segment_blocks as u64;
+        let main_segments = (fits.min(self.max_main_segments as u64) as u32).max(self.main_segments);
+        let reserved = reserved_segments_for(main_segments, overprovision_pct).max(self.reserved_segments);
+        self.with_size(total_blocks, main_segments, reserved)
+    }
+
+    /// Segments the SSA area has room for: `max_main_segments`, or `main_segments` on an
+    /// image without room to grow.
+    pub fn ssa_capacity(&self) -> u32 {
+        if self.max_main_segments == 0 {
+            self.main_segments
+        } else {
+            self.max_main_segments
+        }
+    }
+
+    /// NAT blocks the NAT area has room for.
+    pub fn nat_capacity(&self) -> u32 {
+        if self.max_main_segments == 0 {
+            self.nat_blocks
+        } else {
+            nat_blocks_for(self.max_main_segments, self.segment_blocks)
+        }
+    }
+
+    /// SIT blocks the SIT area has room for.
+    pub fn sit_capacity(&self) -> u32 {
+        self.ssa_capacity().div_ceil(SIT_ENTRIES_PER_BLOCK)
+    }
+
+    /// The end of the main area at its room: the largest filesystem this one can grow to
+    /// (its own main area's end on an image without room to grow).
+    pub fn max_main_end(&self) -> u64 {
+        self.main_start as u64 + self.ssa_capacity() as u64 * self.segment_blocks as u64
     }
 
     /// Checks that the areas are in order, inside the device and consistent with each
@@ -213,15 +310,21 @@ impl Geometry {
         if self.nid_count != self.nat_blocks.saturating_mul(NAT_ENTRIES_PER_BLOCK) {
             return bad("superblock: nid count does not match NAT size");
         }
-        let need = 1 + Geometry::cp_payload_bytes(self.nat_blocks, self.sit_blocks, self.main_segments)
-            .div_ceil(BLOCK_SIZE) as u64;
+        if self.max_main_segments != 0
+            && (self.max_main_segments < self.main_segments || self.nat_blocks > self.nat_capacity())
+        {
+            return bad("superblock: more segments or node ids than the areas have room for");
+        }
+        // The pack holds the largest payload of the room (what a grown image writes).
+        let (nat_cap, sit_cap, ssa_cap) = (self.nat_capacity(), self.sit_capacity(), self.ssa_capacity());
+        let need = 1 + Geometry::cp_payload_bytes(nat_cap, sit_cap, ssa_cap).div_ceil(BLOCK_SIZE) as u64;
         if (self.cp_pack_blocks as u64) < need {
             return bad("superblock: checkpoint pack too small");
         }
         let nat_start = CP_START as u64 + 2 * self.cp_pack_blocks as u64;
-        let sit_start = nat_start + 2 * self.nat_blocks as u64;
-        let ssa_start = sit_start + 2 * self.sit_blocks as u64;
-        let meta_end = ssa_start + 2 * self.main_segments as u64;
+        let sit_start = nat_start + 2 * nat_cap as u64;
+        let ssa_start = sit_start + 2 * sit_cap as u64;
+        let meta_end = ssa_start + 2 * ssa_cap as u64;
         if self.nat_start as u64 != nat_start
             || self.sit_start as u64 != sit_start
             || self.ssa_start as u64 != ssa_start
@@ -233,6 +336,9 @@ impl Geometry {
         let main_end = self.main_start as u64 + self.main_segments as u64 * self.segment_blocks as u64;
         if main_end > self.total_blocks {
             return bad("superblock: main area beyond the device");
+        }
+        if self.max_main_end() > u32::MAX as u64 + 1 {
+            return bad("superblock: room to grow past 32-bit block addresses");
         }
         if 2 * self.reserved_segments as u64 + LOG_COUNT as u64 + 2 >= self.main_segments as u64 {
             return bad("superblock: reserve larger than the main area");
@@ -290,6 +396,20 @@ impl Geometry {
     pub fn seg_start(&self, segno: u32) -> u32 {
         self.main_start + segno * self.segment_blocks
     }
+}
+
+/// NAT blocks mkfs gives `main_segments` segments of `segment_blocks`: one node id per
+/// four main-area blocks, at least 1024 node ids.
+pub fn nat_blocks_for(main_segments: u32, segment_blocks: u32) -> u32 {
+    let nid_wanted = (main_segments as u64 * segment_blocks as u64 / 4).max(1024);
+    nid_wanted.div_ceil(NAT_ENTRIES_PER_BLOCK as u64) as u32
+}
+
+/// The cleaner's reserve mkfs gives `main_segments` segments at `overprovision_pct`: half
+/// of the overprovisioning, at least one segment per log.
+pub fn reserved_segments_for(main_segments: u32, overprovision_pct: u32) -> u32 {
+    let reserved = (main_segments as u64 * overprovision_pct as u64).div_ceil(200) as u32;
+    reserved.max(LOG_COUNT as u32)
 }
 
 pub fn bitmap_bytes(bits: u32) -> usize {

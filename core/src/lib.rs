@@ -42,6 +42,7 @@
 //! | `fs` | the [`Filesystem`] API: mount, space accounting, caches, write-back |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator. *Public*: `rollfs`, the simulator, the testkit and most tests call `fsck::check` and `fsck::repair` |
 //! | `repair` | `fsck --repair`: metadata rebuilt from the reachable tree |
+//! | [`resize`] | growing a filesystem in place (`rollfs resize`): the tables and the checkpoint a grow writes, planned before anything is written. *Public*: `rollfs resize` issues the plan |
 //! | `scrub` | online scrub: node and data blocks read back and checked in bounded, resumable steps ([`ScrubCursor`], [`ScrubStep`], re-exported) |
 //! | `device` | the [`BlockDevice`] trait and the in-memory [`MemDevice`] |
 //! | `error` | the [`Error`] type and its errno mapping |
@@ -66,6 +67,7 @@ pub mod layout;
 pub mod mutant;
 pub mod nat;
 pub mod node;
+pub mod resize;
 pub mod sit;
 pub mod ssa;
 pub mod superblock;

@@ -28,22 +28,13 @@ impl<D: BlockDevice> Filesystem<D> {
         if opts.root_reserve_pct.is_some_and(|p| p > crate::superblock::ROOT_RESERVE_PCT_MAX) {
             return Err(Error::Invalid("root reserve above 50 %"));
         }
-        let geo = Geometry::compute(dev.block_count(), opts.segment_blocks, opts.overprovision_pct)?;
-        let sb = Superblock {
-            version_major: crate::superblock::FORMAT_VERSION_MAJOR,
-            version_minor: crate::superblock::FORMAT_VERSION_MINOR,
-            feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
-            feature_incompat: incompat_features(opts),
-            feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
-            geometry: geo,
-            root_ino: ROOT_INO,
-            uuid: opts.uuid,
-            label: opts.label.clone(),
-            create_sec: opts.time.sec,
-            create_nsec: opts.time.nsec,
-            hash_seed: opts.hash_seed,
-            root_reserve_pct: opts.root_reserve_pct,
-        };
+        let geo = Geometry::compute_with_max(
+            dev.block_count(),
+            opts.max_blocks,
+            opts.segment_blocks,
+            opts.overprovision_pct,
+        )?;
+        let sb = new_superblock(opts, &geo);
         let seed = volume_seed(&opts.uuid);
         let version = 1u64;
         // Invalidate whatever superblocks and checkpoints a previous filesystem left.
@@ -110,6 +101,7 @@ impl<D: BlockDevice> Filesystem<D> {
             nat_slots: nat.slots.clone(),
             sit_slots: sit.slots.clone(),
             ssa_slots: ssa.slots.clone(),
+            geometry: (geo.max_main_segments != 0).then_some(geo),
             // No journal entries, no orphan, no reservation.
             ..Default::default()
         };
@@ -126,13 +118,37 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 }
 
-/// The incompatible feature bits `opts` asks for.
-fn incompat_features(opts: &MkfsOptions) -> u32 {
-    use crate::superblock::{FEATURE_INCOMPAT_DIR_V2, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_PREALLOC};
+/// The superblock mkfs writes for `opts` on a device laid out as `geo`.
+fn new_superblock(opts: &MkfsOptions, geo: &Geometry) -> Superblock {
+    Superblock {
+        version_major: crate::superblock::FORMAT_VERSION_MAJOR,
+        version_minor: crate::superblock::FORMAT_VERSION_MINOR,
+        feature_compat: crate::superblock::FEATURE_COMPAT_ATOMIC_WRITE,
+        feature_incompat: incompat_features(opts, geo),
+        feature_ro_compat: if opts.data_checksums { crate::superblock::FEATURE_RO_COMPAT_DATASUM } else { 0 },
+        geometry: *geo,
+        root_ino: ROOT_INO,
+        uuid: opts.uuid,
+        label: opts.label.clone(),
+        create_sec: opts.time.sec,
+        create_nsec: opts.time.nsec,
+        hash_seed: opts.hash_seed,
+        root_reserve_pct: opts.root_reserve_pct,
+        max_blocks: if geo.max_main_segments != 0 { opts.max_blocks.min(u32::MAX as u64) } else { 0 },
+        overprovision_pct: if geo.max_main_segments != 0 { opts.overprovision_pct } else { 0 },
+    }
+}
+
+/// The incompatible feature bits `opts` asks for (room to grow: when `geo` has it).
+fn incompat_features(opts: &MkfsOptions, geo: &Geometry) -> u32 {
+    use crate::superblock::{
+        FEATURE_INCOMPAT_DIR_V2, FEATURE_INCOMPAT_GROW, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_PREALLOC,
+    };
     let bits = [
         (opts.dir_v2, FEATURE_INCOMPAT_DIR_V2),
         (opts.prealloc_on_disk, FEATURE_INCOMPAT_PREALLOC),
         (opts.inline_data, FEATURE_INCOMPAT_INLINE),
+        (geo.max_main_segments != 0, FEATURE_INCOMPAT_GROW),
     ];
     bits.iter().filter(|(on, _)| *on).fold(0, |all, (_, bit)| all | bit)
 }

@@ -303,6 +303,14 @@ impl Nat {
         self.dirty.iter().map(|&nid| (nid, self.entries[nid as usize])).collect()
     }
 
+    /// NAT block `index` with every entry free, stamped `cp_version`: what a resize writes
+    /// for the node ids a grown NAT adds (without building a table of them all).
+    pub fn encode_free_block(index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
+        let mut b = zero_block();
+        meta_seal(&mut b, NAT_MAGIC, index, cp_version);
+        b
+    }
+
     /// Encodes NAT block `index` from memory.
     pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
         let mut b = zero_block();

@@ -138,10 +138,11 @@ fn attempt<D: BlockDevice>(
     scan: &mut Option<BTreeMap<Nid, NodeCopy>>,
 ) -> Result<Attempt> {
     let sb = read_superblock(dev)?;
-    let geo = sb.geometry;
     let sb_damage = crate::fsck::superblock_damage(dev, &sb)?;
-    let (cp, cp_pack) = Checkpoint::read_newest(dev, &geo)?;
-    let pack_damage = crate::fsck::damaged_pack(dev, &geo, cp_pack, cp.version)?;
+    let (cp, cp_pack) = Checkpoint::read_newest(dev, &sb.geometry)?;
+    let pack_damage = crate::fsck::damaged_pack(dev, &sb.geometry, cp_pack, cp.version)?;
+    // A grown image's size is its checkpoint's (the superblock keeps mkfs's).
+    let geo = cp.geometry.unwrap_or(sb.geometry);
     let mut fixes = Vec::new();
     let (nat, nat_damage) = Nat::load_tolerant(dev, &geo, cp.nat_slots.clone(), &cp.nat_journal, cp.version)?;
     let (old_sit, sit_known, sit_damage) =

@@ -333,6 +333,15 @@ impl Sit {
         self.dirty.iter().map(|s| s / SIT_ENTRIES_PER_BLOCK).collect()
     }
 
+    /// SIT block `index` with every segment free (never written), stamped `cp_version`:
+    /// what a resize writes for the segments a grown SIT adds. A free entry is all zero.
+    pub fn encode_free_block(index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
+        let mut b = zero_block();
+        debug_assert!(SegEntry::default().to_raw().as_bytes().iter().all(|&x| x == 0));
+        meta_seal(&mut b, SIT_MAGIC, index, cp_version);
+        b
+    }
+
     pub fn encode_block(&self, index: u32, cp_version: u64) -> alloc::boxed::Box<Block> {
         let mut b = zero_block();
         let first = (index * SIT_ENTRIES_PER_BLOCK) as usize;

@@ -35,9 +35,15 @@ pub const FEATURE_INCOMPAT_PREALLOC: u32 = 1 << 1;
 /// keeps its bytes in its inode's pointer area (`iflags` bit `IFLAG_INLINE_DATA`). An older
 /// reader would take the bytes for pointers, hence incompatible. DESIGN.md, *Inline data*.
 pub const FEATURE_INCOMPAT_INLINE: u32 = 1 << 2;
+/// Room to grow (`mkfs --max-size`, `rollfs resize`): the NAT, SIT and SSA areas and the
+/// checkpoint packs are laid out for `max_main_segments` segments, and each checkpoint
+/// header records the size the filesystem has (which a resize raises). An older reader
+/// would find the areas out of place and take a checkpoint's size for the superblock's,
+/// hence incompatible. DESIGN.md, *Growing an image*.
+pub const FEATURE_INCOMPAT_GROW: u32 = 1 << 3;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
 pub const FEATURE_INCOMPAT_SUPPORTED: u32 =
-    FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC | FEATURE_INCOMPAT_INLINE;
+    FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC | FEATURE_INCOMPAT_INLINE | FEATURE_INCOMPAT_GROW;
 
 /// The reason of the error for a superblock with incompatible feature bits this code does
 /// not know (a newer rollfs made the image): the CLI names the bits (`native/src/probe.rs`).
@@ -84,6 +90,14 @@ pub struct RawSuperblock {
     /// Root reserve chosen at mkfs: 0 = not chosen (the mount's default applies), else the
     /// percentage of the device plus one (1..=51).
     pub root_reserve: U32,
+    /// `FEATURE_INCOMPAT_GROW`: the largest device `rollfs resize` may grow to, in blocks
+    /// (`mkfs --max-size`); 0 without the feature.
+    pub max_blocks: U64,
+    /// `FEATURE_INCOMPAT_GROW`: segments the metadata areas have room for; 0 without it.
+    pub max_main_segments: U32,
+    /// `FEATURE_INCOMPAT_GROW`: the overprovisioning percentage mkfs was given (0..=50), so
+    /// that a resize sizes the cleaner's reserve as mkfs would; 0 without the feature.
+    pub overprovision_pct: U32,
     pub reserved: [u8; CRC_OFFSET - SB_USED_BYTES],
     pub crc: U32,
 }
@@ -115,8 +129,11 @@ pub const SB_OFF_CREATE_SEC: usize = offset_of!(RawSuperblock, create_sec);
 pub const SB_OFF_CREATE_NSEC: usize = offset_of!(RawSuperblock, create_nsec);
 pub const SB_OFF_HASH_SEED: usize = offset_of!(RawSuperblock, hash_seed);
 pub const SB_OFF_ROOT_RESERVE: usize = offset_of!(RawSuperblock, root_reserve);
+pub const SB_OFF_MAX_BLOCKS: usize = offset_of!(RawSuperblock, max_blocks);
+pub const SB_OFF_MAX_MAIN_SEGMENTS: usize = offset_of!(RawSuperblock, max_main_segments);
+pub const SB_OFF_OVERPROVISION_PCT: usize = offset_of!(RawSuperblock, overprovision_pct);
 /// Bytes of the superblock in use; the rest up to the CRC is reserved and zero.
-pub const SB_USED_BYTES: usize = 160;
+pub const SB_USED_BYTES: usize = 176;
 
 // The layout FORMAT.md states (format 1.0), checked at compile time: any change to the
 // struct that moves a byte of an existing image fails the build.
@@ -148,6 +165,9 @@ const _: () = {
     assert!(SB_OFF_CREATE_NSEC == 136);
     assert!(SB_OFF_HASH_SEED == 140);
     assert!(SB_OFF_ROOT_RESERVE == 156);
+    assert!(SB_OFF_MAX_BLOCKS == 160);
+    assert!(SB_OFF_MAX_MAIN_SEGMENTS == 168);
+    assert!(SB_OFF_OVERPROVISION_PCT == 172);
     assert!(offset_of!(RawSuperblock, reserved) == SB_USED_BYTES);
     assert!(offset_of!(RawSuperblock, crc) == CRC_OFFSET);
 };
@@ -172,6 +192,12 @@ pub struct Superblock {
     pub hash_seed: [u8; 16],
     /// Root reserve chosen at mkfs, in percent of the device (None: the mount's default).
     pub root_reserve_pct: Option<u32>,
+    /// The largest device `rollfs resize` may grow the filesystem to, in blocks
+    /// (`mkfs --max-size`; [`FEATURE_INCOMPAT_GROW`]); 0 without room to grow.
+    pub max_blocks: u64,
+    /// The overprovisioning percentage mkfs was given, kept with room to grow (a resize
+    /// sizes the cleaner's reserve from it); 0 without.
+    pub overprovision_pct: u32,
 }
 
 impl Superblock {
@@ -191,6 +217,11 @@ impl Superblock {
     /// ([`FEATURE_INCOMPAT_PREALLOC`]).
     pub fn prealloc_on_disk(&self) -> bool {
         self.feature_incompat & FEATURE_INCOMPAT_PREALLOC != 0
+    }
+
+    /// True when the image has room to grow ([`FEATURE_INCOMPAT_GROW`]).
+    pub fn can_grow(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_GROW != 0
     }
 
     /// True when new small files keep their bytes in the inode ([`FEATURE_INCOMPAT_INLINE`]).
@@ -230,6 +261,9 @@ impl Superblock {
         r.create_nsec.set(self.create_nsec);
         r.hash_seed = self.hash_seed;
         r.root_reserve.set(self.root_reserve_pct.map_or(0, |p| p + 1));
+        r.max_blocks.set(self.max_blocks);
+        r.max_main_segments.set(g.max_main_segments);
+        r.overprovision_pct.set(self.overprovision_pct);
         seal(&mut b);
         b
     }
@@ -259,20 +293,9 @@ impl Superblock {
         if r.block_size_log2.get() != BLOCK_SIZE_LOG2 {
             return bad("superblock: unsupported block size");
         }
-        let geometry = Geometry {
-            total_blocks: r.total_blocks.get(),
-            segment_blocks: r.segment_blocks.get(),
-            cp_pack_blocks: r.cp_pack_blocks.get(),
-            nat_start: r.nat_start.get(),
-            nat_blocks: r.nat_blocks.get(),
-            sit_start: r.sit_start.get(),
-            sit_blocks: r.sit_blocks.get(),
-            ssa_start: r.ssa_start.get(),
-            main_start: r.main_start.get(),
-            main_segments: r.main_segments.get(),
-            nid_count: r.nid_count.get(),
-            reserved_segments: r.reserved_segments.get(),
-        };
+        let geometry = raw_geometry(r);
+        let (max_blocks, overprovision_pct) =
+            room_to_grow(r, feature_incompat, &geometry).map_err(|w| Error::corrupt(addr, w))?;
         geometry.validate().map_err(|e| match e {
             Error::Corrupt { reason, .. } => Error::corrupt(addr, reason),
             e => e,
@@ -301,8 +324,51 @@ impl Superblock {
             create_nsec: r.create_nsec.get(),
             hash_seed: r.hash_seed,
             root_reserve_pct,
+            max_blocks,
+            overprovision_pct,
         })
     }
+}
+
+/// The geometry fields of a raw superblock, unchecked.
+fn raw_geometry(r: &RawSuperblock) -> Geometry {
+    Geometry {
+        total_blocks: r.total_blocks.get(),
+        segment_blocks: r.segment_blocks.get(),
+        cp_pack_blocks: r.cp_pack_blocks.get(),
+        nat_start: r.nat_start.get(),
+        nat_blocks: r.nat_blocks.get(),
+        sit_start: r.sit_start.get(),
+        sit_blocks: r.sit_blocks.get(),
+        ssa_start: r.ssa_start.get(),
+        main_start: r.main_start.get(),
+        main_segments: r.main_segments.get(),
+        nid_count: r.nid_count.get(),
+        reserved_segments: r.reserved_segments.get(),
+        max_main_segments: r.max_main_segments.get(),
+    }
+}
+
+/// The room-to-grow fields (`max_blocks`, `overprovision_pct`), checked: set exactly with
+/// [`FEATURE_INCOMPAT_GROW`], the maximum size holding the room the areas have.
+fn room_to_grow(
+    r: &RawSuperblock,
+    feature_incompat: u32,
+    g: &Geometry,
+) -> core::result::Result<(u64, u32), &'static str> {
+    let max_blocks = r.max_blocks.get();
+    let overprovision_pct = r.overprovision_pct.get();
+    let grow = feature_incompat & FEATURE_INCOMPAT_GROW != 0;
+    if grow != (g.max_main_segments != 0) || grow != (max_blocks != 0) || (!grow && overprovision_pct != 0) {
+        return Err("superblock: room to grow given without FEATURE_INCOMPAT_GROW, or the feature without it");
+    }
+    if grow && (max_blocks < g.max_main_end() || max_blocks > u32::MAX as u64) {
+        return Err("superblock: maximum size smaller than the room to grow, or past 32-bit block addresses");
+    }
+    if overprovision_pct > 50 {
+        return Err("superblock: overprovisioning above 50 %");
+    }
+    Ok((max_blocks, overprovision_pct))
 }
 
 /// Reads both copies and returns the first valid one. If neither is valid, the error of

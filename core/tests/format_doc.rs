@@ -199,6 +199,9 @@ fn specs() -> Vec<Spec> {
                 field!(RawSuperblock, create_nsec),
                 field!(RawSuperblock, hash_seed),
                 field!(RawSuperblock, root_reserve),
+                field!(RawSuperblock, max_blocks),
+                field!(RawSuperblock, max_main_segments),
+                field!(RawSuperblock, overprovision_pct),
                 field!(RawSuperblock, reserved),
                 field!(RawSuperblock, crc),
             ],
@@ -222,6 +225,10 @@ fn specs() -> Vec<Spec> {
                 field!(RawCpHeader, valid_inodes),
                 field!(RawCpHeader, time_sec),
                 field!(RawCpHeader, reserved_blocks),
+                field!(RawCpHeader, size_total_blocks),
+                field!(RawCpHeader, size_main_segments),
+                field!(RawCpHeader, size_nat_blocks),
+                field!(RawCpHeader, size_reserved_segments),
                 field!(RawCpHeader, reserved0, "reserved"),
                 field!(RawCpHeader, next_generation),
                 field!(RawCpHeader, reserved1, "reserved"),
@@ -546,6 +553,7 @@ fn superblock_encoder_matches_the_doc() {
         main_segments: 0x9192_9394,
         nid_count: 0xA1A2_A3A4,
         reserved_segments: 0xB1B2_B3B4,
+        max_main_segments: 0xB5B6_B7B8,
     };
     let uuid: [u8; 16] = core::array::from_fn(|i| 0xC0 + i as u8);
     let sb = Superblock {
@@ -562,6 +570,8 @@ fn superblock_encoder_matches_the_doc() {
         create_nsec: 0x0A0B_0C0D,
         hash_seed: core::array::from_fn(|i| 0x40 + i as u8),
         root_reserve_pct: Some(7),
+        max_blocks: 0x1718_191A_1B1C_1D1E,
+        overprovision_pct: 0x2728_292A,
     };
     let b = sb.encode();
     let g = &geometry;
@@ -593,6 +603,9 @@ fn superblock_encoder_matches_the_doc() {
             ("create_sec", u64::MAX - 1),
             ("create_nsec", 0x0A0B_0C0D),
             ("root_reserve", 8),
+            ("max_blocks", 0x1718_191A_1B1C_1D1E),
+            ("max_main_segments", g.max_main_segments as u64),
+            ("overprovision_pct", 0x2728_292A),
             ("crc", codec::crc(&b[..CRC_OFFSET]) as u64),
         ],
     );
@@ -664,9 +677,34 @@ fn checkpoint_encoder_matches_the_doc() {
             ("crc", codec::crc(&hd[..CRC_OFFSET]) as u64),
         ],
     );
-    for r in d.0[h].iter().filter(|r| r.field == "reserved") {
+    for r in d.0[h].iter().filter(|r| r.field == "reserved" || r.field.starts_with("size_")) {
         assert!(hd[r.off..r.off + r.size].iter().all(|&x| x == 0), "checkpoint header reserved bytes at {}", r.off);
     }
+    // On an image with room to grow (FEATURE_INCOMPAT_GROW) the header records the size;
+    // above, without room, those fields are zero.
+    let g2 = Geometry::compute_with_max(2048, 8192, 16, 5).unwrap();
+    let mut cp2 = Checkpoint {
+        nat_slots: vec![0; g2.nat_blocks as usize],
+        sit_slots: vec![0; g2.sit_blocks as usize],
+        ssa_slots: vec![0; g2.main_segments as usize],
+        geometry: Some(g2),
+        ..Default::default()
+    };
+    for (i, l) in cp2.logs.iter_mut().enumerate() {
+        l.segno = i as u32;
+    }
+    let hd2 = &cp2.encode(&g2, 0).unwrap()[0];
+    d.expect(
+        &hd2[..],
+        0,
+        h,
+        &[
+            ("size_total_blocks", g2.total_blocks),
+            ("size_main_segments", g2.main_segments as u64),
+            ("size_nat_blocks", g2.nat_blocks as u64),
+            ("size_reserved_segments", g2.reserved_segments as u64),
+        ],
+    );
     // Log entries.
     let (logs_off, logs_size) = d.at(h, "logs");
     let entry_size = span(&d, "Checkpoint log entry");
@@ -1195,11 +1233,14 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains("bit 1 `FEATURE_INCOMPAT_PREALLOC`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_INLINE, 1 << 2);
     assert!(doc.contains("bit 2 `FEATURE_INCOMPAT_INLINE`"));
+    assert_eq!(superblock::FEATURE_INCOMPAT_GROW, 1 << 3);
+    assert!(doc.contains("bit 3 `FEATURE_INCOMPAT_GROW`"));
     assert_eq!(
         superblock::FEATURE_INCOMPAT_SUPPORTED,
         superblock::FEATURE_INCOMPAT_DIR_V2
             | superblock::FEATURE_INCOMPAT_PREALLOC
             | superblock::FEATURE_INCOMPAT_INLINE
+            | superblock::FEATURE_INCOMPAT_GROW
     );
     // Inline data: the flag bit and the area it names, as stated.
     assert_eq!(node::inode::IFLAG_INLINE_DATA, 1 << 0);
@@ -1331,6 +1372,9 @@ const COVERED: &[&str] = &[
     "SB_OFF_CREATE_NSEC",
     "SB_OFF_HASH_SEED",
     "SB_OFF_ROOT_RESERVE",
+    "SB_OFF_MAX_BLOCKS",
+    "SB_OFF_MAX_MAIN_SEGMENTS",
+    "SB_OFF_OVERPROVISION_PCT",
     // checkpoint.rs
     "CP_OFF_MAGIC",
     "CP_OFF_PACK",
@@ -1349,6 +1393,10 @@ const COVERED: &[&str] = &[
     "CP_OFF_NEXT_GENERATION",
     "CP_OFF_WRITTEN_BLOCKS",
     "CP_OFF_RESERVED_BLOCKS",
+    "CP_OFF_SIZE_TOTAL_BLOCKS",
+    "CP_OFF_SIZE_MAIN_SEGMENTS",
+    "CP_OFF_SIZE_NAT_BLOCKS",
+    "CP_OFF_SIZE_RESERVED_SEGMENTS",
     // codec.rs
     "META_OFF_MAGIC",
     "META_OFF_INDEX",

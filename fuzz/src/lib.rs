@@ -689,6 +689,7 @@ pub fn decoders(data: &[u8]) {
                 main_segments: codec::get_u32(&b[..], 40),
                 nid_count: codec::get_u32(&b[..], 44),
                 reserved_segments: codec::get_u32(&b[..], 48),
+                max_main_segments: codec::get_u32(&b[..], 68),
             };
             if g.validate().is_ok() {
                 let _ = (g.main_blocks(), g.main_end(), g.cp_pack_addr(1), g.ssa_addr(g.main_segments - 1, 1));

@@ -32,6 +32,8 @@ pub struct MkfsArgs {
     pub root: Option<PathBuf>,
     /// `--progress`: draw `--root`'s progress bar even when stderr is not a terminal.
     pub progress: bool,
+    /// `--max-size MAX`: room to grow (`rollfs resize`) up to a device of MAX bytes.
+    pub max_size: Option<u64>,
 }
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before
@@ -155,6 +157,15 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
         opts.label = l.as_bytes().to_vec();
     }
     opts.root_reserve_pct = a.reserve_pct;
+    if let Some(max) = a.max_size {
+        if a.size.is_some_and(|s| max <= s) {
+            return Err(CliError::BadOption(format!(
+                "--max-size {}: not above --size: there would be no room to grow",
+                size::human(max)
+            )));
+        }
+        opts.max_blocks = max / rollfs_core::BLOCK_SIZE as u64;
+    }
     opts.uuid = random_uuid();
     opts.hash_seed = random_hash_seed(path)?;
     opts.time = crate::now();
@@ -251,7 +262,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
             let g = sb.geometry;
             println!(
                 "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, \
-                 directories {}, reservations {}, inline data {}, uuid {}{}",
+                 directories {}, reservations {}, inline data {}, uuid {}{}{}",
                 path.display(),
                 size::human(bytes),
                 g.main_segments,
@@ -267,6 +278,11 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                     String::new()
                 } else {
                     format!(", label {:?}", String::from_utf8_lossy(&sb.label))
+                },
+                if sb.can_grow() {
+                    format!(", room to grow up to {}", size::human(sb.max_blocks * rollfs_core::BLOCK_SIZE as u64))
+                } else {
+                    String::new()
                 }
             );
             if let (Some(p), Some(dir)) = (&populated, &a.root) {

@@ -78,6 +78,9 @@ pub struct Inspection {
     pub main_segments: u32,
     pub reserved_segments: u32,
     pub nid_count: u32,
+    /// The size `rollfs resize` may grow the filesystem to (`mkfs --max-size`); 0 when
+    /// the image has no room to grow.
+    pub max_bytes: u64,
     pub areas: Vec<Area>,
     /// From the checker: the newest valid checkpoint and what it holds.
     pub checkpoint_version: Option<u64>,
@@ -102,18 +105,23 @@ fn areas(g: &Geometry) -> Vec<Area> {
     vec![
         Area { name: "superblock", start_block: 0, blocks: 2 },
         Area { name: "checkpoint", start_block: cp, blocks: 2 * g.cp_pack_blocks as u64 },
-        Area { name: "NAT", start_block: g.nat_start as u64, blocks: 2 * g.nat_blocks as u64 },
-        Area { name: "SIT", start_block: g.sit_start as u64, blocks: 2 * g.sit_blocks as u64 },
-        Area { name: "SSA", start_block: g.ssa_start as u64, blocks: 2 * g.main_segments as u64 },
+        // With room to grow (mkfs --max-size) each area is laid out for the largest size.
+        Area { name: "NAT", start_block: g.nat_start as u64, blocks: 2 * g.nat_capacity() as u64 },
+        Area { name: "SIT", start_block: g.sit_start as u64, blocks: 2 * g.sit_capacity() as u64 },
+        Area { name: "SSA", start_block: g.ssa_start as u64, blocks: 2 * g.ssa_capacity() as u64 },
         Area { name: "main", start_block: g.main_start as u64, blocks: g.main_blocks() },
     ]
 }
 
 /// Reads the newest checkpoint and its SIT through the core's own decoders.
-fn read_segments<D: BlockDevice>(dev: &mut D, g: &Geometry) -> rollfs_core::Result<(CheckpointInfo, Vec<SegmentInfo>)> {
+fn read_segments<D: BlockDevice>(
+    dev: &mut D,
+    sb_geo: &Geometry,
+) -> rollfs_core::Result<(CheckpointInfo, Vec<SegmentInfo>)> {
     use rollfs_core::checkpoint::{Checkpoint, CP_FLAG_UMOUNT};
     use rollfs_core::Log;
-    let (cp, pack) = Checkpoint::read_newest(dev, g)?;
+    let (cp, pack) = Checkpoint::read_newest(dev, sb_geo)?;
+    let g = &cp.geometry.unwrap_or(*sb_geo);
     let sit = rollfs_core::sit::Sit::load(dev, g, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
     let logs: Vec<LogInfo> = Log::ALL
         .iter()
@@ -154,7 +162,9 @@ fn read_segments<D: BlockDevice>(dev: &mut D, g: &Geometry) -> rollfs_core::Resu
 pub fn inspect(target: &Path, verify_data: bool) -> Result<Inspection> {
     let mut dev = FileDevice::open(target, DeviceOptions { write: false, ..Default::default() })?;
     let sb = probe::check_superblock(&mut dev, target)?;
-    let g = sb.geometry;
+    // A grown image's size is its newest checkpoint's (the superblock keeps mkfs's).
+    let newest = rollfs_core::checkpoint::Checkpoint::read_newest(&mut dev, &sb.geometry);
+    let g = newest.ok().and_then(|(cp, _)| cp.geometry).unwrap_or(sb.geometry);
     let mut ins = Inspection {
         target: target.display().to_string(),
         device_kind: dev.kind(),
@@ -172,6 +182,7 @@ pub fn inspect(target: &Path, verify_data: bool) -> Result<Inspection> {
         main_segments: g.main_segments,
         reserved_segments: g.reserved_segments,
         nid_count: g.nid_count,
+        max_bytes: sb.max_blocks * BLOCK_SIZE as u64,
         areas: areas(&g),
         checkpoint_version: None,
         inodes: None,
@@ -186,7 +197,7 @@ pub fn inspect(target: &Path, verify_data: bool) -> Result<Inspection> {
         segments: None,
         segment_error: None,
     };
-    match read_segments(&mut dev, &g) {
+    match read_segments(&mut dev, &sb.geometry) {
         Ok((cp, segs)) => {
             ins.checkpoint = Some(cp);
             ins.segments = Some(segs);
@@ -243,6 +254,9 @@ pub fn text(ins: &Inspection) -> String {
         if ins.data_checksums { "on (CRC32C beside every data block address)" } else { "off (mkfs -O nodatasum)" }
     );
     let _ = writeln!(s, "max inodes:        {}", ins.nid_count);
+    if ins.max_bytes > 0 {
+        let _ = writeln!(s, "room to grow:      up to {} (rollfs resize)", size::human(ins.max_bytes));
+    }
     let _ = writeln!(s, "areas:");
     for a in &ins.areas {
         let _ = writeln!(

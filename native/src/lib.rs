@@ -18,6 +18,7 @@
 //! | [`cmd`] | the subcommands: mkfs, mount, fsck, inspect, replay |
 //! | [`dump`] | `rollfs dump`: files copied out of an image read-only, damage skipped and reported with its block |
 //! | [`populate`] | `mkfs --root DIR`: the scan of a directory tree, the image size from it, the copy, and the superblocks held back until the copy is complete |
+//! | [`resize`] | `rollfs resize`: an unmounted image grown in place (extended, then the core's plan written in its crash-safe order) |
 //! | [`inspect`] | the `inspect` report: text, JSON and the SVG picture (layout to scale, segment utilisation with the log heads, wear) |
 //! | [`secure`] | private output files (0600, no symlinks) and the ownership check of targets |
 
@@ -36,6 +37,7 @@ pub mod oplog;
 pub mod populate;
 pub mod probe;
 pub mod record;
+pub mod resize;
 pub mod secure;
 pub mod size;
 

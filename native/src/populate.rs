@@ -254,7 +254,8 @@ pub fn image_size(tree: &Tree, opts: &MkfsOptions) -> Result<u64> {
     // Each step adds an eighth: a few dozen steps reach any size up to the 16 TiB that
     // 32-bit block addresses allow.
     for _ in 0..200 {
-        if let Ok(g) = Geometry::compute(blocks, opts.segment_blocks, opts.overprovision_pct) {
+        if let Ok(g) = Geometry::compute_with_max(blocks, opts.max_blocks, opts.segment_blocks, opts.overprovision_pct)
+        {
             if g.user_blocks() >= want && g.nid_count as u64 > tree.nids + tree.nids * SIZE_MARGIN_PCT / 100 {
                 return Ok(blocks * BLOCK_SIZE as u64);
             }
@@ -271,7 +272,7 @@ pub fn image_size(tree: &Tree, opts: &MkfsOptions) -> Result<u64> {
 /// Refuses, before anything is written, a device of `total_blocks` too small for the tree:
 /// the message names what the tree needs, what the image holds, and a size that fits.
 pub fn check_fits(tree: &Tree, total_blocks: u64, opts: &MkfsOptions, target: &Path) -> Result<()> {
-    let g = Geometry::compute(total_blocks, opts.segment_blocks, opts.overprovision_pct)
+    let g = Geometry::compute_with_max(total_blocks, opts.max_blocks, opts.segment_blocks, opts.overprovision_pct)
         .map_err(|e| CliError::core(target, "cannot format", e))?;
     let need = tree.blocks_needed();
     if g.user_blocks() >= need && g.nid_count as u64 > tree.nids {

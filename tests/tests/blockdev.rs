@@ -98,3 +98,44 @@ fn mkfs_mount_fsck_on_a_loop_device() {
     let o = rollfs([OsStr::new("fsck"), dev]);
     assert_eq!(o.status.code(), Some(0), "fsck: {}{}", stdout(&o), stderr(&o));
 }
+
+/// `rollfs resize` of a block device without SIZE grows the filesystem to the device
+/// (after the device grew: a partition enlarged, here the loop device's file), capped at
+/// the room `mkfs --max-size` gave it; fsck clean, and a mount fills past the old size.
+#[test]
+fn resize_grows_a_block_device_to_its_size_within_the_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("backing");
+    fs::File::create(&backing).unwrap().write_all(&vec![0u8; 64 << 20]).unwrap();
+    let Some(lo) = Loop::attach(&backing) else { return };
+    let dev = lo.dev.as_os_str();
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), OsStr::new("--max-size"), OsStr::new("192M"), dev]);
+    assert!(o.status.success(), "mkfs: {}", stderr(&o));
+    // Nothing to grow into yet.
+    let o = rollfs([OsStr::new("resize"), dev]);
+    assert!(o.status.success() && stdout(&o).contains("nothing to do"), "{}{}", stdout(&o), stderr(&o));
+    // The device grows past the room (256 MiB > 192 MiB): the filesystem takes the room.
+    fs::OpenOptions::new().write(true).open(&backing).unwrap().set_len(256 << 20).unwrap();
+    let st = Command::new("losetup").arg("-c").arg(&lo.dev).status().expect("run losetup -c");
+    assert!(st.success(), "losetup -c");
+    let o = rollfs([OsStr::new("resize"), OsStr::new("--json"), dev]);
+    assert!(o.status.success(), "resize: {}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("resize --json");
+    assert_eq!(v["grown"], true, "{v}");
+    assert_eq!(v["new_bytes"], 192u64 << 20, "grown to the room, not the device: {v}");
+    assert_eq!(v["max_bytes"], 192u64 << 20, "{v}");
+    // A SIZE past the device is refused.
+    assert_fails(&rollfs([OsStr::new("resize"), dev, OsStr::new("1G")]), 2, "larger than the device");
+    let o = rollfs([OsStr::new("fsck"), dev]);
+    assert!(o.status.success(), "fsck: {}{}", stdout(&o), stderr(&o));
+    require_fuse();
+    let m = Mount::new(&lo.dev, &[]);
+    let data: Vec<u8> = (0..80u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    fs::write(m.path("big"), &data).unwrap();
+    assert!(m.unmount().success());
+    let m = Mount::new(&lo.dev, &[]);
+    assert!(fs::read(m.path("big")).unwrap() == data, "80 MiB written past the old 64 MiB read back");
+    assert!(m.unmount().success());
+    let o = rollfs([OsStr::new("fsck"), dev]);
+    assert!(o.status.success(), "fsck: {}{}", stdout(&o), stderr(&o));
+}

@@ -954,6 +954,7 @@ mod tests {
             main_segments: n,
             reserved_segments: g.reserved_segments,
             nid_count: g.nid_count,
+            max_bytes: 0,
             areas: crate::inspect::areas(&g),
             checkpoint_version: Some(42),
             inodes: None,
