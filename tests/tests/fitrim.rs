@@ -77,11 +77,16 @@ fn fstrim_discards_the_free_segments_and_the_files_survive() {
 
     // Nothing new to trim: 0 bytes, as ext4 reports a second fstrim.
     assert_eq!(fstrim(&m.mnt, &[]), 0);
-    // A freed file's segments are trimmed by the next fstrim after the checkpoint.
-    fs::remove_file(m.path("f1")).unwrap();
+    // A freed file's segments are trimmed by the next fstrim after the checkpoint that
+    // frees them (8 MiB: at least three 2 MiB segments of its own).
+    fs::write(m.path("big"), blob(8 << 20, 99)).unwrap();
+    fs::File::open(&m.mnt).unwrap().sync_all().unwrap();
+    assert_eq!(fstrim(&m.mnt, &[]), 0, "nothing freed since the last trim");
+    fs::remove_file(m.path("big")).unwrap();
+    assert_eq!(fstrim(&m.mnt, &[]), 0, "freed but not yet checkpointed: still the checkpoint's");
     fs::File::open(&m.mnt).unwrap().sync_all().unwrap();
     let again = fstrim(&m.mnt, &[]);
-    assert!(again > 0, "the freed file's segments: {again}");
+    assert!(again >= 6 << 20, "the freed file's segments: {again}");
 
     for i in (3..16u8).step_by(2) {
         assert_eq!(fs::read(m.path(&format!("f{i}"))).unwrap(), blob(1 << 20, i), "f{i} after the trims");

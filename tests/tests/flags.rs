@@ -172,7 +172,7 @@ fn chattr_a_allows_appends_only() {
     a.write_all(b"two\n").unwrap();
     let refused: Vec<(&str, Result<(), i32>)> = vec![
         ("open for writing without O_APPEND", err(OpenOptions::new().write(true).open(&p))),
-        ("open O_APPEND|O_TRUNC", err(OpenOptions::new().append(true).truncate(true).open(&p))),
+        ("open O_APPEND|O_TRUNC", err(OpenOptions::new().append(true).custom_flags(libc::O_TRUNC).open(&p))),
         ("truncate", libc_err(unsafe { libc::truncate(cpath(&p).as_ptr(), 0) })),
         ("ftruncate", err(a.set_len(0))),
         ("unlink", err(fs::remove_file(&p))),
@@ -224,9 +224,11 @@ fn no_dump_no_atime_and_xfs_io_chattr() {
     // Inherited by what is created in it, as in ext4.
     fs::write(d.join("f"), b"f").unwrap();
     assert_eq!(getflags(&d.join("f")), NODUMP | NOATIME);
-    // xfs_io's chattr sets through FS_IOC_FSSETXATTR (the kernel reads FSGETXATTR first).
+    // xfs_io's chattr sets through FS_IOC_FSSETXATTR (the kernel reads FSGETXATTR first);
+    // `-r` opens read-only: without it xfs_io opens for writing, which an immutable file
+    // refuses (EPERM, as on ext4).
     let f = d.join("f");
-    let o = Command::new("xfs_io").args(["-c", "chattr +i"]).arg(&f).output().expect("xfs_io (xfsprogs)");
+    let o = Command::new("xfs_io").args(["-r", "-c", "chattr +i"]).arg(&f).output().expect("xfs_io (xfsprogs)");
     assert!(o.status.success(), "xfs_io chattr +i: {}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(getflags(&f), NODUMP | NOATIME | IMMUTABLE);
     let file = open_for_flags(&f);
@@ -238,6 +240,10 @@ fn no_dump_no_atime_and_xfs_io_chattr() {
     drop(file);
     assert_eq!(err(fs::write(&f, b"x")), Err(EPERM));
     let o = Command::new("xfs_io").args(["-c", "chattr -i"]).arg(&f).output().unwrap();
+    assert!(!o.status.success(), "xfs_io opening an immutable file for writing");
+    let o = Command::new("xfs_io").args(["-r", "-c", "lsattr"]).arg(&f).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("--i--Ad---"), "xfs_io lsattr: {}", stdout(&o));
+    let o = Command::new("xfs_io").args(["-r", "-c", "chattr -i"]).arg(&f).output().unwrap();
     assert!(o.status.success(), "xfs_io chattr -i: {}", String::from_utf8_lossy(&o.stderr));
     fs::write(&f, b"x").unwrap();
     assert!(m.unmount().success());
