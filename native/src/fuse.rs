@@ -2144,6 +2144,41 @@ mod tests {
         assert_eq!(ioc::F2FS_IOC_GET_FEATURES, ior(0xf5, 12, 4));
         assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 2, 16383));
         assert_eq!(ioc::ROLLFS_IOC_GET_STATS_1K, ior(b'R' as u32, 1, 1024));
+        const fn iow(ty: u32, nr: u32, size: u32) -> u32 {
+            (1 << 30) | (size << 16) | (ty << 8) | nr
+        }
+        assert_eq!(ioc::FS_IOC_GETFLAGS, ior(b'f' as u32, 1, 8));
+        assert_eq!(ioc::FS_IOC_SETFLAGS, iow(b'f' as u32, 2, 8));
+        assert_eq!(ioc::FS_IOC32_GETFLAGS, ior(b'f' as u32, 1, 4));
+        assert_eq!(ioc::FS_IOC32_SETFLAGS, iow(b'f' as u32, 2, 4));
+        assert_eq!(ioc::FS_IOC_FSGETXATTR, ior(b'X' as u32, 31, ioc::FSXATTR_LEN as u32));
+        assert_eq!(ioc::FS_IOC_FSSETXATTR, iow(b'X' as u32, 32, ioc::FSXATTR_LEN as u32));
+        assert_eq!(ioc::FITRIM, (3 << 30) | ((ioc::FSTRIM_RANGE_LEN as u32) << 16) | ((b'X' as u32) << 8) | 121);
+    }
+
+    /// Linux's flag values (include/uapi/linux/fs.h) both ways; a bit rollfs does not keep
+    /// is refused, not dropped.
+    #[test]
+    fn attribute_flags_map_to_linux_values() {
+        use rollfs_core::FileFlags as F;
+        let all = F::IMMUTABLE | F::APPEND | F::NODUMP | F::NOATIME;
+        assert_eq!(fl::to_linux(&fl::FS_FL, all), 0x10 | 0x20 | 0x40 | 0x80);
+        assert_eq!(fl::to_linux(&fl::FS_XFLAG, all), 0x08 | 0x10 | 0x40 | 0x80);
+        for table in [&fl::FS_FL, &fl::FS_XFLAG] {
+            for (v, f) in table.iter() {
+                assert_eq!(fl::from_linux(table, *v), Some(*f));
+                assert_eq!(fl::to_linux(table, *f), *v);
+            }
+            assert_eq!(fl::from_linux(table, fl::to_linux(table, all)), Some(all));
+            assert_eq!(fl::from_linux(table, 0), Some(F::empty()));
+        }
+        // FS_COMPR_FL, FS_SYNC_FL, FS_EXTENT_FL; FS_XFLAG_REALTIME, FS_XFLAG_PROJINHERIT.
+        for v in [0x4, 0x8, 0x80000, 0x10 | 0x4] {
+            assert_eq!(fl::from_linux(&fl::FS_FL, v), None, "{v:#x}");
+        }
+        for v in [0x1, 0x200] {
+            assert_eq!(fl::from_linux(&fl::FS_XFLAG, v), None, "{v:#x}");
+        }
     }
 
     #[test]
