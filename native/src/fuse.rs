@@ -1605,6 +1605,12 @@ impl fuser::Filesystem for RollFuse {
             // write(2) returned may see the suid bit the write cleared.
             self.notify.invalidate_attrs_now(ino.0 as u32);
         }
+        if writeback && r == Err(Errno::EPERM) {
+            // A shared mapping's pages the file's flags refuse (made immutable or
+            // append-only after the mapping was): the kernel keeps their bytes cached, where
+            // readers would see what the file never held. Dropped, from the notify thread.
+            self.notify.invalidate_range(ino.0 as u32, None, None);
+        }
         match r {
             Ok(n) => reply.written(n as u32),
             Err(e) => reply.error(e),

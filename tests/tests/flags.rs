@@ -110,6 +110,35 @@ fn assert_immutable(m: &Mount, rel: &str) {
     fs::remove_file(&q).unwrap();
 }
 
+/// A shared writable mapping of `p` made before `chattr +i`: the pages dirtied afterwards
+/// never reach the file (msync gets EPERM: the daemon refuses the kernel's writeback), and
+/// readers soon stop seeing them (the daemon drops the refused pages from the kernel's
+/// cache). ext4 refuses the page fault instead; FUSE has no such hook.
+fn assert_mapping_writes_refused(p: &Path, old: &[u8]) {
+    let f = OpenOptions::new().read(true).write(true).open(p).unwrap();
+    let len = old.len();
+    // SAFETY: a shared mapping of `len` bytes of an open file, unmapped below.
+    let map = unsafe {
+        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, f.as_raw_fd(), 0)
+    };
+    assert_ne!(map, libc::MAP_FAILED);
+    assert!(chattr("+i", p).0);
+    // SAFETY: within the mapping.
+    unsafe { std::ptr::write_bytes(map as *mut u8, b'M', len) };
+    // SAFETY: the mapping made above.
+    let r = libc_err(unsafe { libc::msync(map, len, libc::MS_SYNC) });
+    // SAFETY: as above.
+    unsafe { libc::munmap(map, len) };
+    drop(f);
+    assert_eq!(r, Err(EPERM), "msync of pages dirtied after chattr +i");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while fs::read(p).unwrap() != old {
+        assert!(std::time::Instant::now() < deadline, "the refused pages are still what readers see");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(chattr("-i", p).0);
+}
+
 #[test]
 fn chattr_i_makes_files_and_directories_immutable() {
     let img = Image::new("64M", &[]);
@@ -152,6 +181,7 @@ fn chattr_i_makes_files_and_directories_immutable() {
 
     assert!(chattr("-i", &f).0 && chattr("-i", &m.path("d")).0);
     assert_eq!(getflags(&f), 0);
+    assert_mapping_writes_refused(&f, b"data");
     fs::write(&f, b"changed").unwrap();
     fs::remove_file(&f).unwrap();
     fs::remove_file(m.path("d/x")).unwrap();
