@@ -936,6 +936,10 @@ impl RollFuse {
         self.call(|fs| {
             let now = crate::now();
             fs.set_file_flags(ino, flags, may_protect, now)?;
+            if crate::mutant::active("mutant-setflags-not-durable") {
+                // Broken on purpose (test-only): acknowledged while only in memory.
+                return Ok(());
+            }
             fs.fsync(ino, false, now)
         })?;
         // The change set ctime, which the kernel's cached attributes do not know.

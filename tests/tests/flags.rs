@@ -373,3 +373,87 @@ fn flags_survive_a_remount_and_a_power_cut_after_chattr_returned() {
     let o = rollfs([OsStr::new("fsck"), out.as_os_str()]);
     assert!(o.status.success(), "fsck after the remounts: {}", stdout(&o));
 }
+
+/// The flags at every crash point of a recorded mount of `bin` (with `envs`: a mutant),
+/// among the states `rollfs crashtest` checks (after each write, wait, flush, the
+/// unflushed writes in seeded subsets, the newest torn): once `chattr` returned, every
+/// later crash shows that change or a later one, and each image mounts and is fsck clean.
+/// Returns the states checked, or the first violation.
+fn crash_states_keep_the_flags(bin: &Path, envs: &[(&str, &str)], max_states: u64) -> Result<u64, String> {
+    let img = Image::new("64M", &["--segment-size", "256K"]);
+    let log = img.dir.path().join("writes.log");
+    let m = Mount::try_new_with(bin, envs, &img.path, &[OsStr::new("--record-writes"), log.as_os_str()])?;
+    fs::write(m.path("a"), b"a").unwrap();
+    fs::write(m.path("b"), b"b").unwrap();
+    fs::create_dir(m.path("d")).unwrap();
+    // The files are durable before any chattr (a checkpoint): what a crash may lose is
+    // then the flags alone.
+    File::open(&m.mnt).unwrap().sync_all().unwrap();
+    // (path, flags after each acknowledged change, the log point it returned at)
+    let mut history: Vec<(&str, u32, u64)> = Vec::new();
+    let steps: [(&str, u32); 7] = [
+        ("a", IMMUTABLE),
+        ("b", APPEND | NODUMP),
+        ("d", APPEND),
+        ("a", 0),
+        ("b", NOATIME),
+        ("a", IMMUTABLE | NODUMP),
+        ("d", 0),
+    ];
+    for (name, flags) in steps {
+        setflags(&m.path(name), flags).unwrap();
+        history.push((name, flags, log_point(&log)));
+    }
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let out = img.dir.path().join("crash.img");
+    let mut first: Option<String> = None;
+    let states = for_each_crash_state(&log, &out, max_states, 39, |point, what| {
+        if first.is_none() {
+            first = check_flags_at(&out, point, &history).err().map(|e| format!("{what}: {e}"));
+        }
+    });
+    first.map_or(Ok(states), Err)
+}
+
+/// One crash image of [`crash_states_keep_the_flags`] at crash point `point`.
+fn check_flags_at(img: &Path, point: u64, history: &[(&str, u32, u64)]) -> Result<(), String> {
+    let m = Mount::try_new(img, &[]).map_err(|e| format!("does not mount: {e}"))?;
+    for name in ["a", "b", "d"] {
+        // The acknowledged changes of `name` up to the crash: the last one, or a later.
+        let changes: Vec<&(&str, u32, u64)> = history.iter().filter(|h| h.0 == name).collect();
+        let Some(k) = changes.iter().rposition(|h| h.2 <= point) else { continue };
+        if !m.path(name).exists() {
+            return Err(format!("{name} is gone, although chattr of it returned"));
+        }
+        let now = getflags(&m.path(name));
+        if !changes[k..].iter().any(|h| h.1 == now) {
+            return Err(format!("{name} has flags {now:#x}, acknowledged {:#x} (or a later change)", changes[k].1));
+        }
+    }
+    if !m.unmount().success() {
+        return Err("unmount failed".into());
+    }
+    let o = rollfs([OsStr::new("fsck"), img.as_os_str()]);
+    if !o.status.success() {
+        return Err(format!("fsck: {}", stdout(&o)));
+    }
+    Ok(())
+}
+
+/// Every crash after `chattr` returned keeps what it set (a set is durable on return: the
+/// driver fsyncs the inode); the driver mutant that replies before that fsync is caught,
+/// and the same mutants build without a mutant chosen passes.
+#[test]
+fn every_crash_after_chattr_returned_keeps_the_flags() {
+    let states = crash_states_keep_the_flags(&rollfs_bin(), &[], 300).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("flags: {states} crash states checked");
+    assert!(states >= 100, "only {states} crash states");
+    let bin = rollfs_mutants_bin();
+    for mutant in rollfs::mutant::FLAGS_NAMES {
+        let e = crash_states_keep_the_flags(&bin, &[("ROLLFS_MUTANT", mutant)], 300)
+            .expect_err("the mutant went unnoticed");
+        eprintln!("{mutant} caught: {e}");
+    }
+    crash_states_keep_the_flags(&bin, &[], 100).unwrap_or_else(|e| panic!("the mutants build without a mutant: {e}"));
+}
