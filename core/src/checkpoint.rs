@@ -269,8 +269,9 @@ impl Checkpoint {
     /// used by mkfs, mount, sync, unmount and repair. The payload blocks are written, then
     /// the device waits for every submitted write (the payload and everything the
     /// checkpoint references: nodes, data, NAT/SIT/SSA blocks written before) and flushes,
-    /// and only then is the header written with FUA and waited for: the header is the
-    /// commit record, and a crash at any point before it leaves the previous checkpoint.
+    /// and only then is the header written, waited for and flushed: the header is the
+    /// commit record, and a crash at any point before that flush leaves the previous
+    /// checkpoint.
     /// Returns the blocks written and the flushes issued.
     pub fn commit<D: BlockDevice>(&self, dev: &mut D, geo: &Geometry, pack: usize) -> Result<(u64, u64)> {
         let blocks = self.encode(geo, pack)?;
@@ -289,8 +290,21 @@ impl Checkpoint {
             dev.flush()?;
             flushes += 1;
         }
-        dev.write(base, &blocks[0], crate::device::WriteFlags::FUA)?;
+        // The header is made durable by a flush of its own, not by FUA: flash that
+        // acknowledges FUA writes from its volatile cache but honours flushes (rollfs-sim's
+        // `fua-ignored`) would otherwise lose a checkpoint `sync` had returned, and let the
+        // writes after it overwrite what the older pack still names. Where the device has
+        // no FUA the kernel emulates it with the same flush; where it has one, a flush of a
+        // cache holding one block costs about the same.
+        // The mutant is the protocol before: the header with FUA and no flush after it.
+        let fua_only = crate::mutant!("mutant-device-cp-header-fua");
+        let flags = if fua_only { crate::device::WriteFlags::FUA } else { crate::device::WriteFlags::empty() };
+        dev.write(base, &blocks[0], flags)?;
         dev.wait_writes()?;
+        if !fua_only {
+            dev.flush()?;
+            flushes += 1;
+        }
         Ok((blocks.len() as u64, flushes))
     }
 

@@ -351,7 +351,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// (`NULL_ADDR`, checksum 0), as [`Self::get_ptr`] gives for each. For the reader of
     /// blocks not in memory: a reserved hole on disk is a hole here too
     /// ([`Self::reserved_as_hole`]).
-    fn get_ptrs(&mut self, ino: Ino, idx: u64, max: u64, out: &mut Vec<(BlockAddr, u32)>) -> Result<()> {
+    pub(crate) fn get_ptrs(&mut self, ino: Ino, idx: u64, max: u64, out: &mut Vec<(BlockAddr, u32)>) -> Result<()> {
         debug_assert!(max > 0);
         let from = out.len();
         match node::block_path(idx)? {

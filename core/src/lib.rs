@@ -44,6 +44,7 @@
 //! | `fs` | the [`Filesystem`] API: mount, space accounting, caches, write-back |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator. *Public*: `rollfs`, the simulator, the testkit and most tests call `fsck::check` and `fsck::repair` |
 //! | `repair` | `fsck --repair`: metadata rebuilt from the reachable tree |
+//! | `scrub` | online scrub: node and data blocks read back and checked in bounded, resumable steps ([`ScrubCursor`], [`ScrubStep`], re-exported) |
 //! | `device` | the [`BlockDevice`] trait and the in-memory [`MemDevice`] |
 //! | `error` | the [`Error`] type and its errno mapping |
 //! | `stats` | the counters ([`Stats`]), from one list |
@@ -91,6 +92,7 @@ mod parents;
 mod prealloc;
 mod recovery;
 mod repair;
+mod scrub;
 mod segment;
 mod since_cp;
 mod stats;
@@ -108,6 +110,7 @@ pub use fs::{
 pub use fsync::FsyncTicket;
 pub use layout::BLOCK_SIZE;
 pub use node::FileType;
+pub use scrub::{ScrubBad, ScrubBadKind, ScrubCursor, ScrubStep, SCRUB_BAD_PER_STEP_MAX, SCRUB_STEP_BLOCKS_MAX};
 pub use segment::Log;
 pub use stats::{Stats, STAT_COUNT};
 pub use trim::TrimStep;

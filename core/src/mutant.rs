@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 28] = [
+pub const NAMES: [&str; 29] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -47,6 +47,7 @@ pub const NAMES: [&str; 28] = [
     "mutant-recovery-drops-inline-data",
     "mutant-inline-shrink-keeps-bytes",
     "mutant-device-read-no-crc",
+    "mutant-device-cp-header-fua",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

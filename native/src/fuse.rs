@@ -2131,6 +2131,27 @@ impl fuser::Filesystem for RollFuse {
                 buf.resize(len.min(out_size as usize), 0);
                 reply.ioctl(0, &buf)
             }
+            // A scrub reads every block: for the user who mounted it, or CAP_SYS_ADMIN, as
+            // the statistics (another user could hold the filesystem with steps).
+            crate::online_scrub::ROLLFS_IOC_SCRUB
+                if req.uid() != self.mounter_uid && !privileged(req, cap::CAP_SYS_ADMIN) =>
+            {
+                reply.error(Errno::EPERM)
+            }
+            crate::online_scrub::ROLLFS_IOC_SCRUB => {
+                let Some((cursor, budget)) = crate::online_scrub::decode_request(in_data) else {
+                    return reply.error(Errno::EINVAL);
+                };
+                match self.call(|fs| Ok((fs.scrub_step(cursor, budget)?, fs.node_id_count()))) {
+                    Ok((step, nid_count)) => {
+                        for b in &step.bad {
+                            eprintln!("rollfs: scrub: {b}");
+                        }
+                        reply.ioctl(0, &crate::online_scrub::encode_reply(&step, nid_count))
+                    }
+                    Err(e) => reply.error(e),
+                }
+            }
             _ => reply.error(Errno::ENOTTY),
         }
     }

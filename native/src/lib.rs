@@ -28,6 +28,7 @@ pub mod fuse;
 pub mod inspect;
 pub mod mutant;
 pub mod notify;
+pub mod online_scrub;
 pub mod populate;
 pub mod probe;
 pub mod record;

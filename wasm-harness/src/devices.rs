@@ -35,6 +35,10 @@ pub enum DeviceModel {
     /// Flushes (and FUA) are acknowledged but the volatile cache keeps what it holds: at a
     /// crash, any write since the second-to-last flush may be lost, in any combination.
     FlushIgnored,
+    /// FUA writes are acknowledged as on the media but sit in the volatile cache until the
+    /// next flush (flushes are honoured): at a crash, every FUA write since the last flush
+    /// is lost, and the other writes since it are lost all, none or some.
+    FuaIgnored,
     /// One acknowledged write never reaches the media (reads return the old contents).
     LostWrite,
     /// One write lands at the neighbouring block instead of its own.
@@ -51,8 +55,9 @@ pub enum DeviceModel {
 
 impl DeviceModel {
     /// Every lying model, in the order of docs/TESTING.md's table.
-    pub const LYING: [DeviceModel; 7] = [
+    pub const LYING: [DeviceModel; 8] = [
         DeviceModel::FlushIgnored,
+        DeviceModel::FuaIgnored,
         DeviceModel::LostWrite,
         DeviceModel::MisdirectedWrite,
         DeviceModel::EraseThenLose,
@@ -61,10 +66,16 @@ impl DeviceModel {
         DeviceModel::ReadErrorOnce,
     ];
 
+    /// The models on which rollfs promises to lose nothing acknowledged (L4).
+    pub fn loses_nothing(self) -> bool {
+        matches!(self, DeviceModel::Honest | DeviceModel::FuaIgnored | DeviceModel::BitflipTransient)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             DeviceModel::Honest => "honest",
             DeviceModel::FlushIgnored => "flush-ignored",
+            DeviceModel::FuaIgnored => "fua-ignored",
             DeviceModel::LostWrite => "lost-write",
             DeviceModel::MisdirectedWrite => "misdirected-write",
             DeviceModel::EraseThenLose => "erase-then-lose",
@@ -147,6 +158,12 @@ impl Outcome {
     pub fn is_violation(self) -> bool {
         matches!(self, Outcome::WrongBytes | Outcome::Crash)
     }
+
+    /// What rollfs promises on `model` is broken: L1 and L2 everywhere, and on the models
+    /// where it loses nothing (L4: `fua-ignored`, `bitflip-transient`) any loss.
+    pub fn is_violation_on(self, model: DeviceModel) -> bool {
+        self.is_violation() || (model.loses_nothing() && !matches!(self, Outcome::Intact | Outcome::IntactReported))
+    }
 }
 
 /// A read that misbehaves once during the recovery of a fault state.
@@ -226,6 +243,18 @@ fn writes_of(run: &Run) -> Vec<(usize, u64, BlockRef)> {
                 let w = &run.trace.writes[*id as usize];
                 Some((at, w.addr, w.data.clone()))
             }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether each write of [`writes_of`] (same order) was issued with FUA.
+fn fua_of(run: &Run) -> Vec<bool> {
+    run.trace
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            crate::device::Event::Write { id } => Some(run.trace.writes[*id as usize].fua),
             _ => None,
         })
         .collect()
@@ -374,6 +403,7 @@ impl Explorer {
                 }
                 out
             }
+            DeviceModel::FuaIgnored => self.fua_ignored_faults(run, &writes, budget, &mut rng),
             DeviceModel::LostWrite => {
                 let cands: Vec<usize> = (0..writes.len())
                     .filter(|&i| last_of[&writes[i].1] == i && before(i, writes[i].1).as_deref() != Some(&*writes[i].2))
@@ -421,6 +451,54 @@ impl Explorer {
                 out
             }
         }
+    }
+
+    /// `fua-ignored`: a crash right after each operation returned: the writes issued since
+    /// the last flush that were FUA are lost (a header made durable by FUA
+    /// alone, as rollfs's checkpoint was before), and the others are lost all, none, or at
+    /// random (what an honest device may do with them too).
+    fn fua_ignored_faults(
+        &self,
+        run: &Run,
+        writes: &[(usize, u64, BlockRef)],
+        budget: usize,
+        rng: &mut Rng,
+    ) -> Vec<Fault> {
+        let fua = fua_of(run);
+        debug_assert_eq!(fua.len(), writes.len());
+        let flushes: Vec<usize> = run
+            .trace
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, crate::device::Event::Flush))
+            .map(|(at, _)| at)
+            .collect();
+        let last_flush_before = |c: usize| flushes.iter().rev().find(|&&f| f < c).copied().unwrap_or(0);
+        // Every operation's end, whether or not it left writes after the last flush: the
+        // same states before and after a change to what the core flushes.
+        let mut points: Vec<usize> = run.records.iter().map(|r| r.events.end).filter(|&c| c > 0).collect();
+        points.dedup();
+        let mut out = Vec::new();
+        for c in spread(&points, budget.div_ceil(3)) {
+            let f = last_flush_before(c);
+            for v in 0..3u32 {
+                let kept: Vec<(u64, BlockRef)> = writes
+                    .iter()
+                    .zip(&fua)
+                    .filter(|((at, ..), &is_fua)| {
+                        *at < c && (*at < f || (!is_fua && (v == 1 || (v == 2 && rng.chance(1, 2)))))
+                    })
+                    .map(|((_, a, b), _)| (*a, b.clone()))
+                    .collect();
+                let label = format!(
+                    "crash at {c}: FUA writes since the flush at event {f} lost, the other writes {}",
+                    ["lost", "kept", "some lost"][v as usize]
+                );
+                out.push(Fault { label, image: apply(&run.start, kept.into_iter()), point: c, read: None });
+            }
+        }
+        out
     }
 
     /// The faults of a read model on one image (`at`: where the run left it): the blocks a
@@ -569,12 +647,17 @@ impl Explorer {
             if o != Outcome::Intact {
                 sum.examples.entry(o).or_insert_with(|| format!("{case} [{}] {detail}", f.label));
             }
-            if o.is_violation() {
+            if o.is_violation_on(model) {
+                let what = match o {
+                    Outcome::Crash => "crash",
+                    Outcome::WrongBytes => "wrong-bytes",
+                    _ => "lost",
+                };
                 sum.violations.push(Violation {
                     case: case.clone(),
                     workload: w.clone(),
                     state: None,
-                    kind: format!("device-{model}-{}", if o == Outcome::Crash { "crash" } else { "wrong-bytes" }),
+                    kind: format!("device-{model}-{what}"),
                     detail: format!("[{}] {detail}", f.label),
                 });
             }

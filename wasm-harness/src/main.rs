@@ -156,7 +156,7 @@ struct ExploreArgs {
     #[arg(long)]
     summary: Option<std::path::PathBuf>,
     /// The device: `honest` (the crash model of docs/INVARIANTS.md), or one that lies
-    /// (flush-ignored, lost-write, misdirected-write, erase-then-lose, bitflip-persistent,
+    /// (flush-ignored, fua-ignored, lost-write, misdirected-write, erase-then-lose, bitflip-persistent,
     /// bitflip-transient, read-error-once, or `lying` for each in turn): each workload's
     /// honest run becomes fault states (at most --max-points per workload), each judged
     /// against what rollfs promises on that device (docs/INVARIANTS.md, "Lying devices").

@@ -207,12 +207,19 @@ fn swept(name: &str, by: &str, first: Option<&crate::explore::Violation>, tried:
 
 /// A `mutant-device-*` mutant breaks what the core does when the device lies (an honest
 /// device never shows it): the device models' sweep (`crate::devices`) must report a
-/// violation: persistent bit flips on regression workloads that write file data.
+/// violation: persistent bit flips (FUA ignored for the checkpoint header's mutant) on
+/// regression workloads that write file data and sync.
 fn check_device(name: &str, ex: &Explorer) -> MutantResult {
     let dir = crate::workload::regression_dir();
     let cases: Vec<CaseId> =
         DEVICE_MUTANT_WORKLOADS.iter().map(|f| CaseId::File(dir.join(f))).chain((0..4).map(CaseId::Random)).collect();
-    let model = crate::devices::DeviceModel::BitflipPersistent;
+    // The header's FUA is what a fua-ignored device loses; the rest break the checksums
+    // that bit flips test.
+    let model = if name == "mutant-device-cp-header-fua" {
+        crate::devices::DeviceModel::FuaIgnored
+    } else {
+        crate::devices::DeviceModel::BitflipPersistent
+    };
     let sum = crate::devices::sweep(ex, model, &cases, 40, None, &mut |_| {});
     swept(name, model.name(), sum.violations.first(), sum.states, "fault states")
 }
