@@ -95,6 +95,8 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.inode_kind(ino)? != FileType::Regular {
             return Err(Error::Invalid("atomic write on a non-regular file"));
         }
+        // A commit replaces data anywhere in the file: neither immutable nor append-only.
+        self.refuse_protected(ino)?;
         if !self.atomic.contains_key(&ino) {
             // An inline file stays inline while the session stages (its block 0 is read from
             // the inode, `Location::Inline`): the commit converts it, so that starting a
@@ -247,6 +249,9 @@ impl<D: BlockDevice> Filesystem<D> {
         if !self.atomic.contains_key(&ino) {
             return Err(Error::Invalid("no atomic write in progress"));
         }
+        // Made immutable or append-only since the session started: the commit would
+        // rewrite it. The session stays open, to be aborted.
+        self.refuse_protected(ino)?;
         self.in_fsync = true;
         let r = self.op(|fs| fs.commit_atomic_inner(ino, now));
         self.in_fsync = false;

@@ -697,6 +697,8 @@ impl<D: BlockDevice> Filesystem<D> {
                 self.stats.discard_errors += 1;
             } else {
                 self.stats.discards += 1;
+                // A later FITRIM need not discard them again.
+                segnos[i..j].iter().for_each(|&s| self.seg.set_trimmed(s));
             }
             i = j;
         }

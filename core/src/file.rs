@@ -25,6 +25,7 @@ impl<D: BlockDevice> Filesystem<D> {
             FileType::Directory => return Err(Error::IsDir),
             _ => return Err(Error::Invalid("write to a special file")),
         }
+        self.check_write_at(ino, offset)?;
         if self.atomic.contains_key(&ino) {
             self.touch(now);
             self.atomic_write(ino, offset, data, now)?;
@@ -206,6 +207,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn punch_hole_inner(&mut self, ino: Ino, offset: u64, len: u64, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
+        self.refuse_protected(ino)?;
         if !self.inline_zero_range(ino, offset, end, false, now)? {
             self.uninline(ino, now)?;
             self.zero_blocks_range(ino, offset, end, now)?;
@@ -223,6 +225,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     fn zero_range_inner(&mut self, ino: Ino, offset: u64, len: u64, keep_size: bool, now: Timestamp) -> Result<()> {
         let end = self.check_fallocate(ino, offset, len)?;
+        self.refuse_protected(ino)?;
         if self.inline_zero_range(ino, offset, end, !keep_size, now)? {
             return self.after_change(now);
         }
@@ -254,6 +257,9 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.atomic.contains_key(&ino) {
             return Err(Error::Invalid("fallocate during an atomic write"));
         }
+        // Append-only files allow a reservation (mode 0 and KEEP_SIZE: `vfs_fallocate`'s
+        // "pure fallocate"), not punch or zero (their callers refuse those).
+        self.refuse_flags(ino, crate::fileflags::FileFlags::IMMUTABLE)?;
         let end = offset.checked_add(len).ok_or(Error::FileTooBig)?;
         if end > MAX_FILE_SIZE {
             return Err(Error::FileTooBig);
@@ -344,6 +350,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 _ => return Err(Error::Invalid("copy of a special file")),
             }
         }
+        self.check_write_at(dst, dst_off)?;
         let size = self.size_seen(src)?;
         if src_off >= size || len == 0 {
             return Ok(0);

@@ -60,7 +60,19 @@ pub struct FsckReport {
     /// Data blocks whose contents do not match their checksum: what a read of them gets
     /// EIO for. A repair cannot bring the bytes back; the file's other blocks are fine.
     pub bad_data: Vec<BadData>,
+    /// Reachable inodes carrying each attribute flag (`chattr`), in the order immutable,
+    /// append-only, no-dump, no-atime ([`ATTR_FLAG_NAMES`]).
+    pub attr_flag_inodes: [u64; 4],
 }
+
+/// The attribute flags [`FsckReport::attr_flag_inodes`] counts, with their `iflags` bits,
+/// as `lsattr` names them.
+pub const ATTR_FLAG_NAMES: [(u16, &str); 4] = [
+    (inode::IFLAG_IMMUTABLE, "immutable"),
+    (inode::IFLAG_APPEND, "append-only"),
+    (inode::IFLAG_NODUMP, "no-dump"),
+    (inode::IFLAG_NOATIME, "no-atime"),
+];
 
 /// A data block that failed its checksum.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -400,7 +412,7 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         // loads other nodes meanwhile): its mapped slots (holes need no check), subtree
         // roots, xattr node and counts. A copy of the whole block per inode cost more.
         let inline_ok = self.fs.inline_data;
-        let (mode, size, blocks, mapped, subtrees, x, flags_problem) = match self.fs.node_ref(ino) {
+        let (mode, size, blocks, mapped, subtrees, x, flags_problem, iflags) = match self.fs.node_ref(ino) {
             Ok(ib) => (
                 inode::mode(ib),
                 inode::size(ib),
@@ -409,9 +421,13 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
                 core::array::from_fn::<Nid, { node::SLOT_SUBTREES.len() }, _>(|slot| inode::nid(ib, slot)),
                 inode::xattr_nid(ib),
                 iflags_problem(ib, inline_ok),
+                inode::iflags(ib),
             ),
             Err(_) => return None,
         };
+        for (n, (bit, _)) in self.report.attr_flag_inodes.iter_mut().zip(ATTR_FLAG_NAMES) {
+            *n += u64::from(iflags & bit != 0);
+        }
         if let Some(p) = flags_problem {
             let addr = self.fs.nat_addr(ino);
             self.problem(format!("inode {ino} (block {addr}): {p}"));

@@ -31,6 +31,7 @@
 //! | `dcache` | the dentry-block cache: clean directory blocks already validated |
 //! | `dirkey` | a directory's keys (name hash, cookies) from the superblock's seed |
 //! | `namei` | the namespace: names, links, rename, attributes, xattrs |
+//! | `fileflags` | file attribute flags (`chattr`: immutable, append-only, no-dump, no-atime, [`FileFlags`], re-exported) and the checks every operation makes against them |
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
 //! | [`xattr`] | extended attribute block. *Public* (on-disk format): the format test and the fuzz decoders |
 //! | `prealloc` | fallocate reservations (in memory, or `NEW_ADDR` pointers on disk) |
@@ -38,6 +39,7 @@
 //! | `since_cp` | what changed since the last checkpoint, and why an fsync checkpoints |
 //! | `atomic` | atomic writes: staged until one commit batch |
 //! | `gc` | segment cleaning: victims, moving valid blocks |
+//! | `trim` | FITRIM: the free segments of a range discarded on request, in steps ([`TrimStep`], re-exported) |
 //! | `recovery` | roll-forward of the node chain at mount |
 //! | `fs` | the [`Filesystem`] API: mount, space accounting, caches, write-back |
 //! | [`fsck`] | the consistency checker shared by `rollfs fsck` and the simulator. *Public*: `rollfs`, the simulator, the testkit and most tests call `fsck::check` and `fsck::repair` |
@@ -80,6 +82,7 @@ mod device;
 mod dirkey;
 mod error;
 mod file;
+mod fileflags;
 mod fs;
 mod fsync;
 mod gc;
@@ -95,11 +98,13 @@ mod scrub;
 mod segment;
 mod since_cp;
 mod stats;
+mod trim;
 
 pub use data::{PlannedHole, PlannedRun, ReadPlan, SeekStep, SeekWhence};
 pub use device::{read_twice_if, read_verified, BlockDevice, IoError, MemDevice, MemDeviceCounters, WriteFlags};
 pub use error::{Error, Result};
 pub use file::COPY_CHUNK_BYTES_MAX;
+pub use fileflags::FileFlags;
 pub use fs::{
     Attr, Credentials, DirEntry, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
     Timestamp, XattrSetMode,
@@ -110,6 +115,7 @@ pub use node::FileType;
 pub use scrub::{ScrubBad, ScrubBadKind, ScrubCursor, ScrubStep, SCRUB_BAD_PER_STEP_MAX, SCRUB_STEP_BLOCKS_MAX};
 pub use segment::Log;
 pub use stats::{Stats, STAT_COUNT};
+pub use trim::TrimStep;
 
 /// Inode number. In rollfs an inode number is the node id of the inode's node block.
 pub type Ino = u32;

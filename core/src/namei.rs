@@ -6,6 +6,7 @@
 
 use crate::dir::{self, DirBlocks, EntryLoc};
 use crate::error::{Error, Result};
+use crate::fileflags::FileFlags;
 use crate::fs::*;
 use crate::layout::*;
 use crate::node::{self, inode, FileType, NodeType};
@@ -171,10 +172,13 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn setattr(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
-        self.op(|fs| fs.setattr_inner(ino, set, now))
+        self.op(|fs| {
+            fs.check_setattr_flags(ino, set, now)?;
+            fs.setattr_inner(ino, set, now)
+        })
     }
 
-    fn setattr_inner(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
+    pub(crate) fn setattr_inner(&mut self, ino: Ino, set: &SetAttr, now: Timestamp) -> Result<Attr> {
         self.check_writable()?;
         let kind = self.inode_kind(ino)?;
         self.touch(now);
@@ -222,6 +226,28 @@ impl<D: BlockDevice> Filesystem<D> {
         self.attr_of(ino)
     }
 
+    /// What a new inode of `kind` takes from its directory `parent`: the mode and group
+    /// (a setgid directory gives new entries its group, and new subdirectories its setgid
+    /// bit; the kernel has already dropped S_ISGID from a file's mode when the caller is
+    /// not in that group) and the inherited attribute flags. EPERM in an immutable
+    /// directory.
+    fn inherited(
+        &mut self,
+        parent: Ino,
+        kind: FileType,
+        mode: u32,
+        cred: Credentials,
+    ) -> Result<(u32, u32, FileFlags)> {
+        let flags = self.flags_for_new_inode(parent)?;
+        let p = self.inode_ref(parent)?;
+        Ok(if inode::mode(p) as u32 & 0o2000 != 0 {
+            let m = if kind == FileType::Directory { mode | 0o2000 } else { mode };
+            (m, inode::gid(p), flags)
+        } else {
+            (mode, cred.gid, flags)
+        })
+    }
+
     /// Creates an inode and links it under `parent`.
     fn new_inode(
         &mut self,
@@ -242,18 +268,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.dir_lookup(parent, name)?.is_some() {
             return Err(Error::Exists);
         }
-        // A setgid directory gives new entries its group, and new subdirectories its
-        // setgid bit (the kernel has already dropped S_ISGID from a file's mode when the
-        // caller is not in that group).
-        let (mode, gid) = {
-            let p = self.inode_ref(parent)?;
-            if inode::mode(p) as u32 & 0o2000 != 0 {
-                let m = if kind == FileType::Directory { mode | 0o2000 } else { mode };
-                (m, inode::gid(p))
-            } else {
-                (mode, cred.gid)
-            }
-        };
+        let (mode, gid, flags) = self.inherited(parent, kind, mode, cred)?;
         self.touch(now);
         self.ensure_space(4, now)?;
         // The inode's id and the ids the directory insert may take, before anything changes.
@@ -274,6 +289,7 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_pino(&mut b, parent);
         inode::set_name(&mut b, name);
         inode::set_rdev(&mut b, rdev);
+        inode::set_iflags(&mut b, flags.bits());
         if kind == FileType::Regular && self.inline_data {
             // A new regular file starts inline (empty): its bytes stay in the inode until a
             // write, a size change or a call that needs blocks converts it (`uninline`).
@@ -450,6 +466,8 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         check_name(name)?;
         let (_, ino, kind) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+        self.refuse_protected(parent)?;
+        self.refuse_protected(ino)?;
         if kind == FileType::Directory {
             return Err(Error::IsDir);
         }
@@ -479,6 +497,8 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         check_name(name)?;
         let (_, ino, kind) = self.dir_lookup(parent, name)?.ok_or(Error::NotFound)?;
+        self.refuse_protected(parent)?;
+        self.refuse_protected(ino)?;
         if kind != FileType::Directory {
             return Err(Error::NotDir);
         }
@@ -511,6 +531,8 @@ impl<D: BlockDevice> Filesystem<D> {
         if kind == FileType::Directory {
             return Err(Error::NotPermitted);
         }
+        self.refuse_flags(new_parent, FileFlags::IMMUTABLE)?;
+        self.refuse_protected(ino)?;
         if inode::links(self.inode_ref(ino)?) >= LINK_MAX {
             return Err(Error::TooManyLinks);
         }
@@ -589,7 +611,10 @@ impl<D: BlockDevice> Filesystem<D> {
         flags: RenameFlags,
         now: Timestamp,
     ) -> Result<()> {
-        self.op(|fs| fs.rename_inner(parent, name, new_parent, new_name, flags, now))
+        self.op(|fs| {
+            fs.check_rename_flags(parent, name, new_parent, new_name)?;
+            fs.rename_inner(parent, name, new_parent, new_name, flags, now)
+        })
     }
 
     fn rename_inner(
@@ -827,7 +852,10 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn setxattr(&mut self, ino: Ino, name: &[u8], value: &[u8], mode: XattrSetMode, now: Timestamp) -> Result<()> {
-        self.op(|fs| fs.setxattr_inner(ino, name, value, mode, now))
+        self.op(|fs| {
+            fs.refuse_protected(ino)?;
+            fs.setxattr_inner(ino, name, value, mode, now)
+        })
     }
 
     fn setxattr_inner(
@@ -869,10 +897,13 @@ impl<D: BlockDevice> Filesystem<D> {
     }
 
     pub fn removexattr(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {
-        self.op(|fs| fs.removexattr_inner(ino, name, now))
+        self.op(|fs| {
+            fs.refuse_protected(ino)?;
+            fs.removexattr_inner(ino, name, now)
+        })
     }
 
-    fn removexattr_inner(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+    pub(crate) fn removexattr_inner(&mut self, ino: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         self.check_writable()?;
         xattr::check_args(name, 0)?;
         let mut m = self.xattrs(ino)?;

@@ -299,8 +299,20 @@ pub mod inode {
     /// `FEATURE_INCOMPAT_INLINE`): a regular file of at most [`INLINE_DATA_MAX`] bytes
     /// that never had a block. FORMAT.md, *Inode*; DESIGN.md, *Inline data*.
     pub const IFLAG_INLINE_DATA: u16 = 1 << 0;
+    /// `iflags` bits the user sets with `chattr` (FS_IOC_SETFLAGS): immutable (`i`: no
+    /// change of the file's data, attributes or names), append-only (`a`: writes at the end
+    /// only, no removal), no-dump (`d`: stored for dump(8), no effect here) and no-atime
+    /// (`A`: stored; rollfs never updates atime anyway). Any file type may carry them on
+    /// disk; only regular files and directories can be given them. FORMAT.md, *Inode*;
+    /// DESIGN.md, *File attribute flags*.
+    pub const IFLAG_IMMUTABLE: u16 = 1 << 1;
+    pub const IFLAG_APPEND: u16 = 1 << 2;
+    pub const IFLAG_NODUMP: u16 = 1 << 3;
+    pub const IFLAG_NOATIME: u16 = 1 << 4;
+    /// The attribute bits above, together.
+    pub const IFLAGS_ATTR: u16 = IFLAG_IMMUTABLE | IFLAG_APPEND | IFLAG_NODUMP | IFLAG_NOATIME;
     /// Every `iflags` bit this code knows; an inode with another is corrupt.
-    pub const IFLAGS_KNOWN: u16 = IFLAG_INLINE_DATA;
+    pub const IFLAGS_KNOWN: u16 = IFLAG_INLINE_DATA | IFLAGS_ATTR;
     /// Bytes an inline inode holds: its pointer and checksum arrays (bytes 384..4040).
     pub const INLINE_DATA_MAX: usize = OFF_NIDS - OFF_ADDRS;
 

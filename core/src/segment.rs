@@ -98,6 +98,10 @@ pub struct SegmentManager {
     pub ssr_wanted: bool,
     /// Blocks written by SSR (statistics).
     pub ssr_blocks: u64,
+    /// Per segment, meaningful while it is free: discarded since it last became free (by
+    /// FITRIM or a checkpoint's discard), in this mount. A trim skips such segments, as
+    /// ext4 skips groups trimmed since their last free.
+    trimmed: Vec<bool>,
 }
 
 /// Data logs use SSR when the filesystem wants it: `Filesystem::ensure_space_for` does
@@ -146,6 +150,7 @@ impl SegmentManager {
             ssr_enabled: false,
             ssr_wanted: false,
             ssr_blocks: 0,
+            trimmed: vec![false; geo.main_segments as usize],
         })
     }
 
@@ -162,6 +167,21 @@ impl SegmentManager {
     #[allow(dead_code)]
     pub fn open_room(&self) -> u64 {
         self.logs.iter().map(|l| (self.segment_blocks - l.blkoff) as u64).sum()
+    }
+
+    /// Whether a trim may discard segment `segno`: free (it holds nothing the last
+    /// checkpoint or an fsync chain after it references: a segment freed since the
+    /// checkpoint is prefree until the next one commits, a chain's segments are open or
+    /// used) and not discarded since it became free.
+    pub fn trimmable(&self, segno: u32) -> bool {
+        self.states.get(segno as usize) == Some(&SegState::Free) && !self.trimmed[segno as usize]
+    }
+
+    /// Segment `segno`, free, was discarded.
+    pub fn set_trimmed(&mut self, segno: u32) {
+        if self.states.get(segno as usize) == Some(&SegState::Free) {
+            self.trimmed[segno as usize] = true;
+        }
     }
 
     pub fn prefree_count(&self) -> u32 {
@@ -543,6 +563,7 @@ impl SegmentManager {
                     continue;
                 }
                 *st = SegState::Free;
+                self.trimmed[s] = false;
                 freed.push(s as u32);
             }
         }

@@ -52,6 +52,9 @@ stats! {
     /// Data blocks written into holes of used segments (slack space recycling).
     ssr_blocks,
     discard_errors,
+    /// Blocks FITRIM discarded (`Filesystem::trim_step`): free segments in the range asked,
+    /// not discarded since they became free.
+    trimmed_blocks,
     /// Data blocks read from the device that failed their checksum (each read gets EIO).
     data_checksum_errors,
     /// Data blocks that failed their checksum when cleaning moved them (moved with their

@@ -1245,7 +1245,25 @@ fn special_values_flags_and_types_match_the_code() {
     // Inline data: the flag bit and the area it names, as stated.
     assert_eq!(node::inode::IFLAG_INLINE_DATA, 1 << 0);
     assert!(doc.contains("bit 0 `IFLAG_INLINE_DATA`"));
-    assert_eq!(node::inode::IFLAGS_KNOWN, node::inode::IFLAG_INLINE_DATA);
+    // The attribute flags (chattr), as stated, and nothing else known.
+    for (bit, name) in [
+        (node::inode::IFLAG_IMMUTABLE, "bit 1 `IFLAG_IMMUTABLE`"),
+        (node::inode::IFLAG_APPEND, "bit 2 `IFLAG_APPEND`"),
+        (node::inode::IFLAG_NODUMP, "bit 3 `IFLAG_NODUMP`"),
+        (node::inode::IFLAG_NOATIME, "bit 4 `IFLAG_NOATIME`"),
+    ] {
+        let n: u32 = name[4..5].parse().unwrap();
+        assert_eq!(bit, 1 << n, "{name}");
+        assert!(doc.contains(name), "{name}");
+    }
+    assert_eq!(
+        node::inode::IFLAGS_ATTR,
+        node::inode::IFLAG_IMMUTABLE
+            | node::inode::IFLAG_APPEND
+            | node::inode::IFLAG_NODUMP
+            | node::inode::IFLAG_NOATIME
+    );
+    assert_eq!(node::inode::IFLAGS_KNOWN, node::inode::IFLAG_INLINE_DATA | node::inode::IFLAGS_ATTR);
     let area = format!("bytes {}..{} (`INLINE_DATA_MAX` = 3,656)", node::inode::OFF_ADDRS, node::inode::OFF_NIDS);
     assert!(doc.contains(&area), "{area}");
     assert_eq!(node::inode::INLINE_DATA_MAX, 3656);

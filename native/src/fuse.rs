@@ -46,6 +46,12 @@
 //!   as the kernel checks them, `trusted.*` only for CAP_SYS_ADMIN (hidden from others'
 //!   listxattr), `system.*` (ACLs) and names outside these namespaces not supported.
 //! - The statistics ioctl answers the user who mounted the filesystem or CAP_SYS_ADMIN.
+//! - Attribute flags (`chattr`): FS_IOC_GETFLAGS/SETFLAGS and FS_IOC_FSGETXATTR/FSSETXATTR,
+//!   which the kernel's fileattr path sends; the core keeps and enforces them, the driver
+//!   checks the owner and CAP_LINUX_IMMUTABLE, refuses at open what the flags forbid (the
+//!   kernel does not know them) and makes a set durable before replying. FITRIM (`fstrim`)
+//!   for CAP_SYS_ADMIN: the core's `trim_step`, a bounded step per lock. DESIGN.md, *File
+//!   attribute flags* and *FITRIM*.
 //!   DESIGN.md's "Security" section has the whole table of who may do what.
 //! - `lseek(SEEK_DATA | SEEK_HOLE)` (the kernel answers SEEK_SET, SEEK_CUR and SEEK_END
 //!   itself) is the core's `seek_step`, resumed after releasing the lock every
@@ -68,8 +74,8 @@ use fuser::{
     ReplyLseek, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow,
 };
 use rollfs_core::{
-    Attr, BlockDevice, Credentials, FileType, Filesystem, RenameFlags, SeekStep, SeekWhence, SetAttr, Timestamp,
-    XattrSetMode,
+    Attr, BlockDevice, Credentials, FileFlags, FileType, Filesystem, RenameFlags, SeekStep, SeekWhence, SetAttr,
+    Timestamp, XattrSetMode,
 };
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -102,7 +108,58 @@ pub mod ioc {
     /// when it does not (never cut into invalid JSON).
     pub const ROLLFS_IOC_GET_STATS_1K: u32 = 0x8400_5201;
     pub const ROLLFS_STATS_1K_LEN: usize = 1024;
+    /// `_IOR('f', 1, long)` and `_IOW('f', 2, long)` (include/uapi/linux/fs.h), with a
+    /// 4-byte argument whatever the name says: the kernel's `fuse_fileattr_get/set` sends
+    /// them for FS_IOC_GETFLAGS/SETFLAGS (lsattr, chattr), with an `int`.
+    pub const FS_IOC_GETFLAGS: u32 = 0x8008_6601;
+    pub const FS_IOC_SETFLAGS: u32 = 0x4008_6602;
+    /// The 32-bit names of the same (`_IOR('f', 1, int)`), as a compat caller sends them.
+    pub const FS_IOC32_GETFLAGS: u32 = 0x8004_6601;
+    pub const FS_IOC32_SETFLAGS: u32 = 0x4004_6602;
+    /// `_IOR('X', 31, struct fsxattr)` and `_IOW('X', 32, struct fsxattr)` (28 bytes): the
+    /// kernel sends FSGETXATTR to read the old flags before every set, whichever ioctl
+    /// the caller made, and for xfs_io's `lsattr`/`chattr`.
+    pub const FS_IOC_FSGETXATTR: u32 = 0x801c_581f;
+    pub const FS_IOC_FSSETXATTR: u32 = 0x401c_5820;
+    pub const FSXATTR_LEN: usize = 28;
+    /// `_IOWR('X', 121, struct fstrim_range)`: `fstrim` on the mount's root directory.
+    pub const FITRIM: u32 = 0xc018_5879;
+    pub const FSTRIM_RANGE_LEN: usize = 24;
 }
+
+/// Linux's attribute flag values (include/uapi/linux/fs.h) of the flags rollfs keeps:
+/// `FS_*_FL` (FS_IOC_GETFLAGS) and `FS_XFLAG_*` (FS_IOC_FSGETXATTR), each paired with
+/// the core's flag.
+pub mod fl {
+    use rollfs_core::FileFlags;
+    pub const FS_FL: [(u32, FileFlags); 4] = [
+        (0x10, FileFlags::IMMUTABLE),
+        (0x20, FileFlags::APPEND),
+        (0x40, FileFlags::NODUMP),
+        (0x80, FileFlags::NOATIME),
+    ];
+    pub const FS_XFLAG: [(u32, FileFlags); 4] = [
+        (0x08, FileFlags::IMMUTABLE),
+        (0x10, FileFlags::APPEND),
+        (0x80, FileFlags::NODUMP),
+        (0x40, FileFlags::NOATIME),
+    ];
+
+    /// `flags` in Linux's values of `table`.
+    pub fn to_linux(table: &[(u32, FileFlags)], flags: FileFlags) -> u32 {
+        table.iter().filter(|(_, f)| flags.contains(*f)).map(|(v, _)| v).fold(0, |a, v| a | v)
+    }
+
+    /// The core's flags of Linux's `v`; None when `v` has a bit rollfs does not keep.
+    pub fn from_linux(table: &[(u32, FileFlags)], v: u32) -> Option<FileFlags> {
+        let known = table.iter().fold(0, |a, (b, _)| a | b);
+        (v & !known == 0).then(|| table.iter().filter(|(b, _)| v & b != 0).fold(FileFlags::empty(), |a, (_, f)| a | *f))
+    }
+}
+
+/// FITRIM looks at this many segments per call into the core, releasing the lock in
+/// between (a discard of a run of free segments is one request however long the run).
+pub const TRIM_SEGMENTS_PER_STEP: u32 = 1024;
 
 /// GET_FEATURES reports the atomic-write bit only when this is true, so SQLite never
 /// tries a batch atomic write that would fail.
@@ -390,6 +447,7 @@ struct HandleInfo {
 pub mod cap {
     pub const CAP_FOWNER: u32 = 3;
     pub const CAP_FSETID: u32 = 4;
+    pub const CAP_LINUX_IMMUTABLE: u32 = 9;
     pub const CAP_SYS_ADMIN: u32 = 21;
 }
 
@@ -462,7 +520,7 @@ enum Killer {
 fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Killer) -> rollfs_core::Result<bool> {
     let mode = privileges_left(fs, req, ino, killer)?;
     if let Some(mode) = mode {
-        fs.setattr(ino, &SetAttr { mode: Some(mode), ..Default::default() }, crate::now())?;
+        fs.setattr_removing_privileges(ino, mode, crate::now())?;
     }
     Ok(mode.is_some())
 }
@@ -501,7 +559,7 @@ fn privileges_left(
         }
     }
     if fs.has_xattr(ino, XATTR_CAPS)? {
-        fs.removexattr(ino, XATTR_CAPS, crate::now())?;
+        fs.removexattr_removing_privileges(ino, XATTR_CAPS, crate::now())?;
     }
     Ok((mode != old).then_some(mode))
 }
@@ -572,10 +630,12 @@ fn system_to_ts(t: SystemTime) -> Timestamp {
     }
 }
 
-fn time_or_now(t: TimeOrNow) -> Timestamp {
+/// A SETATTR time: "now" is the request's own `now`, the time the core is called with, so
+/// that the core tells a touch (allowed on an append-only file) from a time set explicitly.
+fn time_or_now(t: TimeOrNow, now: Timestamp) -> Timestamp {
     match t {
         TimeOrNow::SpecificTime(t) => system_to_ts(t),
-        TimeOrNow::Now => crate::now(),
+        TimeOrNow::Now => now,
     }
 }
 
@@ -903,6 +963,68 @@ impl RollFuse {
         self.call(|fs| fs.start_atomic_write_for(ino, req.uid()))?;
         owners.insert(ino, fh);
         Ok(())
+    }
+
+    /// FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR: sets `flags` (None: a flag rollfs does not
+    /// keep, EOPNOTSUPP, as ext4) for the file's owner or CAP_FOWNER (EPERM); immutable and
+    /// append-only are set or cleared only with CAP_LINUX_IMMUTABLE (the core's EPERM; the
+    /// kernel checks it too, from the flags it read first). Durable when it returns (an
+    /// fsync of the file: a batch in the chain, or a checkpoint for a directory), so that
+    /// no crash after `chattr +i` returned brings back a mutable file.
+    fn set_flags(&self, req: &Request, ino: u32, flags: Option<FileFlags>) -> Result<(), Errno> {
+        let attr = self.call(|fs| fs.getattr(ino))?;
+        if req.uid() != attr.uid && !privileged(req, cap::CAP_FOWNER) {
+            return Err(Errno::EPERM);
+        }
+        let flags = flags.ok_or(Errno::EOPNOTSUPP)?;
+        let may_protect = privileged(req, cap::CAP_LINUX_IMMUTABLE);
+        self.call(|fs| {
+            let now = crate::now();
+            fs.set_file_flags(ino, flags, may_protect, now)?;
+            if crate::mutant::active("mutant-setflags-not-durable") {
+                // Broken on purpose (test-only): acknowledged while only in memory.
+                return Ok(());
+            }
+            fs.fsync(ino, false, now)
+        })?;
+        // The change set ctime, which the kernel's cached attributes do not know.
+        self.notify.invalidate_attrs_now(ino);
+        Ok(())
+    }
+
+    /// FITRIM (`fstrim`): discards the free segments of the byte range `start, len` whose
+    /// extents are at least `minlen` bytes, and answers the range with `len` set to the
+    /// bytes discarded, as ext4. CAP_SYS_ADMIN only (EPERM); EINVAL for a range shorter
+    /// than a block or starting past the device; EROFS on a read-only mount. The core
+    /// works [`TRIM_SEGMENTS_PER_STEP`] segments at a time, the lock released in between.
+    fn fitrim(&self, req: &Request, in_data: &[u8]) -> Result<Vec<u8>, Errno> {
+        if !privileged(req, cap::CAP_SYS_ADMIN) {
+            return Err(Errno::EPERM);
+        }
+        let word = |i: usize| in_data.get(8 * i..8 * i + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
+        let (Some(start), Some(len), Some(minlen)) = (word(0), word(1), word(2)) else { return Err(Errno::EINVAL) };
+        let bs = rollfs_core::BLOCK_SIZE as u64;
+        let total = self.call(|fs| Ok(fs.geometry().total_blocks))?;
+        if len < bs || start / bs >= total {
+            return Err(Errno::EINVAL);
+        }
+        let (first, end) = (start / bs, (start / bs).saturating_add(len / bs).min(total));
+        let min_blocks = minlen.div_ceil(bs).max(1);
+        let (mut pos, mut trimmed) = (first, 0u64);
+        // Bounded: every step moves `pos` forward or the loop ends.
+        while pos < end {
+            let step = self.call(|fs| fs.trim_step(pos, end, min_blocks, TRIM_SEGMENTS_PER_STEP))?;
+            trimmed += step.trimmed_blocks;
+            if step.next <= pos {
+                break;
+            }
+            pos = step.next;
+        }
+        let mut out = Vec::with_capacity(ioc::FSTRIM_RANGE_LEN);
+        for v in [start, trimmed * bs, minlen] {
+            out.extend_from_slice(&v.to_ne_bytes());
+        }
+        Ok(out)
     }
 
     /// F2FS_IOC_COMMIT_ATOMIC_WRITE through handle `fh`: only the session's handle.
@@ -1279,13 +1401,14 @@ impl fuser::Filesystem for RollFuse {
         // FUSE_HANDLE_KILLPRIV_V2: the kernel sends nothing for it. A known difference.)
         let kills = size.is_some() || uid.is_some() || gid.is_some() || kill_suid_gid;
         let fh = _fh.map(|h| h.0);
+        let now = crate::now();
         let set = SetAttr {
             mode: mode.map(|m| m & 0o7777),
             uid,
             gid,
             size,
-            atime: atime.map(time_or_now),
-            mtime: mtime.map(time_or_now),
+            atime: atime.map(|t| time_or_now(t, now)),
+            mtime: mtime.map(|t| time_or_now(t, now)),
             ctime: ctime.map(system_to_ts),
         };
         // A size change (O_TRUNC, truncate, ftruncate) through another handle than the one
@@ -1299,7 +1422,7 @@ impl fuser::Filesystem for RollFuse {
                     set.mode = set.mode.or(Some(mode));
                 }
             }
-            let a = fs.setattr(i, &set, crate::now())?;
+            let a = fs.setattr(i, &set, now)?;
             if let Some(size) = set.size {
                 self.rec(|r| Op::SetSize { id: r.id(i), size });
             }
@@ -1465,8 +1588,13 @@ impl fuser::Filesystem for RollFuse {
 
     fn open(&self, req: &Request, ino: INodeNo, flags: fuser::OpenFlags, kill_suid_gid: bool, reply: ReplyOpen) {
         let write = flags.acc_mode() != fuser::OpenAccMode::O_RDONLY;
+        let (append, trunc) = (flags.0 & libc::O_APPEND != 0, flags.0 & libc::O_TRUNC != 0);
         let r = ino32(ino).and_then(|i| {
             self.call(|fs| {
+                // Immutable and append-only files refuse a handle that could only fail its
+                // writes (EPERM at open, as Linux's `may_open`): the kernel does not know the
+                // flags.
+                fs.check_open(i, write, append, trunc)?;
                 // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
                 let changed = kill_suid_gid && remove_privs(fs, req, i, Killer::Flagged(true))?;
                 fs.open(i).map(|()| changed)
@@ -1547,6 +1675,9 @@ impl fuser::Filesystem for RollFuse {
                             fs.set_privileged(false);
                         }
                     }
+                    // A write the flags refuse (chattr) is refused before the privilege
+                    // removal: a refused call changes nothing.
+                    fs.check_change(i, Some(offset))?;
                     // A write through a shared mapping (the kernel's writeback) removes no
                     // privilege in Linux: only write(2) and its kin do.
                     if !writeback {
@@ -1587,6 +1718,12 @@ impl fuser::Filesystem for RollFuse {
             // Before the reply (a WRITE reply carries no attributes): no stat or exec after
             // write(2) returned may see the suid bit the write cleared.
             self.notify.invalidate_attrs_now(ino.0 as u32);
+        }
+        if writeback && r == Err(Errno::EPERM) {
+            // A shared mapping's pages the file's flags refuse (made immutable or
+            // append-only after the mapping was): the kernel keeps their bytes cached, where
+            // readers would see what the file never held. Dropped, from the notify thread.
+            self.notify.invalidate_range(ino.0 as u32, None, None);
         }
         match r {
             Ok(n) => reply.written(n as u32),
@@ -1940,6 +2077,12 @@ impl fuser::Filesystem for RollFuse {
         let r = ino32(ino).and_then(|i| {
             self.unless_foreign_session(i, Some(fh.0), || {
                 self.call(|fs| {
+                    // A punch or zero range the flags refuse, before the privilege removal.
+                    // (A reservation is refused only for an immutable file, which the removal
+                    // refuses too, before either changes anything.)
+                    if op != 0 {
+                        fs.check_change(i, None)?;
+                    }
                     // No request flag reports the caller's CAP_FSETID here: asked only when
                     // the file has suid or sgid set.
                     privs_changed = remove_privs(fs, req, i, Killer::Ask)?;
@@ -2033,6 +2176,7 @@ impl fuser::Filesystem for RollFuse {
             let r = self.unless_foreign_session(dst, Some(fh_out.0), || {
                 self.call(|fs| {
                     if done == 0 {
+                        fs.check_change(dst, Some(offset_out))?;
                         // No request flag reports the caller's CAP_FSETID here (as for
                         // fallocate): asked only when the file has suid or sgid set.
                         privs_changed = remove_privs(fs, req, dst, Killer::Ask)?;
@@ -2123,6 +2267,35 @@ impl fuser::Filesystem for RollFuse {
             {
                 reply.error(Errno::EPERM)
             }
+            FS_IOC_GETFLAGS | FS_IOC32_GETFLAGS => match self.call(|fs| fs.file_flags(i)) {
+                Ok(f) => reply.ioctl(0, &fl::to_linux(&fl::FS_FL, f).to_ne_bytes()[..(out_size as usize).min(4)]),
+                Err(e) => reply.error(e),
+            },
+            FS_IOC_SETFLAGS | FS_IOC32_SETFLAGS => {
+                let Some(v) = in_data.get(..4) else { return reply.error(Errno::EINVAL) };
+                let v = u32::from_ne_bytes(v.try_into().unwrap());
+                done(self.set_flags(req, i, fl::from_linux(&fl::FS_FL, v)), reply)
+            }
+            FS_IOC_FSGETXATTR => match self.call(|fs| fs.file_flags(i)) {
+                // fsx_xflags, then extent size hints, extent count, project id: all zero.
+                Ok(f) => {
+                    let mut out = [0u8; FSXATTR_LEN];
+                    out[..4].copy_from_slice(&fl::to_linux(&fl::FS_XFLAG, f).to_ne_bytes());
+                    reply.ioctl(0, &out[..(out_size as usize).min(FSXATTR_LEN)])
+                }
+                Err(e) => reply.error(e),
+            },
+            FS_IOC_FSSETXATTR => {
+                let Some(x) = in_data.get(..FSXATTR_LEN) else { return reply.error(Errno::EINVAL) };
+                let word = |i: usize| u32::from_ne_bytes(x[4 * i..4 * i + 4].try_into().unwrap());
+                // No project quotas: a project id is a flag rollfs does not keep.
+                let flags = fl::from_linux(&fl::FS_XFLAG, word(0)).filter(|_| word(3) == 0);
+                done(self.set_flags(req, i, flags), reply)
+            }
+            FITRIM => match self.fitrim(req, in_data) {
+                Ok(out) => reply.ioctl(0, &out[..(out_size as usize).min(out.len())]),
+                Err(e) => reply.error(e),
+            },
             ROLLFS_IOC_GET_STATS | ROLLFS_IOC_GET_STATS_1K => {
                 let len = if cmd == ROLLFS_IOC_GET_STATS { ROLLFS_STATS_LEN } else { ROLLFS_STATS_1K_LEN };
                 let mut buf = self.stats_json().into_bytes();
@@ -2177,6 +2350,41 @@ mod tests {
         assert_eq!(ioc::F2FS_IOC_GET_FEATURES, ior(0xf5, 12, 4));
         assert_eq!(ioc::ROLLFS_IOC_GET_STATS, ior(b'R' as u32, 2, 16383));
         assert_eq!(ioc::ROLLFS_IOC_GET_STATS_1K, ior(b'R' as u32, 1, 1024));
+        const fn iow(ty: u32, nr: u32, size: u32) -> u32 {
+            (1 << 30) | (size << 16) | (ty << 8) | nr
+        }
+        assert_eq!(ioc::FS_IOC_GETFLAGS, ior(b'f' as u32, 1, 8));
+        assert_eq!(ioc::FS_IOC_SETFLAGS, iow(b'f' as u32, 2, 8));
+        assert_eq!(ioc::FS_IOC32_GETFLAGS, ior(b'f' as u32, 1, 4));
+        assert_eq!(ioc::FS_IOC32_SETFLAGS, iow(b'f' as u32, 2, 4));
+        assert_eq!(ioc::FS_IOC_FSGETXATTR, ior(b'X' as u32, 31, ioc::FSXATTR_LEN as u32));
+        assert_eq!(ioc::FS_IOC_FSSETXATTR, iow(b'X' as u32, 32, ioc::FSXATTR_LEN as u32));
+        assert_eq!(ioc::FITRIM, (3 << 30) | ((ioc::FSTRIM_RANGE_LEN as u32) << 16) | ((b'X' as u32) << 8) | 121);
+    }
+
+    /// Linux's flag values (include/uapi/linux/fs.h) both ways; a bit rollfs does not keep
+    /// is refused, not dropped.
+    #[test]
+    fn attribute_flags_map_to_linux_values() {
+        use rollfs_core::FileFlags as F;
+        let all = F::IMMUTABLE | F::APPEND | F::NODUMP | F::NOATIME;
+        assert_eq!(fl::to_linux(&fl::FS_FL, all), 0x10 | 0x20 | 0x40 | 0x80);
+        assert_eq!(fl::to_linux(&fl::FS_XFLAG, all), 0x08 | 0x10 | 0x40 | 0x80);
+        for table in [&fl::FS_FL, &fl::FS_XFLAG] {
+            for (v, f) in table.iter() {
+                assert_eq!(fl::from_linux(table, *v), Some(*f));
+                assert_eq!(fl::to_linux(table, *f), *v);
+            }
+            assert_eq!(fl::from_linux(table, fl::to_linux(table, all)), Some(all));
+            assert_eq!(fl::from_linux(table, 0), Some(F::empty()));
+        }
+        // FS_COMPR_FL, FS_SYNC_FL, FS_EXTENT_FL; FS_XFLAG_REALTIME, FS_XFLAG_PROJINHERIT.
+        for v in [0x4, 0x8, 0x80000, 0x10 | 0x4] {
+            assert_eq!(fl::from_linux(&fl::FS_FL, v), None, "{v:#x}");
+        }
+        for v in [0x1, 0x200] {
+            assert_eq!(fl::from_linux(&fl::FS_XFLAG, v), None, "{v:#x}");
+        }
     }
 
     #[test]

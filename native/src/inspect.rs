@@ -90,6 +90,9 @@ pub struct Inspection {
     pub node_blocks: Option<u64>,
     pub fsck_clean: Option<bool>,
     pub fsck_error: Option<String>,
+    /// Reachable inodes with each attribute flag (`chattr`: immutable, append-only,
+    /// no-dump, no-atime), from the checker.
+    pub attribute_flags: Option<std::collections::BTreeMap<&'static str, u64>>,
     /// With `--verify-data`: data blocks read and checked against their checksums, and
     /// how many failed (`rollfs scrub` lists them by path).
     pub data_blocks_verified: Option<u64>,
@@ -191,6 +194,7 @@ pub fn inspect(target: &Path, verify_data: bool) -> Result<Inspection> {
         node_blocks: None,
         fsck_clean: None,
         fsck_error: None,
+        attribute_flags: None,
         data_blocks_verified: None,
         bad_data_blocks: None,
         checkpoint: None,
@@ -218,6 +222,8 @@ pub fn inspect(target: &Path, verify_data: bool) -> Result<Inspection> {
             ins.data_blocks = Some(r.data_blocks);
             ins.node_blocks = Some(r.node_blocks);
             ins.fsck_clean = Some(r.is_clean());
+            let names = rollfs_core::fsck::ATTR_FLAG_NAMES.iter().map(|(_, n)| *n);
+            ins.attribute_flags = Some(names.zip(r.attr_flag_inodes).collect());
         }
         Err(e) => ins.fsck_error = Some(e.to_string()),
     }
@@ -300,6 +306,12 @@ pub fn text(ins: &Inspection) -> String {
         opt(&ins.data_blocks),
         opt(&ins.node_blocks)
     );
+    if let Some(flags) = &ins.attribute_flags {
+        // In lsattr's order, each flag's count of inodes.
+        let list: Vec<String> =
+            rollfs_core::fsck::ATTR_FLAG_NAMES.iter().map(|(_, n)| format!("{} {n}", flags[n])).collect();
+        let _ = writeln!(s, "attribute flags:   inodes {}", list.join(", "));
+    }
     match (&ins.fsck_clean, &ins.fsck_error) {
         (Some(true), _) => s.push_str("consistency:       clean\n"),
         (Some(false), _) if ins.bad_data_blocks.unwrap_or(0) > 0 => {

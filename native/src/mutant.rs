@@ -13,13 +13,16 @@
 //! | `mutant-release-ends-session-late` | a RELEASE that aborts a session takes it out of the session table before the core has aborted it (as before this fix), and waits 50 ms in between: an fsync through another handle succeeds while reads still return the staged bytes |
 //! | `mutant-notify-on-request-thread` | a kernel notification (an atomic abort's page invalidation) is sent from the request thread, as before issue 35, not from the notify thread (notify.rs) |
 //! | `mutant-model-all-persisted` | the persistence models (models.rs) treat every operation as persisted in order: `crashtest --model posix-weak` then checks only prefixes of the operations, as rollfs's own semantics give |
+//! | `mutant-setflags-not-durable` | FS_IOC_SETFLAGS/FSSETXATTR (`chattr`) replies once the core has the flags in memory, without the fsync that makes them durable |
 //!
 //! [`NAMES`] are caught by `rollfs crashtest` (tests/tests/crashtest.rs); [`LIVENESS_NAMES`]
 //! break no crash state but the daemon's availability, and are caught by
 //! tests/tests/daemon.rs (a watchdog finds the mount wedged); [`VISIBILITY_NAMES`] break
 //! no crash state but what a read returns, and are caught by
 //! tests/tests/atomic_and_group_commit.rs; [`MODEL_NAMES`] break the persistence models'
-//! rules, and are caught by tests/tests/crashtest_models.rs (the known-bad programs pass).
+//! rules, and are caught by tests/tests/crashtest_models.rs (the known-bad programs pass);
+//! [`FLAGS_NAMES`] lose attribute flags `chattr` acknowledged, caught by the crash states
+//! of tests/tests/flags.rs.
 
 /// The driver's mutants that `rollfs crashtest` catches.
 pub const NAMES: [&str; 3] =
@@ -33,6 +36,10 @@ pub const RACE_NAMES: [&str; 1] = ["mutant-flush-epoch-after-flush"];
 /// The driver's mutants that let a read return an atomic write's aborted bytes after the
 /// session is over for other requests (caught by tests/tests/atomic_and_group_commit.rs).
 pub const VISIBILITY_NAMES: [&str; 1] = ["mutant-release-ends-session-late"];
+
+/// The driver's mutants that lose acknowledged attribute flags at a crash (caught by
+/// tests/tests/flags.rs, `every_crash_after_chattr_returned_keeps_the_flags`).
+pub const FLAGS_NAMES: [&str; 1] = ["mutant-setflags-not-durable"];
 
 /// The driver's mutants that wedge the daemon (caught by tests/tests/daemon.rs).
 pub const LIVENESS_NAMES: [&str; 1] = ["mutant-notify-on-request-thread"];

@@ -963,6 +963,7 @@ mod tests {
             node_blocks: None,
             fsck_clean: Some(true),
             fsck_error: None,
+            attribute_flags: None,
             data_blocks_verified: None,
             bad_data_blocks: None,
             checkpoint: Some(CheckpointInfo {

@@ -38,6 +38,10 @@
 //! - `getxattr PATH NAME`, `setxattr PATH NAME TEXT`, `removexattr PATH NAME`,
 //!   `listxattr PATH` — `ok NAME,NAME,...`
 //! - `id` — `ok UID GID`
+//! - `getflags PATH` — FS_IOC_GETFLAGS (as lsattr: the path opened O_RDONLY|O_NONBLOCK):
+//!   `ok HEX`; `setflags PATH HEX` — FS_IOC_SETFLAGS (as chattr)
+//! - `fitrim PATH` — FITRIM of the whole device with minlen 0 on PATH (as fstrim):
+//!   `ok BYTES` trimmed
 //! - `nofile N` — sets this process's RLIMIT_NOFILE to N (soft and hard)
 
 use std::collections::HashMap;
@@ -382,6 +386,42 @@ fn run(slots: &mut HashMap<String, i32>, words: &[&str]) -> Result<String, i32> 
                 check(libc::mknod(cpath(path).as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) as _)
             }
             ["chmod", path, mode] => check(libc::chmod(cpath(path).as_ptr(), octal(mode)) as _),
+            ["getflags", path] | ["setflags", path, _] => {
+                let fd = libc::open(cpath(path).as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK);
+                if fd < 0 {
+                    return Err(errno());
+                }
+                let mut v: libc::c_int = match words {
+                    ["setflags", _, hex] => i32::from_str_radix(hex, 16).expect("hex flags"),
+                    _ => 0,
+                };
+                let cmd: u32 = if words[0] == "getflags" { 0x8008_6601 } else { 0x4008_6602 };
+                let r = libc::ioctl(fd, cmd as _, &mut v as *mut libc::c_int);
+                let e = errno();
+                libc::close(fd);
+                if r < 0 {
+                    Err(e)
+                } else if words[0] == "getflags" {
+                    Ok(format!("{v:x}"))
+                } else {
+                    Ok(String::new())
+                }
+            }
+            ["fitrim", path] => {
+                let fd = libc::open(cpath(path).as_ptr(), libc::O_RDONLY);
+                if fd < 0 {
+                    return Err(errno());
+                }
+                let mut range: [u64; 3] = [0, u64::MAX, 0];
+                let r = libc::ioctl(fd, 0xc018_5879u32 as _, range.as_mut_ptr());
+                let e = errno();
+                libc::close(fd);
+                if r < 0 {
+                    Err(e)
+                } else {
+                    Ok(range[1].to_string())
+                }
+            }
             ["truncate", path, len] => check(libc::truncate(cpath(path).as_ptr(), len.parse().unwrap()) as _),
             ["link", old, new] => check(libc::link(cpath(old).as_ptr(), cpath(new).as_ptr()) as _),
             ["symlink", target, new] => check(libc::symlink(cpath(target).as_ptr(), cpath(new).as_ptr()) as _),
