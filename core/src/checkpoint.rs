@@ -563,6 +563,14 @@ pub struct Committed {
     pub flush_error: Option<crate::IoError>,
 }
 
+impl Committed {
+    /// The flush after the header as an error (for callers with no memory to keep in step
+    /// with the pack: mkfs, resize).
+    pub fn flushed(self) -> Result<()> {
+        self.flush_error.map_or(Ok(()), |e| Err(e.into()))
+    }
+}
+
 impl<D: BlockDevice> Filesystem<D> {
     /// Writes a checkpoint. On any failure the filesystem turns read-only.
     pub(crate) fn checkpoint(&mut self, umount: bool, now: Timestamp) -> Result<()> {

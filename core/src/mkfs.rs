@@ -105,9 +105,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // No journal entries, no orphan, no reservation.
             ..Default::default()
         };
-        if let Some(e) = cp.commit(&mut dev, &geo, 0)?.flush_error {
-            return Err(e.into());
-        }
+        cp.commit(&mut dev, &geo, 0)?.flushed()?;
         let sbb = sb.encode();
         for a in SUPERBLOCK_ADDRS {
             dev.write(a, &sbb, WriteFlags::empty())?;

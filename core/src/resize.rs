@@ -99,10 +99,7 @@ pub fn write_plan<D: BlockDevice>(dev: &mut D, plan: &GrowPlan) -> Result<()> {
     for (addr, b) in &plan.tables {
         dev.write(*addr, b, crate::WriteFlags::empty())?;
     }
-    match plan.checkpoint.commit(dev, &plan.new, plan.pack)?.flush_error {
-        None => Ok(()),
-        Some(e) => Err(e.into()),
-    }
+    plan.checkpoint.commit(dev, &plan.new, plan.pack)?.flushed()
 }
 
 #[cfg(test)]
