@@ -4,7 +4,7 @@
 //! **The procedure** (f2fs's `write_checkpoint`): write back every dirty data block and
 //! node; flush the NAT, SIT and SSA (each table's own `flush`, which writes changed blocks
 //! to their other slots or returns journal entries for the pack); build the pack; commit it
-//! (payload, flush, header with FUA); then publish: the tables' `publish`, the segment
+//! (payload, flush, header, flush); then publish: the tables' `publish`, the segment
 //! manager's commit (freed segments become reusable, discarded if asked), and the
 //! since-checkpoint records emptied as a whole. A failure anywhere before the header is
 //! durable leaves the previous checkpoint in force on the device, and the filesystem turns
@@ -14,7 +14,7 @@
 //! pack with the highest version. A pack is one header block followed by payload blocks
 //! holding, as one byte stream: the slot bitmaps of NAT, SIT and SSA blocks, the NAT
 //! journal, the SIT journal and the orphan inode list. The header carries the CRC32C of the
-//! whole payload, and is written last, after a flush, with FUA: it is the commit record.
+//! whole payload, and is written last, after a flush, and flushed: it is the commit record.
 //!
 //! Crash scenarios this module handles (each has a test named after it):
 //!

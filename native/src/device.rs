@@ -1399,7 +1399,7 @@ mod tests {
     fn after_a_latched_error_nothing_reaches_the_host_and_no_flush_succeeds() {
         // Review finding: a writeback error is reported to one fdatasync caller only; once
         // any caller has latched it, no later flush (either path) may succeed and no later
-        // write — above all a FUA checkpoint header — may reach the host.
+        // write — above all a checkpoint header — may reach the host.
         let (_d, p) = image(16);
         let mut dev = FileDevice::open(&p, DeviceOptions::default()).unwrap();
         let h = dev.flush_handle();

@@ -987,6 +987,9 @@ impl RollFuse {
             }
             fs.fsync(ino, false, now)
         })?;
+        // The persistence models keep no attribute flags: a program that sets them is
+        // refused under `crashtest --model` rather than judged on states without them.
+        self.rec(|_| Op::Unsupported { what: "a change of attribute flags (chattr: FS_IOC_SETFLAGS)".into() });
         // The change set ctime, which the kernel's cached attributes do not know.
         self.notify.invalidate_attrs_now(ino);
         Ok(())

@@ -634,12 +634,25 @@ impl Tree {
             .collect()
     }
 
+    /// What two states must share to be the same state to a check: every reachable name,
+    /// and each one's kind, bytes (all of them: [`Tree::view`]'s descriptions name only the
+    /// length of long or binary contents), attributes and xattrs.
     pub fn digest(&self) -> u64 {
         let mut h = Hasher64::new();
-        for (p, (what, attrs)) in self.view() {
+        for (p, _, _, id) in self.walk() {
             h.bytes(p.as_bytes());
-            h.bytes(what.as_bytes());
-            h.bytes(attrs.as_bytes());
+            let Some(ino) = self.inodes.get(&id) else { continue };
+            h.u64(ino.kind as u64);
+            h.u64(u64::from(ino.mode));
+            h.u64(u64::from(ino.uid));
+            h.u64(u64::from(ino.gid));
+            h.u64(ino.data.len() as u64);
+            h.bytes(&ino.data);
+            h.bytes(&ino.target);
+            for (k, v) in &ino.xattrs {
+                h.bytes(k);
+                h.bytes(v);
+            }
         }
         h.finish()
     }
@@ -987,6 +1000,26 @@ mod tests {
             rename(ROOT_ID, "tmp", ROOT_ID, "file", 3, Some(2)),
             fsync_dir(ROOT_ID),
         ]
+    }
+
+    /// Review finding: the state that drops an in-place overwrite of a 100-byte file was
+    /// skipped as a duplicate of the one that keeps it (same name, same length), so the
+    /// program that relies on the overwrite was never caught. Bytes decide.
+    #[test]
+    fn states_that_differ_only_in_bytes_are_different_states() {
+        let ops = vec![
+            create(ROOT_ID, "f", 2),
+            write(2, 0, &[b'o'; 100]),
+            fsync(2),
+            fsync_dir(ROOT_ID),
+            write(2, 0, &[b'n'; 100]),
+        ];
+        let whole = State { crash: ops.len(), keep: vec![Keep::Whole; ops.len()] };
+        let mut dropped = whole.clone();
+        dropped.keep[4] = Keep::Dropped;
+        let (a, b) = (Tree::build(Model::PosixWeak, &ops, &whole), Tree::build(Model::PosixWeak, &ops, &dropped));
+        assert_eq!(a.view(), b.view(), "the descriptions name only the length");
+        assert_ne!(a.digest(), b.digest());
     }
 
     fn content(model: Model, ops: &[Op], st: &State, path: &str) -> Option<String> {
