@@ -779,6 +779,24 @@ impl<D: BlockDevice> Filesystem<D> {
         })
     }
 
+    /// The first block of `from..end` that file `ino` itself may hold (cached or mapped),
+    /// visiting at most about `max_nodes` nodes: `Some(block)` (a block of it, or where
+    /// the budget stopped the search: always past `from`), `None` when there is none. A
+    /// missing node's whole span is passed in one step: the scrub skips holes with it.
+    pub(crate) fn next_own_block_bounded(
+        &mut self,
+        ino: Ino,
+        from: u64,
+        end: u64,
+        max_nodes: usize,
+    ) -> Result<Option<u64>> {
+        let mut budget = max_nodes;
+        Ok(match self.next_own_data(ino, from, end, &mut budget)? {
+            Scan::Found(i) | Scan::Stopped(i) => Some(i),
+            Scan::Clear => None,
+        })
+    }
+
     /// The first block of `from..end` that file `f` itself does not have (neither cached
     /// nor mapped).
     fn next_own_hole(&mut self, f: Ino, from: u64, end: u64, budget: &mut usize) -> Result<Scan> {
