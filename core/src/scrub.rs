@@ -77,6 +77,15 @@ impl ScrubBadKind {
         }
     }
 
+    /// What was wrong, for a person (the daemon's log, `rollfs scrub`).
+    pub fn text(self) -> &'static str {
+        match self {
+            ScrubBadKind::DataChecksum => "data checksum mismatch",
+            ScrubBadKind::NodeCorrupt => "node block fails its checks",
+            ScrubBadKind::ReadError => "read error",
+        }
+    }
+
     pub fn from_code(code: u32) -> Option<ScrubBadKind> {
         match code {
             1 => Some(ScrubBadKind::DataChecksum),
@@ -99,11 +108,7 @@ pub struct ScrubBad {
 
 impl core::fmt::Display for ScrubBad {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let what = match self.kind {
-            ScrubBadKind::DataChecksum => "data checksum mismatch",
-            ScrubBadKind::NodeCorrupt => "node block fails its checks",
-            ScrubBadKind::ReadError => "read error",
-        };
+        let what = self.kind.text();
         match self.file_block {
             Some(fb) => write!(f, "inode {}, file block {fb}, block {}: {what}", self.ino, self.addr),
             None => write!(f, "inode {}, node block {}: {what}", self.ino, self.addr),

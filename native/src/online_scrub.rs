@@ -135,14 +135,6 @@ pub fn parse_cursor(s: &str) -> Result<ScrubCursor, String> {
     Ok(ScrubCursor { nid, pos })
 }
 
-fn kind_text(k: ScrubBadKind) -> &'static str {
-    match k {
-        ScrubBadKind::DataChecksum => "data checksum mismatch",
-        ScrubBadKind::NodeCorrupt => "node block fails its checks",
-        ScrubBadKind::ReadError => "read error",
-    }
-}
-
 /// One step through the ioctl on `dir` (an open directory of the mount).
 fn step(dir: &std::fs::File, cursor: ScrubCursor, budget: u32) -> std::io::Result<StepReply> {
     use std::os::fd::AsRawFd;
@@ -257,7 +249,7 @@ pub fn run(args: &OnlineScrubArgs) -> Result<i32, (i32, CliError)> {
             .iter()
             .map(|b| {
                 serde_json::json!({
-                    "kind": kind_text(b.kind),
+                    "kind": b.kind.text(),
                     "inode": b.ino,
                     "path": path_text(b.ino),
                     "file_offset": b.file_block.map(|f| f * rollfs_core::BLOCK_SIZE as u64),
@@ -285,9 +277,9 @@ pub fn run(args: &OnlineScrubArgs) -> Result<i32, (i32, CliError)> {
                     path_text(b.ino),
                     f * rollfs_core::BLOCK_SIZE as u64,
                     b.addr,
-                    kind_text(b.kind)
+                    b.kind.text()
                 ),
-                None => println!("{t}: {}: node block {}: {}", path_text(b.ino), b.addr, kind_text(b.kind)),
+                None => println!("{t}: {}: node block {}: {}", path_text(b.ino), b.addr, b.kind.text()),
             }
         }
         if !total.data_checked {

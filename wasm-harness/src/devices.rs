@@ -248,6 +248,17 @@ fn writes_of(run: &Run) -> Vec<(usize, u64, BlockRef)> {
         .collect()
 }
 
+/// The event indexes of a run's flushes, in order.
+fn flush_events(run: &Run) -> Vec<usize> {
+    run.trace
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, crate::device::Event::Flush))
+        .map(|(at, _)| at)
+        .collect()
+}
+
 /// Whether each write of [`writes_of`] (same order) was issued with FUA.
 fn fua_of(run: &Run) -> Vec<bool> {
     run.trace
@@ -369,14 +380,7 @@ impl Explorer {
         match model {
             DeviceModel::Honest => Vec::new(),
             DeviceModel::FlushIgnored => {
-                let flushes: Vec<usize> = run
-                    .trace
-                    .events
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| matches!(e, crate::device::Event::Flush))
-                    .map(|(at, _)| at)
-                    .collect();
+                let flushes = flush_events(run);
                 // Crash right after each operation returned: where the honest device
                 // promises most.
                 let mut points: Vec<usize> = run.records.iter().map(|r| r.events.end).filter(|&c| c > 0).collect();
@@ -466,14 +470,7 @@ impl Explorer {
     ) -> Vec<Fault> {
         let fua = fua_of(run);
         debug_assert_eq!(fua.len(), writes.len());
-        let flushes: Vec<usize> = run
-            .trace
-            .events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| matches!(e, crate::device::Event::Flush))
-            .map(|(at, _)| at)
-            .collect();
+        let flushes = flush_events(run);
         let last_flush_before = |c: usize| flushes.iter().rev().find(|&&f| f < c).copied().unwrap_or(0);
         // Every operation's end, whether or not it left writes after the last flush: the
         // same states before and after a change to what the core flushes.
