@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # The whole test suite (what CI runs). It sets up what the tests need where it is missing:
 # the wasm32-unknown-unknown target (the crash explorer runs the core as WebAssembly) and
-# FUSE 3 (fusermount3 and /dev/fuse, for the mount tests; installed with apt-get as root).
+# FUSE 3 (fusermount3 and /dev/fuse, for the mount tests) and the tools the mount tests run
+# (xfsprogs, e2fsprogs, util-linux), installed with apt-get as root.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     rustup target add wasm32-unknown-unknown
 fi
-if ! command -v fusermount3 >/dev/null 2>&1; then
+# Programs the mount tests run, by the package that has them: FUSE 3, xfs_io (seek, copy_range,
+# chattr through FS_IOC_FSSETXATTR), chattr/lsattr, fstrim and fallocate.
+missing=()
+for need in fusermount3:fuse3 /usr/sbin/xfs_io:xfsprogs chattr:e2fsprogs fstrim:util-linux fallocate:util-linux; do
+    prog=${need%%:*} pkg=${need##*:}
+    if ! command -v "$prog" >/dev/null 2>&1 && [[ " ${missing[*]} " != *" $pkg "* ]]; then
+        missing+=("$pkg")
+    fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         DEBIAN_FRONTEND=noninteractive apt-get update -q
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q fuse3 >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
     else
-        echo "test.sh: fusermount3 is missing: install FUSE 3 (apt-get install fuse3) and run again" >&2
+        echo "test.sh: missing ${missing[*]}: install them (apt-get install ${missing[*]}) and run again" >&2
         exit 1
     fi
 fi
