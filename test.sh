@@ -38,7 +38,25 @@ done
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 
+# The tests run with a temporary directory of their own, which must be empty when they end:
+# what a test leaves there (work directories, images, mount points) would pile up on every
+# machine that runs the suite, so it fails the run, named (checked after each pass below).
+suite_tmp=$(mktemp -d "${TMPDIR:-/tmp}/rollfs-suite.XXXXXX")
+# Open to every user as /tmp is (sticky): tests run commands as other users under it.
+chmod 1777 "$suite_tmp"
+export TMPDIR=$suite_tmp
+tmp_left_empty() {
+    local left
+    left=$(find "$suite_tmp" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -20)
+    if [ -n "$left" ]; then
+        echo "test.sh: the tests left these in their temporary directory $suite_tmp:" >&2
+        echo "$left" >&2
+        exit 1
+    fi
+}
+
 cargo test --workspace --release
+tmp_left_empty
 # The fuzz regression corpus once more with debug assertions on (the release build keeps
 # overflow checks but not the core's internal debug_assert!s).
 cargo test -p rollfs-core --test fuzz_corpus
@@ -52,8 +70,10 @@ if [ -w "$URING_PARAM" ]; then
     echo Y > "$URING_PARAM"
     trap 'echo "$uring_was" > "$URING_PARAM"' EXIT
     ROLLFS_TEST_MOUNT_OPTIONS=uring cargo test -p rollfs-tests --release
+    tmp_left_empty
     echo "$uring_was" > "$URING_PARAM"
     trap - EXIT
 else
     echo "test.sh: $URING_PARAM is missing or not writable (this kernel has no FUSE over io_uring, or not root): the io_uring pass is skipped" >&2
 fi
+rmdir "$suite_tmp"
