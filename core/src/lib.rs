@@ -22,6 +22,7 @@
 //! | [`sit`] | segment information table: valid counts, bitmaps, age, wear. *Public* (on-disk format): the inspector, the format, repair and fuzz code |
 //! | [`ssa`] | segment summary area: the owner of every main-area block. *Public* (on-disk format): the format test checks its layout |
 //! | [`node`] | node blocks: footer, inode, direct and indirect node layouts, the [`FileType`] as mode and dentry code. *Public* (on-disk format): tests and fuzz targets read and craft nodes |
+//! | [`nsrec`] | namespace records: a create, link, unlink or rename since the checkpoint as a logical record, and the record node (type 5) that carries them in the chain. *Public* (on-disk format): the format test and the fuzz decoders. Format only so far: nothing writes or replays records yet |
 //! | `segment` | the six active logs ([`Log`], re-exported), block allocation and invalidation |
 //! | `inode` | node cache, block mapping, truncation, inode life and death |
 //! | `inline` | inline data: a small regular file's bytes in its inode, and its conversion when it needs a block |
@@ -69,6 +70,7 @@ pub mod layout;
 pub mod mutant;
 pub mod nat;
 pub mod node;
+pub mod nsrec;
 pub mod resize;
 pub mod sit;
 pub mod ssa;

@@ -28,7 +28,7 @@ use rollfs_core::sit::{RawSitBlock, RawSitEntry, SegEntry};
 use rollfs_core::ssa::{RawSsaBlock, RawSsaEntry, Ssa, Summary};
 use rollfs_core::superblock::{self, Superblock};
 use rollfs_core::Log;
-use rollfs_core::{dir, xattr, zero_block, Block, FileType, MemDevice};
+use rollfs_core::{dir, nsrec, xattr, zero_block, Block, FileType, MemDevice};
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
@@ -399,6 +399,53 @@ fn specs() -> Vec<Spec> {
             start: 0,
             end: xattr::XATTR_ENTRY_HEADER,
             rows: vec![("name_len", 0, 1), ("value_len", 1, 2)],
+        },
+        Spec {
+            heading: "Record node",
+            start: 0,
+            end: rollfs_core::layout::BLOCK_SIZE,
+            rows: vec![
+                field!(nsrec::RawRecordNodeHeader, count),
+                field!(nsrec::RawRecordNodeHeader, bytes),
+                field!(nsrec::RawRecordNodeHeader, first_seq),
+                ("records", nsrec::RECORD_NODE_HEADER_LEN, nsrec::RECORD_NODE_BYTES_MAX),
+                ("footer", NODE_FOOTER_OFFSET, size_of::<NodeFooter>()),
+            ],
+        },
+        Spec {
+            heading: "Namespace record",
+            start: 0,
+            end: size_of::<nsrec::RawRecord>(),
+            rows: vec![
+                field!(nsrec::RawRecord, op),
+                field!(nsrec::RawRecord, flags),
+                field!(nsrec::RawRecord, len),
+                field!(nsrec::RawRecord, name_len),
+                field!(nsrec::RawRecord, name2_len),
+                field!(nsrec::RawRecord, reserved),
+                field!(nsrec::RawRecord, ino),
+                field!(nsrec::RawRecord, dir),
+                field!(nsrec::RawRecord, dir2),
+                field!(nsrec::RawRecord, ino2),
+                field!(nsrec::RawRecord, time_sec),
+                field!(nsrec::RawRecord, time_nsec),
+                field!(nsrec::RawRecord, reserved2),
+            ],
+        },
+        Spec {
+            heading: "Create attributes",
+            start: 0,
+            end: size_of::<nsrec::RawCreateAttrs>(),
+            rows: vec![
+                field!(nsrec::RawCreateAttrs, mode),
+                field!(nsrec::RawCreateAttrs, iflags),
+                field!(nsrec::RawCreateAttrs, uid),
+                field!(nsrec::RawCreateAttrs, gid),
+                field!(nsrec::RawCreateAttrs, rdev),
+                field!(nsrec::RawCreateAttrs, generation),
+                field!(nsrec::RawCreateAttrs, target_len),
+                field!(nsrec::RawCreateAttrs, reserved),
+            ],
         },
         Spec {
             heading: "Dentry block",
@@ -982,6 +1029,115 @@ impl dir::DirBlocks for MemDir {
     }
 }
 
+/// Namespace records (FORMAT.md, *Record node*): a record node packed by the code, read back
+/// at the document's offsets.
+#[test]
+fn record_node_encoder_matches_the_doc() {
+    use nsrec::{CreateAttrs, NsRecord};
+    let d = Doc::load();
+    let t = rollfs_core::Timestamp::new(0x0102_0304_0506_0708, 0x1122_3344);
+    let create = NsRecord::Create {
+        dir: 0x0a0b_0c0d,
+        name: b"abc".to_vec(),
+        ino: 0x1a1b_1c1d,
+        attrs: CreateAttrs {
+            mode: 0o120777,
+            iflags: 1 << 3,
+            uid: 0x2122_2324,
+            gid: 0x3132_3334,
+            rdev: 0x4142_4344,
+            generation: 0x5152_5354,
+            target: b"target!".to_vec(),
+        },
+        time: t,
+    };
+    let rename = NsRecord::Rename {
+        dir: 7,
+        name: b"x".to_vec(),
+        ino: 8,
+        dir2: 9,
+        name2: b"yz".to_vec(),
+        ino2: 10,
+        exchange: true,
+        time: t,
+    };
+    let mut b = zero_block();
+    assert_eq!(nsrec::pack(&mut b, &[create.clone(), rename.clone()], 0x6162_6364), 2);
+    let create_len = span(&d, "Namespace record") + span(&d, "Create attributes") + 3 + 7;
+    d.expect(
+        &b[..],
+        0,
+        "Record node",
+        &[("count", 2), ("bytes", (create_len + span(&d, "Namespace record") + 3) as u64), ("first_seq", 0x6162_6364)],
+    );
+    let (ro, _) = d.at("Record node", "records");
+    d.expect(
+        &b[..],
+        ro,
+        "Namespace record",
+        &[
+            ("op", 1),
+            ("flags", 0),
+            ("len", create_len as u64),
+            ("name_len", 3),
+            ("name2_len", 0),
+            ("ino", 0x1a1b_1c1d),
+            ("dir", 0x0a0b_0c0d),
+            ("dir2", 0),
+            ("ino2", 0),
+            ("time_sec", 0x0102_0304_0506_0708),
+            ("time_nsec", t.nsec as u64),
+        ],
+    );
+    let ao = ro + span(&d, "Namespace record");
+    d.expect(
+        &b[..],
+        ao,
+        "Create attributes",
+        &[
+            ("mode", 0o120777),
+            ("iflags", 1 << 3),
+            ("uid", 0x2122_2324),
+            ("gid", 0x3132_3334),
+            ("rdev", 0x4142_4344),
+            ("generation", 0x5152_5354),
+            ("target_len", 7),
+        ],
+    );
+    let names = ao + span(&d, "Create attributes");
+    assert_eq!(&b[names..names + 10], b"abctarget!", "name, then the symlink target");
+    let r2 = ro + create_len;
+    d.expect(
+        &b[..],
+        r2,
+        "Namespace record",
+        &[
+            ("op", 4),
+            ("flags", 2),
+            ("name_len", 1),
+            ("name2_len", 2),
+            ("ino", 8),
+            ("dir", 7),
+            ("dir2", 9),
+            ("ino2", 10),
+        ],
+    );
+    let n2 = r2 + span(&d, "Namespace record");
+    assert_eq!(&b[n2..n2 + 3], b"xyz", "first name, then the target name");
+    // The footer of a record node: nid 0, ino 0, type 5, ofs 0.
+    d.expect(
+        &b[..],
+        0,
+        "Node footer",
+        &[("nid", 0), ("ino", 0), ("flags", (nsrec::NODE_TYPE_RECORD as u64) << 8), ("ofs", 0)],
+    );
+    assert!(flat().contains("its footer has `nid` 0, `ino` 0, type 5, `ofs` 0"));
+    assert_eq!(nsrec::RECORD_SYMLINK_TARGET_MAX, 3737, "FORMAT.md states 3,737");
+    assert!(flat().contains("1..3737"));
+    let back = nsrec::decode(&b, 99).unwrap();
+    assert_eq!((back.first_seq, back.records), (0x6162_6364, vec![create, rename]));
+}
+
 #[test]
 fn dentry_encoder_matches_the_doc() {
     let d = Doc::load();
@@ -1286,11 +1442,12 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains(&flags), "FORMAT.md must state the node flags as: {flags}");
     assert_eq!((node::FLAG_COLD, node::FLAG_FSYNC, node::FLAG_DENTRY), (1, 2, 4));
     let types = format!(
-        "Node types (bits 8..15 of `flags`): {} inode, {} direct node, {} indirect node, {} xattr node.",
+        "Node types (bits 8..15 of `flags`): {} inode, {} direct node, {} indirect node, {} xattr node; {} is reserved for the [record node](#record-node), not written yet.",
         NodeType::Inode as u8,
         NodeType::Direct as u8,
         NodeType::Indirect as u8,
-        NodeType::Xattr as u8
+        NodeType::Xattr as u8,
+        nsrec::NODE_TYPE_RECORD
     );
     assert!(doc.contains(&types), "FORMAT.md must state: {types}");
     let mut b = zero_block();

@@ -547,6 +547,17 @@ pub fn decoders(data: &[u8]) {
         }
         2 => {
             let _ = rollfs_core::xattr::decode(&blocks[0], 0);
+            // The same bytes as a record node's payload: what decodes re-encodes to the
+            // same bytes (the encoding is canonical, so a reader and a writer cannot
+            // disagree about a record node).
+            let mut r = blocks[0].clone();
+            rollfs_core::nsrec::init_record_footer(&mut r);
+            if let Ok(n) = rollfs_core::nsrec::decode(&r, 0) {
+                let mut again = rollfs_core::zero_block();
+                assert_eq!(rollfs_core::nsrec::pack(&mut again, &n.records, n.first_seq), n.records.len());
+                let payload = rollfs_core::layout::NODE_FOOTER_OFFSET;
+                assert!(again[..payload] == r[..payload], "a decoded record node re-encodes differently");
+            }
         }
         3 => {
             // One dentry block, at an index taken from the input.
