@@ -300,6 +300,11 @@ pub struct Filesystem<D: BlockDevice> {
     /// Whether new regular files start inline (`FEATURE_INCOMPAT_INLINE`). Inline inodes
     /// are only ever met on such an image (fsck reports one elsewhere).
     pub(crate) inline_data: bool,
+    /// Whether every directory-entry change is kept as a namespace record
+    /// (`SinceCheckpoint::ns_record`). Off on every image until the records are written and
+    /// replayed (issue 38: `FEATURE_INCOMPAT_NS_RECORDS` is not defined yet); on only where a
+    /// test turns it on ([`Filesystem::keep_namespace_records`]).
+    pub(crate) ns_records: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// Each directory's parent, as its inode records it, for the walks up the tree
@@ -457,6 +462,7 @@ impl<D: BlockDevice> Filesystem<D> {
             data_checksums,
             prealloc_on_disk,
             inline_data,
+            ns_records: false,
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,
@@ -501,6 +507,21 @@ impl<D: BlockDevice> Filesystem<D> {
     pub fn device_mut(&mut self) -> &mut D {
         &mut self.dev
     }
+    /// Keeps (or stops keeping, from the next checkpoint's view) every directory-entry change
+    /// as a namespace record. Work in progress (issue 38): nothing writes or replays the
+    /// records yet, so only tests turn this on, to check that the records are complete.
+    #[doc(hidden)]
+    pub fn keep_namespace_records(&mut self, on: bool) {
+        self.ns_records = on;
+    }
+
+    /// The namespace records since the last checkpoint, in order, and whether they are
+    /// complete (every change since the checkpoint expressible as a record).
+    #[doc(hidden)]
+    pub fn namespace_records(&self) -> (&[crate::nsrec::NsRecord], bool) {
+        self.since_cp.ns_records()
+    }
+
     pub fn stats(&self) -> Stats {
         Stats { ssr_blocks: self.seg.ssr_blocks, ..self.stats }
     }

@@ -10,6 +10,7 @@ use crate::fileflags::FileFlags;
 use crate::fs::*;
 use crate::layout::*;
 use crate::node::{self, inode, FileType, NodeType};
+use crate::nsrec::{CreateAttrs, NsRecord};
 use crate::xattr;
 use crate::{zero_block, Block, BlockDevice, Ino};
 use alloc::boxed::Box;
@@ -319,7 +320,26 @@ impl<D: BlockDevice> Filesystem<D> {
             self.add_links(parent, 1, now)?;
         }
         self.touch_dir(parent, now)?;
-        Ok(ino)
+        self.ns_record_create(parent, name, ino, now).map(|()| ino)
+    }
+
+    /// Keeps a create's namespace record (when records are kept), with the attributes the
+    /// new inode `ino` got; a symlink's target is added when it is written.
+    fn ns_record_create(&mut self, parent: Ino, name: &[u8], ino: Ino, now: Timestamp) -> Result<()> {
+        if self.ns_records {
+            let b = self.inode_ref(ino)?;
+            let attrs = CreateAttrs {
+                mode: inode::mode(b),
+                iflags: inode::iflags(b) & inode::IFLAGS_ATTR,
+                uid: inode::uid(b),
+                gid: inode::gid(b),
+                rdev: inode::rdev(b),
+                generation: inode::generation(b),
+                target: Vec::new(),
+            };
+            self.since_cp.ns_record(NsRecord::Create { dir: parent, name: name.to_vec(), ino, attrs, time: now });
+        }
+        Ok(())
     }
 
     pub fn mknod(
@@ -393,6 +413,9 @@ impl<D: BlockDevice> Filesystem<D> {
         if let Err(e) = self.write_fill(ino, 0, target, now) {
             // Only an I/O error gets here: the filesystem is shutting down.
             return self.fail(e);
+        }
+        if self.ns_records {
+            self.since_cp.ns_record_symlink_target(ino, target);
         }
         self.after_change(now)?;
         self.attr_of(ino)
@@ -479,6 +502,15 @@ impl<D: BlockDevice> Filesystem<D> {
         self.dir_remove(parent, name)?;
         self.touch_dir(parent, now)?;
         self.drop_link(ino, false, now)?;
+        if self.ns_records {
+            self.since_cp.ns_record(NsRecord::Unlink {
+                dir: parent,
+                name: name.to_vec(),
+                ino,
+                rmdir: false,
+                time: now,
+            });
+        }
         self.after_change(now)
     }
 
@@ -513,6 +545,9 @@ impl<D: BlockDevice> Filesystem<D> {
         self.add_links(parent, -1, now)?;
         self.touch_dir(parent, now)?;
         self.drop_link(ino, true, now)?;
+        if self.ns_records {
+            self.since_cp.ns_record(NsRecord::Unlink { dir: parent, name: name.to_vec(), ino, rmdir: true, time: now });
+        }
         self.after_change(now)
     }
 
@@ -551,6 +586,9 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_pino(b, new_parent);
         inode::set_name(b, new_name);
         self.touch_dir(new_parent, now)?;
+        if self.ns_records {
+            self.since_cp.ns_record(NsRecord::Link { dir: new_parent, name: new_name.to_vec(), ino, time: now });
+        }
         self.after_change(now)?;
         self.attr_of(ino)
     }
@@ -695,8 +733,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
             self.set_parent_name(src, new_parent, new_name, now)?;
             self.set_parent_name(dst_ino, parent, name, now)?;
-            self.touch_dir(parent, now)?;
-            self.touch_dir(new_parent, now)?;
+            self.renamed(parent, name, src, new_parent, new_name, dst_ino, true, now)?;
             return self.after_change(now);
         }
         if let Some((dst_loc, dst_ino, dst_kind)) = dst {
@@ -730,9 +767,40 @@ impl<D: BlockDevice> Filesystem<D> {
             self.add_links(new_parent, 1, now)?;
         }
         self.set_parent_name(src, new_parent, new_name, now)?;
-        self.touch_dir(parent, now)?;
-        self.touch_dir(new_parent, now)?;
+        self.renamed(parent, name, src, new_parent, new_name, dst_ino, false, now)?;
         self.after_change(now)
+    }
+
+    /// The end of a rename of `dir/name` (inode `ino`) to `dir2/name2`, which held `ino2`
+    /// (0: nothing): both directories' times, and the namespace record when records are
+    /// kept.
+    #[allow(clippy::too_many_arguments)]
+    fn renamed(
+        &mut self,
+        dir: Ino,
+        name: &[u8],
+        ino: Ino,
+        dir2: Ino,
+        name2: &[u8],
+        ino2: Ino,
+        exchange: bool,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.touch_dir(dir, now)?;
+        self.touch_dir(dir2, now)?;
+        if self.ns_records {
+            self.since_cp.ns_record(NsRecord::Rename {
+                dir,
+                name: name.to_vec(),
+                ino,
+                dir2,
+                name2: name2.to_vec(),
+                ino2,
+                exchange,
+                time: now,
+            });
+        }
+        Ok(())
     }
 
     /// Records an inode's parent and name (".." for directories; the name roll-forward

@@ -331,6 +331,43 @@ pub fn decode(b: &Block, addr: u64) -> Result<RecordNode> {
     Ok(RecordNode { first_seq: h.first_seq.get(), records })
 }
 
+/// Decodes what follows a create record's fixed part (`rest`: its attributes, name and
+/// symlink target).
+fn decode_create(
+    rest: &[u8],
+    dir: Ino,
+    ino: Ino,
+    name_len: usize,
+    time: Timestamp,
+) -> core::result::Result<NsRecord, &'static str> {
+    let a = rest.get(..CREATE_ATTRS_LEN).ok_or("record node: create record too short")?;
+    let c = RawCreateAttrs::ref_from_bytes(a).map_err(|_| "record node: create attributes")?;
+    let t = c.target_len.get() as usize;
+    if c.reserved.get() != 0 {
+        return Err("record node: reserved field not zero");
+    }
+    if rest.len() != CREATE_ATTRS_LEN + name_len + t {
+        return Err("record node: create record length disagrees with its names");
+    }
+    let attrs = CreateAttrs {
+        mode: c.mode.get(),
+        iflags: c.iflags.get(),
+        uid: c.uid.get(),
+        gid: c.gid.get(),
+        rdev: c.rdev.get(),
+        generation: c.generation.get(),
+        target: rest[CREATE_ATTRS_LEN + name_len..].to_vec(),
+    };
+    if FileType::from_mode(attrs.mode as u32).is_none() {
+        return Err("record node: invalid file type in a create record");
+    }
+    if attrs.iflags & !node::inode::IFLAGS_ATTR != 0 {
+        return Err("record node: unknown attribute flag in a create record");
+    }
+    let name = rest[CREATE_ATTRS_LEN..CREATE_ATTRS_LEN + name_len].to_vec();
+    Ok(NsRecord::Create { dir, name, ino, attrs, time })
+}
+
 /// Decodes the record at the start of `area`; returns it and its length.
 fn decode_record(area: &[u8]) -> core::result::Result<(NsRecord, usize), &'static str> {
     let fixed = area.get(..RECORD_FIXED_LEN).ok_or("record node: a record past the byte count")?;
@@ -366,35 +403,7 @@ fn decode_record(area: &[u8]) -> core::result::Result<(NsRecord, usize), &'stati
         return Err("record node: unknown flag");
     }
     let rec = match op {
-        RecordOp::Create => {
-            let a = rest.get(..CREATE_ATTRS_LEN).ok_or("record node: create record too short")?;
-            let c = RawCreateAttrs::ref_from_bytes(a).map_err(|_| "record node: create attributes")?;
-            let t = c.target_len.get() as usize;
-            if c.reserved.get() != 0 {
-                return Err("record node: reserved field not zero");
-            }
-            if rest.len() != CREATE_ATTRS_LEN + n1 + t {
-                return Err("record node: create record length disagrees with its names");
-            }
-            let name = rest[CREATE_ATTRS_LEN..CREATE_ATTRS_LEN + n1].to_vec();
-            let target = rest[CREATE_ATTRS_LEN + n1..].to_vec();
-            let attrs = CreateAttrs {
-                mode: c.mode.get(),
-                iflags: c.iflags.get(),
-                uid: c.uid.get(),
-                gid: c.gid.get(),
-                rdev: c.rdev.get(),
-                generation: c.generation.get(),
-                target,
-            };
-            if FileType::from_mode(attrs.mode as u32).is_none() {
-                return Err("record node: invalid file type in a create record");
-            }
-            if attrs.iflags & !node::inode::IFLAGS_ATTR != 0 {
-                return Err("record node: unknown attribute flag in a create record");
-            }
-            NsRecord::Create { dir, name, ino, attrs, time }
-        }
+        RecordOp::Create => decode_create(rest, dir, ino, n1, time)?,
         RecordOp::Link | RecordOp::Unlink => {
             if rest.len() != n1 {
                 return Err("record node: record length disagrees with its name");
@@ -417,16 +426,8 @@ fn decode_record(area: &[u8]) -> core::result::Result<(NsRecord, usize), &'stati
             if exchange && ino2 == 0 {
                 return Err("record node: an exchange without its second inode");
             }
-            NsRecord::Rename {
-                dir,
-                name: rest[..n1].to_vec(),
-                ino,
-                dir2,
-                name2: rest[n1..].to_vec(),
-                ino2,
-                exchange,
-                time,
-            }
+            let (name, name2) = (rest[..n1].to_vec(), rest[n1..].to_vec());
+            NsRecord::Rename { dir, name, ino, dir2, name2, ino2, exchange, time }
         }
     };
     if !rec.expressible() {

@@ -16,6 +16,8 @@
 //! ([`SinceCheckpoint::is_empty`], asserted there). Each record grows with requests, so
 //! their size counts toward `fs::SINCE_CP_BYTES_MAX` ([`SinceCheckpoint::bytes`]).
 
+use crate::node::FileType;
+use crate::nsrec::NsRecord;
 use crate::{Ino, Nid};
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
@@ -91,6 +93,17 @@ pub(crate) struct SinceCheckpoint {
     chain_nids: BTreeSet<Nid>,
     /// Inodes whose names the chain restores (dentry-marked batches).
     chain_dentries: BTreeSet<Ino>,
+    /// Namespace records (DESIGN.md, *Namespace records in the chain*): every directory-entry
+    /// change since the checkpoint, in the order it was made, when the filesystem keeps them
+    /// (`Filesystem::ns_records`). Invariant (completeness): replayed in order on the
+    /// checkpoint's tree, they give the live tree's names (core/tests/ns_records.rs).
+    ns_records: Vec<NsRecord>,
+    /// What `ns_records` holds, in bytes (encoded lengths and per-record overhead).
+    ns_records_bytes: u64,
+    /// A change since the checkpoint that no record can express (a symlink target past
+    /// `RECORD_SYMLINK_TARGET_MAX`): the records are not complete, so only a checkpoint
+    /// makes names durable until the next one.
+    ns_records_incomplete: bool,
 }
 
 impl SinceCheckpoint {
@@ -132,6 +145,35 @@ impl SinceCheckpoint {
     /// `ino` reserved holes on disk.
     pub(crate) fn reserved(&mut self, ino: Ino) {
         self.reserved.insert(ino);
+    }
+
+    /// A directory-entry change, as its namespace record (kept only when the filesystem keeps
+    /// records: the caller asks). A record no node can carry marks the list incomplete.
+    pub(crate) fn ns_record(&mut self, r: NsRecord) {
+        // A symlink's create is recorded before its target is written
+        // (`ns_record_symlink_target` judges it then).
+        let target_follows = matches!(&r, NsRecord::Create { attrs, .. }
+            if attrs.target.is_empty() && FileType::from_mode(attrs.mode as u32) == Some(FileType::Symlink));
+        if !target_follows && !r.expressible() {
+            self.ns_records_incomplete = true;
+        }
+        self.ns_records_bytes += r.encoded_len() as u64 + SINCE_CP_NAME_BYTES;
+        self.ns_records.push(r);
+    }
+
+    /// Sets the symlink target of the last record, the create of symlink `ino` (its target
+    /// is written after its name).
+    pub(crate) fn ns_record_symlink_target(&mut self, ino: Ino, target: &[u8]) {
+        if let Some(NsRecord::Create { ino: i, attrs, .. }) = self.ns_records.last_mut() {
+            debug_assert_eq!(*i, ino, "the last record is not the symlink's create");
+            if *i == ino {
+                self.ns_records_bytes += target.len() as u64;
+                attrs.target = target.to_vec();
+                if !self.ns_records.last().is_some_and(NsRecord::expressible) {
+                    self.ns_records_incomplete = true;
+                }
+            }
+        }
     }
 
     /// `ino` was destroyed: nothing of it needs a record any more.
@@ -219,6 +261,12 @@ impl SinceCheckpoint {
         (self.chain_nids.len() as u64, self.chain_dentries.len() as u64)
     }
 
+    /// The namespace records since the checkpoint, in order, and whether they are complete
+    /// (every change expressible).
+    pub(crate) fn ns_records(&self) -> (&[NsRecord], bool) {
+        (&self.ns_records, !self.ns_records_incomplete)
+    }
+
     /// Names in the removed-name record.
     pub(crate) fn removed_name_count(&self) -> u64 {
         self.removed_names.len() as u64
@@ -235,6 +283,7 @@ impl SinceCheckpoint {
             + self.chain_nids.len()
             + self.chain_dentries.len();
         self.removed_names_bytes
+            + self.ns_records_bytes
             + ids as u64 * SINCE_CP_ID_BYTES
             + self.truncated_from.len() as u64 * SINCE_CP_PAIR_BYTES
     }
@@ -251,6 +300,9 @@ impl SinceCheckpoint {
             && self.reserved.is_empty()
             && self.chain_nids.is_empty()
             && self.chain_dentries.is_empty()
+            && self.ns_records.is_empty()
+            && self.ns_records_bytes == 0
+            && !self.ns_records_incomplete
     }
 }
 
