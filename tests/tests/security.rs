@@ -305,6 +305,49 @@ fn suid_and_sgid_are_cleared_by_a_write_or_truncate_of_another_user_and_by_chown
     assert!(m.unmount().success());
 }
 
+/// A chown clears suid and sgid (sgid when group execute is set) of every kind of file
+/// but a directory, as Linux's `chown_common` does: fifos, device nodes and sockets too,
+/// whether root or the owner makes it (pjdfstest chown/00.t, which found rollfs clearing
+/// them on regular files only). A directory keeps them.
+#[test]
+fn chown_clears_suid_and_sgid_of_fifos_devices_and_sockets_too() {
+    let img = Image::new("128M", &[]);
+    let m = shared_mount(&img, &[]);
+    pub_dir(&m);
+    let fifo = m.path("pub/fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let dev = m.path("pub/null");
+    let c = std::ffi::CString::new(dev.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 3)) }, 0);
+    let sock = m.path("pub/sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let dir = m.path("pub/dir");
+    std::fs::create_dir(&dir).unwrap();
+    let mut a = User::new(A);
+    for p in [&fifo, &dev, &sock] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        std::os::unix::fs::chown(p, Some(A), Some(A)).unwrap();
+        assert_eq!(mode_of(p), 0o755, "root's chown of {} clears suid and sgid", p.display());
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        a.ok(&format!("chown {} {A} {A}", p.display()));
+        assert_eq!(mode_of(p), 0o755, "the owner's chown of {} clears suid and sgid", p.display());
+        // sgid without group execute stays for root (CAP_FSETID), as on ext4.
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o6745)).unwrap();
+        std::os::unix::fs::chown(p, Some(A), Some(A)).unwrap();
+        assert_eq!(mode_of(p), 0o2745, "root's chown of {} keeps sgid without g+x", p.display());
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    std::os::unix::fs::chown(&dir, Some(A), Some(A)).unwrap();
+    assert_eq!(mode_of(&dir), 0o6755, "a directory keeps suid and sgid on chown");
+    drop(a);
+    drop(_listener);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+}
+
 /// A version-2 file capability (`struct vfs_cap_data`: magic 0x02000000, CAP_NET_RAW
 /// permitted), as setcap writes it; the kernel validates the value.
 const FILE_CAPS: [u8; 20] = [0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
