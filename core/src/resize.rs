@@ -9,8 +9,10 @@
 //! and flushed itself, is the only commit point: before it is durable every mount sees the old size
 //! and the old checkpoint, after it the new ones. The superblocks are not written (they
 //! keep the size mkfs gave; mount takes the size from the checkpoint), so no crash can
-//! leave two copies that disagree. The writes are the caller's to issue, in order
-//! (`rollfs resize`: the tables, then [`Checkpoint::commit`]).
+//! leave two copies that disagree. Unmounted, the writes are the caller's to issue, in
+//! order (`rollfs resize`: the tables, then [`Checkpoint::commit`]); mounted,
+//! [`Filesystem::grow`] issues the same ones after a checkpoint and then takes the new size
+//! in memory (online grow, `rollfs resize MOUNTPOINT`).
 
 use crate::checkpoint::{Checkpoint, CP_FLAG_UMOUNT};
 use crate::error::{Error, Result};
