@@ -438,7 +438,7 @@ fn main() {
         }
         Cmd::Tune { features, target } => report(cmd::tune(&cmd::TuneArgs { features, target })),
         // A directory is a mountpoint: the online grow of the live mount.
-        Cmd::Resize { json, target, size } if target.is_dir() => report(rollfs::online_grow::run(target, size, json)),
+        Cmd::Resize { json, target, size } if target.is_dir() => report(rollfs::online_grow::run(&target, size, json)),
         Cmd::Resize { json, target, size } => {
             report(rollfs::resize::run(&rollfs::resize::ResizeArgs { target, size, json }))
         }

@@ -32,7 +32,7 @@
 use crate::error::CliError;
 use crate::size;
 use rollfs_core::{BlockDevice, Filesystem, BLOCK_SIZE};
-use std::path::PathBuf;
+use std::path::Path;
 
 /// Bytes of the ioctl's argument.
 pub const GROW_ARG_LEN: usize = 256;
@@ -189,9 +189,9 @@ fn request(dir: &std::fs::File, size: u64) -> std::io::Result<GrowReply> {
 /// `rollfs resize MOUNTPOINT [SIZE]`. Exit codes as the offline command's: 0 grown or
 /// nothing to do, 2 a bad SIZE (smaller than the filesystem, past its room, larger than the
 /// device), 1 could not resize (not a rollfs mount, permission, no room, read-only, I/O).
-pub fn run(mountpoint: PathBuf, size: Option<u64>, json: bool) -> Result<i32, CliError> {
-    let failed = |detail: String| CliError::Failed { path: mountpoint.clone(), what: "cannot resize", detail };
-    let dir = std::fs::File::open(&mountpoint).map_err(|e| failed(e.to_string()))?;
+pub fn run(mountpoint: &Path, size: Option<u64>, json: bool) -> Result<i32, CliError> {
+    let failed = |detail: String| CliError::Failed { path: mountpoint.to_owned(), what: "cannot resize", detail };
+    let dir = std::fs::File::open(mountpoint).map_err(|e| failed(e.to_string()))?;
     if size == Some(0) {
         return Err(CliError::BadOption("SIZE 0: give the size to grow to (e.g. 4G), or none".into()));
     }

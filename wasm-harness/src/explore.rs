@@ -158,12 +158,16 @@ pub struct CaseResult {
     pub violations: Vec<Violation>,
 }
 
+/// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
+/// to grow to the device: `@device ... grow-from`, 0 for the whole device).
+type BaseKey = (u64, u32, u64);
+
 pub struct Explorer {
     pub module: Arc<GuestModule>,
     pub opts: Options,
     pub(crate) base: Image,
     /// Freshly formatted images of other geometries (`@device`), made on first use.
-    bases: Mutex<std::collections::HashMap<(u64, u32, u64), Result<Image, String>>>,
+    bases: Mutex<std::collections::HashMap<BaseKey, Result<Image, String>>>,
     /// The smallest device mkfs accepts, per segment size (found by formatting).
     smallest: Mutex<std::collections::HashMap<u32, Result<u64, String>>>,
     /// The core's counters summed over every workload run and every recovery mount.
