@@ -147,10 +147,10 @@ impl<D: BlockDevice> Filesystem<D> {
     /// offline grow's: the new NAT and SIT blocks (slots no checkpoint of the old size
     /// reads), then one checkpoint, the same as that one but for its size, whose header is
     /// the commit point. Memory takes the new size only once that header's write completed.
-    /// Failures: a failed table write changes nothing (those blocks are read by no
-    /// checkpoint); a failed commit shuts the filesystem down as any failed checkpoint
-    /// does, at the old size in memory (the header did not complete) or, when only the
-    /// flush after the header failed, at the new size (it may be durable).
+    /// Failures: a failed write or flush shuts the filesystem down as any failed checkpoint
+    /// does (the device failed a write: nothing more is written over what either pack
+    /// names), at the old size in memory (the header's write did not complete) or, when
+    /// only the flush after the header failed, at the new size (it may be durable).
     pub fn grow(&mut self, total_blocks: u64, now: Timestamp) -> Result<Option<Geometry>> {
         self.check_writable()?;
         let Some(new) = grown_geometry(&self.sb, &self.geo, total_blocks)? else { return Ok(None) };
@@ -171,7 +171,9 @@ impl<D: BlockDevice> Filesystem<D> {
             // blocks it names are written (and they are never flushed).
             return self.grow_commit(next, new).and_then(|g| write_tables(&mut self.dev, &tables).map(|()| g));
         }
-        write_tables(&mut self.dev, &tables)?;
+        if let Err(e) = write_tables(&mut self.dev, &tables) {
+            return self.fail(e);
+        }
         self.grow_commit(next, new)
     }
 
