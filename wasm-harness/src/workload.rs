@@ -18,6 +18,8 @@
 //!                               # every read of it fails in turn (see [`RecoveryEio`])
 //! @device BLOCKS SEGMENT_BLOCKS # run on its own freshly formatted device of this size;
 //!                               # BLOCKS `min` or `min+N`: the smallest mkfs accepts (+N)
+//! @device BLOCKS SEG grow-from OLD  # formatted at OLD blocks with room to grow to BLOCKS
+//!                               # (mkfs --max-size), for `grow`
 //! @max-points N                 # at most N crash points per run (expensive states)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
@@ -28,6 +30,8 @@
 //! setxattr /a/f NAME VALUE      removexattr /a/f NAME
 //! punch /a/f OFF LEN           zero /a/f OFF LEN [keep]  falloc /a/f OFF LEN [keep]
 //! sync                          fsync /a/f          fdatasync /a/f    fsync /a (directory)
+//! grow [BLOCKS]                 # online grow to BLOCKS (none: the whole device); a
+//!                               # persistence point as sync
 //! atomic_start /a/f             atomic_commit /a/f  atomic_abort /a/f
 //! repeat 3000 link /a/f /a/l{i} # N times, {i} = 1..N in path/name/value arguments
 //! repeat 900 create /n/f{i} ; unlink /n/f{i}   # a body of several operations
