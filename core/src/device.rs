@@ -69,6 +69,15 @@ pub trait BlockDevice {
     fn flush(&mut self) -> Result<(), IoError>;
     /// Tells the device that `count` blocks from `addr` no longer hold data (TRIM).
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError>;
+    /// What a driver does before an online grow (`Filesystem::grow`): extends an image file
+    /// to at least `want` blocks (sparse: nothing is written), or reads a block device's
+    /// size again (a partition grown under the mount); returns the device's length in
+    /// blocks now, which is then [`BlockDevice::block_count`]. Never shortens the device.
+    /// The default: the length the device has.
+    fn refresh_size(&mut self, want: u64) -> Result<u64, IoError> {
+        let _ = want;
+        Ok(self.block_count())
+    }
 }
 
 /// Forwards the trait through a pointer type (a boxed device, a borrowed one).
@@ -98,6 +107,9 @@ macro_rules! forward_block_device {
             }
             fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
                 (**self).discard(addr, count)
+            }
+            fn refresh_size(&mut self, want: u64) -> Result<u64, IoError> {
+                (**self).refresh_size(want)
             }
         }
     )*};

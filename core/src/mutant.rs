@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 29] = [
+pub const NAMES: [&str; 30] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -48,6 +48,7 @@ pub const NAMES: [&str; 29] = [
     "mutant-inline-shrink-keeps-bytes",
     "mutant-device-read-no-crc",
     "mutant-device-cp-header-fua",
+    "mutant-grow-header-before-tables",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

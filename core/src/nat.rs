@@ -210,6 +210,15 @@ impl Nat {
         Ok((nat, damaged))
     }
 
+    /// An online grow committed (`Filesystem::grow`): the node ids of `geo`'s larger NAT
+    /// are added free, their blocks current in slot 0 (where the grow wrote them).
+    pub(crate) fn grow_to(&mut self, geo: &Geometry) {
+        let added = geo.nid_count.saturating_sub(self.nid_count());
+        self.entries.resize(geo.nid_count.max(self.nid_count()) as usize, NatEntry::default());
+        self.slots.resize(geo.nat_blocks.max(self.slots.len() as u32) as usize, 0);
+        self.free_count += added;
+    }
+
     /// Fsck repair: the next checkpoint writes every NAT block whole.
     pub fn rewrite_all_blocks(&mut self) {
         self.rewrite_all = true;

@@ -9,16 +9,19 @@
 //! and flushed itself, is the only commit point: before it is durable every mount sees the old size
 //! and the old checkpoint, after it the new ones. The superblocks are not written (they
 //! keep the size mkfs gave; mount takes the size from the checkpoint), so no crash can
-//! leave two copies that disagree. The writes are the caller's to issue, in order
-//! (`rollfs resize`: the tables, then [`Checkpoint::commit`]).
+//! leave two copies that disagree. Unmounted, the writes are the caller's to issue, in
+//! order (`rollfs resize`: the tables, then [`Checkpoint::commit`]); mounted,
+//! [`Filesystem::grow`] issues the same ones after a checkpoint and then takes the new size
+//! in memory (online grow, `rollfs resize MOUNTPOINT`).
 
 use crate::checkpoint::{Checkpoint, CP_FLAG_UMOUNT};
 use crate::error::{Error, Result};
+use crate::fs::Timestamp;
 use crate::layout::Geometry;
 use crate::nat::Nat;
 use crate::sit::Sit;
 use crate::superblock::{read_superblock, Superblock};
-use crate::{Block, BlockDevice};
+use crate::{Block, BlockDevice, Filesystem};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -56,20 +59,42 @@ pub fn current<D: BlockDevice>(dev: &mut D) -> Result<(Superblock, Checkpoint, u
 /// grow's.
 pub fn plan_grow<D: BlockDevice>(dev: &mut D, total_blocks: u64) -> Result<Option<GrowPlan>> {
     let (sb, cp, pack, old) = current(dev)?;
+    refuse_size(&sb, total_blocks)?;
+    if cp.flags & CP_FLAG_UMOUNT == 0 || !cp.orphans.is_empty() {
+        return Err(Error::Invalid("the image was not cleanly unmounted: mount and unmount it first"));
+    }
+    let Some(new) = grown_geometry(&sb, &old, total_blocks)? else { return Ok(None) };
+    let version = cp.version + 1;
+    let tables = new_tables(&old, &new, version);
+    let mut next = grown_checkpoint(&cp, &new, version);
+    next.flags = CP_FLAG_UMOUNT;
+    Ok(Some(GrowPlan { superblock: sb, old, new, tables, checkpoint: next, pack: 1 - pack }))
+}
+
+/// The refusals of a grow to `total_blocks` that do not depend on the current size: an
+/// image without room to grow, a size past the room mkfs gave it.
+fn refuse_size(sb: &Superblock, total_blocks: u64) -> Result<()> {
     if !sb.can_grow() {
         return Err(Error::Invalid("the image has no room to grow (made without mkfs --max-size)"));
     }
     if total_blocks > sb.max_blocks {
         return Err(Error::Invalid("larger than the room the image was made with (mkfs --max-size)"));
     }
-    if cp.flags & CP_FLAG_UMOUNT == 0 || !cp.orphans.is_empty() {
-        return Err(Error::Invalid("the image was not cleanly unmounted: mount and unmount it first"));
-    }
+    Ok(())
+}
+
+/// The geometry a filesystem of geometry `old` grows to on a device of `total_blocks`
+/// (offline and online grows alike): refused as [`plan_grow`] says; `Ok(None)` when the
+/// size adds no segment.
+pub fn grown_geometry(sb: &Superblock, old: &Geometry, total_blocks: u64) -> Result<Option<Geometry>> {
+    refuse_size(sb, total_blocks)?;
     let new = old.grown(total_blocks, sb.overprovision_pct)?;
-    if new.main_segments == old.main_segments {
-        return Ok(None);
-    }
-    let version = cp.version + 1;
+    Ok((new.main_segments != old.main_segments).then_some(new))
+}
+
+/// The NAT and SIT blocks growing `old` to `new` adds, stamped `version` (the grow's
+/// checkpoint), each into slot 0 of a block no checkpoint of the old size reads.
+fn new_tables(old: &Geometry, new: &Geometry, version: u64) -> Vec<(u64, Box<Block>)> {
     let mut tables = Vec::new();
     for i in old.nat_blocks..new.nat_blocks {
         tables.push((new.nat_addr(i, 0), Nat::encode_free_block(i, version)));
@@ -79,16 +104,22 @@ pub fn plan_grow<D: BlockDevice>(dev: &mut D, total_blocks: u64) -> Result<Optio
     for i in old.sit_blocks..new.sit_blocks {
         tables.push((new.sit_addr(i, 0), Sit::encode_free_block(i, version)));
     }
-    let mut next = cp;
+    tables
+}
+
+/// The checkpoint that makes the size `new` live: `cp` (the newest, whose tables and
+/// journals are what is on the device) at `version`, its slot bitmaps extended with slot
+/// 0 for the new blocks and segments.
+fn grown_checkpoint(cp: &Checkpoint, new: &Geometry, version: u64) -> Checkpoint {
+    let mut next = cp.clone();
     next.version = version;
-    next.flags = CP_FLAG_UMOUNT;
     next.nat_slots.resize(new.nat_blocks as usize, 0);
     next.sit_slots.resize(new.sit_blocks as usize, 0);
     // A new segment's summary is never read before the segment is opened (which starts
     // it afresh), so its slot bit is 0 and nothing is written for it.
     next.ssa_slots.resize(new.main_segments as usize, 0);
-    next.geometry = Some(new);
-    Ok(Some(GrowPlan { superblock: sb, old, new, tables, checkpoint: next, pack: 1 - pack }))
+    next.geometry = Some(*new);
+    next
 }
 
 /// Issues a plan in the order that makes it crash-safe: the tables, then the checkpoint
@@ -96,10 +127,88 @@ pub fn plan_grow<D: BlockDevice>(dev: &mut D, total_blocks: u64) -> Result<Optio
 /// tests of a grow use when no write log is wanted. A failed flush after the header is an
 /// error, though the new size may be durable: the caller reads which size the image has.
 pub fn write_plan<D: BlockDevice>(dev: &mut D, plan: &GrowPlan) -> Result<()> {
-    for (addr, b) in &plan.tables {
+    write_tables(dev, &plan.tables)?;
+    plan.checkpoint.commit(dev, &plan.new, plan.pack)?.flushed()
+}
+
+impl<D: BlockDevice> Filesystem<D> {
+    /// Grows the mounted filesystem to a device of `total_blocks` (online grow; DESIGN.md,
+    /// *Growing an image*): the device must already be that long (the driver extends an
+    /// image file first). `Ok(None)`: the size adds no segment, nothing was done;
+    /// `Ok(Some(geometry))`: the new size is committed and in use.
+    ///
+    /// Refused before anything is written: a read-only or shut-down filesystem (EROFS,
+    /// EIO), no room to grow, a size below the current one or past the room (EINVAL), a
+    /// device shorter than the size (EINVAL), orphans the new size's checkpoint pack has no
+    /// room for (ENOSPC).
+    ///
+    /// Order: an ordinary checkpoint at the old size (every dirty block written back, the
+    /// fsync chain since the last checkpoint covered by it); then the grow's writes, as the
+    /// offline grow's: the new NAT and SIT blocks (slots no checkpoint of the old size
+    /// reads), then one checkpoint, the same as that one but for its size, whose header is
+    /// the commit point. Memory takes the new size only once that header's write completed.
+    /// Failures: a failed write or flush shuts the filesystem down as any failed checkpoint
+    /// does (the device failed a write: nothing more is written over what either pack
+    /// names), at the old size in memory (the header's write did not complete) or, when
+    /// only the flush after the header failed, at the new size (it may be durable).
+    pub fn grow(&mut self, total_blocks: u64, now: Timestamp) -> Result<Option<Geometry>> {
+        self.check_writable()?;
+        let Some(new) = grown_geometry(&self.sb, &self.geo, total_blocks)? else { return Ok(None) };
+        if self.dev.block_count() < new.total_blocks {
+            return Err(Error::Invalid("the device is smaller than the size to grow to"));
+        }
+        if self.orphans.len() > new.orphan_capacity() as usize {
+            return Err(Error::NoSpace);
+        }
+        self.checkpoint(false, now)?;
+        self.touch(now);
+        let version = self.cp.version + 1;
+        let tables = new_tables(&self.geo, &new, version);
+        let mut next = grown_checkpoint(&self.cp, &new, version);
+        next.time_sec = now.sec;
+        if crate::mutant!("mutant-grow-header-before-tables") {
+            // Mutant: the checkpoint of the new size committed before the NAT and SIT
+            // blocks it names are written (and they are never flushed).
+            return self.grow_commit(next, new).and_then(|g| write_tables(&mut self.dev, &tables).map(|()| g));
+        }
+        if let Err(e) = write_tables(&mut self.dev, &tables) {
+            return self.fail(e);
+        }
+        self.grow_commit(next, new)
+    }
+
+    /// Commits `next`, the checkpoint of size `new`, into the pack not in use and adopts
+    /// the new size once its header's write completed (see [`Filesystem::grow`]).
+    fn grow_commit(&mut self, next: Checkpoint, new: Geometry) -> Result<Option<Geometry>> {
+        let pack = 1 - self.cp_pack;
+        let done = match next.commit(&mut self.dev, &new, pack) {
+            Ok(done) => done,
+            Err(e) => return self.fail(e),
+        };
+        self.stats.meta_blocks_written += done.blocks;
+        self.stats.flushes += done.flushes;
+        self.geo = new;
+        self.nat.grow_to(&new);
+        self.sit.grow_to(&new);
+        self.ssa.grow_to(&new);
+        self.seg.grow_to(&new);
+        debug_assert!(self.nat.slots == next.nat_slots && self.sit.slots == next.sit_slots);
+        self.cp = next;
+        self.cp_pack = pack;
+        self.stats.checkpoints += 1;
+        match done.flush_error {
+            None => Ok(Some(new)),
+            Some(e) => self.fail(e.into()),
+        }
+    }
+}
+
+/// Submits a grow's table blocks (not waited for: the commit's flush covers them).
+fn write_tables<D: BlockDevice>(dev: &mut D, tables: &[(u64, Box<Block>)]) -> Result<()> {
+    for (addr, b) in tables {
         dev.write(*addr, b, crate::WriteFlags::empty())?;
     }
-    plan.checkpoint.commit(dev, &plan.new, plan.pack)?.flushed()
+    Ok(())
 }
 
 #[cfg(test)]

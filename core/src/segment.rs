@@ -154,6 +154,16 @@ impl SegmentManager {
         })
     }
 
+    /// An online grow committed (`Filesystem::grow`): the segments `geo` adds are free,
+    /// and the cleaner's reserve is the new size's.
+    pub(crate) fn grow_to(&mut self, geo: &Geometry) {
+        let added = (geo.main_segments as usize).saturating_sub(self.states.len());
+        self.states.resize(self.states.len() + added, SegState::Free);
+        self.trimmed.resize(self.states.len(), false);
+        self.free_count += added as u32;
+        self.reserved = self.reserved.max(geo.reserved_segments);
+    }
+
     pub fn free_segments(&self) -> u32 {
         self.free_count
     }

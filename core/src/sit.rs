@@ -272,6 +272,14 @@ impl Sit {
         Ok(sit)
     }
 
+    /// An online grow committed (`Filesystem::grow`): the segments of `geo`'s larger main
+    /// area are added free (no valid block), the SIT blocks it adds current in slot 0.
+    pub(crate) fn grow_to(&mut self, geo: &Geometry) {
+        let n = (geo.main_segments as usize).max(self.entries.len());
+        self.entries.resize(n, SegEntry::default());
+        self.slots.resize(geo.sit_blocks.max(self.slots.len() as u32) as usize, 0);
+    }
+
     /// Valid blocks over the whole main area.
     pub fn valid_total(&self) -> u64 {
         debug_assert_eq!(self.total_valid, self.entries.iter().map(|e| e.valid as u64).sum::<u64>());

@@ -77,6 +77,12 @@ impl Ssa {
         s
     }
 
+    /// An online grow committed: the new segments' summaries are in slot 0 (never read
+    /// before the segment is opened, which starts its summary afresh).
+    pub(crate) fn grow_to(&mut self, geo: &Geometry) {
+        self.slots.resize(geo.main_segments.max(self.slots.len() as u32) as usize, 0);
+    }
+
     /// Starts a fresh summary for a segment being opened for writing (its old summary
     /// describes no valid block and is not read).
     pub fn reset(&mut self, segno: u32) {

@@ -30,6 +30,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-recovery-drops-inline-data", "inline"),
     ("mutant-inline-shrink-keeps-bytes", "inline"),
     ("mutant-device-read-no-crc", "datasum"),
+    ("mutant-grow-header-before-tables", "online_grow"),
 ];
 
 #[test]

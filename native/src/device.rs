@@ -178,6 +178,9 @@ struct Shared {
     /// The flush-skipping mutants chosen for this process (test-only, crate::mutant); the
     /// device's own tests set them directly to show their two-thread checks catch them.
     mutants: FlushMutants,
+    /// The device's length in blocks, as [`FileDevice::block_count`]: grown by an online
+    /// grow (`BlockDevice::refresh_size`), read by [`DeviceReader`]s outside the lock.
+    block_count: AtomicU64,
 }
 
 /// See [`Shared::mutants`].
@@ -324,6 +327,7 @@ impl FileDevice {
             host_flushes: AtomicU64::new(0),
             flushes_skipped: AtomicU64::new(0),
             mutants: FlushMutants::chosen(),
+            block_count: AtomicU64::new(block_count),
         });
         FileDevice {
             path: path.to_owned(),
@@ -368,11 +372,7 @@ impl FileDevice {
     /// read file data outside the filesystem's lock (see [`DeviceReader`]). `None` for a
     /// device opened with `O_DIRECT` (its reads need aligned buffers of their own).
     pub fn reader(&self) -> Option<DeviceReader> {
-        (!self.direct).then(|| DeviceReader {
-            file: self.file.clone(),
-            shared: self.shared.clone(),
-            block_count: self.block_count,
-        })
+        (!self.direct).then(|| DeviceReader { file: self.file.clone(), shared: self.shared.clone() })
     }
 
     fn latched(&self) -> Option<IoError> {
@@ -405,7 +405,6 @@ impl FileDevice {
 pub struct DeviceReader {
     file: Arc<File>,
     shared: Arc<Shared>,
-    block_count: u64,
 }
 
 impl DeviceReader {
@@ -417,7 +416,7 @@ impl DeviceReader {
     /// Reads `blocks.len()` consecutive blocks from `addr`: the newest submitted contents
     /// of each, as [`BlockDevice::read`].
     pub fn read_run(&self, addr: u64, blocks: &mut [Block]) -> Result<(), IoError> {
-        read_run_shared(&self.file, &self.shared, self.block_count, addr, blocks)
+        read_run_shared(&self.file, &self.shared, self.shared.block_count.load(Ordering::SeqCst), addr, blocks)
     }
 
     /// Completes a read the core planned (`Filesystem::read_planned`) while the fence was
@@ -868,6 +867,30 @@ impl BlockDevice for FileDevice {
 
     fn flush(&mut self) -> Result<(), IoError> {
         self.do_flush()
+    }
+
+    /// An image file is extended to `want` blocks (`set_len`, sparse: nothing is
+    /// written) if it is shorter; a block device's size is read again (a partition or loop
+    /// device grown under the mount). Never shorter than it was.
+    fn refresh_size(&mut self, want: u64) -> Result<u64, IoError> {
+        let err = IoError { block: want, op: "grow the device" };
+        if !self.writable {
+            return Err(err);
+        }
+        let bytes = match self.kind {
+            DeviceKind::ImageFile => {
+                let len = self.file.metadata().map_err(|_| err)?.len();
+                let want_bytes = want.checked_mul(BLOCK).ok_or(err)?;
+                if len < want_bytes {
+                    self.file.set_len(want_bytes).map_err(|_| err)?;
+                }
+                len.max(want_bytes)
+            }
+            DeviceKind::BlockDevice => blockdev_size(&self.file).map_err(|_| err)?,
+        };
+        self.block_count = self.block_count.max(bytes / BLOCK);
+        self.shared.block_count.store(self.block_count, Ordering::SeqCst);
+        Ok(self.block_count)
     }
 
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {

@@ -2333,6 +2333,29 @@ impl fuser::Filesystem for RollFuse {
                     Err(e) => reply.error(e),
                 }
             }
+            // A grow extends the backing file and commits checkpoints: for the user who
+            // mounted it (who owns the image and could grow it unmounted), or CAP_SYS_ADMIN.
+            crate::online_grow::ROLLFS_IOC_GROW
+                if req.uid() != self.mounter_uid && !privileged(req, cap::CAP_SYS_ADMIN) =>
+            {
+                reply.error(Errno::EPERM)
+            }
+            crate::online_grow::ROLLFS_IOC_GROW => {
+                let Some(size) = in_data.get(..8) else { return reply.error(Errno::EINVAL) };
+                let size = u64::from_le_bytes(size.try_into().unwrap());
+                match self.call(|fs| Ok(crate::online_grow::answer(fs, size, crate::now()))) {
+                    Ok(r) => {
+                        if r.status == crate::online_grow::STATUS_GROWN {
+                            eprintln!(
+                                "rollfs: grown online from {} to {} bytes ({} to {} main segments)",
+                                r.old_bytes, r.new_bytes, r.old_main_segments, r.new_main_segments
+                            );
+                        }
+                        reply.ioctl(0, &r.encode()[..(out_size as usize).min(crate::online_grow::GROW_ARG_LEN)])
+                    }
+                    Err(e) => reply.error(e),
+                }
+            }
             _ => reply.error(Errno::ENOTTY),
         }
     }

@@ -32,6 +32,7 @@ pub mod inspect;
 pub mod models;
 pub mod mutant;
 pub mod notify;
+pub mod online_grow;
 pub mod online_scrub;
 pub mod oplog;
 pub mod populate;

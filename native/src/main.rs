@@ -174,8 +174,10 @@ enum Cmd {
         features: Vec<String>,
         target: PathBuf,
     },
-    /// Grow an unmounted filesystem in place to SIZE (e.g. 4G; default for a block device:
-    /// its size), up to the room `mkfs --max-size` gave it. An image file is extended
+    /// Grow a filesystem in place to SIZE (e.g. 4G; default for a block device: its size),
+    /// up to the room `mkfs --max-size` gave it: an unmounted image or device, or a
+    /// mounted one (TARGET a mountpoint: online, through the daemon; default: the device's
+    /// size, or the room for an image file). An image file is extended
     /// (sparse). Crash-safe: a crash at any point leaves the old size or the new one.
     /// Shrinking is refused. Exit: 0 grown (or nothing to do), 2 bad SIZE (smaller than
     /// the filesystem, past its room), 1 could not resize (busy, no room to grow, not
@@ -435,6 +437,8 @@ fn main() {
             rollfs::dump::run(&rollfs::dump::DumpArgs { image, path, out, json, progress })
         }
         Cmd::Tune { features, target } => report(cmd::tune(&cmd::TuneArgs { features, target })),
+        // A directory is a mountpoint: the online grow of the live mount.
+        Cmd::Resize { json, target, size } if target.is_dir() => report(rollfs::online_grow::run(&target, size, json)),
         Cmd::Resize { json, target, size } => {
             report(rollfs::resize::run(&rollfs::resize::ResizeArgs { target, size, json }))
         }

@@ -292,6 +292,9 @@ impl<D: BlockDevice> BlockDevice for RecordingDevice<D> {
     fn reuse_fence(&mut self) {
         self.inner.reuse_fence()
     }
+    fn refresh_size(&mut self, want: u64) -> Result<u64, IoError> {
+        self.inner.refresh_size(want)
+    }
     fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
         // Logged after the device accepted it: the n-th WRITE entry is the device's n-th
         // write (writes come one at a time, under the filesystem's lock).

@@ -139,3 +139,54 @@ fn resize_grows_a_block_device_to_its_size_within_the_room() {
     let o = rollfs([OsStr::new("fsck"), dev]);
     assert!(o.status.success(), "fsck: {}{}", stdout(&o), stderr(&o));
 }
+
+/// `rollfs resize MOUNTPOINT` of a mounted block device: the daemon reads the device's
+/// size again (a partition enlarged under the mount, here the loop device's file): a SIZE
+/// past the device is refused until it grows, then no SIZE grows the live filesystem to
+/// the device capped at the room; df shows it, a file written past the old size reads back
+/// after a remount, fsck clean.
+#[test]
+fn a_mounted_block_device_grows_online_to_its_new_size_within_the_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("backing");
+    fs::File::create(&backing).unwrap().write_all(&vec![0u8; 64 << 20]).unwrap();
+    let Some(lo) = Loop::attach(&backing) else { return };
+    let dev = lo.dev.as_os_str();
+    let o = rollfs([OsStr::new("mkfs"), OsStr::new("-q"), OsStr::new("--max-size"), OsStr::new("192M"), dev]);
+    assert!(o.status.success(), "mkfs: {}", stderr(&o));
+    require_fuse();
+    let m = Mount::new(&lo.dev, &[]);
+    let mnt = m.mnt.as_os_str();
+    let df = |p: &Path| {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid path and a zeroed statvfs to fill.
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        st.f_blocks * st.f_frsize
+    };
+    let before = df(&m.mnt);
+    let o = rollfs([OsStr::new("resize"), mnt]);
+    assert!(o.status.success() && stdout(&o).contains("nothing to do"), "{}{}", stdout(&o), stderr(&o));
+    assert_fails(&rollfs([OsStr::new("resize"), mnt, OsStr::new("128M")]), 2, "larger than the device");
+    assert_eq!(df(&m.mnt), before);
+    // The device grows past the room under the mount: the filesystem takes the room.
+    fs::OpenOptions::new().write(true).open(&backing).unwrap().set_len(256 << 20).unwrap();
+    let st = Command::new("losetup").arg("-c").arg(&lo.dev).status().expect("run losetup -c");
+    assert!(st.success(), "losetup -c");
+    let o = rollfs([OsStr::new("resize"), OsStr::new("--json"), mnt]);
+    assert!(o.status.success(), "resize: {}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("resize --json");
+    assert_eq!((v["grown"].as_bool(), v["online"].as_bool()), (Some(true), Some(true)), "{v}");
+    assert_eq!(v["new_bytes"], 192u64 << 20, "grown to the room, not the device: {v}");
+    let after = df(&m.mnt);
+    assert!(after > before * 2, "df: {before} -> {after}");
+    let data: Vec<u8> = (0..80u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    fs::write(m.path("big"), &data).unwrap();
+    assert!(m.unmount().success());
+    let o = rollfs([OsStr::new("fsck"), dev]);
+    assert!(o.status.success(), "fsck: {}{}", stdout(&o), stderr(&o));
+    let m = Mount::new(&lo.dev, &[]);
+    assert_eq!(df(&m.mnt), after);
+    assert!(fs::read(m.path("big")).unwrap() == data, "80 MiB written past the old 64 MiB read back");
+    assert!(m.unmount().success());
+}

@@ -158,12 +158,16 @@ pub struct CaseResult {
     pub violations: Vec<Violation>,
 }
 
+/// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
+/// to grow to the device: `@device ... grow-from`, 0 for the whole device).
+type BaseKey = (u64, u32, u64);
+
 pub struct Explorer {
     pub module: Arc<GuestModule>,
     pub opts: Options,
     pub(crate) base: Image,
     /// Freshly formatted images of other geometries (`@device`), made on first use.
-    bases: Mutex<std::collections::HashMap<(u64, u32), Result<Image, String>>>,
+    bases: Mutex<std::collections::HashMap<BaseKey, Result<Image, String>>>,
     /// The smallest device mkfs accepts, per segment size (found by formatting).
     smallest: Mutex<std::collections::HashMap<u32, Result<u64, String>>>,
     /// The core's counters summed over every workload run and every recovery mount.
@@ -219,11 +223,24 @@ impl Explorer {
     }
 
     /// A freshly formatted image of `blocks` blocks with segments of `segment_blocks`.
-    fn format_image(module: &GuestModule, blocks: u64, segment_blocks: u32, seed: u64) -> Result<Image, String> {
+    /// `grow_from` not 0: formatted at that many blocks with room to grow to `blocks`
+    /// (`mkfs --max-size`: an image file made small and extended since).
+    fn format_image(
+        module: &GuestModule,
+        blocks: u64,
+        segment_blocks: u32,
+        seed: u64,
+        grow_from: u64,
+    ) -> Result<Image, String> {
         let mut dev = SimDevice::new(Image::blank(blocks), seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        g.format(segment_blocks, NOW_BASE).map_err(|e| format!("format failed: {e}"))?;
+        let formatted = if grow_from == 0 {
+            g.format(segment_blocks, NOW_BASE)
+        } else {
+            g.format_room(segment_blocks, NOW_BASE, grow_from)
+        };
+        formatted.map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
         let mut w = CrashWalker::new(dev.start_image(), &dev.trace);
         w.advance_to(dev.trace.events.len());
@@ -236,7 +253,7 @@ impl Explorer {
         let mut m = self.smallest.lock().unwrap();
         m.entry(segment_blocks)
             .or_insert_with(|| {
-                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0).is_ok();
+                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0, 0).is_ok();
                 let (mut lo, mut hi) = (1u64, 1u64 << 16);
                 if !ok(hi) {
                     return Err(format!("mkfs refuses {hi} blocks with {segment_blocks}-block segments"));
@@ -267,11 +284,14 @@ impl Explorer {
     /// The image a workload starts from: the explorer's, or one of its `@device` geometry.
     pub fn base_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) {
+        let grow_from = w.device.map_or(0, |d| d.grow_from);
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 {
             return Ok(self.base.clone());
         }
         let mut m = self.bases.lock().unwrap();
-        m.entry(g).or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed)).clone()
+        m.entry((g.0, g.1, grow_from))
+            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from))
+            .clone()
     }
 
     /// The core's counters summed so far (see [`Events`]).

@@ -471,6 +471,12 @@ impl Guest {
         self.call("sim_format", (segment_blocks as i32, now)).map(|_| ())
     }
 
+    /// Formats a filesystem of `blocks` blocks with room to grow to the whole device
+    /// (ABI.md, `sim_format_room`).
+    pub fn format_room(&mut self, segment_blocks: u32, now: i64, blocks: u64) -> GuestResult<()> {
+        self.call("sim_format_room", (segment_blocks as i32, now, blocks as i64)).map(|_| ())
+    }
+
     pub fn mount(&mut self, read_only: bool, now: i64) -> GuestResult<()> {
         self.call("sim_mount", (read_only as i32, now)).map(|_| ())
     }
@@ -611,6 +617,7 @@ impl Guest {
                 self.call("sim_removexattr", (a[0].0, a[0].1, a[1].0, a[1].1, now))
             }
             Op::Sync => self.call("sim_sync", now),
+            Op::Grow(blocks) => self.call("sim_grow", (*blocks as i64, now)),
             Op::Fsync(p) | Op::Fdatasync(p) => {
                 let a = self.args(&[p.as_bytes()])?.0;
                 self.call("sim_fsync", (a[0].0, a[0].1, matches!(op, Op::Fdatasync(_)) as i32, now))

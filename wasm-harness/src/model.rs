@@ -481,7 +481,8 @@ impl Model {
                 let ino = self.resolve(p)?;
                 self.ns.remove_xattr(ino, n.as_bytes()).map_err(|e| errno(&e))
             }
-            Op::Sync => Ok(()),
+            // A grow changes no file: it is a persistence point, as sync.
+            Op::Sync | Op::Grow(_) => Ok(()),
             Op::Fsync(p) | Op::Fdatasync(p) => self.resolve(p).map(|_| ()),
             Op::AtomicStart(p) => {
                 let ino = self.resolve(p)?;

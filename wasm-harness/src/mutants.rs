@@ -166,6 +166,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/inline-fsync-crash.wl");
             vec![CaseId::File(wl)]
         }
+        // An online grow whose checkpoint of the new size is committed before the NAT and
+        // SIT blocks it names: crashes between them.
+        "mutant-grow-header-before-tables" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/online-grow.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the
         // recovery too: xattr-full's new files with xattrs want most room to roll forward,
         // and the sampled recovery crashes that show it move with any change to the core's

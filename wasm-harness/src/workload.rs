@@ -18,6 +18,8 @@
 //!                               # every read of it fails in turn (see [`RecoveryEio`])
 //! @device BLOCKS SEGMENT_BLOCKS # run on its own freshly formatted device of this size;
 //!                               # BLOCKS `min` or `min+N`: the smallest mkfs accepts (+N)
+//! @device BLOCKS SEG grow-from OLD  # formatted at OLD blocks with room to grow to BLOCKS
+//!                               # (mkfs --max-size), for `grow`
 //! @max-points N                 # at most N crash points per run (expensive states)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
@@ -28,6 +30,8 @@
 //! setxattr /a/f NAME VALUE      removexattr /a/f NAME
 //! punch /a/f OFF LEN           zero /a/f OFF LEN [keep]  falloc /a/f OFF LEN [keep]
 //! sync                          fsync /a/f          fdatasync /a/f    fsync /a (directory)
+//! grow [BLOCKS]                 # online grow to BLOCKS (none: the whole device); a
+//!                               # persistence point as sync
 //! atomic_start /a/f             atomic_commit /a/f  atomic_abort /a/f
 //! repeat 3000 link /a/f /a/l{i} # N times, {i} = 1..N in path/name/value arguments
 //! repeat 900 create /n/f{i} ; unlink /n/f{i}   # a body of several operations
@@ -117,13 +121,18 @@ pub enum Op {
     /// none) as one operation (a crash between them leaves what a crash before them
     /// leaves), so a long repetition costs one model state, not one per repetition.
     Repeat(u32, Box<Op>),
+    /// `grow BLOCKS`: online grow of the mounted filesystem to a device of BLOCKS blocks
+    /// (`grow` alone: the whole device), within the room a `@device ... grow-from`
+    /// workload formats it with. A persistence point as `sync` (the grow checkpoints
+    /// first, and its own checkpoint carries the tree too).
+    Grow(u64),
 }
 
 impl Op {
     /// Operations after which the whole tree must be durable (this persistence
     /// points; fsync-class points are added with roll-forward recovery).
     pub fn is_checkpoint_point(&self) -> bool {
-        matches!(self, Op::Sync)
+        matches!(self, Op::Sync | Op::Grow(_))
     }
 
     /// The file whose state an fsync-class persistence point makes durable (fsync,
@@ -161,7 +170,7 @@ impl Op {
             | Op::Write { path: p, .. } => vec![p],
             Op::Seq(v) => v.iter().flat_map(|o| o.paths()).collect(),
             Op::Rename(a, b, _) | Op::Link(a, b) => vec![a, b],
-            Op::Sync => vec![],
+            Op::Sync | Op::Grow(_) => vec![],
             // Conservatively the directories the repetitions touch (a template path
             // names no real file): everything under them counts as touched.
             Op::Repeat(_, op) => op.paths().into_iter().map(|p| &p[..p.rfind('/').unwrap_or(0)]).collect(),
@@ -173,6 +182,7 @@ impl Op {
         !matches!(
             self,
             Op::Sync
+                | Op::Grow(_)
                 | Op::Fsync(_)
                 | Op::Fdatasync(_)
                 | Op::AtomicStart(_)
@@ -248,6 +258,8 @@ impl fmt::Display for Op {
             Op::SetXattr(p, n, v) => write!(f, "setxattr {p} {n} {v}"),
             Op::RemoveXattr(p, n) => write!(f, "removexattr {p} {n}"),
             Op::Sync => write!(f, "sync"),
+            Op::Grow(0) => write!(f, "grow"),
+            Op::Grow(n) => write!(f, "grow {n}"),
             Op::Fsync(p) => write!(f, "fsync {p}"),
             Op::Fdatasync(p) => write!(f, "fdatasync {p}"),
             Op::AtomicStart(p) => write!(f, "atomic_start {p}"),
@@ -367,6 +379,9 @@ pub struct DeviceSpec {
     pub above_min: bool,
     pub blocks: u64,
     pub segment_blocks: u32,
+    /// `grow-from OLD`: the filesystem is formatted at OLD blocks with room to grow to the
+    /// device (`mkfs --max-size`), as an image file later extended; 0: the whole device.
+    pub grow_from: u64,
 }
 
 impl fmt::Display for DeviceSpec {
@@ -375,7 +390,11 @@ impl fmt::Display for DeviceSpec {
             (true, 0) => write!(f, "min {}", self.segment_blocks),
             (true, n) => write!(f, "min+{n} {}", self.segment_blocks),
             (false, n) => write!(f, "{n} {}", self.segment_blocks),
+        }?;
+        if self.grow_from != 0 {
+            write!(f, " grow-from {}", self.grow_from)?;
         }
+        Ok(())
     }
 }
 
@@ -491,7 +510,12 @@ impl Workload {
                     if (!above_min && blocks == 0) || sb == 0 || sb > u32::MAX as u64 {
                         return Err(err("bad device (BLOCKS|min|min+N SEGMENT_BLOCKS)"));
                     }
-                    w.device = Some(DeviceSpec { above_min, blocks, segment_blocks: sb as u32 });
+                    let grow_from = match (t.get(3).copied(), t.get(4)) {
+                        (None, _) => 0,
+                        (Some("grow-from"), Some(n)) if num(n)? > 0 => num(n)?,
+                        _ => return Err(err("bad device (... grow-from OLD_BLOCKS)")),
+                    };
+                    w.device = Some(DeviceSpec { above_min, blocks, segment_blocks: sb as u32, grow_from });
                     continue;
                 }
                 "@no-enospc" => {
@@ -565,6 +589,10 @@ fn parse_op(t: &[&str], err: &dyn Fn(&str) -> String) -> Result<Op, String> {
         "setxattr" => Op::SetXattr(arg(1)?, arg(2)?, arg(3)?),
         "removexattr" => Op::RemoveXattr(arg(1)?, arg(2)?),
         "sync" => Op::Sync,
+        "grow" => Op::Grow(match t.get(1) {
+            None => 0,
+            Some(n) => num(n)?,
+        }),
         "fsync" => Op::Fsync(arg(1)?),
         "fdatasync" => Op::Fdatasync(arg(1)?),
         "atomic_start" => Op::AtomicStart(arg(1)?),
@@ -801,7 +829,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
     let mut rng = Rng::derive(&[seed, 0xF011, k]);
     let family = FULL_FAMILIES[(k % FULL_FAMILIES.len() as u64) as usize];
     let mut ops = Vec::new();
-    let mut device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16 });
+    let mut device = Some(DeviceSpec { above_min: true, blocks: 16 * rng.below(9), segment_blocks: 16, grow_from: 0 });
     let mut no_enospc = false;
     let mut max_points = None;
     let w = |p: &str, offset: u64, len: u32, pattern: u32| Op::Write { path: p.into(), offset, len, pattern };
@@ -850,7 +878,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
         }
         "fsync-full" => {
             // The smallest device holds about 45 blocks of user data: room for the files.
-            device = Some(DeviceSpec { above_min: true, blocks: 64 + 16 * rng.below(5), segment_blocks: 16 });
+            device =
+                Some(DeviceSpec { above_min: true, blocks: 64 + 16 * rng.below(5), segment_blocks: 16, grow_from: 0 });
             let n = 10 + rng.below(30);
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(
@@ -887,7 +916,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             // needs more room than is left unless fsync kept a reserve for it.
             let long = rng.chance(1, 2);
             let extra = if long { 512 + 16 * rng.below(16) } else { 32 + 16 * rng.below(5) };
-            device = Some(DeviceSpec { above_min: true, blocks: extra, segment_blocks: 16 });
+            device = Some(DeviceSpec { above_min: true, blocks: extra, segment_blocks: 16, grow_from: 0 });
             let n = if long { 150 + rng.below(200) } else { 20 + rng.below(40) };
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(
@@ -947,7 +976,12 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             // and, with fewer free segments left than an empty chain's recovery needs,
             // cleans inside fsync (`fsync_gc_rounds`). Sizes chosen where a core probe saw
             // that happen for every combination (3,072-4,096 blocks, 700-1,100 files).
-            device = Some(DeviceSpec { above_min: false, blocks: 3072 + 1024 * rng.below(2), segment_blocks: 16 });
+            device = Some(DeviceSpec {
+                above_min: false,
+                blocks: 3072 + 1024 * rng.below(2),
+                segment_blocks: 16,
+                grow_from: 0,
+            });
             let n = 700 + rng.below(400) as u32;
             ops.push(Op::Mkdir("/d".into()));
             ops.push(Op::Repeat(n, Box::new(Op::Seq(vec![Op::Create("/d/f{i}".into()), w("/d/f{i}", 0, 4096, 7)]))));
@@ -970,7 +1004,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             max_points = Some(24);
         }
         "fill-delete" => {
-            device = Some(DeviceSpec { above_min: true, blocks: 48 + 16 * rng.below(12), segment_blocks: 16 });
+            device =
+                Some(DeviceSpec { above_min: true, blocks: 48 + 16 * rng.below(12), segment_blocks: 16, grow_from: 0 });
             let mut model = Model::new();
             let dirs = ["/d", "/d/a", "/d/b", "/e"];
             for d in dirs {
@@ -1035,7 +1070,8 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
             let n = if rng.chance(1, 3) { 40 + rng.below(200) as u32 } else { 1030 + rng.below(150) as u32 };
             // Room for that many inodes with plenty to spare (ENOSPC is a bug here): the
             // default 8 MiB device for a few hundred, 16 MiB beyond the old 1,024 limit.
-            device = (n > 1000).then_some(DeviceSpec { above_min: false, blocks: 4096, segment_blocks: 16 });
+            device =
+                (n > 1000).then_some(DeviceSpec { above_min: false, blocks: 4096, segment_blocks: 16, grow_from: 0 });
             // Every recovery evicts the orphans (about a crash state a second): few points.
             max_points = (n > 1000).then_some(8);
             ops.push(Op::Mkdir("/o".into()));

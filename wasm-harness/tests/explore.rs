@@ -586,3 +586,34 @@ fn the_dump_checks_every_dentry_not_only_those_it_looks_up() {
         assert!(matches!(&got, Err(e) if e.contains("dentry says")), "f{victim} listed as a directory: {got:?}");
     }
 }
+
+/// Online grow (`grow`, `@device ... grow-from`): the regression workload grows twice
+/// (its ops succeed, and a 3 MB file fits only in the grown filesystem: without the grows
+/// the same write is ENOSPC), its text round-trips, and every crash state, torn and with
+/// EIO, is clean.
+#[test]
+fn online_grow_grows_and_every_crash_state_is_clean() {
+    let ex = explorer(Options { torn: true, eio: true, ..small_opts(1) });
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/online-grow.wl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let w = Workload::parse("online-grow", &text, 3).unwrap();
+    assert!(w.to_text().contains("@device 4096 16 grow-from 1024"), "{}", w.to_text());
+    assert_eq!(Workload::parse("again", &w.to_text(), 3).unwrap().ops, w.ops);
+    let run = ex.run(&w, None);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let ok = |label: &str| run.records.iter().filter(|r| r.label.starts_with(label)).all(|r| r.ok);
+    assert_eq!(run.records.iter().filter(|r| r.label.starts_with("grow")).count(), 2);
+    assert!(
+        ok("grow") && ok("write /big"),
+        "{:?}",
+        run.records.iter().map(|r| (&r.label, r.errno)).collect::<Vec<_>>()
+    );
+    let no_grow = Workload::parse("no-grow", &text.replace("\ngrow", "\n# grow"), 3).unwrap();
+    let run = ex.run(&no_grow, None);
+    let big = run.records.iter().find(|r| r.label.starts_with("write /big")).expect("write /big");
+    assert_eq!(big.errno, Some(28), "without the grows the 3 MB write must not fit");
+    let r = ex.explore_workload(&CaseId::File(path.into()), &w);
+    eprintln!("online-grow.wl: {} states, {} violations", r.states, r.violations.len());
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+    assert!(r.states > 100);
+}

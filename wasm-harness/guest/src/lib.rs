@@ -200,10 +200,60 @@ pub extern "C" fn sim_out_len() -> i32 {
     STATE.with(|s| s.borrow().out.len() as i32)
 }
 
+/// The host's device seen `blocks` long: what `sim_format_room` formats (an image file
+/// made small, then extended).
+struct Shorter(u64);
+
+impl BlockDevice for Shorter {
+    fn block_count(&self) -> u64 {
+        self.0.min(HostDev.block_count())
+    }
+    fn read(&mut self, addr: u64, buf: &mut rollfs_core::Block) -> Result<(), IoError> {
+        HostDev.read(addr, buf)
+    }
+    fn write(&mut self, addr: u64, data: &rollfs_core::Block, flags: WriteFlags) -> Result<(), IoError> {
+        HostDev.write(addr, data, flags)
+    }
+    fn wait_writes(&mut self) -> Result<(), IoError> {
+        HostDev.wait_writes()
+    }
+    fn flush(&mut self) -> Result<(), IoError> {
+        HostDev.flush()
+    }
+    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
+        HostDev.discard(addr, count)
+    }
+}
+
+/// Formats a filesystem of `blocks` blocks with room to grow to the whole device (`mkfs
+/// --max-size DEVICE` on an image of `blocks`, extended since), for `grow`.
 #[no_mangle]
-pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
+pub extern "C" fn sim_format_room(segment_blocks: i32, now_sec: i64, blocks: i64) -> i64 {
     install_panic_hook();
-    let opts = MkfsOptions {
+    let opts = MkfsOptions { max_blocks: HostDev.block_count(), ..mkfs_options(segment_blocks, now_sec) };
+    match Filesystem::format(Shorter(blocks as u64), &opts) {
+        Ok(_) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+/// Grows the mounted filesystem online to `blocks` blocks (0: the whole device). A size
+/// that adds no segment grows nothing and syncs instead, so that the operation is always
+/// a persistence point (the model's). Returns the main segments after it.
+#[no_mangle]
+pub extern "C" fn sim_grow(blocks: i64, now_sec: i64) -> i64 {
+    with_fs(|fs| {
+        go_cold(fs);
+        let to = if blocks <= 0 { fs.device().block_count() } else { blocks as u64 };
+        if fs.grow(to, now(now_sec))?.is_none() {
+            fs.sync(now(now_sec))?;
+        }
+        Ok(fs.geometry().main_segments as i64)
+    })
+}
+
+fn mkfs_options(segment_blocks: i32, now_sec: i64) -> MkfsOptions {
+    MkfsOptions {
         segment_blocks: segment_blocks as u32,
         label: b"rollfs-sim".to_vec(),
         uuid: *b"rollfs-sim-uuid!",
@@ -214,7 +264,13 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
         prealloc_on_disk: true,
         inline_data: true,
         ..MkfsOptions::default()
-    };
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
+    install_panic_hook();
+    let opts = mkfs_options(segment_blocks, now_sec);
     match Filesystem::format(HostDev, &opts) {
         Ok(_) => 0,
         Err(e) => fail(&e),
