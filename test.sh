@@ -2,7 +2,7 @@
 # The whole test suite (what CI runs). It sets up what the tests need where it is missing:
 # the wasm32-unknown-unknown target (the crash explorer runs the core as WebAssembly) and
 # FUSE 3 (fusermount3 and /dev/fuse, for the mount tests) and the tools the mount tests run
-# (xfsprogs, e2fsprogs, util-linux), installed with apt-get as root.
+# (xfsprogs, e2fsprogs, util-linux, attr), installed with apt-get as root.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -10,9 +10,10 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
     rustup target add wasm32-unknown-unknown
 fi
 # Programs the mount tests run, by the package that has them: FUSE 3, xfs_io (seek, copy_range,
-# chattr through FS_IOC_FSSETXATTR), chattr/lsattr, fstrim and fallocate.
+# chattr through FS_IOC_FSSETXATTR), chattr/lsattr, fstrim, fallocate, setfattr (crashtest's
+# recorded workloads).
 missing=()
-for need in fusermount3:fuse3 /usr/sbin/xfs_io:xfsprogs chattr:e2fsprogs fstrim:util-linux fallocate:util-linux; do
+for need in fusermount3:fuse3 /usr/sbin/xfs_io:xfsprogs chattr:e2fsprogs fstrim:util-linux fallocate:util-linux setfattr:attr; do
     prog=${need%%:*} pkg=${need##*:}
     if ! command -v "$prog" >/dev/null 2>&1 && [[ " ${missing[*]} " != *" $pkg "* ]]; then
         missing+=("$pkg")

@@ -201,6 +201,10 @@ pub struct MountOptions {
     /// blocks, f2fs's `reserve_root`): a user filling the filesystem leaves root room to
     /// repair it. Who is privileged is the driver's to say ([`Filesystem::set_privileged`]).
     pub root_reserve_blocks: u64,
+    /// The reserve as a percentage of the filesystem's size instead (ext4's `-m`): when set,
+    /// `root_reserve_blocks` is computed from it at mount, from the size the checkpoint
+    /// records (not the device's, which may be larger), and again when the filesystem grows.
+    pub root_reserve_pct: Option<u32>,
 }
 
 impl Default for MountOptions {
@@ -212,7 +216,17 @@ impl Default for MountOptions {
             discard: true,
             ssr: true,
             root_reserve_blocks: 0,
+            root_reserve_pct: None,
         }
+    }
+}
+
+/// The root reserve for a filesystem of geometry `geo`: `opts.root_reserve_pct` of its size
+/// when set, else `opts.root_reserve_blocks`.
+pub(crate) fn root_reserve_blocks(opts: &MountOptions, geo: &Geometry) -> u64 {
+    match opts.root_reserve_pct {
+        Some(p) => geo.total_blocks * p as u64 / 100,
+        None => opts.root_reserve_blocks,
     }
 }
 
@@ -451,7 +465,7 @@ impl<D: BlockDevice> Filesystem<D> {
             orphans: BTreeSet::new(),
             read_only: opts.read_only || unknown_ro,
             shut_down: false,
-            opts: *opts,
+            opts: MountOptions { root_reserve_blocks: root_reserve_blocks(opts, &geo), ..*opts },
             stats: Stats::default(),
             now_sec: now.sec.max(0) as u64,
             prealloc,

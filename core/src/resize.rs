@@ -188,6 +188,9 @@ impl<D: BlockDevice> Filesystem<D> {
         self.stats.meta_blocks_written += done.blocks;
         self.stats.flushes += done.flushes;
         self.geo = new;
+        // A reserve given as a share of the size grows with it (as ext4's online resize keeps
+        // its ratio); one given in blocks stays.
+        self.opts.root_reserve_blocks = crate::fs::root_reserve_blocks(&self.opts, &new);
         self.nat.grow_to(&new);
         self.sit.grow_to(&new);
         self.ssa.grow_to(&new);

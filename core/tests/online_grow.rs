@@ -236,3 +236,30 @@ fn a_write_error_at_any_point_of_an_online_grow_shuts_down_at_the_old_size() {
     }
     eprintln!("{writes} writes failed in turn: each an I/O error, shut down at the old size");
 }
+
+/// Review of the online grow (unprivileged user, F1 and F2): a root reserve given as a share
+/// is of the filesystem's size — not of a device larger than it (a partition grown before
+/// the filesystem), where users got ENOSPC on an empty mount — and it grows with the
+/// filesystem (it stayed at the old size's until a remount, so users could fill the new
+/// share). A reserve given in blocks stays as given.
+#[test]
+fn a_reserve_given_as_a_share_is_of_the_filesystem_and_grows_with_it() {
+    let reserve = |fs: &mut Filesystem<MemDevice>| {
+        let s = fs.statfs().unwrap();
+        s.blocks_free - s.blocks_avail
+    };
+    let opts = MountOptions { root_reserve_pct: Some(5), ..MountOptions::default() };
+    let mut fs = Filesystem::mount(image(NEW), &opts, T).unwrap();
+    assert_eq!(fs.device().block_count(), NEW, "the device is larger than the filesystem");
+    assert_eq!(reserve(&mut fs), OLD * 5 / 100, "5 % of the filesystem, not of the device");
+    fs.grow(NEW, T).unwrap();
+    assert_eq!(reserve(&mut fs), NEW * 5 / 100, "the reserve grew with the filesystem");
+    let dev = fs.unmount(T).unwrap();
+    let mut fs = Filesystem::mount(dev, &opts, T).unwrap();
+    assert_eq!(reserve(&mut fs), NEW * 5 / 100, "a remount computes the same reserve");
+    drop(fs);
+    let fixed = MountOptions { root_reserve_blocks: 100, ..MountOptions::default() };
+    let mut fs = Filesystem::mount(image(NEW), &fixed, T).unwrap();
+    fs.grow(NEW, T).unwrap();
+    assert_eq!(reserve(&mut fs), 100, "a reserve in blocks stays as given");
+}

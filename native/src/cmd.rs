@@ -648,10 +648,12 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     let mut mopts = MountOptions { read_only: o.read_only, discard, ssr: o.ssr, ..Default::default() };
     // The mount option, else what mkfs recorded (`mkfs --reserve`), else 5 % (as ext4).
     let reserve = o.reserve.unwrap_or(Reserve::Percent(sb.root_reserve_pct.unwrap_or(DEFAULT_RESERVE_PCT)));
-    mopts.root_reserve_blocks = match reserve {
-        Reserve::Percent(p) => fdev_blocks * p as u64 / 100,
-        Reserve::Bytes(b) => b.div_ceil(rollfs_core::BLOCK_SIZE as u64),
-    };
+    // A percentage is of the filesystem's size (the checkpoint's, which a grow changes), not
+    // the device's: the core computes it at mount and again after an online grow.
+    match reserve {
+        Reserve::Percent(p) => mopts.root_reserve_pct = Some(p),
+        Reserve::Bytes(b) => mopts.root_reserve_blocks = b.div_ceil(rollfs_core::BLOCK_SIZE as u64),
+    }
     if let Some(d) = o.dirty_bytes_max {
         mopts.dirty_bytes_max = d;
     }

@@ -2343,6 +2343,17 @@ impl fuser::Filesystem for RollFuse {
             crate::online_grow::ROLLFS_IOC_GROW => {
                 let Some(size) = in_data.get(..8) else { return reply.error(Errno::EINVAL) };
                 let size = u64::from_le_bytes(size.try_into().unwrap());
+                if self.marks.is_some() || self.ops.is_some() {
+                    // The write and operation logs record the device's size at mount, and
+                    // crashtest rebuilds every state at that size: a grown recording would
+                    // be judged on images too small for it (review of issue 39, F2).
+                    let r = crate::online_grow::GrowReply {
+                        status: libc::EOPNOTSUPP as u64,
+                        message: "a recording mount (--record-writes, --record-ops) cannot grow: its log keeps the size it was mounted with".into(),
+                        ..Default::default()
+                    };
+                    return reply.ioctl(0, &r.encode()[..(out_size as usize).min(crate::online_grow::GROW_ARG_LEN)]);
+                }
                 match self.call(|fs| Ok(crate::online_grow::answer(fs, size, crate::now()))) {
                     Ok(r) => {
                         if r.status == crate::online_grow::STATUS_GROWN {

@@ -437,8 +437,16 @@ fn main() {
             rollfs::dump::run(&rollfs::dump::DumpArgs { image, path, out, json, progress })
         }
         Cmd::Tune { features, target } => report(cmd::tune(&cmd::TuneArgs { features, target })),
-        // A directory is a mountpoint: the online grow of the live mount.
-        Cmd::Resize { json, target, size } if target.is_dir() => report(rollfs::online_grow::run(&target, size, json)),
+        // A directory is a mountpoint: the online grow of the live mount. A path this user
+        // cannot reach is said so, not taken for an image (review of issue 39: it was, and
+        // the user read "are you root, or in the disk group?").
+        Cmd::Resize { json, target, size }
+            if target.is_dir()
+                || std::fs::symlink_metadata(&target)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied) =>
+        {
+            report(rollfs::online_grow::run(&target, size, json))
+        }
         Cmd::Resize { json, target, size } => {
             report(rollfs::resize::run(&rollfs::resize::ResizeArgs { target, size, json }))
         }

@@ -131,4 +131,15 @@ fn online_grow_is_refused_without_room_and_for_a_bad_size() {
     assert_fails(&resize(dir.path(), &["128M"]), 1, "not a rollfs mount");
     assert!(m.unmount().success());
     img.assert_fsck_clean();
+    // A recording mount: its log keeps the size it was mounted with, and crashtest rebuilds
+    // every state at that size (review of issue 39, F2: a grown recording's states were
+    // reported as violations, "larger than the device").
+    let log = img.dir.path().join("writes.log");
+    let m = Mount::new(&img.path, &[OsStr::new("--record-writes"), log.as_os_str()]);
+    let before = total(&m.path(""));
+    assert_fails(&resize(&m.mnt, &["128M"]), 1, "a recording mount");
+    assert_eq!(total(&m.path("")), before);
+    assert_eq!(fs::metadata(&img.path).unwrap().len(), 64 * MIB, "a refused grow extended the image");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
 }

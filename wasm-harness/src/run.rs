@@ -606,6 +606,11 @@ impl Explorer {
 
     fn jobs(&self, run: &Run, limit: usize) -> Vec<Job> {
         let mut jobs = Vec::new();
+        // A run that never reached a first state (its `@device` refused by mkfs, the guest
+        // not instantiated) has its problem reported and no state to crash into.
+        if run.states.is_empty() {
+            return jobs;
+        }
         let mut seen = std::collections::HashSet::new();
         let mut walker = CrashWalker::new(&run.start, &run.trace);
         for c in self.candidate_points(run, limit) {

@@ -268,6 +268,11 @@ fn smallest_device_is_the_smallest_mkfs_accepts() {
     eprintln!("{fills} fill records; user capacity about {fills} blocks");
     let bad = Workload::parse("below", &format!("@device {} 16\ncreate /f\n", n - 1), 3).unwrap();
     assert!(ex.base_for(&bad).is_err(), "one block less must be refused by mkfs");
+    // Exploring it reports the refusal as the run's problem, with no crash state to check
+    // (the explorer panicked indexing the run's empty states: review of issue 39, F4).
+    let r = ex.explore_workload(&CaseId::File("below".into()), &bad);
+    assert_eq!(r.states, 0);
+    assert!(r.violations.iter().any(|v| format!("{v:?}").contains("device")), "{:?}", r.violations);
     let r = ex.explore_workload(&CaseId::File("min".into()), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
 }
