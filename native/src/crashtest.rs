@@ -162,6 +162,21 @@ pub fn run_inner(a: &CrashtestArgs) -> Result<Outcome> {
     if a.replay_log.is_none() && a.command.is_empty() {
         return Err(CliError::BadOption("no command to run (rollfs crashtest [OPTIONS] -- CMD...)".into()));
     }
+    let models = a.model != Model::Rollfs;
+    // The log's kind is checked before a work directory exists: a refused run leaves none.
+    if let Some(l) = &a.replay_log {
+        if models != OpLog::is_oplog(l) {
+            return Err(CliError::BadOption(format!(
+                "--log {}: {}",
+                l.display(),
+                if models {
+                    "not an operation log (--model posix-weak and ext4-ordered read the ops.log of a model run)"
+                } else {
+                    "an operation log: give --model posix-weak or ext4-ordered"
+                }
+            )));
+        }
+    }
     let (dir, made_dir) = match &a.dir {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| CliError::io(d, "create the work directory", e))?;
@@ -169,22 +184,8 @@ pub fn run_inner(a: &CrashtestArgs) -> Result<Outcome> {
         }
         None => (new_work_dir()?, true),
     };
-    let models = a.model != Model::Rollfs;
     let log_path = match &a.replay_log {
-        Some(l) => {
-            if models != OpLog::is_oplog(l) {
-                return Err(CliError::BadOption(format!(
-                    "--log {}: {}",
-                    l.display(),
-                    if models {
-                        "not an operation log (--model posix-weak and ext4-ordered read the ops.log of a model run)"
-                    } else {
-                        "an operation log: give --model posix-weak or ext4-ordered"
-                    }
-                )));
-            }
-            l.clone()
-        }
+        Some(l) => l.clone(),
         None => {
             let log = dir.join(if models { "ops.log" } else { "writes.log" });
             let rec = if models { Recording::Ops(log.clone()) } else { Recording::Writes(log.clone()) };
@@ -195,7 +196,18 @@ pub fn run_inner(a: &CrashtestArgs) -> Result<Outcome> {
             log
         }
     };
-    let outcome = if models { check_models(a, &dir, &log_path)? } else { check_log(a, &dir, &log_path)? };
+    let outcome = match if models { check_models(a, &dir, &log_path) } else { check_log(a, &dir, &log_path) } {
+        Ok(o) => o,
+        Err(e) => {
+            // A check that fails (an unreadable log, say) keeps a work directory only if it
+            // holds something; an empty one made here goes (the suite's leak check found
+            // them piling up).
+            if made_dir {
+                let _ = std::fs::remove_dir(&dir);
+            }
+            return Err(e);
+        }
+    };
     println!(
         "crashtest: {} crash states of {} {}: {} violations",
         outcome.states,
