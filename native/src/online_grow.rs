@@ -226,23 +226,19 @@ pub fn run(mountpoint: &Path, size: Option<u64>, json: bool) -> Result<i32, CliE
         v["online"] = serde_json::json!(true);
         v["grown"] = serde_json::json!(r.status == STATUS_GROWN);
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else if r.status == STATUS_GROWN {
-        println!(
-            "rollfs resize: {t}: grown online from {} to {} ({} to {} main segments; {} to {} usable); room up to {}",
-            size::human(r.old_bytes),
-            size::human(r.new_bytes),
-            r.old_main_segments,
-            r.new_main_segments,
-            size::human(r.old_user_bytes),
-            size::human(r.new_user_bytes),
-            size::human(r.max_bytes)
-        );
     } else {
-        println!(
-            "rollfs resize: {t}: nothing to do: the filesystem is {} and SIZE adds no segment (room up to {})",
-            size::human(r.old_bytes),
-            size::human(r.max_bytes)
-        );
+        let report = crate::resize::ResizeReport {
+            target: t,
+            grown: r.status == STATUS_GROWN,
+            old_bytes: r.old_bytes,
+            new_bytes: r.new_bytes,
+            old_main_segments: r.old_main_segments,
+            new_main_segments: r.new_main_segments,
+            old_user_bytes: r.old_user_bytes,
+            new_user_bytes: r.new_user_bytes,
+            max_bytes: r.max_bytes,
+        };
+        crate::resize::print_text(&report, "grown online");
     }
     Ok(0)
 }

@@ -211,9 +211,17 @@ fn extend_and_grow(
 fn print(r: &ResizeReport, json: bool) -> i32 {
     if json {
         println!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
-    } else if r.grown {
+    } else {
+        print_text(r, "grown");
+    }
+    0
+}
+
+/// The line a grow prints, offline (`how`: "grown") and online ("grown online").
+pub fn print_text(r: &ResizeReport, how: &str) {
+    if r.grown {
         println!(
-            "rollfs resize: {}: grown from {} to {} ({} to {} main segments; {} to {} usable); room up to {}",
+            "rollfs resize: {}: {how} from {} to {} ({} to {} main segments; {} to {} usable); room up to {}",
             r.target,
             size::human(r.old_bytes),
             size::human(r.new_bytes),
@@ -231,7 +239,6 @@ fn print(r: &ResizeReport, json: bool) -> i32 {
             size::human(r.max_bytes)
         );
     }
-    0
 }
 
 #[cfg(test)]
