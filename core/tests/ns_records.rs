@@ -366,3 +366,29 @@ fn without_records_nothing_is_kept() {
     fs.rename(1, b"d", 1, b"e", RenameFlags::empty(), t(2)).unwrap();
     assert_eq!(fs.namespace_records(), (&[][..], true));
 }
+
+/// The records grow with requests: they count in the since-checkpoint bound, so a rename
+/// loop through fresh long names checkpoints (emptying them) rather than growing them
+/// without end (DESIGN.md, *Resource bounds*).
+#[test]
+fn the_records_are_held_to_the_since_checkpoint_bound() {
+    let mut fs = fresh();
+    let cred = Credentials { uid: 0, gid: 0 };
+    fs.create(1, b"f", 0o644, cred, t(1)).unwrap();
+    let mut name = b"f".to_vec();
+    let (mut most_records, mut most_bytes) = (0usize, 0u64);
+    for i in 0..6000u32 {
+        let next = format!("{i:0>200}").into_bytes();
+        fs.rename(1, &name, 1, &next, RenameFlags::empty(), t(2 + i as i64)).unwrap();
+        name = next;
+        let records = fs.namespace_records().0;
+        let encoded: usize = records.iter().map(NsRecord::encoded_len).sum();
+        let counted = fs.memory().since_cp_bytes;
+        assert!(counted >= encoded as u64, "the records' {encoded} bytes are not counted ({counted})");
+        most_records = most_records.max(records.len());
+        most_bytes = most_bytes.max(counted);
+    }
+    assert!(fs.stats().since_cp_bound_checkpoints > 0, "the loop never reached the bound");
+    assert!(most_bytes <= (1 << 20) + 4096, "the records passed the bound: {most_bytes} bytes");
+    assert!(most_records < 6000, "the checkpoints never emptied the records ({most_records})");
+}
