@@ -42,6 +42,69 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const CP_MAGIC: u32 = 0x544B_4350; // "PCKT"
 
+/// The header mkfs writes into a pack it does not use ("PCKU"): not a checkpoint, but not
+/// zeros either, so that flashing the image with a tool that skips zero blocks (`cp
+/// --sparse=always`, `dd conv=sparse`) still overwrites a checkpoint an earlier use of the
+/// device left in that pack (a zero header would be skipped, and the earlier use's newer
+/// checkpoint mounted). FORMAT.md, "Checkpoint pack".
+pub const CP_UNUSED_MAGIC: u32 = 0x554B_4350;
+
+/// The header block of a pack no checkpoint was written to yet (mkfs): the unused magic and
+/// the pack's index; no version, no CRC.
+pub fn unused_pack_header(pack: usize) -> Box<Block> {
+    let mut h = zero_block();
+    let r: &mut RawCpHeader = view_mut(&mut h);
+    r.magic.set(CP_UNUSED_MAGIC);
+    r.pack.set(pack as u32);
+    h
+}
+
+/// The largest checkpoint version a jump may reach: a mount whose jump would pass it steps
+/// by 1 instead (2^62: at the largest jump, over four million mounts; see [`version_jump`]).
+pub const VERSION_MAX: u64 = 1 << 62;
+
+/// Jumps are drawn from [1, 2^40]: the chance that two uses of one image that started from
+/// the same checkpoint land within n checkpoints of each other is about n / 2^40.
+pub const VERSION_JUMP_BITS: u32 = 40;
+
+/// What a read-write mount's first checkpoint adds to the version.
+///
+/// Why: the warm node chain after a checkpoint is recognised by its nodes carrying the
+/// checkpoint's version (and the volume's CRC seed). A device can hold the stale chain of an
+/// *earlier use of the same image*: a card flashed with an image, used, then flashed again
+/// with the same image (its grown region, or any block a sparse-aware flash skips, keeps
+/// the first use's blocks). Had both uses stamped their chains with the same version, the
+/// second use's recovery would continue its own chain into the first use's nodes and apply
+/// fsyncs that never happened in this use (invariant 6). Every read-write mount therefore
+/// writes a checkpoint whose version jumps by an amount drawn from the driver's entropy
+/// (`MountOptions::mount_nonce`), the time, the UUID and the version before any node of the
+/// mount is written; the stale chain of an earlier use then carries a version this use
+/// never stamps, except with a probability of about n / 2^40 (n: checkpoints written in the
+/// two uses). The core has no randomness of its own: with a nonce of 0 two mounts at the
+/// same time of the same checkpoint jump alike (deterministic tests rely on that).
+pub fn version_jump(nonce: u64, now: crate::fs::Timestamp, uuid: &[u8; 16], version: u64) -> u64 {
+    if crate::mutant!("mutant-mount-no-version-jump") {
+        return 1;
+    }
+    let mut h = splitmix64(nonce);
+    for word in [now.sec as u64, now.nsec as u64, version] {
+        h = splitmix64(h ^ word);
+    }
+    for chunk in uuid.chunks_exact(8) {
+        h = splitmix64(h ^ u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+    }
+    1 + (h & ((1u64 << VERSION_JUMP_BITS) - 1))
+}
+
+/// The splitmix64 finaliser (Steele, Lea, Flood 2014): a bijection of u64 whose every output
+/// bit depends on every input bit.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The checkpoint header as it is on disk: one whole block, CRC last. FORMAT.md, section
 /// "Checkpoint header".
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -601,7 +664,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.writeback_nodes()?;
         debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
         // 2. The tables, into the pack that is not current.
-        let version = self.cp.version + 1;
+        let version = self.cp.version.checked_add(self.version_step).filter(|v| *v <= VERSION_MAX).unwrap_or(self.cp.version + 1);
         let pack = 1 - self.cp_pack;
         let g = self.geo;
         if crate::mutant!("mutant-nat-lost") {
@@ -683,6 +746,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.cp = cp;
         self.cp_pack = pack;
+        self.version_step = 1;
         self.stats.checkpoints += 1;
         self.since_cp.reset();
         self.gc_cold.clear();

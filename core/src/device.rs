@@ -213,6 +213,12 @@ impl MemDevice {
     pub fn allocated_block_count(&self) -> usize {
         self.blocks.len()
     }
+
+    /// The addresses of the blocks ever written, in order: what a sparse image file has
+    /// allocated, and what a sparse-aware flash (bmaptool) copies.
+    pub fn allocated_blocks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blocks.keys().copied()
+    }
 }
 
 impl BlockDevice for MemDevice {

@@ -205,6 +205,12 @@ pub struct MountOptions {
     /// `root_reserve_blocks` is computed from it at mount, from the size the checkpoint
     /// records (not the device's, which may be larger), and again when the filesystem grows.
     pub root_reserve_pct: Option<u32>,
+    /// Entropy from the driver (the core has none of its own): a read-write mount's first
+    /// checkpoint jumps the version by an amount drawn from it, the time, the UUID and the
+    /// version, so that no earlier use of the same image can have written a chain this
+    /// mount's recovery would take for its own (`checkpoint::version_jump`). Drivers pass
+    /// a fresh random value per mount; 0 leaves the time to tell two mounts apart.
+    pub mount_nonce: u64,
 }
 
 impl Default for MountOptions {
@@ -217,6 +223,7 @@ impl Default for MountOptions {
             ssr: true,
             root_reserve_blocks: 0,
             root_reserve_pct: None,
+            mount_nonce: 0,
         }
     }
 }
@@ -327,6 +334,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
     /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
     pub(crate) recovering: bool,
+    /// What the next checkpoint adds to the version: the mount's jump for its first one
+    /// (`checkpoint::version_jump`), 1 after it (and always 1 outside a mount: repair).
+    pub(crate) version_step: u64,
     /// Set while an atomic commit makes room (cleaning then counts in `fsync_gc_rounds`;
     /// an fsync's own cleaning is counted where it runs, `make_room_for_chains`).
     pub(crate) in_fsync: bool,
@@ -412,9 +422,12 @@ impl<D: BlockDevice> Filesystem<D> {
         for &ino in &orphans {
             fs.evict_inode(ino)?;
         }
-        if recovered.batches_applied > 0 || recovered.nodes_walked > 0 || !orphans.is_empty() {
-            fs.checkpoint(false, now)?;
-        }
+        // Every read-write mount writes a checkpoint before anything else can write a node:
+        // the recovered state's, and the one whose jumped version this mount's chain carries
+        // (see `checkpoint::version_jump`: a chain stamped with a version an earlier use of
+        // the image also stamped could be continued by that use's stale nodes).
+        fs.version_step = crate::checkpoint::version_jump(opts.mount_nonce, now, &fs.sb.uuid, fs.cp.version);
+        fs.checkpoint(false, now)?;
         fs.stats.recovered_batches = recovered.batches_applied;
         fs.stats.recovered_nodes_walked = recovered.nodes_walked;
         Ok(fs)
@@ -480,6 +493,7 @@ impl<D: BlockDevice> Filesystem<D> {
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,
+            version_step: 1,
             in_fsync: false,
             privileged: true,
             change_count: 0,

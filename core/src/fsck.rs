@@ -899,7 +899,7 @@ pub(crate) fn superblock_damage<D: BlockDevice>(dev: &mut D, sb: &Superblock) ->
 
 /// The checkpoint pack not in use (`1 - pack`), if it is damaged in a way that neither a
 /// checkpoint write cut short by a crash (its header still names this pack, with an
-/// older version or the next one) nor a fresh mkfs (pack 1 never written while the
+/// older version or a newer one) nor a fresh mkfs (pack 1 never written while the
 /// version in use is 1) explains. Returns (pack, message).
 pub(crate) fn damaged_pack<D: BlockDevice>(
     dev: &mut D,
@@ -922,14 +922,17 @@ pub(crate) fn damaged_pack<D: BlockDevice>(
     let r: &RawCpHeader = crate::codec::view(&h);
     let magic = r.magic.get();
     let v = r.version.get();
-    if magic == 0 && version == 1 {
+    // Never written since mkfs: marked unused (zeros from mkfs before the marker).
+    if (magic == 0 || magic == crate::checkpoint::CP_UNUSED_MAGIC) && version == 1 {
         return Ok(None);
     }
     let reason = if magic != CP_MAGIC {
         "bad magic"
     } else if r.pack.get() != other as u32 {
         "header names the other pack"
-    } else if v < version || v == version + 1 {
+    } else if v != version {
+        // Older: the pack before the one in use. Newer: a checkpoint write cut short (its
+        // version is the one in use plus 1, or plus a mount's jump: `version_jump`).
         return Ok(None);
     } else {
         "version out of sequence"

@@ -2,7 +2,7 @@
 //! checkpoint pack, NAT/SIT/SSA slot 0 and the root directory's inode.
 //!
 //! Order (why a half-formatted device is never taken for a filesystem): the old superblocks
-//! and both checkpoint headers are zeroed first; everything else is written next; the
+//! are zeroed and both checkpoint headers marked unused (`CP_UNUSED_MAGIC`) first; everything else is written next; the
 //! superblocks go last, and the whole is waited for and flushed before `format` returns.
 
 use crate::checkpoint::{Checkpoint, LogPos, CP_FLAG_UMOUNT};
@@ -43,7 +43,7 @@ impl<D: BlockDevice> Filesystem<D> {
             dev.write(a, &zero, WriteFlags::empty())?;
         }
         for pack in 0..2 {
-            dev.write(geo.cp_pack_addr(pack), &zero, WriteFlags::empty())?;
+            dev.write(geo.cp_pack_addr(pack), &crate::checkpoint::unused_pack_header(pack), WriteFlags::empty())?;
         }
         let mut nat = Nat::new_empty(&geo);
         let mut sit = Sit::new_empty(&geo);

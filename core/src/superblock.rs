@@ -16,7 +16,7 @@ pub const SB_MAGIC: u32 = 0x5346_4C52; // "RLFS" in little-endian bytes
 /// Format 2 added a checksum beside every data block address (format 1 images are refused
 /// with a message that says so).
 pub const FORMAT_VERSION_MAJOR: u16 = 2;
-pub const FORMAT_VERSION_MINOR: u16 = 0;
+pub const FORMAT_VERSION_MINOR: u16 = 1;
 
 /// Feature bits a mount may ignore.
 pub const FEATURE_COMPAT_ATOMIC_WRITE: u32 = 1 << 0;

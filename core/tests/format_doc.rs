@@ -1274,6 +1274,7 @@ fn magic_numbers_match_the_code() {
     let code: BTreeMap<&str, u32> = [
         ("superblock", superblock::SB_MAGIC),
         ("checkpoint header", checkpoint::CP_MAGIC),
+        ("unused checkpoint pack", checkpoint::CP_UNUSED_MAGIC),
         ("NAT block", rollfs_core::nat::NAT_MAGIC),
         ("SIT block", rollfs_core::sit::SIT_MAGIC),
         ("SSA block", rollfs_core::ssa::SSA_MAGIC),

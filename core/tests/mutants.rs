@@ -31,6 +31,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-inline-shrink-keeps-bytes", "inline"),
     ("mutant-device-read-no-crc", "datasum"),
     ("mutant-grow-header-before-tables", "online_grow"),
+    ("mutant-mount-no-version-jump", "recovery"),
 ];
 
 #[test]

@@ -47,3 +47,23 @@ pub fn now() -> rollfs_core::Timestamp {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     rollfs_core::Timestamp::new(d.as_secs() as i64, d.subsec_nanos())
 }
+
+/// Mount options with this mount's entropy (`MountOptions::mount_nonce`: the version jump
+/// that keeps an earlier use's stale chain from being taken for this mount's). From the
+/// kernel's random source; where that cannot be read, the time in nanoseconds, the process
+/// id and a per-process counter (two mounts still differ unless they share all three).
+pub fn with_mount_nonce(opts: rollfs_core::MountOptions) -> rollfs_core::MountOptions {
+    rollfs_core::MountOptions { mount_nonce: mount_nonce(), ..opts }
+}
+
+fn mount_nonce() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_ok() {
+        return u64::from_le_bytes(b);
+    }
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (d.as_nanos() as u64) ^ ((std::process::id() as u64) << 40) ^ n.rotate_left(20)
+}

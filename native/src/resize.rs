@@ -152,7 +152,7 @@ pub fn grow_device<D: BlockDevice>(
     blocks: u64,
     now: rollfs_core::Timestamp,
 ) -> rollfs_core::Result<(D, Option<GrowPlan>)> {
-    let fs = rollfs_core::Filesystem::mount(dev, &rollfs_core::MountOptions::default(), now)?;
+    let fs = rollfs_core::Filesystem::mount(dev, &crate::with_mount_nonce(Default::default()), now)?;
     let mut dev = fs.unmount(now)?;
     let plan = rollfs_core::resize::plan_grow(&mut dev, blocks)?;
     if let Some(p) = &plan {

@@ -158,6 +158,10 @@ pub struct CaseResult {
     pub violations: Vec<Violation>,
 }
 
+/// The mount entropy of an `@earlier-life` workload's earlier use (the run proper mounts
+/// with the guest's default, 0): two uses of one image on two boots draw different values.
+const EARLIER_LIFE_NONCE: u64 = 0xEA41_1E57;
+
 /// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
 /// to grow to the device: `@device ... grow-from`, 0 for the whole device).
 type BaseKey = (u64, u32, u64);
@@ -168,6 +172,8 @@ pub struct Explorer {
     pub(crate) base: Image,
     /// Freshly formatted images of other geometries (`@device`), made on first use.
     bases: Mutex<std::collections::HashMap<BaseKey, Result<Image, String>>>,
+    /// `@earlier-life` start images, per workload text (see [`Explorer::earlier_life`]).
+    earlier: Mutex<std::collections::HashMap<String, Result<Image, String>>>,
     /// The smallest device mkfs accepts, per segment size (found by formatting).
     smallest: Mutex<std::collections::HashMap<u32, Result<u64, String>>>,
     /// The core's counters summed over every workload run and every recovery mount.
@@ -209,6 +215,7 @@ impl Explorer {
             opts,
             base,
             bases: Default::default(),
+            earlier: Default::default(),
             smallest: Default::default(),
             events: Default::default(),
             guest_runs: AtomicU64::new(0),
@@ -281,8 +288,42 @@ impl Explorer {
         }
     }
 
-    /// The image a workload starts from: the explorer's, or one of its `@device` geometry.
+    /// The image a workload starts from: the explorer's, or one of its `@device` geometry;
+    /// under `@earlier-life`, that image flashed over an earlier use of it.
     pub fn base_for(&self, w: &Workload) -> Result<Image, String> {
+        let image = self.formatted_for(w)?;
+        if !w.earlier_life {
+            return Ok(image);
+        }
+        let mut m = self.earlier.lock().unwrap();
+        m.entry(w.to_text()).or_insert_with(|| self.earlier_life(w, &image)).clone()
+    }
+
+    /// `@earlier-life`: the device after an earlier use of `image` (the workload run to its
+    /// end with other data and other mount entropy, every write reaching the media) and a
+    /// flash of `image` over it that writes the blocks the image file has (mkfs wrote) and
+    /// keeps the earlier use's everywhere else: what bmaptool leaves, or a full flash of
+    /// an image smaller than the size the earlier use grew to. Same UUID, same checkpoint
+    /// history: only the mount's version jump tells the two uses' chains apart.
+    fn earlier_life(&self, w: &Workload, image: &Image) -> Result<Image, String> {
+        let mut dev = SimDevice::new(image.clone(), w.dev_seed);
+        dev.completion = crate::device::Completion::Immediate;
+        let mut g = self.module.instantiate(dev).map_err(|e| guest_err(&e))?;
+        g.set_mount_nonce(EARLIER_LIFE_NONCE).map_err(|e| guest_err(&e))?;
+        g.mount(false, NOW_BASE).map_err(|e| format!("earlier life: mount: {e}"))?;
+        for (i, op) in w.earlier_life_ops().iter().enumerate() {
+            // A failed operation is part of that use; a trap is a bug of the core's.
+            if let Err(e @ crate::guest::GuestError::Trap(_)) = g.op(op, NOW_BASE + 1 + i as i64) {
+                return Err(format!("earlier life: {op}: {e}"));
+            }
+        }
+        let used = g.into_device().final_image();
+        let flashed = (0..image.block_count()).filter_map(|a| image.get(a).map(|b| (a, b.clone())));
+        Ok(used.with_blocks(flashed).flatten())
+    }
+
+    /// The freshly formatted image a workload's device starts as (before `@earlier-life`).
+    fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
         if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 {

@@ -467,6 +467,11 @@ impl Guest {
         self.call("sim_set_cold", on as i32).map(|_| ())
     }
 
+    /// The entropy later mounts pass to the core (ABI.md, `sim_set_mount_nonce`).
+    pub fn set_mount_nonce(&mut self, nonce: u64) -> GuestResult<()> {
+        self.call("sim_set_mount_nonce", nonce as i64).map(|_| ())
+    }
+
     pub fn format(&mut self, segment_blocks: u32, now: i64) -> GuestResult<()> {
         self.call("sim_format", (segment_blocks as i32, now)).map(|_| ())
     }

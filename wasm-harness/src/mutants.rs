@@ -172,6 +172,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/online-grow.wl");
             vec![CaseId::File(wl)]
         }
+        // Every mount steps the version by 1: an earlier use of the same image left its
+        // chain after this use's.
+        "mutant-mount-no-version-jump" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/earlier-use-of-the-image.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the
         // recovery too: xattr-full's new files with xattrs want most room to roll forward,
         // and the sampled recovery crashes that show it move with any change to the core's

@@ -410,6 +410,7 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             device: None,
             no_enospc: false,
             max_points: None,
+            earlier_life: false,
         },
         state: None,
         kind: "workload".into(),

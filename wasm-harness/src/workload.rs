@@ -21,6 +21,10 @@
 //! @device BLOCKS SEG grow-from OLD  # formatted at OLD blocks with room to grow to BLOCKS
 //!                               # (mkfs --max-size), for `grow`
 //! @max-points N                 # at most N crash points per run (expensive states)
+//! @earlier-life                 # the device held an earlier use of the same image: the
+//!                               # workload runs once to its end (other data, other mount
+//!                               # entropy), then the image's blocks are flashed over it
+//!                               # (blocks mkfs never wrote keep that use's), then explored
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
@@ -229,6 +233,24 @@ impl Op {
     }
 }
 
+impl Op {
+    /// The same operation writing other bytes (`@earlier-life`): every pattern changed.
+    pub fn with_other_data(&self) -> Op {
+        const OTHER: u32 = 0x5EED_0000;
+        match self {
+            Op::Write { path, offset, len, pattern } => {
+                Op::Write { path: path.clone(), offset: *offset, len: *len, pattern: pattern ^ OTHER }
+            }
+            Op::Fill { path, chunk, pattern, max } => {
+                Op::Fill { path: path.clone(), chunk: *chunk, pattern: pattern ^ OTHER, max: *max }
+            }
+            Op::Seq(ops) => Op::Seq(ops.iter().map(Op::with_other_data).collect()),
+            Op::Repeat(n, op) => Op::Repeat(*n, Box::new(op.with_other_data())),
+            op => op.clone(),
+        }
+    }
+}
+
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -370,6 +392,9 @@ pub struct Workload {
     /// `@max-points N`: at most N crash points per run of this workload (its crash states
     /// are expensive: e.g. a thousand orphans to evict in every recovery).
     pub max_points: Option<usize>,
+    /// `@earlier-life`: the device first held an earlier use of the same image
+    /// ([`Workload::earlier_life_ops`]), flashed over with the image before this run.
+    pub earlier_life: bool,
 }
 
 /// `@device`: the device a workload runs on.
@@ -412,6 +437,13 @@ pub enum RecoveryEio {
 }
 
 impl Workload {
+    /// The earlier use of the image an `@earlier-life` workload's device held: the same
+    /// operations writing other bytes (every pattern changed), so that any of its data
+    /// seen in a crash state of the run proper is told apart.
+    pub fn earlier_life_ops(&self) -> Vec<Op> {
+        self.ops.iter().map(Op::with_other_data).collect()
+    }
+
     pub fn to_text(&self) -> String {
         let mut s = format!("# {}\n@seed {}\n", self.name, self.dev_seed);
         s += &format!(
@@ -432,6 +464,9 @@ impl Workload {
         }
         if let Some(d) = self.device {
             s += &format!("@device {d}\n");
+        }
+        if self.earlier_life {
+            s += "@earlier-life\n";
         }
         if self.no_enospc {
             s += "@no-enospc\n";
@@ -456,6 +491,7 @@ impl Workload {
             device: None,
             no_enospc: false,
             max_points: None,
+            earlier_life: false,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -520,6 +556,10 @@ impl Workload {
                 }
                 "@no-enospc" => {
                     w.no_enospc = true;
+                    continue;
+                }
+                "@earlier-life" => {
+                    w.earlier_life = true;
                     continue;
                 }
                 "@max-points" => {
@@ -789,6 +829,7 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         device: None,
         no_enospc: false,
         max_points: None,
+        earlier_life: false,
     }
 }
 
@@ -1104,6 +1145,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
         device,
         no_enospc,
         max_points,
+        earlier_life: false,
     }
 }
 
@@ -1303,6 +1345,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         device: None,
         no_enospc: false,
         max_points: None,
+        earlier_life: false,
     })
 }
 
@@ -1484,6 +1527,7 @@ pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
         device: None,
         no_enospc: false,
         max_points: None,
+        earlier_life: false,
     })
 }
 

@@ -85,6 +85,8 @@ thread_local! {
     /// Cold-cache mode (`sim_set_cold`): the core's clean caches are dropped after every
     /// path resolution, just before the operation itself.
     static COLD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The entropy a mount passes to the core (`sim_set_mount_nonce`; 0 until set).
+    static MOUNT_NONCE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// In cold-cache mode, empties the core's clean caches (the lookups of path resolution
@@ -280,7 +282,8 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
 #[no_mangle]
 pub extern "C" fn sim_mount(read_only: i32, now_sec: i64) -> i64 {
     install_panic_hook();
-    let opts = MountOptions { read_only: read_only != 0, ..MountOptions::default() };
+    let mount_nonce = MOUNT_NONCE.with(|n| n.get());
+    let opts = MountOptions { read_only: read_only != 0, mount_nonce, ..MountOptions::default() };
     match Filesystem::mount(HostDev, &opts, now(now_sec)) {
         Ok(fs) => {
             STATE.with(|s| s.borrow_mut().fs = Some(fs));
@@ -578,6 +581,15 @@ pub extern "C" fn sim_reset() -> i64 {
         s.out = Vec::new();
     });
     COLD.with(|c| c.set(false));
+    MOUNT_NONCE.with(|n| n.set(0));
+    0
+}
+
+/// The entropy later mounts pass to the core (`MountOptions::mount_nonce`: a real driver's
+/// random value per mount; the explorer gives an earlier use of an image its own). Returns 0.
+#[no_mangle]
+pub extern "C" fn sim_set_mount_nonce(nonce: i64) -> i64 {
+    MOUNT_NONCE.with(|n| n.set(nonce as u64));
     0
 }
 
