@@ -657,7 +657,8 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     if let Some(d) = o.dirty_bytes_max {
         mopts.dirty_bytes_max = d;
     }
-    let fs = Filesystem::mount(dev, &crate::with_mount_nonce(mopts), crate::now()).map_err(|e| CliError::core(path, "mount failed", e))?;
+    let fs = Filesystem::mount(dev, &crate::with_mount_nonce(mopts), crate::now())
+        .map_err(|e| CliError::core(path, "mount failed", e))?;
     let ops = match &a.record_ops {
         Some(l) => Some(crate::oplog::OpRecorder::create(l, fdev_blocks, rollfs_core::layout::ROOT_INO)?),
         None => None,

@@ -247,7 +247,12 @@ fn inspect_text_json_and_svg() {
     let o = rollfs([OsStr::new("inspect"), OsStr::new("--svg"), svg.as_os_str(), img.path.as_os_str()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = stdout(&o);
-    assert!(t.contains("format version:    2.0") && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
+    let version = format!(
+        "format version:    {}.{}",
+        rollfs_core::superblock::FORMAT_VERSION_MAJOR,
+        rollfs_core::superblock::FORMAT_VERSION_MINOR
+    );
+    assert!(t.contains(&version) && t.contains("\"inspect-me\"") && t.contains("1.0 MiB"), "{t}");
     assert!(t.contains("clean unmount") && t.contains("warm-node") && t.contains("segment use:"), "{t}");
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"), "{s}");
