@@ -734,7 +734,17 @@ pub fn build_guest(features: &[String]) -> anyhow::Result<PathBuf> {
     let built = target_dir.join("wasm32-unknown-unknown/release/rollfs_sim_guest.wasm");
     let name = if features.is_empty() { "plain".to_string() } else { features.join("+").replace('/', "_") };
     let copy = target_dir.join(format!("rollfs_sim_guest-{name}.wasm"));
-    std::fs::copy(&built, &copy)?;
+    // Copied under a unique name and renamed into place: two threads (tests of one binary)
+    // building variants at once would otherwise read the copy while the other truncates
+    // and rewrites it ("failed to parse WebAssembly module", seen on a loaded machine).
+    static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = copy.with_extension(format!("wasm.tmp{}-{n}", std::process::id()));
+    std::fs::copy(&built, &tmp)?;
+    if let Err(e) = std::fs::rename(&tmp, &copy) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
     Ok(copy)
 }
 
