@@ -59,13 +59,27 @@ pub fn unused_pack_header(pack: usize) -> Box<Block> {
     h
 }
 
-/// The largest checkpoint version a jump may reach: a mount whose jump would pass it steps
-/// by 1 instead (2^62: at the largest jump, over four million mounts; see [`version_jump`]).
-pub const VERSION_MAX: u64 = 1 << 62;
+/// A jump is drawn from at most 1/2^`VERSION_ROOM_SHIFT` of the room left below `u64::MAX`,
+/// so that the jumps shrink as the versions near their end (and the protection with them:
+/// the chance of two uses colliding is about n / range) instead of stopping: full jumps for
+/// the first 2^64 / 2^39 = 33 million mounts on average, smaller ones for many more; a
+/// version that cannot grow at all refuses the checkpoint ([`next_version`]).
+pub const VERSION_ROOM_SHIFT: u32 = 16;
 
 /// Jumps are drawn from [1, 2^40]: the chance that two uses of one image that started from
 /// the same checkpoint land within n checkpoints of each other is about n / 2^40.
 pub const VERSION_JUMP_BITS: u32 = 40;
+
+/// The version of the checkpoint after `version` when the step is `step` (a mount's jump,
+/// else 1). An error, not an overflow, when the version cannot grow: only a crafted or
+/// damaged image holds a version near `u64::MAX` (ordinary use stays under
+/// 2^64 by far).
+pub fn next_version(version: u64, step: u64) -> Result<u64> {
+    version
+        .checked_add(step)
+        .or_else(|| version.checked_add(1))
+        .ok_or(Error::Invalid("checkpoint version at its maximum (u64::MAX): the image cannot be written"))
+}
 
 /// What a read-write mount's first checkpoint adds to the version.
 ///
@@ -93,7 +107,11 @@ pub fn version_jump(nonce: u64, now: crate::fs::Timestamp, uuid: &[u8; 16], vers
     for chunk in uuid.chunks_exact(8) {
         h = splitmix64(h ^ u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
     }
-    1 + (h & ((1u64 << VERSION_JUMP_BITS) - 1))
+    let range = ((u64::MAX - version) >> VERSION_ROOM_SHIFT).min(1 << VERSION_JUMP_BITS);
+    if range == 0 {
+        return 1;
+    }
+    1 + h % range
 }
 
 /// The splitmix64 finaliser (Steele, Lea, Flood 2014): a bijection of u64 whose every output
@@ -659,13 +677,13 @@ impl<D: BlockDevice> Filesystem<D> {
             debug_assert!(false, "checkpoint requested during roll-forward");
             return Err(Error::Invalid("checkpoint requested during roll-forward recovery"));
         }
+        // Before anything is written: a version that cannot grow refuses the checkpoint.
+        let version = next_version(self.cp.version, self.version_step)?;
         // 1. Write back: every node and data block the checkpoint will point at.
         self.writeback_data()?;
         self.writeback_nodes()?;
         debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
         // 2. The tables, into the pack that is not current.
-        let version =
-            self.cp.version.checked_add(self.version_step).filter(|v| *v <= VERSION_MAX).unwrap_or(self.cp.version + 1);
         let pack = 1 - self.cp_pack;
         let g = self.geo;
         if crate::mutant!("mutant-nat-lost") {

@@ -64,7 +64,7 @@ pub fn plan_grow<D: BlockDevice>(dev: &mut D, total_blocks: u64) -> Result<Optio
         return Err(Error::Invalid("the image was not cleanly unmounted: mount and unmount it first"));
     }
     let Some(new) = grown_geometry(&sb, &old, total_blocks)? else { return Ok(None) };
-    let version = cp.version + 1;
+    let version = crate::checkpoint::next_version(cp.version, 1)?;
     let tables = new_tables(&old, &new, version);
     let mut next = grown_checkpoint(&cp, &new, version);
     next.flags = CP_FLAG_UMOUNT;
@@ -162,7 +162,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.checkpoint(false, now)?;
         self.touch(now);
-        let version = self.cp.version + 1;
+        let version = crate::checkpoint::next_version(self.cp.version, 1)?;
         let tables = new_tables(&self.geo, &new, version);
         let mut next = grown_checkpoint(&self.cp, &new, version);
         next.time_sec = now.sec;

@@ -206,6 +206,34 @@ pub struct FlushCounts {
     pub skipped: u64,
 }
 
+/// Extends an image file to `want_bytes` (a grow). A file written out — every byte of it
+/// allocated, as mkfs leaves an image unless `--sparse` — is extended allocated
+/// (`fallocate`), so that a host without room refuses the grow now (ENOSPC) instead of
+/// failing a later write of the filesystem, which would shut it down read-only. A sparse
+/// file stays sparse (`set_len`), as does any file where the host cannot allocate ahead
+/// (EOPNOTSUPP).
+pub fn extend_image_file(file: &File, want_bytes: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata()?;
+    let len = meta.len();
+    if len >= want_bytes {
+        return Ok(());
+    }
+    let written_out = meta.blocks() * 512 >= len;
+    if written_out {
+        let (off, add) = (len as libc::off_t, (want_bytes - len) as libc::off_t);
+        // SAFETY: fallocate on an open descriptor with a mode of 0 and a valid range.
+        if unsafe { libc::fallocate(file.as_raw_fd(), 0, off, add) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EOPNOTSUPP) {
+            return Err(e);
+        }
+    }
+    file.set_len(want_bytes)
+}
+
 pub struct FileDevice {
     path: PathBuf,
     file: Arc<File>,
@@ -869,9 +897,10 @@ impl BlockDevice for FileDevice {
         self.do_flush()
     }
 
-    /// An image file is extended to `want` blocks (`set_len`, sparse: nothing is
-    /// written) if it is shorter; a block device's size is read again (a partition or loop
-    /// device grown under the mount). Never shorter than it was.
+    /// An image file is extended to `want` blocks if it is shorter ([`extend_image_file`]:
+    /// allocated when the file is written out, sparse when it is sparse); a block device's
+    /// size is read again (a partition or loop device grown under the mount). Never
+    /// shorter than it was.
     fn refresh_size(&mut self, want: u64) -> Result<u64, IoError> {
         let err = IoError { block: want, op: "grow the device" };
         if !self.writable {
@@ -882,7 +911,14 @@ impl BlockDevice for FileDevice {
                 let len = self.file.metadata().map_err(|_| err)?.len();
                 let want_bytes = want.checked_mul(BLOCK).ok_or(err)?;
                 if len < want_bytes {
-                    self.file.set_len(want_bytes).map_err(|_| err)?;
+                    extend_image_file(&self.file, want_bytes).map_err(|e| IoError {
+                        block: want,
+                        op: if e.raw_os_error() == Some(libc::ENOSPC) {
+                            "extend the image file: the host file system has no room for it"
+                        } else {
+                            "extend the image file"
+                        },
+                    })?;
                 }
                 len.max(want_bytes)
             }

@@ -49,17 +49,20 @@ pub fn now() -> rollfs_core::Timestamp {
 }
 
 /// Mount options with this mount's entropy (`MountOptions::mount_nonce`: the version jump
-/// that keeps an earlier use's stale chain from being taken for this mount's). From the
-/// kernel's random source; where that cannot be read, the time in nanoseconds, the process
-/// id and a per-process counter (two mounts still differ unless they share all three).
+/// that keeps an earlier use's stale chain from being taken for this mount's). From
+/// getrandom(2), which waits until the kernel's pool is seeded (identical boards booting
+/// the same image read the same /dev/urandom bytes before that); where it fails, the time
+/// in nanoseconds, the process id and a per-process counter (two mounts still differ
+/// unless they share all three).
 pub fn with_mount_nonce(opts: rollfs_core::MountOptions) -> rollfs_core::MountOptions {
     rollfs_core::MountOptions { mount_nonce: mount_nonce(), ..opts }
 }
 
 fn mount_nonce() -> u64 {
-    use std::io::Read;
     let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_ok() {
+    // SAFETY: getrandom writes at most b.len() bytes into b.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, b.len(), 0) };
+    if n == b.len() as isize {
         return u64::from_le_bytes(b);
     }
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -163,7 +163,8 @@ pub fn grow_device<D: BlockDevice>(
     Ok((dev, plan))
 }
 
-/// Extends an image file to `blocks` (sparse) and grows the filesystem on it
+/// Extends an image file to `blocks` (allocated if it is written out, else sparse:
+/// [`crate::device::extend_image_file`]) and grows the filesystem on it
 /// ([`grow_device`]); on a failure that left the filesystem at its size `old` (the new
 /// checkpoint not in force), cuts the file back to its old length.
 fn extend_and_grow(
@@ -177,7 +178,7 @@ fn extend_and_grow(
     let new_len = blocks * BLOCK_SIZE as u64;
     let extended = kind == DeviceKind::ImageFile && old_len < new_len;
     if extended {
-        dev.file().set_len(new_len).map_err(|e| CliError::io(path, "extend the image", e))?;
+        crate::device::extend_image_file(dev.file(), new_len).map_err(|e| CliError::io(path, "extend the image", e))?;
     }
     // The same open file (and its lock), at the new length.
     let file = dev.file().try_clone().map_err(|e| CliError::io(path, "reopen the image", e))?;
