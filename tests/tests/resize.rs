@@ -58,7 +58,9 @@ fn a_grown_image_keeps_its_files_and_fills_past_its_old_size() {
     assert!(j["new_main_segments"].as_u64().unwrap() > j["old_main_segments"].as_u64().unwrap() * 3, "{j}");
     let meta = fs::metadata(&img.path).unwrap();
     assert_eq!(meta.len(), 256 << 20, "the image file is extended to SIZE");
-    assert!(meta.blocks() * 512 < 200 << 20, "extended sparse: {} bytes allocated", meta.blocks() * 512);
+    // mkfs wrote the image out: the grow allocates what it adds too, so a host without room
+    // refuses the grow rather than a later write of the filesystem.
+    assert!(meta.blocks() * 512 >= 256 << 20, "extended allocated: {} bytes allocated", meta.blocks() * 512);
     img.assert_fsck_clean();
 
     // Mounted at the new size: the old files intact, then filled well past the old size.
@@ -90,6 +92,21 @@ fn a_grown_image_keeps_its_files_and_fills_past_its_old_size() {
     let o = resize(&img.path, &["256M"]);
     assert!(o.status.success() && stdout(&o).contains("nothing to do"), "{}{}", stdout(&o), stderr(&o));
     assert!(fs::read(&img.path).unwrap() == before, "a resize with nothing to do changed the image");
+}
+
+/// An image made `--sparse` stays sparse when it grows (offline); one written out is
+/// extended allocated (above).
+#[test]
+fn a_sparse_image_grows_sparse() {
+    let img = Image::new("64M", &["--max-size", "256M", "--sparse"]);
+    let allocated_before = fs::metadata(&img.path).unwrap().blocks() * 512;
+    assert!(allocated_before < 32 << 20, "mkfs --sparse allocated {allocated_before} bytes");
+    let o = resize(&img.path, &["256M"]);
+    assert!(o.status.success(), "resize: {}{}", stdout(&o), stderr(&o));
+    let meta = fs::metadata(&img.path).unwrap();
+    assert_eq!(meta.len(), 256 << 20);
+    assert!(meta.blocks() * 512 < 64 << 20, "a sparse image grew allocated: {} bytes", meta.blocks() * 512);
+    img.assert_fsck_clean();
 }
 
 #[test]
@@ -144,4 +161,55 @@ fn a_mounted_image_is_refused() {
     let o = resize(&img.path, &["128M"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     img.assert_fsck_clean();
+}
+
+/// A host file system without room for what a grow adds: the grow of a written-out image
+/// is refused at once with the host's reason (its extension is allocated), offline and
+/// online, and nothing changes — not the filesystem's size, not its files. (Extended
+/// sparse, the grow succeeded and a later write failed inside the filesystem, which then
+/// shut down read-only.) Needs root, for a small tmpfs to be the host.
+#[test]
+fn a_grow_the_host_has_no_room_for_is_refused_and_changes_nothing() {
+    require_fuse();
+    if !is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs as the host");
+        return;
+    }
+    let host = tempfile::Builder::new().prefix("rollfs-host-").tempdir().unwrap();
+    let mount = |args: &[&str]| std::process::Command::new("mount").args(args).status().unwrap();
+    assert!(mount(&["-t", "tmpfs", "-o", "size=100M", "tmpfs", host.path().to_str().unwrap()]).success());
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(host.path());
+    let img = host.path().join("fs.img");
+    let o = rollfs([
+        OsStr::new("mkfs"),
+        OsStr::new("-q"),
+        OsStr::new("--size"),
+        OsStr::new("64M"),
+        OsStr::new("--max-size"),
+        OsStr::new("256M"),
+        img.as_os_str(),
+    ]);
+    assert!(o.status.success(), "mkfs: {}", stderr(&o));
+    // Offline.
+    let o = resize(&img, &["256M"]);
+    assert_fails(&o, 1, "No space left on device");
+    assert_eq!(fs::metadata(&img).unwrap().len(), 64 << 20, "a refused grow left the image extended");
+    // Online, with a file on the mount.
+    let m = Mount::new(&img, &[]);
+    fs::write(m.path("kept"), pattern(5, 100_000)).unwrap();
+    let (total_before, _) = space(&m.path(""));
+    let o = rollfs([OsStr::new("resize"), m.mnt.as_os_str(), OsStr::new("256M")]);
+    assert_fails(&o, 1, "no room");
+    assert_eq!(space(&m.path("")).0, total_before, "a refused grow changed the size");
+    fs::write(m.path("after"), pattern(6, 100_000)).expect("the mount still takes writes");
+    assert_eq!(fs::read(m.path("kept")).unwrap(), pattern(5, 100_000));
+    assert!(m.unmount().success());
+    let o = rollfs([OsStr::new("fsck"), img.as_os_str()]);
+    assert!(o.status.success(), "fsck: {}{}", stdout(&o), stderr(&o));
 }
