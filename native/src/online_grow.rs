@@ -3,12 +3,14 @@
 //!
 //! The daemon answers [`ROLLFS_IOC_GROW`] under the filesystem's lock: the refusals that
 //! need no device (no room to grow, shrink, past the room, nothing to do) first; then the
-//! device is made long enough (`BlockDevice::refresh_size`: an image file is extended with
-//! `set_len`, sparse; a block device's size is read again); then the core's
+//! device is made long enough (`BlockDevice::refresh_size`: an image file is extended,
+//! allocated if it was written out — a host without room refuses the grow at once — and
+//! sparse if it is sparse, `device::extend_image_file`; a block device's size is read
+//! again); then the core's
 //! `Filesystem::grow` commits the new size (a checkpoint, then the new tables and the
 //! checkpoint whose header records the size). statfs answers from the core, so `df` shows
-//! the new size at once. A failed grow leaves an extended image file extended (sparse: it
-//! holds nothing; the next grow uses it).
+//! the new size at once. A failed grow leaves an extended image file extended (it holds
+//! nothing; the next grow uses it).
 //!
 //! Who may: the user who mounted it, or CAP_SYS_ADMIN (as the scrub and the statistics).
 //! The mounter owns the image or device and could grow it offline anyway; any other user

@@ -2,7 +2,8 @@
 //! `mkfs --max-size` gave it (DESIGN.md, *Growing an image*).
 //!
 //! Order: every refusal (busy, no room, shrink, past the room) is decided before anything
-//! changes; then an image file is extended to SIZE (sparse); then a mount and unmount roll
+//! changes; then an image file is extended to SIZE (allocated if it is written out, else
+//! sparse); then a mount and unmount roll
 //! forward what a crash left; then the core's plan is written — the new NAT and SIT blocks (in slots no checkpoint of the
 //! old size reads), then the checkpoint whose header, written last after a flush and flushed,
 //! records the new size. A crash before that header is durable leaves the old size, after
