@@ -664,7 +664,8 @@ impl<D: BlockDevice> Filesystem<D> {
         self.writeback_nodes()?;
         debug_assert!(self.data.is_empty() && self.dirty_nodes.is_empty());
         // 2. The tables, into the pack that is not current.
-        let version = self.cp.version.checked_add(self.version_step).filter(|v| *v <= VERSION_MAX).unwrap_or(self.cp.version + 1);
+        let version =
+            self.cp.version.checked_add(self.version_step).filter(|v| *v <= VERSION_MAX).unwrap_or(self.cp.version + 1);
         let pack = 1 - self.cp_pack;
         let g = self.geo;
         if crate::mutant!("mutant-nat-lost") {

@@ -260,7 +260,9 @@ fn image_flashed_over_an_earlier_use_mounts_as_the_image() {
     let mut dev = earlier();
     flash(&mut img, &mut dev, Flash::SkippingZeros);
     match Filesystem::mount(dev, &opts, t(0)) {
-        Ok(mut fs) => panic!("a copy of the image that skipped zero blocks mounted: first = {:?}", content(&mut fs, 1, b"first")),
+        Ok(mut fs) => {
+            panic!("a copy of the image that skipped zero blocks mounted: first = {:?}", content(&mut fs, 1, b"first"))
+        }
         Err(e) => assert!(e.to_string().contains("no valid checkpoint pack"), "{e}"),
     }
 }

@@ -411,7 +411,8 @@ pub fn format_populated<D: BlockDevice>(
     let started = std::time::Instant::now();
     let dev = Filesystem::format(HeldSuperblock::new(dev), opts).map_err(core("cannot format"))?;
     let mopts = MountOptions { discard: false, ..MountOptions::default() };
-    let mut fs = Filesystem::mount(dev, &crate::with_mount_nonce(mopts), crate::now()).map_err(core("cannot mount the new image"))?;
+    let mut fs = Filesystem::mount(dev, &crate::with_mount_nonce(mopts), crate::now())
+        .map_err(core("cannot mount the new image"))?;
     let mut summary = Summary { skipped: tree.skipped.len() as u64, ..Summary::default() };
     for w in &tree.skipped {
         eprintln!("rollfs mkfs: {w}");
