@@ -163,8 +163,8 @@ pub struct CaseResult {
 const EARLIER_LIFE_NONCE: u64 = 0xEA41_1E57;
 
 /// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
-/// to grow to the device: `@device ... grow-from`, 0 for the whole device).
-type BaseKey = (u64, u32, u64);
+/// to grow to the device: `@device ... grow-from`, 0 for the whole device; `@nsrec`).
+type BaseKey = (u64, u32, u64, bool);
 
 pub struct Explorer {
     pub module: Arc<GuestModule>,
@@ -238,14 +238,16 @@ impl Explorer {
         segment_blocks: u32,
         seed: u64,
         grow_from: u64,
+        nsrec: bool,
     ) -> Result<Image, String> {
         let mut dev = SimDevice::new(Image::blank(blocks), seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = if grow_from == 0 {
-            g.format(segment_blocks, NOW_BASE)
-        } else {
-            g.format_room(segment_blocks, NOW_BASE, grow_from)
+        let formatted = match (grow_from, nsrec) {
+            (0, false) => g.format(segment_blocks, NOW_BASE),
+            (0, true) => g.format_nsrec(segment_blocks, NOW_BASE),
+            (_, false) => g.format_room(segment_blocks, NOW_BASE, grow_from),
+            (_, true) => return Err("@nsrec with @device ... grow-from is not supported".into()),
         };
         formatted.map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
@@ -260,7 +262,7 @@ impl Explorer {
         let mut m = self.smallest.lock().unwrap();
         m.entry(segment_blocks)
             .or_insert_with(|| {
-                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0, 0).is_ok();
+                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0, 0, false).is_ok();
                 let (mut lo, mut hi) = (1u64, 1u64 << 16);
                 if !ok(hi) {
                     return Err(format!("mkfs refuses {hi} blocks with {segment_blocks}-block segments"));
@@ -326,12 +328,12 @@ impl Explorer {
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 {
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && !w.nsrec {
             return Ok(self.base.clone());
         }
         let mut m = self.bases.lock().unwrap();
-        m.entry((g.0, g.1, grow_from))
-            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from))
+        m.entry((g.0, g.1, grow_from, w.nsrec))
+            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from, w.nsrec))
             .clone()
     }
 
