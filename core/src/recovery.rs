@@ -41,6 +41,7 @@
 //! | unlink, rmdir and a create reusing the name, then the directory fsync'd | the records | the old file gone and the new one there, or the checkpoint's names |
 //! | a batch whose records came after it (`mutant-nsrec-batch-before-records`) | a batch of an inode no record made yet | the batch rejected: a fsync'd file loses its data (the mutant's failure) |
 //! | torn or stale record node, or one whose `first_seq` leaves a gap | CRC, version or number wrong | chain ends before it |
+//! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
 //!
 //! Recovery changes only memory until it writes one checkpoint. Before that checkpoint,
@@ -213,9 +214,12 @@ impl<D: BlockDevice> Filesystem<D> {
         let orphans: BTreeSet<Ino> = self.cp.orphans.iter().copied().collect();
         let mut failed: BTreeSet<Ino> = BTreeSet::new();
         let mut records_ok = true;
+        // Records the chain holds so far (numbered from 0 without a gap: the walk checked).
+        let mut records_before = 0u64;
         for step in steps {
             match step {
                 Step::Records(i) => {
+                    records_before += chain[i].records.as_ref().map_or(0, |r| r.len() as u64);
                     for r in chain[i].records.iter().flatten() {
                         if records_ok && self.replay_record(r)? {
                             report.records_applied += 1;
@@ -229,6 +233,15 @@ impl<D: BlockDevice> Filesystem<D> {
                     }
                 }
                 Step::Batch(ino, idxs) => {
+                    // A batch written after records the chain lost (a record node torn, and
+                    // the batch found again after the nodes a crashed recovery wrote) may
+                    // depend on them: its link count, its name.
+                    let after_lost = idxs.last().is_some_and(|&l| {
+                        self.sb.ns_records() && inode::batch_records(&chain[l].block) as u64 > records_before
+                    });
+                    if after_lost {
+                        failed.insert(ino);
+                    }
                     if failed.contains(&ino) || orphans.contains(&ino) {
                         report.batches_rejected += 1;
                         continue;
@@ -354,12 +367,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(false);
         }
         // Apply.
-        let old_size = if exists { inode::size(self.inode_ref(ino)?) } else { u64::MAX };
-        if !exists {
-            self.recreate_inode(ino, ib);
-        } else if trunc != u64::MAX {
-            self.truncate_blocks(ino, trunc)?;
-        }
+        let old_size = self.prepare_batch_inode(ino, ib, exists, trunc)?;
         let batch_inline = self.match_inline(ino, ib, exists)?;
         let claimed: Vec<(u64, BlockAddr)> =
             changes.iter().map(|c| (c.0, c.1)).filter(|c| c.1 != NULL_ADDR && c.1 != NEW_ADDR).collect();
@@ -397,6 +405,25 @@ impl<D: BlockDevice> Filesystem<D> {
             self.assert_batch_applied(ino, &claimed, size);
         }
         Ok(true)
+    }
+
+    /// Before a complete batch's pointers apply: the inode recreated (the checkpoint does not
+    /// have it), or cut at the batch's truncation point. Blocks of the inode still in the
+    /// write-back cache (only a symlink's target, written by the replay of its create record)
+    /// are dropped: the batch maps the file as it was at its fsync, the target included.
+    /// Returns the size before the batch (`u64::MAX` for a recreated inode).
+    fn prepare_batch_inode(&mut self, ino: Ino, ib: &Block, exists: bool, trunc: u64) -> Result<u64> {
+        if !exists {
+            self.recreate_inode(ino, ib);
+            return Ok(u64::MAX);
+        }
+        let old_size = inode::size(self.inode_ref(ino)?);
+        let cached = self.data.range((ino, 0)..=(ino, u64::MAX)).next().is_some();
+        let from = if cached { 0 } else { trunc };
+        if from != u64::MAX {
+            self.truncate_blocks(ino, from)?;
+        }
+        Ok(old_size)
     }
 
     /// A batch's inode that the checkpoint does not have: a new inode with the batch's

@@ -369,6 +369,7 @@ fn specs() -> Vec<Spec> {
                 field!(RawInode, trunc_block),
                 field!(RawInode, batch_crc),
                 field!(RawInode, batch_blocks),
+                field!(RawInode, batch_records),
                 field!(RawInode, reserved2, "reserved"),
                 field!(RawInode, addrs),
                 field!(RawInode, data_crcs),

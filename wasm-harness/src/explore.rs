@@ -65,6 +65,8 @@ pub struct Options {
     /// the device models' wrong-bytes oracle (`--device`; off otherwise: it hashes every
     /// changed file after each operation).
     pub file_blocks: bool,
+    /// Every workload's device formatted with namespace records (`--nsrec`; as `@nsrec`).
+    pub nsrec: bool,
 }
 
 impl Default for Options {
@@ -85,6 +87,7 @@ impl Default for Options {
             verify_memo: false,
             cold: false,
             file_blocks: false,
+            nsrec: false,
         }
     }
 }
@@ -203,7 +206,12 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        g.format(opts.segment_blocks, NOW_BASE).map_err(|e| format!("format failed: {e}"))?;
+        let formatted = if opts.nsrec {
+            g.format_nsrec(opts.segment_blocks, NOW_BASE)
+        } else {
+            g.format(opts.segment_blocks, NOW_BASE)
+        };
+        formatted.map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
         // What format made durable (a format that forgets to flush shows up as mount
         // failures of every state, which is the truth).
@@ -328,12 +336,13 @@ impl Explorer {
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && !w.nsrec {
+        let nsrec = w.nsrec || self.opts.nsrec;
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && nsrec == self.opts.nsrec {
             return Ok(self.base.clone());
         }
         let mut m = self.bases.lock().unwrap();
-        m.entry((g.0, g.1, grow_from, w.nsrec))
-            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from, w.nsrec))
+        m.entry((g.0, g.1, grow_from, nsrec))
+            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from, nsrec))
             .clone()
     }
 
