@@ -529,7 +529,9 @@ impl<D: BlockDevice> Filesystem<D> {
     /// its directory since the last one (see the module header), or what makes an fsync
     /// checkpoint. Reads the file's ancestors; changes nothing.
     fn commit_checkpoint_reason(&mut self, ino: Ino) -> Result<Option<CheckpointReason>> {
-        if self.since_cp.any_name_removed() {
+        // Namespace records in the chain carry every name removed (SQLite's journal) ahead
+        // of the commit's batch.
+        if self.since_cp.any_name_removed() && !self.records_in_chain() {
             let b = self.inode_ref(ino)?;
             let (links, pino, name) = (inode::links(b), inode::pino(b), inode::name(b).to_vec());
             // The recorded parent is the file's directory only if it holds the recorded

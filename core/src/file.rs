@@ -306,6 +306,7 @@ impl<D: BlockDevice> Filesystem<D> {
             }
         }
         self.since_cp.relinked(ino);
+        self.since_cp.punched(ino);
         let ib = self.inode_mut(ino)?;
         inode::set_time(ib, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(ib, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);

@@ -81,6 +81,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.touch(now);
         self.reserve_nodes(&[ino], 0, now)?;
+        self.since_cp.attrs_changed(ino);
         let b = self.inode_mut(ino)?;
         inode::set_iflags(b, (inode::iflags(b) & !inode::IFLAGS_ATTR) | flags.bits());
         inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);

@@ -157,6 +157,10 @@ pub struct MkfsOptions {
     /// the inode, no data block. Off in the core's default, as `dir_v2`; `rollfs mkfs` and
     /// the simulator turn it on.
     pub inline_data: bool,
+    /// Namespace records in the fsync chain (`FEATURE_INCOMPAT_NS_RECORDS`): an fsync that
+    /// needs names durable writes the records of every directory-entry change since the
+    /// checkpoint instead of writing a checkpoint. Off by default (`rollfs mkfs -O nsrec`).
+    pub ns_records: bool,
     /// Room to grow (`FEATURE_INCOMPAT_GROW`, `mkfs --max-size`): the metadata areas are
     /// laid out for a device of this many blocks, so that `rollfs resize` can grow the
     /// filesystem in place up to it. 0 (the default), or not above the device: no room.
@@ -178,6 +182,7 @@ impl Default for MkfsOptions {
             dir_v2: false,
             prealloc_on_disk: false,
             inline_data: false,
+            ns_records: false,
             max_blocks: 0,
         }
     }
@@ -429,6 +434,8 @@ impl<D: BlockDevice> Filesystem<D> {
         fs.version_step = crate::checkpoint::version_jump(opts.mount_nonce, now, &fs.sb.uuid, fs.cp.version);
         fs.checkpoint(false, now)?;
         fs.stats.recovered_batches = recovered.batches_applied;
+        fs.stats.recovered_records = recovered.records_applied;
+        fs.stats.recovery_records_rejected = recovered.records_rejected;
         fs.stats.recovered_nodes_walked = recovered.nodes_walked;
         Ok(fs)
     }
@@ -456,6 +463,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let data_checksums = sb.feature_ro_compat & crate::superblock::FEATURE_RO_COMPAT_DATASUM != 0;
         let prealloc_on_disk = sb.prealloc_on_disk();
         let inline_data = sb.inline_data();
+        let ns_records = sb.ns_records();
         let prealloc = crate::prealloc::Reservations::with_total(if prealloc_on_disk { cp.reserved_blocks } else { 0 });
         Filesystem {
             dev,
@@ -489,7 +497,7 @@ impl<D: BlockDevice> Filesystem<D> {
             data_checksums,
             prealloc_on_disk,
             inline_data,
-            ns_records: false,
+            ns_records,
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,
@@ -536,10 +544,16 @@ impl<D: BlockDevice> Filesystem<D> {
         &mut self.dev
     }
     /// Keeps (or stops keeping, from the next checkpoint's view) every directory-entry change
-    /// as a namespace record. Work in progress (issue 38): nothing writes or replays the
-    /// records yet, so only tests turn this on, to check that the records are complete.
+    /// as a namespace record. On by itself on an image with `FEATURE_INCOMPAT_NS_RECORDS`
+    /// (where fsync writes the records and roll-forward replays them); tests turn it on
+    /// elsewhere only to check that the records are complete (nothing writes them there).
     #[doc(hidden)]
     pub fn keep_namespace_records(&mut self, on: bool) {
+        if on && !self.ns_records {
+            // The changes made since the checkpoint while records were not kept are in no
+            // record: the list is not complete until the next checkpoint.
+            self.since_cp.ns_records_missed();
+        }
         self.ns_records = on;
     }
 
@@ -878,6 +892,11 @@ impl<D: BlockDevice> Filesystem<D> {
     /// checkpoint and the clean cache within their bounds, so that each holds between
     /// calls (DESIGN.md, "Resource bounds").
     pub(crate) fn after_change(&mut self, now: Timestamp) -> Result<()> {
+        if self.recovering {
+            // Roll-forward replays namespace records through the operations' own code; it
+            // never checkpoints before its own checkpoint (the bounds hold again after it).
+            return Ok(());
+        }
         if self.dirty_bytes() > self.opts.dirty_bytes_max {
             self.stats.dirty_bound_checkpoints += 1;
             self.stats.op_checkpoints += 1;

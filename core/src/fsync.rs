@@ -94,6 +94,10 @@ impl<D: BlockDevice> Filesystem<D> {
             // Every read the decision needs (ancestors, directory entries) comes before the
             // batch changes anything.
             let reason = fs.fsync_checkpoint_reason(ino, kind)?;
+            if reason.is_none() && kind == FileType::Directory {
+                // Namespace records carry a directory's entries: write them, no batch.
+                return fs.fsync_records_only(now);
+            }
             fs.fsync_submit_decided(ino, datasync, reason, now)
         });
         self.shrink_node_cache();
@@ -124,10 +128,10 @@ impl<D: BlockDevice> Filesystem<D> {
             // Only metadata that fdatasync need not persist (times, mode, owner) changed.
             // Still flush: an earlier batch of this file may be waiting for one.
             self.stats.fdatasync_noops += 1;
-            return Ok(FsyncTicket { flush_needed: true });
+            return self.fsync_records_only(now);
         }
         if !has_data && dirty_nodes.is_empty() {
-            return Ok(FsyncTicket { flush_needed: true });
+            return self.fsync_records_only(now);
         }
         if !self.recovery_room_ok(ino) {
             // The chain would outgrow the room its roll-forward is promised: a checkpoint
@@ -144,6 +148,28 @@ impl<D: BlockDevice> Filesystem<D> {
         }
     }
 
+    /// An fsync with no batch to write: the namespace records not yet in the chain, if any
+    /// (`FEATURE_INCOMPAT_NS_RECORDS`), then the wait and flush the ticket asks for. A
+    /// checkpoint serves it instead when the records' replay would outgrow the recovery
+    /// reserve.
+    pub(crate) fn fsync_records_only(&mut self, now: Timestamp) -> Result<FsyncTicket> {
+        let (nodes, _) = self.unwritten_record_cost();
+        if nodes == 0 {
+            return Ok(FsyncTicket { flush_needed: true });
+        }
+        if !self.room_for_batch(0, 0, false) && !crate::mutant!("mutant-no-recovery-reserve") {
+            self.stats.recovery_reserve_fallbacks += 1;
+            self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
+            self.checkpoint(false, now)?;
+            self.make_room_for_chains(now)?;
+            return Ok(FsyncTicket { flush_needed: false });
+        }
+        match self.write_pending_records() {
+            Ok(()) => Ok(FsyncTicket { flush_needed: true }),
+            Err(e) => self.fail(e),
+        }
+    }
+
     /// Free segments a roll-forward needs at mount for a chain over `nodes` distinct nodes,
     /// `dentries` of them dentry-marked inodes: recovery rewrites each node and may recreate
     /// an indirect node above each direct node (2 blocks a node); each restored name dirties
@@ -152,12 +178,14 @@ impl<D: BlockDevice> Filesystem<D> {
     /// (`FEATURE_INCOMPAT_DIR_V2`), its bucket's first block and that block's direct node
     /// (7); then a segment for each log it writes (warm and cold node; hot data and hot
     /// node for names), whose open segment may be full.
-    fn recovery_segments(&self, nodes: u64, dentries: u64) -> u64 {
+    /// `records`: the blocks replaying the chain's namespace records rewrites (nschain.rs,
+    /// `RECORD_REPLAY_BLOCKS` a record), which also writes names.
+    fn recovery_segments(&self, nodes: u64, dentries: u64, records: u64) -> u64 {
         let seg = self.geo.segment_blocks as u64;
         // Each log recovery writes may find its open segment full: one segment more per
         // log (warm and cold node always; hot data and hot node only to restore names).
-        let logs = if dentries > 0 { 4 } else { 2 };
-        (2 * nodes + 7 * dentries + 16).div_ceil(seg) + logs
+        let logs = if dentries > 0 || records > 0 { 4 } else { 2 };
+        (2 * nodes + 7 * dentries + records + 16).div_ceil(seg) + logs
     }
 
     /// Whether appending `ino`'s batch to the chain keeps room for the chain's roll-forward:
@@ -173,7 +201,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // direct node over each dirty data block (overwrites dirty theirs at write-back).
         // First an upper bound without scanning (fsync's fast path): every dirty node.
         let dnodes = self.data_dnodes(ino);
-        let dentry = self.since_cp.dentry_pending(ino);
+        let dentry = self.since_cp.dentry_pending(ino) && !self.records_in_chain();
         let bound = self.dirty_nodes.len() as u64 + 1 + dnodes;
         if self.room_for_batch(data, bound, dentry) {
             return true;
@@ -204,12 +232,16 @@ impl<D: BlockDevice> Filesystem<D> {
             blocks.saturating_sub(room).div_ceil(seg)
         };
         // Data may also go to the cold data log (blocks cleaning moved): count it as warm.
-        let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes) + 1;
+        // The record nodes written before the batch go to the warm node log too; replaying
+        // their records rewrites what the records touch.
+        let (record_nodes, record_blocks) = self.unwritten_record_cost();
+        let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes + record_nodes) + 1;
         let (chain_nodes, chain_dentries) = self.since_cp.chain_extent();
         let chain = chain_nodes + nodes;
         let dentries = chain_dentries + dentry as u64;
+        let records = self.since_cp.ns_replay_blocks() + record_blocks;
         let free = self.seg.free_segments() as u64;
-        free >= batch_segments + self.recovery_segments(chain, dentries)
+        free >= batch_segments + self.recovery_segments(chain, dentries, records)
     }
 
     /// After a checkpoint that an fsync needed for room: if even an empty chain's recovery
@@ -217,7 +249,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// effort: the fsync is already durable, and a failure here shows in the next operation
     /// (a failed write turns the filesystem read-only).
     fn make_room_for_chains(&mut self, now: Timestamp) -> Result<()> {
-        let want = self.recovery_segments(4, 1) + 1;
+        let want = self.recovery_segments(4, 1, 0) + 1;
         if self.read_only || (self.seg.free_segments() as u64) >= want {
             return Ok(());
         }
@@ -255,6 +287,47 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Reads the inode and, after a directory rename, its ancestors and their entries;
     /// changes nothing.
     pub(crate) fn fsync_checkpoint_reason(&mut self, ino: Ino, kind: FileType) -> Result<Option<CheckpointReason>> {
+        let reason = self.chain_checkpoint_reason(ino, kind)?;
+        if !self.records_in_chain() {
+            return Ok(reason);
+        }
+        let (unwritten, complete) = (self.since_cp.ns_unwritten().0.len(), self.since_cp.ns_records().1);
+        if !complete {
+            // A change no record expresses: names are durable only by a checkpoint, and no
+            // dentry mark is written on this image.
+            let needs_names = unwritten > 0 || self.since_cp.is_created(ino) || kind == FileType::Directory;
+            return Ok(reason.or(needs_names.then_some(CheckpointReason::NameNotRestorable)));
+        }
+        let left = self.records_checkpoint_reason(ino, kind);
+        if reason.is_some() && left.is_none() {
+            self.stats.fsync_by_records += 1;
+        }
+        Ok(left)
+    }
+
+    /// With complete namespace records in the chain: what still makes an fsync of `ino`
+    /// checkpoint. Names, links, renames and paths are all records; what is left is what no
+    /// record or batch carries: a directory's own attributes, a punched hole, reserved holes,
+    /// an orphan.
+    fn records_checkpoint_reason(&self, ino: Ino, kind: FileType) -> Option<CheckpointReason> {
+        if kind == FileType::Directory {
+            return self.since_cp.attrs_changed_of(ino).then_some(CheckpointReason::Directory);
+        }
+        if self.since_cp.is_punched(ino) {
+            return Some(CheckpointReason::Relinked);
+        }
+        if self.since_cp.is_reserved(ino) && !crate::mutant!("mutant-prealloc-by-batch") {
+            return Some(CheckpointReason::Reserved);
+        }
+        if self.orphans.contains(&ino) {
+            return Some(CheckpointReason::Orphan);
+        }
+        None
+    }
+
+    /// Why an fsync of `ino` must be served by a checkpoint when the chain carries no
+    /// namespace records (None: a batch, with a dentry mark for a new file, carries it).
+    fn chain_checkpoint_reason(&mut self, ino: Ino, kind: FileType) -> Result<Option<CheckpointReason>> {
         if kind == FileType::Directory {
             return Ok(Some(CheckpointReason::Directory));
         }
@@ -329,11 +402,22 @@ impl<D: BlockDevice> Filesystem<D> {
         self.dirty_nodes.iter().copied().filter(|nid| node::footer_ino(&self.nodes[nid].block) == ino).collect()
     }
 
-    /// Writes one batch for `ino`: data, then direct and xattr nodes, then the inode with
-    /// the fsync mark. Indirect nodes stay dirty in memory: recovery rebuilds the path to
-    /// each direct node from the node's footer, so they are written by the next checkpoint.
-    pub(crate) fn write_batch(&mut self, ino: Ino) -> Result<()> {
-        // 1. Data, recording each block's CRC by (holder node, index).
+    /// The batch fields of `ino`'s inode (FORMAT.md, *Inode*): its truncation point, its data
+    /// blocks' CRC and count and, with namespace records in the chain, the number of records
+    /// before it (roll-forward applies the batch only after all of them).
+    fn set_batch_fields(&mut self, ino: Ino, trunc: u64, crc: u32, count: u32) -> Result<()> {
+        let records = self.records_in_chain().then(|| self.since_cp.ns_unwritten().1);
+        let b = self.inode_mut(ino)?;
+        inode::set_batch(b, trunc, crc, count);
+        if let Some(n) = records {
+            inode::set_batch_records(b, n);
+        }
+        Ok(())
+    }
+
+    /// Writes `ino`'s dirty data blocks for its batch; returns each block's CRC by (holder
+    /// node, index in it).
+    fn write_batch_data(&mut self, ino: Ino) -> Result<BTreeMap<(Nid, u32), u32>> {
         let keys: Vec<(Ino, u64)> = self.data.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
         let mut data_crcs: BTreeMap<(Nid, u32), u32> = BTreeMap::new();
         for k in keys {
@@ -347,6 +431,21 @@ impl<D: BlockDevice> Filesystem<D> {
             };
             data_crcs.insert((holder, ofs), content_crc.unwrap_or_else(|| crate::codec::crc(&block[..])));
         }
+        Ok(data_crcs)
+    }
+
+    /// Writes one batch for `ino`: data, then direct and xattr nodes, then the inode with
+    /// the fsync mark. Indirect nodes stay dirty in memory: recovery rebuilds the path to
+    /// each direct node from the node's footer, so they are written by the next checkpoint.
+    pub(crate) fn write_batch(&mut self, ino: Ino) -> Result<()> {
+        // 0. The namespace records made before the batch, ahead of it in the chain (roll-
+        // forward replays them first: the batch's inode may be one they create).
+        let records_late = crate::mutant!("mutant-nsrec-batch-before-records");
+        if !records_late {
+            self.write_pending_records()?;
+        }
+        // 1. Data, recording each block's CRC by (holder node, index).
+        let data_crcs = self.write_batch_data(ino)?;
         // 2. The nodes of the batch, inode last.
         let mut order: Vec<Nid> = Vec::new();
         for nid in self.dirty_nodes_of(ino) {
@@ -368,11 +467,9 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         debug_assert_eq!(count as usize, data_crcs.len(), "every data block of the batch has a node in it");
         let trunc = self.since_cp.take_truncated_from(ino);
-        let dentry = self.since_cp.is_created(ino);
-        {
-            let b = self.inode_mut(ino)?;
-            inode::set_batch(b, trunc, batch, count);
-        }
+        // With namespace records in the chain, the file's create record restores its name.
+        let dentry = self.since_cp.is_created(ino) && !self.records_in_chain();
+        self.set_batch_fields(ino, trunc, batch, count)?;
         let last = order.len() - 1;
         for (i, &nid) in order.iter().enumerate() {
             let mut flags = 0;
@@ -388,6 +485,9 @@ impl<D: BlockDevice> Filesystem<D> {
             self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
         }
         self.since_cp.batch_written(ino);
+        if records_late {
+            self.write_pending_records()?;
+        }
         // Postcondition: the batch took all of the file's dirty data (a block left behind
         // would be acknowledged as durable and lost by a crash) and every dirty node of it
         // but indirect ones (rebuilt by recovery from the direct nodes' footers). The node

@@ -22,7 +22,7 @@
 //! | [`sit`] | segment information table: valid counts, bitmaps, age, wear. *Public* (on-disk format): the inspector, the format, repair and fuzz code |
 //! | [`ssa`] | segment summary area: the owner of every main-area block. *Public* (on-disk format): the format test checks its layout |
 //! | [`node`] | node blocks: footer, inode, direct and indirect node layouts, the [`FileType`] as mode and dentry code. *Public* (on-disk format): tests and fuzz targets read and craft nodes |
-//! | [`nsrec`] | namespace records: a create, link, unlink or rename since the checkpoint as a logical record, and the record node (type 5) that carries them in the chain. *Public* (on-disk format): the format test and the fuzz decoders. Format only so far: nothing writes or replays records yet |
+//! | [`nsrec`] | namespace records: a create, link, unlink or rename since the checkpoint as a logical record, and the record node (type 5) that carries them in the chain. *Public* (on-disk format): the format test and the fuzz decoders. Written and replayed by `nschain` |
 //! | `segment` | the six active logs ([`Log`], re-exported), block allocation and invalidation |
 //! | `inode` | node cache, block mapping, truncation, inode life and death |
 //! | `inline` | inline data: a small regular file's bytes in its inode, and its conversion when it needs a block |
@@ -38,6 +38,7 @@
 //! | `prealloc` | fallocate reservations (in memory, or `NEW_ADDR` pointers on disk) |
 //! | `fsync` | fsync without checkpoints: batches in the warm node chain, marks ([`FsyncTicket`], re-exported) |
 //! | `since_cp` | what changed since the last checkpoint, and why an fsync checkpoints |
+//! | `nschain` | namespace records in the chain: record nodes written before fsync batches, replayed at roll-forward (`FEATURE_INCOMPAT_NS_RECORDS`) |
 //! | `atomic` | atomic writes: staged until one commit batch |
 //! | `gc` | segment cleaning: victims, moving valid blocks |
 //! | `trim` | FITRIM: the free segments of a range discarded on request, in steps ([`TrimStep`], re-exported) |
@@ -92,6 +93,7 @@ mod inline;
 mod inode;
 mod mkfs;
 mod namei;
+mod nschain;
 mod parents;
 mod prealloc;
 mod recovery;

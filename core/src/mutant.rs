@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 31] = [
+pub const NAMES: [&str; 32] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -50,6 +50,7 @@ pub const NAMES: [&str; 31] = [
     "mutant-device-cp-header-fua",
     "mutant-grow-header-before-tables",
     "mutant-mount-no-version-jump",
+    "mutant-nsrec-batch-before-records",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

@@ -83,7 +83,7 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(inode::dir_depth(self.inode_ref(dir)?))
     }
 
-    fn require_dir(&mut self, dir: Ino) -> Result<()> {
+    pub(crate) fn require_dir(&mut self, dir: Ino) -> Result<()> {
         if self.inode_kind(dir)? != FileType::Directory {
             return Err(Error::NotDir);
         }
@@ -133,14 +133,14 @@ impl<D: BlockDevice> Filesystem<D> {
         dir::is_empty(&mut DirIo { fs: self, ino: dir }, depth)
     }
 
-    fn touch_dir(&mut self, dir: Ino, now: Timestamp) -> Result<()> {
+    pub(crate) fn touch_dir(&mut self, dir: Ino, now: Timestamp) -> Result<()> {
         let b = self.inode_mut(dir)?;
         inode::set_time(b, inode::OFF_MTIME_SEC, inode::OFF_MTIME_NSEC, now);
         inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         Ok(())
     }
 
-    fn add_links(&mut self, ino: Ino, delta: i32, now: Timestamp) -> Result<u32> {
+    pub(crate) fn add_links(&mut self, ino: Ino, delta: i32, now: Timestamp) -> Result<u32> {
         let b = self.inode_mut(ino)?;
         let n = (inode::links(b) as i64 + delta as i64).max(0) as u32;
         inode::set_links(b, n);
@@ -205,6 +205,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if let Some(size) = set.size {
             self.set_size(ino, size, now)?;
         }
+        self.since_cp.attrs_changed(ino);
         let b = self.inode_mut(ino)?;
         if let Some(mode) = set.mode {
             let old = inode::mode(b) as u32;
@@ -481,7 +482,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.op(|fs| fs.unlink_inner(parent, name, now))
     }
 
-    fn unlink_inner(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+    pub(crate) fn unlink_inner(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         self.check_writable()?;
         self.require_dir(parent)?;
         if is_dot(name) {
@@ -518,7 +519,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.op(|fs| fs.rmdir_inner(parent, name, now))
     }
 
-    fn rmdir_inner(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
+    pub(crate) fn rmdir_inner(&mut self, parent: Ino, name: &[u8], now: Timestamp) -> Result<()> {
         self.check_writable()?;
         self.require_dir(parent)?;
         if name == b"." {
@@ -555,7 +556,7 @@ impl<D: BlockDevice> Filesystem<D> {
         self.op(|fs| fs.link_inner(ino, new_parent, new_name, now))
     }
 
-    fn link_inner(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> {
+    pub(crate) fn link_inner(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> {
         self.check_writable()?;
         self.require_dir(new_parent)?;
         if is_dot(new_name) {
@@ -655,7 +656,7 @@ impl<D: BlockDevice> Filesystem<D> {
         })
     }
 
-    fn rename_inner(
+    pub(crate) fn rename_inner(
         &mut self,
         parent: Ino,
         name: &[u8],
@@ -897,6 +898,7 @@ impl<D: BlockDevice> Filesystem<D> {
             let b = self.node_mut(x)?;
             b[..xattr::XATTR_PAYLOAD].copy_from_slice(&tmp[..xattr::XATTR_PAYLOAD]);
         }
+        self.since_cp.attrs_changed(ino);
         let b = self.inode_mut(ino)?;
         inode::set_time(b, inode::OFF_CTIME_SEC, inode::OFF_CTIME_NSEC, now);
         Ok(())

@@ -353,7 +353,11 @@ pub mod inode {
         pub trunc_block: U64,
         pub batch_crc: U32,
         pub batch_blocks: U32,
-        pub reserved2: [u8; 8],
+        /// `FEATURE_INCOMPAT_NS_RECORDS`: how many namespace records the chain holds before
+        /// the batch (since the checkpoint): roll-forward applies the batch only after all of
+        /// them (0 on other images).
+        pub batch_records: U32,
+        pub reserved2: [u8; 4],
         pub addrs: [U32; ADDRS_PER_INODE as usize],
         /// CRC32C of the data block each address points at (format 2).
         pub data_crcs: [U32; ADDRS_PER_INODE as usize],
@@ -548,6 +552,12 @@ pub mod inode {
         r.trunc_block.set(trunc_block);
         r.batch_crc.set(crc);
         r.batch_blocks.set(blocks);
+    }
+    pub fn set_batch_records(b: &mut Block, records: u32) {
+        raw_mut(b).batch_records.set(records);
+    }
+    pub fn batch_records(b: &Block) -> u32 {
+        raw(b).batch_records.get()
     }
     pub fn batch_crc(b: &Block) -> u32 {
         raw(b).batch_crc.get()

@@ -6,8 +6,8 @@
 //! This module owns the format only: what a record says and how records are packed into a
 //! node block ([`pack`]) and read back from one ([`decode`]). Keeping the list since the
 //! checkpoint, writing record nodes before an fsync batch and replaying them at roll-forward
-//! are the jobs of `since_cp`, `fsync` and `recovery` (not built yet: the feature bit
-//! `FEATURE_INCOMPAT_NS_RECORDS` is reserved, and no image has record nodes).
+//! are the jobs of `since_cp`, `nschain` and `recovery` (on images with the feature bit
+//! `FEATURE_INCOMPAT_NS_RECORDS` only).
 //!
 //! Invariants the encoding keeps, checked by [`decode`] on every node read back (a record
 //! node that breaks one is corruption, named with its block):

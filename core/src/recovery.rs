@@ -27,6 +27,23 @@
 //! | recovery on a nearly full device | the room it needs was reserved when each fsync was acknowledged (fsync checkpoints instead when it would not be) | mounts read-write; recovery never cleans or checkpoints before its own checkpoint |
 //! | chain with no complete batch on a full device | nothing to apply | no segment pinned or opened: mounts read-write and read-only |
 //!
+//! With namespace records in the chain (`FEATURE_INCOMPAT_NS_RECORDS`; a test named after each
+//! in `core/tests/nsrec_recovery.rs`, crashing at every point of the fsync):
+//!
+//! | scenario | what recovery finds | result |
+//! |---|---|---|
+//! | directory fsync after creates (files, a directory, a device node, a symlink) | record nodes, no batch | the names, as at the fsync or at the checkpoint (one record node: all or none) |
+//! | file created (in a directory that is new too) and fsync'd | the creates' records, then the file's batch | directory, name and data restored, no checkpoint |
+//! | save by rename: new file fsync'd, renamed over the old one, directory fsync'd | the rename's record | the new file under the name and the old one gone, or the old one under it: never both, never neither |
+//! | file renamed to another directory, then fsync'd | the rename's record, then the batch | one name, the new one after the fsync returned |
+//! | directory renamed, then a file below it fsync'd | the rename's record, then the file's batch | the file at the path it was fsync'd under |
+//! | file hard-linked, then fsync'd | the link's record, then the batch | both names, link count 2 |
+//! | unlink, rmdir and a create reusing the name, then the directory fsync'd | the records | the old file gone and the new one there, or the checkpoint's names |
+//! | a batch whose records came after it (`mutant-nsrec-batch-before-records`) | a batch of an inode no record made yet | the batch rejected: a fsync'd file loses its data (the mutant's failure) |
+//! | torn or stale record node, or one whose `first_seq` leaves a gap | CRC, version or number wrong | chain ends before it |
+//! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
+//! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
+//!
 //! Recovery changes only memory until it writes one checkpoint. Before that checkpoint,
 //! every log's write position moves past what the chain and its claimed data occupy in its
 //! open segment, and every segment the chain touches is kept from reuse, so a crash in the
@@ -40,6 +57,7 @@ use crate::fs::{CachedNode, Filesystem, Timestamp};
 use crate::layout::*;
 use crate::nat::NatEntry;
 use crate::node::{self, inode, FileType, NodeType};
+use crate::nsrec::{self, NsRecord};
 use crate::segment::Log;
 use crate::ssa::Summary;
 use crate::{zero_block, Block, BlockAddr, Ino, Nid};
@@ -53,11 +71,25 @@ pub struct RecoveryReport {
     pub nodes_walked: u64,
     pub batches_applied: u64,
     pub batches_rejected: u64,
+    /// Namespace records applied (`FEATURE_INCOMPAT_NS_RECORDS`).
+    pub records_applied: u64,
+    /// 1 when a record could not apply (damage): the replay of records stopped there.
+    pub records_rejected: u64,
 }
 
 struct ChainNode {
     addr: BlockAddr,
     block: Box<Block>,
+    /// A record node's records (`FEATURE_INCOMPAT_NS_RECORDS`), decoded by the walk.
+    records: Option<Vec<NsRecord>>,
+}
+
+/// One step of the roll-forward, in chain order.
+enum Step {
+    /// The records of the record node at this chain index.
+    Records(usize),
+    /// A batch: its inode and its nodes' chain indexes, up to its fsync-marked inode.
+    Batch(Ino, Vec<usize>),
 }
 
 impl<D: BlockDevice> Filesystem<D> {
@@ -67,6 +99,8 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut addr = self.geo.seg_start(l.segno) + l.blkoff;
         let mut chain = Vec::new();
         let mut visited = BTreeSet::new();
+        // The number the next record node's first record must have.
+        let mut next_seq = 0u32;
         // Bounded: every step visits a new main-area block.
         for _ in 0..self.geo.main_blocks() {
             if !self.geo.in_main(addr) || !visited.insert(addr) {
@@ -88,12 +122,25 @@ impl<D: BlockDevice> Filesystem<D> {
             if !crc_ok || !version_ok {
                 break;
             }
-            let nid = node::footer_nid(&b);
-            if nid == NULL_NID || nid >= self.nat.nid_count() || node::footer_type(&b).is_none() {
-                break;
-            }
             let next = node::footer_next_blkaddr(&b);
-            chain.push(ChainNode { addr, block: b });
+            let records = if self.sb.ns_records() && nsrec::is_record_node(&b) {
+                // A record node: decoded here, and numbered after the previous one (a gap
+                // means a record node is missing: the chain ends before the gap).
+                match nsrec::decode(&b, addr as u64) {
+                    Ok(rn) if rn.first_seq == next_seq => {
+                        next_seq = next_seq.saturating_add(rn.records.len() as u32);
+                        Some(rn.records)
+                    }
+                    _ => break,
+                }
+            } else {
+                let nid = node::footer_nid(&b);
+                if nid == NULL_NID || nid >= self.nat.nid_count() || node::footer_type(&b).is_none() {
+                    break;
+                }
+                None
+            };
+            chain.push(ChainNode { addr, block: b, records });
             addr = next;
         }
         Ok(chain)
@@ -106,7 +153,8 @@ impl<D: BlockDevice> Filesystem<D> {
         let marked: BTreeSet<Ino> = chain
             .iter()
             .filter(|n| {
-                node::footer_flags(&n.block) & node::FLAG_FSYNC != 0
+                n.records.is_none()
+                    && node::footer_flags(&n.block) & node::FLAG_FSYNC != 0
                     && node::footer_type(&n.block) == Some(NodeType::Inode)
             })
             .map(|n| node::footer_ino(&n.block))
@@ -123,39 +171,24 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(report);
         }
         self.touch(now);
-        // Batches: per inode, the nodes since its previous fsync mark, up to a marked inode.
-        let mut pending: BTreeMap<Ino, Vec<usize>> = BTreeMap::new();
-        let mut batches: Vec<(Ino, Vec<usize>)> = Vec::new();
-        for (i, n) in chain.iter().enumerate() {
-            let ino = node::footer_ino(&n.block);
-            pending.entry(ino).or_default().push(i);
-            let marked = node::footer_flags(&n.block) & node::FLAG_FSYNC != 0;
-            if marked && node::footer_type(&n.block) == Some(NodeType::Inode) && node::footer_nid(&n.block) == ino {
-                batches.push((ino, pending.remove(&ino).unwrap_or_default()));
-            }
-        }
+        let steps = chain_steps(&chain);
         // Inodes recovery may recreate keep their numbers: no node allocated while
-        // applying an earlier batch may take one.
-        for (ino, _) in &batches {
-            self.nat.hold(*ino);
-        }
-        let orphans: BTreeSet<Ino> = self.cp.orphans.iter().copied().collect();
-        let mut failed: BTreeSet<Ino> = BTreeSet::new();
-        for (ino, idxs) in batches {
-            if failed.contains(&ino) || orphans.contains(&ino) {
-                report.batches_rejected += 1;
-                continue;
-            }
-            let nodes: Vec<&ChainNode> = idxs.iter().map(|&i| &chain[i]).collect();
-            match self.apply_batch(ino, &nodes)? {
-                true => report.batches_applied += 1,
-                false => {
-                    failed.insert(ino);
-                    report.batches_rejected += 1;
+        // applying an earlier step may take one (a create record's inode is made with its
+        // number, a batch's inode may be recreated with its own).
+        for step in &steps {
+            match step {
+                Step::Batch(ino, _) => self.nat.hold(*ino),
+                Step::Records(i) => {
+                    for r in chain[*i].records.iter().flatten() {
+                        if let NsRecord::Create { ino, .. } = r {
+                            self.nat.hold(*ino);
+                        }
+                    }
                 }
             }
         }
-        if report.batches_applied == 0 || self.read_only {
+        self.apply_steps(&chain, steps, &mut report)?;
+        if (report.batches_applied == 0 && report.records_applied == 0) || self.read_only {
             // Nothing recovered references the chain (or nothing will be written): its blocks
             // are garbage the mount's checkpoint makes stale (a new version), and no free
             // segment is needed, so a full device still mounts.
@@ -171,6 +204,59 @@ impl<D: BlockDevice> Filesystem<D> {
         let addrs: Vec<BlockAddr> = chain.iter().map(|n| n.addr).collect();
         self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs);
         Ok(report)
+    }
+
+    /// Applies the steps in chain order: each record node's records through namei's own
+    /// operations, each complete batch as [`Self::apply_batch`] does. A record that cannot
+    /// apply is damage: no record after it is applied, and no later batch of an inode it or
+    /// a later record names (its name, its very existence may be wrong).
+    fn apply_steps(&mut self, chain: &[ChainNode], steps: Vec<Step>, report: &mut RecoveryReport) -> Result<()> {
+        let orphans: BTreeSet<Ino> = self.cp.orphans.iter().copied().collect();
+        let mut failed: BTreeSet<Ino> = BTreeSet::new();
+        let mut records_ok = true;
+        // Records the chain holds so far (numbered from 0 without a gap: the walk checked).
+        let mut records_before = 0u64;
+        for step in steps {
+            match step {
+                Step::Records(i) => {
+                    records_before += chain[i].records.as_ref().map_or(0, |r| r.len() as u64);
+                    for r in chain[i].records.iter().flatten() {
+                        if records_ok && self.replay_record(r)? {
+                            report.records_applied += 1;
+                            continue;
+                        }
+                        if records_ok {
+                            records_ok = false;
+                            report.records_rejected += 1;
+                        }
+                        failed.extend(record_inodes(r));
+                    }
+                }
+                Step::Batch(ino, idxs) => {
+                    // A batch written after records the chain lost (a record node torn, and
+                    // the batch found again after the nodes a crashed recovery wrote) may
+                    // depend on them: its link count, its name.
+                    let after_lost = idxs.last().is_some_and(|&l| {
+                        self.sb.ns_records() && inode::batch_records(&chain[l].block) as u64 > records_before
+                    });
+                    if after_lost {
+                        failed.insert(ino);
+                    }
+                    if failed.contains(&ino) || orphans.contains(&ino) {
+                        report.batches_rejected += 1;
+                        continue;
+                    }
+                    let nodes: Vec<&ChainNode> = idxs.iter().map(|&i| &chain[i]).collect();
+                    if self.apply_batch(ino, &nodes)? {
+                        report.batches_applied += 1;
+                    } else {
+                        failed.insert(ino);
+                        report.batches_rejected += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Pointer changes a batch makes: (file block, new address, its checksum) for every
@@ -281,12 +367,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(false);
         }
         // Apply.
-        let old_size = if exists { inode::size(self.inode_ref(ino)?) } else { u64::MAX };
-        if !exists {
-            self.recreate_inode(ino, ib);
-        } else if trunc != u64::MAX {
-            self.truncate_blocks(ino, trunc)?;
-        }
+        let old_size = self.prepare_batch_inode(ino, ib, exists, trunc)?;
         let batch_inline = self.match_inline(ino, ib, exists)?;
         let claimed: Vec<(u64, BlockAddr)> =
             changes.iter().map(|c| (c.0, c.1)).filter(|c| c.1 != NULL_ADDR && c.1 != NEW_ADDR).collect();
@@ -324,6 +405,25 @@ impl<D: BlockDevice> Filesystem<D> {
             self.assert_batch_applied(ino, &claimed, size);
         }
         Ok(true)
+    }
+
+    /// Before a complete batch's pointers apply: the inode recreated (the checkpoint does not
+    /// have it), or cut at the batch's truncation point. Blocks of the inode still in the
+    /// write-back cache (only a symlink's target, written by the replay of its create record)
+    /// are dropped: the batch maps the file as it was at its fsync, the target included.
+    /// Returns the size before the batch (`u64::MAX` for a recreated inode).
+    fn prepare_batch_inode(&mut self, ino: Ino, ib: &Block, exists: bool, trunc: u64) -> Result<u64> {
+        if !exists {
+            self.recreate_inode(ino, ib);
+            return Ok(u64::MAX);
+        }
+        let old_size = inode::size(self.inode_ref(ino)?);
+        let cached = self.data.range((ino, 0)..=(ino, u64::MAX)).next().is_some();
+        let from = if cached { 0 } else { trunc };
+        if from != u64::MAX {
+            self.truncate_blocks(ino, from)?;
+        }
+        Ok(old_size)
     }
 
     /// A batch's inode that the checkpoint does not have: a new inode with the batch's
@@ -503,6 +603,34 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         let kind = FileType::from_mode(inode::mode(ib) as u32).unwrap_or(FileType::Regular);
         self.recovery_link(parent, &name, ino, kind).map(|()| true)
+    }
+}
+
+/// The chain's steps in order: a record node's records where it lies; a batch where its
+/// fsync-marked inode lies, with its inode's nodes since that inode's previous mark.
+fn chain_steps(chain: &[ChainNode]) -> Vec<Step> {
+    let mut pending: BTreeMap<Ino, Vec<usize>> = BTreeMap::new();
+    let mut steps = Vec::new();
+    for (i, n) in chain.iter().enumerate() {
+        if n.records.is_some() {
+            steps.push(Step::Records(i));
+            continue;
+        }
+        let ino = node::footer_ino(&n.block);
+        pending.entry(ino).or_default().push(i);
+        let marked = node::footer_flags(&n.block) & node::FLAG_FSYNC != 0;
+        if marked && node::footer_type(&n.block) == Some(NodeType::Inode) && node::footer_nid(&n.block) == ino {
+            steps.push(Step::Batch(ino, pending.remove(&ino).unwrap_or_default()));
+        }
+    }
+    steps
+}
+
+/// The inodes a record names (the inodes whose later batches a failed replay rejects).
+fn record_inodes(r: &NsRecord) -> Vec<Ino> {
+    match r {
+        NsRecord::Create { ino, .. } | NsRecord::Link { ino, .. } | NsRecord::Unlink { ino, .. } => alloc::vec![*ino],
+        NsRecord::Rename { ino, ino2, .. } => alloc::vec![*ino, *ino2],
     }
 }
 

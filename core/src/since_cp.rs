@@ -104,6 +104,18 @@ pub(crate) struct SinceCheckpoint {
     /// `RECORD_SYMLINK_TARGET_MAX`): the records are not complete, so only a checkpoint
     /// makes names durable until the next one.
     ns_records_incomplete: bool,
+    /// How many of `ns_records` (from the front) are written as record nodes in the chain
+    /// (`FEATURE_INCOMPAT_NS_RECORDS`): the next fsync that needs names writes the rest.
+    ns_written: usize,
+    /// Blocks a roll-forward rewrites to replay the written records (`fsync::record_replay_blocks`):
+    /// counted in the recovery reserve.
+    ns_replay_blocks: u64,
+    /// Inodes that had a hole punched: roll-forward replays sizes and blocks, not holes, so
+    /// their fsync checkpoints even where records carry their names.
+    punched: BTreeSet<Ino>,
+    /// Inodes whose own attributes (setattr, xattrs, attribute flags) changed: a directory's
+    /// are not in the chain (no batch is written for a directory), so its fsync checkpoints.
+    attrs_changed: BTreeSet<Ino>,
 }
 
 impl SinceCheckpoint {
@@ -135,6 +147,31 @@ impl SinceCheckpoint {
     pub(crate) fn truncated(&mut self, ino: Ino, from_idx: u64) {
         let h = self.truncated_from.entry(ino).or_insert(u64::MAX);
         *h = (*h).min(from_idx);
+    }
+
+    /// Changes were made without records (records were not kept): the list is incomplete.
+    pub(crate) fn ns_records_missed(&mut self) {
+        if !self.is_empty() || self.ns_records_bytes > 0 {
+            self.ns_records_incomplete = true;
+        }
+    }
+
+    /// `ino` had a hole punched (it is also [`relinked`](Self::relinked) by the caller).
+    pub(crate) fn punched(&mut self, ino: Ino) {
+        self.punched.insert(ino);
+    }
+
+    /// `ino`'s own attributes changed (setattr, xattrs, attribute flags).
+    pub(crate) fn attrs_changed(&mut self, ino: Ino) {
+        self.attrs_changed.insert(ino);
+    }
+
+    /// The first `count` records not yet written are now in the chain, their replay taking
+    /// `replay_blocks` blocks of the recovery reserve.
+    pub(crate) fn ns_records_written(&mut self, count: usize, replay_blocks: u64) {
+        debug_assert!(self.ns_written + count <= self.ns_records.len());
+        self.ns_written += count;
+        self.ns_replay_blocks += replay_blocks;
     }
 
     /// `ino`'s size changed.
@@ -183,6 +220,8 @@ impl SinceCheckpoint {
         self.reserved.remove(&ino);
         self.relinked.remove(&ino);
         self.created.remove(&ino);
+        self.punched.remove(&ino);
+        self.attrs_changed.remove(&ino);
     }
 
     /// A batch of `ino` is about to be written: returns (and forgets) the lowest file block
@@ -267,6 +306,24 @@ impl SinceCheckpoint {
         (&self.ns_records, !self.ns_records_incomplete)
     }
 
+    /// The records not yet written to the chain, and the number of the first of them.
+    pub(crate) fn ns_unwritten(&self) -> (&[NsRecord], u32) {
+        (&self.ns_records[self.ns_written..], self.ns_written as u32)
+    }
+
+    /// Blocks a roll-forward rewrites to replay the records written so far.
+    pub(crate) fn ns_replay_blocks(&self) -> u64 {
+        self.ns_replay_blocks
+    }
+
+    pub(crate) fn is_punched(&self, ino: Ino) -> bool {
+        self.punched.contains(&ino)
+    }
+
+    pub(crate) fn attrs_changed_of(&self, ino: Ino) -> bool {
+        self.attrs_changed.contains(&ino)
+    }
+
     /// Names in the removed-name record.
     pub(crate) fn removed_name_count(&self) -> u64 {
         self.removed_names.len() as u64
@@ -281,7 +338,9 @@ impl SinceCheckpoint {
             + self.resized.len()
             + self.reserved.len()
             + self.chain_nids.len()
-            + self.chain_dentries.len();
+            + self.chain_dentries.len()
+            + self.punched.len()
+            + self.attrs_changed.len();
         self.removed_names_bytes
             + self.ns_records_bytes
             + ids as u64 * SINCE_CP_ID_BYTES
@@ -303,6 +362,10 @@ impl SinceCheckpoint {
             && self.ns_records.is_empty()
             && self.ns_records_bytes == 0
             && !self.ns_records_incomplete
+            && self.ns_written == 0
+            && self.ns_replay_blocks == 0
+            && self.punched.is_empty()
+            && self.attrs_changed.is_empty()
     }
 }
 

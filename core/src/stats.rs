@@ -114,6 +114,18 @@ stats! {
     fsync_cp_spilled,
     /// The file reserved holes on disk since the checkpoint (fallocate).
     fsync_cp_reserved,
+    /// Namespace records written to the chain (`FEATURE_INCOMPAT_NS_RECORDS`).
+    ns_records_written,
+    /// Record nodes written to the chain (each carries one or more records).
+    ns_record_nodes_written,
+    /// fsyncs (and atomic commits) that checkpointed before namespace records, for a name
+    /// they needed durable, and were served by records in the chain instead.
+    fsync_by_records,
+    /// Namespace records roll-forward applied at this mount.
+    recovered_records,
+    /// Namespace records roll-forward could not apply (damage: a name taken, a source
+    /// missing); the records after it were not applied either.
+    recovery_records_rejected,
     /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
     /// size past the inline limit, fallocate, a zero range past the limit, a copy into
     /// them, an atomic commit; a punch, and a zero range within the limit, work in the

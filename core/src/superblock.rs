@@ -41,9 +41,18 @@ pub const FEATURE_INCOMPAT_INLINE: u32 = 1 << 2;
 /// would find the areas out of place and take a checkpoint's size for the superblock's,
 /// hence incompatible. DESIGN.md, *Growing an image*.
 pub const FEATURE_INCOMPAT_GROW: u32 = 1 << 3;
+/// Namespace records: every directory-entry change since the checkpoint is written as a
+/// record node (node type 5, `nsrec.rs`) in the warm node chain before the fsync batch that
+/// needs it, and roll-forward replays records and batches in chain order. An older reader's
+/// roll-forward would stop at the first record node and lose the fsyncs after it, hence
+/// incompatible. DESIGN.md, *Namespace records in the chain*.
+pub const FEATURE_INCOMPAT_NS_RECORDS: u32 = 1 << 4;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
-pub const FEATURE_INCOMPAT_SUPPORTED: u32 =
-    FEATURE_INCOMPAT_DIR_V2 | FEATURE_INCOMPAT_PREALLOC | FEATURE_INCOMPAT_INLINE | FEATURE_INCOMPAT_GROW;
+pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2
+    | FEATURE_INCOMPAT_PREALLOC
+    | FEATURE_INCOMPAT_INLINE
+    | FEATURE_INCOMPAT_GROW
+    | FEATURE_INCOMPAT_NS_RECORDS;
 
 /// The reason of the error for a superblock with incompatible feature bits this code does
 /// not know (a newer rollfs made the image): the CLI names the bits (`native/src/probe.rs`).
@@ -222,6 +231,11 @@ impl Superblock {
     /// True when the image has room to grow ([`FEATURE_INCOMPAT_GROW`]).
     pub fn can_grow(&self) -> bool {
         self.feature_incompat & FEATURE_INCOMPAT_GROW != 0
+    }
+
+    /// True when the fsync chain carries namespace records ([`FEATURE_INCOMPAT_NS_RECORDS`]).
+    pub fn ns_records(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_NS_RECORDS != 0
     }
 
     /// True when new small files keep their bytes in the inode ([`FEATURE_INCOMPAT_INLINE`]).

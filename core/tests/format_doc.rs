@@ -369,6 +369,7 @@ fn specs() -> Vec<Spec> {
                 field!(RawInode, trunc_block),
                 field!(RawInode, batch_crc),
                 field!(RawInode, batch_blocks),
+                field!(RawInode, batch_records),
                 field!(RawInode, reserved2, "reserved"),
                 field!(RawInode, addrs),
                 field!(RawInode, data_crcs),
@@ -1392,12 +1393,15 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains("bit 2 `FEATURE_INCOMPAT_INLINE`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_GROW, 1 << 3);
     assert!(doc.contains("bit 3 `FEATURE_INCOMPAT_GROW`"));
+    assert_eq!(superblock::FEATURE_INCOMPAT_NS_RECORDS, 1 << 4);
+    assert!(doc.contains("bit 4 `FEATURE_INCOMPAT_NS_RECORDS`"));
     assert_eq!(
         superblock::FEATURE_INCOMPAT_SUPPORTED,
         superblock::FEATURE_INCOMPAT_DIR_V2
             | superblock::FEATURE_INCOMPAT_PREALLOC
             | superblock::FEATURE_INCOMPAT_INLINE
             | superblock::FEATURE_INCOMPAT_GROW
+            | superblock::FEATURE_INCOMPAT_NS_RECORDS
     );
     // Inline data: the flag bit and the area it names, as stated.
     assert_eq!(node::inode::IFLAG_INLINE_DATA, 1 << 0);

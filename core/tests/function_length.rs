@@ -39,7 +39,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("data.rs", "read_blocks", 89),
     ("atomic.rs", "commit_spilled", 82),
     ("repair.rs", "unreachable", 81),
-    ("recovery.rs", "apply_batch", 74),
     ("namei.rs", "new_inode", 72),
     ("fs.rs", "ensure_room_for", 72),
 ];

@@ -84,6 +84,7 @@ fn workload(dir_v2: bool) -> (u32, u32) {
         // data.
         prealloc_on_disk: false,
         inline_data: false,
+        ns_records: false,
         max_blocks: 0,
     };
     let dev = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();

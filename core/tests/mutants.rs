@@ -32,6 +32,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-device-read-no-crc", "datasum"),
     ("mutant-grow-header-before-tables", "online_grow"),
     ("mutant-mount-no-version-jump", "recovery"),
+    ("mutant-nsrec-batch-before-records", "nsrec_recovery"),
 ];
 
 #[test]

@@ -26,7 +26,8 @@ pub struct MkfsArgs {
     /// Leave a new image file sparse instead of writing it out (see [`write_out`]).
     pub sparse: bool,
     /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
-    /// `prealloc` / `noprealloc`, `inline` / `noinline`.
+    /// `prealloc` / `noprealloc`, `inline` / `noinline`, `nsrec` / `nonsrec` (namespace
+    /// records in the fsync chain; off by default).
     pub features: Vec<String>,
     /// `--root DIR`: populate the new filesystem with a copy of DIR (see [`crate::populate`]).
     pub root: Option<PathBuf>,
@@ -49,10 +50,12 @@ pub(crate) fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Res
             "noprealloc" => opts.prealloc_on_disk = false,
             "inline" => opts.inline_data = true,
             "noinline" => opts.inline_data = false,
+            "nsrec" => opts.ns_records = true,
+            "nonsrec" => opts.ns_records = false,
             other => {
                 return Err(CliError::BadOption(format!(
                     "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2, prealloc, noprealloc, \
-                     inline, noinline)"
+                     inline, noinline, nsrec, nonsrec)"
                 )))
             }
         }
@@ -1215,7 +1218,7 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
         match word {
             "prealloc" => add |= FEATURE_INCOMPAT_PREALLOC,
             "inline" => add |= FEATURE_INCOMPAT_INLINE,
-            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" => {
+            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nsrec" | "nonsrec" => {
                 return Err(CliError::BadOption(format!(
                     "-O {word}: cannot be changed on an existing image (what its blocks hold depends on it): \
                      make a new image with `rollfs mkfs -O {word}` and copy the files over"

@@ -65,6 +65,8 @@ pub struct Options {
     /// the device models' wrong-bytes oracle (`--device`; off otherwise: it hashes every
     /// changed file after each operation).
     pub file_blocks: bool,
+    /// Every workload's device formatted with namespace records (`--nsrec`; as `@nsrec`).
+    pub nsrec: bool,
 }
 
 impl Default for Options {
@@ -85,6 +87,7 @@ impl Default for Options {
             verify_memo: false,
             cold: false,
             file_blocks: false,
+            nsrec: false,
         }
     }
 }
@@ -163,8 +166,8 @@ pub struct CaseResult {
 const EARLIER_LIFE_NONCE: u64 = 0xEA41_1E57;
 
 /// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
-/// to grow to the device: `@device ... grow-from`, 0 for the whole device).
-type BaseKey = (u64, u32, u64);
+/// to grow to the device: `@device ... grow-from`, 0 for the whole device; `@nsrec`).
+type BaseKey = (u64, u32, u64, bool);
 
 pub struct Explorer {
     pub module: Arc<GuestModule>,
@@ -203,7 +206,12 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        g.format(opts.segment_blocks, NOW_BASE).map_err(|e| format!("format failed: {e}"))?;
+        let formatted = if opts.nsrec {
+            g.format_nsrec(opts.segment_blocks, NOW_BASE)
+        } else {
+            g.format(opts.segment_blocks, NOW_BASE)
+        };
+        formatted.map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
         // What format made durable (a format that forgets to flush shows up as mount
         // failures of every state, which is the truth).
@@ -238,14 +246,16 @@ impl Explorer {
         segment_blocks: u32,
         seed: u64,
         grow_from: u64,
+        nsrec: bool,
     ) -> Result<Image, String> {
         let mut dev = SimDevice::new(Image::blank(blocks), seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = if grow_from == 0 {
-            g.format(segment_blocks, NOW_BASE)
-        } else {
-            g.format_room(segment_blocks, NOW_BASE, grow_from)
+        let formatted = match (grow_from, nsrec) {
+            (0, false) => g.format(segment_blocks, NOW_BASE),
+            (0, true) => g.format_nsrec(segment_blocks, NOW_BASE),
+            (_, false) => g.format_room(segment_blocks, NOW_BASE, grow_from),
+            (_, true) => return Err("@nsrec with @device ... grow-from is not supported".into()),
         };
         formatted.map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
@@ -260,7 +270,7 @@ impl Explorer {
         let mut m = self.smallest.lock().unwrap();
         m.entry(segment_blocks)
             .or_insert_with(|| {
-                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0, 0).is_ok();
+                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0, 0, false).is_ok();
                 let (mut lo, mut hi) = (1u64, 1u64 << 16);
                 if !ok(hi) {
                     return Err(format!("mkfs refuses {hi} blocks with {segment_blocks}-block segments"));
@@ -326,12 +336,13 @@ impl Explorer {
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 {
+        let nsrec = w.nsrec || self.opts.nsrec;
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && nsrec == self.opts.nsrec {
             return Ok(self.base.clone());
         }
         let mut m = self.bases.lock().unwrap();
-        m.entry((g.0, g.1, grow_from))
-            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from))
+        m.entry((g.0, g.1, grow_from, nsrec))
+            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from, nsrec))
             .clone()
     }
 

@@ -476,6 +476,12 @@ impl Guest {
         self.call("sim_format", (segment_blocks as i32, now)).map(|_| ())
     }
 
+    /// mkfs with namespace records in the fsync chain (`FEATURE_INCOMPAT_NS_RECORDS`,
+    /// workloads `@nsrec`; ABI.md, `sim_format_nsrec`).
+    pub fn format_nsrec(&mut self, segment_blocks: u32, now: i64) -> GuestResult<()> {
+        self.call("sim_format_nsrec", (segment_blocks as i32, now)).map(|_| ())
+    }
+
     /// Formats a filesystem of `blocks` blocks with room to grow to the whole device
     /// (ABI.md, `sim_format_room`).
     pub fn format_room(&mut self, segment_blocks: u32, now: i64, blocks: u64) -> GuestResult<()> {

@@ -62,6 +62,10 @@ struct Common {
     /// and is a point `--eio` and `eio-sweep` can fail.
     #[arg(long)]
     cold: bool,
+    /// Format every workload's device with namespace records in the fsync chain (`mkfs -O
+    /// nsrec`), as if each workload said `@nsrec`.
+    #[arg(long)]
+    nsrec: bool,
 }
 
 #[derive(Subcommand)]
@@ -286,8 +290,15 @@ struct MutantsArgs {
 }
 
 fn options(c: &Common) -> Options {
-    let mut o =
-        Options { seed: c.seed, torn: c.torn, eio: c.eio, memo: !c.no_memo, cold: c.cold, ..Options::default() };
+    let mut o = Options {
+        seed: c.seed,
+        torn: c.torn,
+        eio: c.eio,
+        memo: !c.no_memo,
+        cold: c.cold,
+        nsrec: c.nsrec,
+        ..Options::default()
+    };
     if let Some(t) = c.threads {
         o.threads = t.max(1);
     }
@@ -323,6 +334,7 @@ fn replay_command(c: &Common, v: &Violation) -> String {
         if c.torn { " --torn" } else { "" },
         if c.eio { " --eio" } else { "" }
     ) + if c.cold { " --cold" } else { "" }
+        + if c.nsrec { " --nsrec" } else { "" }
         + &c.mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default()
 }
 
@@ -381,6 +393,7 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
             mutant: mutant.map(str::to_string),
             no_memo: false,
             cold: false,
+            nsrec: false,
         };
         let ex = match explorer(options(&common), mutant) {
             Ok(ex) => ex,

@@ -178,6 +178,13 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/earlier-use-of-the-image.wl");
             vec![CaseId::File(wl)]
         }
+        // A batch written before the namespace records made before it: a file created (in a
+        // new directory) and fsync'd on an `@nsrec` image comes back without its data.
+        "mutant-nsrec-batch-before-records" => {
+            let wl =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/nsrec-dir-fsync-after-creates.wl");
+            vec![CaseId::File(wl)]
+        }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the
         // recovery too: xattr-full's new files with xattrs want most room to roll forward,
         // and the sampled recovery crashes that show it move with any change to the core's

@@ -411,6 +411,7 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             no_enospc: false,
             max_points: None,
             earlier_life: false,
+            nsrec: false,
         },
         state: None,
         kind: "workload".into(),

@@ -71,7 +71,7 @@ impl Default for Events {
 }
 
 /// The rare events every exploration reports and the CI sample must reach (core counters).
-pub const RARE_EVENTS: [&str; 14] = [
+pub const RARE_EVENTS: [&str; 16] = [
     "atomic_spills",
     "op_checkpoints",
     "enospc_returned",
@@ -87,6 +87,10 @@ pub const RARE_EVENTS: [&str; 14] = [
     "full_device_removals",
     // A fallocate made durable by its fsync's checkpoint (reservations kept on disk).
     "fsync_cp_reserved",
+    // Namespace records (`@nsrec` workloads): an fsync that needed names served by record
+    // nodes instead of a checkpoint, and records replayed at mount.
+    "fsync_by_records",
+    "recovered_records",
 ];
 
 impl Events {

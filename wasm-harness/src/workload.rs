@@ -25,6 +25,8 @@
 //!                               # workload runs once to its end (other data, other mount
 //!                               # entropy), then the image's blocks are flashed over it
 //!                               # (blocks mkfs never wrote keep that use's), then explored
+//! @nsrec                        # formatted with namespace records in the fsync chain
+//!                               # (mkfs -O nsrec: FEATURE_INCOMPAT_NS_RECORDS)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
@@ -395,6 +397,10 @@ pub struct Workload {
     /// `@earlier-life`: the device first held an earlier use of the same image
     /// ([`Workload::earlier_life_ops`]), flashed over with the image before this run.
     pub earlier_life: bool,
+    /// `@nsrec`: the device is formatted with namespace records in the fsync chain
+    /// (`FEATURE_INCOMPAT_NS_RECORDS`, `rollfs mkfs -O nsrec`), which mkfs leaves off by
+    /// default.
+    pub nsrec: bool,
 }
 
 /// `@device`: the device a workload runs on.
@@ -468,6 +474,9 @@ impl Workload {
         if self.earlier_life {
             s += "@earlier-life\n";
         }
+        if self.nsrec {
+            s += "@nsrec\n";
+        }
         if self.no_enospc {
             s += "@no-enospc\n";
         }
@@ -492,6 +501,7 @@ impl Workload {
             no_enospc: false,
             max_points: None,
             earlier_life: false,
+            nsrec: false,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -560,6 +570,10 @@ impl Workload {
                 }
                 "@earlier-life" => {
                     w.earlier_life = true;
+                    continue;
+                }
+                "@nsrec" => {
+                    w.nsrec = true;
                     continue;
                 }
                 "@max-points" => {
@@ -834,6 +848,7 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         // (its own history, other data): the mount's version jump must keep that use's
         // chain out of every crash state of this one.
         earlier_life: Rng::derive(&[seed, index, 3]).chance(1, 16),
+        nsrec: false,
     }
 }
 
@@ -1150,6 +1165,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
         no_enospc,
         max_points,
         earlier_life: false,
+        nsrec: false,
     }
 }
 
@@ -1350,6 +1366,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         no_enospc: false,
         max_points: None,
         earlier_life: false,
+        nsrec: false,
     })
 }
 
@@ -1532,6 +1549,7 @@ pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
         no_enospc: false,
         max_points: None,
         earlier_life: false,
+        nsrec: false,
     })
 }
 

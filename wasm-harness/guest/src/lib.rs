@@ -279,6 +279,17 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
     }
 }
 
+/// mkfs with namespace records in the fsync chain (`-O nsrec`), for `@nsrec` workloads.
+#[no_mangle]
+pub extern "C" fn sim_format_nsrec(segment_blocks: i32, now_sec: i64) -> i64 {
+    install_panic_hook();
+    let opts = MkfsOptions { ns_records: true, ..mkfs_options(segment_blocks, now_sec) };
+    match Filesystem::format(HostDev, &opts) {
+        Ok(_) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
 #[no_mangle]
 pub extern "C" fn sim_mount(read_only: i32, now_sec: i64) -> i64 {
     install_panic_hook();
