@@ -336,7 +336,10 @@ impl Explorer {
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
-        let nsrec = w.nsrec || self.opts.nsrec;
+        // `explore --nsrec` formats every workload's device with records, except those of
+        // `@device ... grow-from` (no mkfs makes both yet): they run as written rather than
+        // be reported as device problems. A workload's own `@nsrec` with grow-from is one.
+        let nsrec = w.nsrec || (self.opts.nsrec && grow_from == 0);
         if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && nsrec == self.opts.nsrec {
             return Ok(self.base.clone());
         }
