@@ -11,7 +11,7 @@
 //! | node written without its data (volatile cache kept the node) | batch CRC mismatch | batch and later batches of that file skipped |
 //! | out-of-order completion broke the chain before the mark | chain ends at the missing node | batches after the break not applied (fsync never returned) |
 //! | stale node of an older checkpoint at the chain position | checkpoint version differs | chain ends there |
-//! | stale chain of an earlier use of the same image (flashed again) after the chain | its version is the earlier mount's jump, not this one's | chain ends there |
+//! | stale chain of an earlier use of the same image (flashed again) after the chain | its version is the earlier mount's jump, not this one's | chain ends there (its tests: `core/tests/earlier_use.rs`) |
 //! | torn or garbage block in the chain | CRC fails | chain ends there |
 //! | chain loops back on itself | address already visited | chain ends there |
 //! | file created since the checkpoint, fsync'd | dentry-marked inode | inode created and linked under its name |

@@ -39,19 +39,44 @@ fn names(fs: &mut Filesystem<MemDevice>) -> Vec<Vec<u8>> {
     names
 }
 
-/// bmaptool-style flash: every block the image file has.
-fn flash(image: &mut MemDevice, dev: &mut MemDevice) {
+/// Mounts a crash image (running recovery), checks fsck, and returns the filesystem.
+fn recover(img: MemDevice) -> Filesystem<MemDevice> {
+    let fs = Filesystem::mount(img, &MountOptions::default(), t(100)).expect("mount after crash");
+    let mut dev = fs.unmount(t(101)).unwrap();
+    let r = fsck::check(&mut dev).unwrap();
+    assert!(r.is_clean(), "fsck after recovery: {:?}", r.problems);
+    Filesystem::mount(dev, &MountOptions::default(), t(102)).unwrap()
+}
+
+/// How an image is flashed over a device that held an earlier use of it.
+#[derive(Clone, Copy, Debug)]
+enum Flash {
+    /// Every block the image file has allocated (bmaptool on a sparse image, or an image
+    /// smaller than the size an earlier use grew to): blocks mkfs never wrote keep the
+    /// earlier use's contents.
+    Allocated,
+    /// Every non-zero block (`cp --sparse=always`, `dd conv=sparse`): not a faithful
+    /// copy even of the image's own blocks.
+    SkippingZeros,
+}
+
+fn flash(image: &mut MemDevice, dev: &mut MemDevice, how: Flash) {
     let mut b = zero_block();
     let addrs: Vec<u64> = image.allocated_blocks().collect();
     for a in addrs {
         image.read(a, &mut b).unwrap();
-        dev.write(a, &b, WriteFlags::empty()).unwrap();
+        if matches!(how, Flash::Allocated) || b.iter().any(|&x| x != 0) {
+            dev.write(a, &b, WriteFlags::empty()).unwrap();
+        }
     }
     dev.flush().unwrap();
 }
 
+/// One use of a freshly flashed image: mounts with `nonce`, then creates `name` and
+/// fsyncs `rounds` versions of it (byte `fill + i`), the last one durable; power cut.
 fn use_of_the_image(dev: MemDevice, nonce: u64, name: &[u8], fill: u8, rounds: u8) -> MemDevice {
     let opts = MountOptions { mount_nonce: nonce, ..Default::default() };
+    // The same time for both uses: the nonce alone must tell them apart.
     let mut fs = Filesystem::mount(CrashDevice::new(dev), &opts, t(0)).unwrap();
     let f = fs.create(1, name, 0o644, C, t(1)).unwrap().ino;
     for i in 0..rounds {
@@ -59,6 +84,69 @@ fn use_of_the_image(dev: MemDevice, nonce: u64, name: &[u8], fill: u8, rounds: u
         fs.fsync(f, false, t(2)).unwrap();
     }
     fs.into_device().crash_durable_only()
+}
+
+/// Scenario: a stale chain of an earlier use of the same image lies right after this
+/// use's chain (the card was flashed with the image, used, and flashed again): same UUID,
+/// same checkpoint history. Each use's mount jumps the version by its own amount, so the
+/// earlier use's nodes end this use's chain instead of continuing it.
+#[test]
+fn stale_chain_of_an_earlier_use_of_the_same_image_is_not_rolled_forward() {
+    let mut img = image();
+    // The first use fsyncs "first" five times; the second creates "second" (the same
+    // inode number) and fsyncs it once, over the first use's first batch: the first use's
+    // later batches follow its chain on the device.
+    for how in [Flash::Allocated, Flash::SkippingZeros] {
+        let mut dev = use_of_the_image(img.clone(), 1, b"first", 0x10, 5);
+        flash(&mut img, &mut dev, how);
+        let dev = use_of_the_image(dev, 2, b"second", 0x40, 1);
+        let mut fs = recover(dev);
+        assert_eq!(content(&mut fs, 1, b"second"), Some(vec![0x40; 6000]), "{how:?}: this use's fsync'd file");
+        assert_eq!(content(&mut fs, 1, b"first"), None, "{how:?}: a file of the earlier use came back");
+        let mut names = Vec::new();
+        fs.readdir(1, 0, &mut |e| {
+            names.push(e.name.clone());
+            true
+        })
+        .unwrap();
+        names.retain(|n| n != b"." && n != b"..");
+        assert_eq!(names, [b"second".to_vec()], "{how:?}: the root holds only this use's file");
+    }
+}
+
+/// Scenario: the image flashed over an earlier use that wrote checkpoints into both packs.
+/// A faithful flash of the image's blocks mounts the image as made. A flash that skips zero
+/// blocks leaves whatever of the earlier use the image has as zeros: mkfs marks the pack it
+/// does not use (`CP_UNUSED_MAGIC`), so the earlier use's newer checkpoint there is
+/// overwritten too, and the mount refuses the copy (the image's own checkpoint lost its
+/// zero payload block) rather than mounting the earlier use's state.
+#[test]
+fn image_flashed_over_an_earlier_use_mounts_as_the_image() {
+    let mut img = image();
+    let pristine = img.clone();
+    let earlier = || {
+        let opts = MountOptions { mount_nonce: 1, ..Default::default() };
+        let mut fs = Filesystem::mount(pristine.clone(), &opts, t(0)).unwrap();
+        let f = fs.create(1, b"first", 0o644, C, t(1)).unwrap().ino;
+        fs.write(f, 0, b"earlier use", t(1)).unwrap();
+        fs.sync(t(2)).unwrap();
+        fs.unmount(t(3)).unwrap()
+    };
+    let opts = MountOptions { mount_nonce: 2, ..Default::default() };
+    let mut dev = earlier();
+    flash(&mut img, &mut dev, Flash::Allocated);
+    let r = fsck::check(&mut dev.clone()).unwrap();
+    assert!(r.is_clean(), "fsck of the flashed image: {:?}", r.problems);
+    let mut fs = Filesystem::mount(dev, &opts, t(0)).unwrap();
+    assert_eq!(content(&mut fs, 1, b"first"), None, "the earlier use's checkpoint was mounted");
+    let mut dev = earlier();
+    flash(&mut img, &mut dev, Flash::SkippingZeros);
+    match Filesystem::mount(dev, &opts, t(0)) {
+        Ok(mut fs) => {
+            panic!("a copy of the image that skipped zero blocks mounted: first = {:?}", content(&mut fs, 1, b"first"))
+        }
+        Err(e) => assert!(e.to_string().contains("no valid checkpoint pack"), "{e}"),
+    }
 }
 
 /// Rewrites the newest checkpoint with `version` (same pack), as a device that has been
@@ -84,7 +172,7 @@ fn near_the_version_limit_two_uses_of_one_image_still_differ() {
     let fs = Filesystem::mount(img, &MountOptions::default(), t(0)).unwrap();
     let mut img = fs.unmount(t(0)).unwrap();
     let mut dev = use_of_the_image(img.clone(), 1, b"first", 0x10, 5);
-    flash(&mut img, &mut dev);
+    flash(&mut img, &mut dev, Flash::Allocated);
     let dev = use_of_the_image(dev, 2, b"second", 0x40, 1);
     let fs = Filesystem::mount(dev, &MountOptions::default(), t(100)).expect("mount after crash");
     let mut fs = Filesystem::mount(fs.unmount(t(101)).unwrap(), &MountOptions::default(), t(102)).unwrap();
@@ -239,7 +327,7 @@ fn mount_cut_at_every_write_over_an_earlier_use_of_a_crashed_image() {
         }
         fs.into_device().crash(|_| true)
     };
-    flash(&mut img, &mut dev);
+    flash(&mut img, &mut dev, Flash::Allocated);
     let mut cuts = 0;
     for k in 0..400u64 {
         let mut cd = CrashDevice::new(dev.clone());

@@ -31,7 +31,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-inline-shrink-keeps-bytes", "inline"),
     ("mutant-device-read-no-crc", "datasum"),
     ("mutant-grow-header-before-tables", "online_grow"),
-    ("mutant-mount-no-version-jump", "recovery"),
+    ("mutant-mount-no-version-jump", "earlier_use"),
     ("mutant-nsrec-batch-before-records", "nsrec_recovery"),
 ];
 
