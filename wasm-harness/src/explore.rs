@@ -165,6 +165,9 @@ pub struct CaseResult {
 /// with the guest's default, 0): two uses of one image on two boots draw different values.
 const EARLIER_LIFE_NONCE: u64 = 0xEA41_1E57;
 
+/// The most `@earlier-life` start images kept (each a whole device image).
+pub const EARLIER_LIFE_CACHED_MAX: usize = 16;
+
 /// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
 /// to grow to the device: `@device ... grow-from`, 0 for the whole device; `@nsrec`).
 type BaseKey = (u64, u32, u64, bool);
@@ -175,7 +178,9 @@ pub struct Explorer {
     pub(crate) base: Image,
     /// Freshly formatted images of other geometries (`@device`), made on first use.
     bases: Mutex<std::collections::HashMap<BaseKey, Result<Image, String>>>,
-    /// `@earlier-life` start images, per workload text (see [`Explorer::earlier_life`]).
+    /// `@earlier-life` start images, per workload text (see [`Explorer::earlier_life`]), at
+    /// most [`EARLIER_LIFE_CACHED_MAX`]: a workload's runs (crash states, EIO runs, replays)
+    /// come close together, and a long exploration meets thousands of such workloads.
     earlier: Mutex<std::collections::HashMap<String, Result<Image, String>>>,
     /// The smallest device mkfs accepts, per segment size (found by formatting).
     smallest: Mutex<std::collections::HashMap<u32, Result<u64, String>>>,
@@ -306,7 +311,17 @@ impl Explorer {
             return Ok(image);
         }
         let mut m = self.earlier.lock().unwrap();
-        m.entry(w.to_text()).or_insert_with(|| self.earlier_life(w, &image)).clone()
+        let key = w.to_text();
+        if !m.contains_key(&key) && m.len() >= EARLIER_LIFE_CACHED_MAX {
+            // Bounded: a dropped image is made again if its workload comes back.
+            m.clear();
+        }
+        m.entry(key).or_insert_with(|| self.earlier_life(w, &image)).clone()
+    }
+
+    /// How many `@earlier-life` start images are cached (at most [`EARLIER_LIFE_CACHED_MAX`]).
+    pub fn earlier_life_cached(&self) -> usize {
+        self.earlier.lock().unwrap().len()
     }
 
     /// `@earlier-life`: the device after an earlier use of `image` (the workload run to its

@@ -624,3 +624,19 @@ fn online_grow_grows_and_every_crash_state_is_clean() {
     assert!(r.violations.is_empty(), "{:?}", r.violations);
     assert!(r.states > 100);
 }
+
+/// The `@earlier-life` start images the explorer keeps are bounded: 40 distinct workloads
+/// leave at most `EARLIER_LIFE_CACHED_MAX`, and a dropped one is made again, the same.
+#[test]
+fn earlier_life_images_are_bounded() {
+    let ex = explorer(small_opts(0));
+    let w = |k: u32| {
+        Workload::parse(&format!("el-{k}"), &format!("@earlier-life\ncreate /f{k}\nfsync /f{k}\n"), 0).unwrap()
+    };
+    let first = ex.base_for(&w(0)).unwrap().digest();
+    for k in 0..40 {
+        ex.base_for(&w(k)).unwrap();
+        assert!(ex.earlier_life_cached() <= rollfs_sim::explore::EARLIER_LIFE_CACHED_MAX, "after {k}");
+    }
+    assert_eq!(ex.base_for(&w(0)).unwrap().digest(), first, "made again, the same");
+}
