@@ -149,6 +149,23 @@ fn image_flashed_over_an_earlier_use_mounts_as_the_image() {
     }
 }
 
+/// A crashed image with an orphan at its checkpoint and a chain after it: `/f` fsync'd
+/// `fsyncs` times, the last with 6,000 bytes of `8 + fsyncs`.
+fn crashed_with_a_chain_and_an_orphan(fsyncs: u8) -> MemDevice {
+    let mut fs = Filesystem::mount(CrashDevice::new(image()), &MountOptions::default(), t(0)).unwrap();
+    let o = fs.create(1, b"orphan", 0o644, C, t(1)).unwrap().ino;
+    fs.write(o, 0, &[7; 9000], t(1)).unwrap();
+    fs.open(o).unwrap();
+    fs.unlink(1, b"orphan", t(1)).unwrap();
+    fs.sync(t(2)).unwrap();
+    let f = fs.create(1, b"f", 0o644, C, t(3)).unwrap().ino;
+    for i in 0..fsyncs {
+        fs.write(f, 0, &[9 + i; 6000], t(3)).unwrap();
+        fs.fsync(f, false, t(3)).unwrap();
+    }
+    fs.into_device().crash_durable_only()
+}
+
 /// Rewrites the newest checkpoint with `version` (same pack), as a device that has been
 /// mounted about 2^62 / 2^39 (8 million) times would have it.
 fn set_version(dev: &mut MemDevice, version: u64) {
@@ -247,16 +264,7 @@ impl BlockDevice for FailDev<'_> {
 #[test]
 fn mount_checkpoint_eio_at_every_write_and_flush_leaves_a_mountable_image() {
     // A crashed image with a chain to recover and an orphan to evict.
-    let mut fs = Filesystem::mount(CrashDevice::new(image()), &MountOptions::default(), t(0)).unwrap();
-    let o = fs.create(1, b"orphan", 0o644, C, t(1)).unwrap().ino;
-    fs.write(o, 0, &[7; 9000], t(1)).unwrap();
-    fs.open(o).unwrap();
-    fs.unlink(1, b"orphan", t(1)).unwrap();
-    fs.sync(t(2)).unwrap();
-    let f = fs.create(1, b"f", 0o644, C, t(3)).unwrap().ino;
-    fs.write(f, 0, &[9; 6000], t(3)).unwrap();
-    fs.fsync(f, false, t(3)).unwrap();
-    let img = fs.into_device().crash_durable_only();
+    let img = crashed_with_a_chain_and_an_orphan(1);
     for clean in [false, true] {
         let mut failed = 0;
         let img = if clean {
@@ -302,22 +310,12 @@ fn mount_checkpoint_eio_at_every_write_and_flush_leaves_a_mountable_image() {
 /// the earlier use.
 #[test]
 fn mount_cut_at_every_write_over_an_earlier_use_of_a_crashed_image() {
-    let mut fs = Filesystem::mount(CrashDevice::new(image()), &MountOptions::default(), t(0)).unwrap();
-    let o = fs.create(1, b"orphan", 0o644, C, t(1)).unwrap().ino;
-    fs.write(o, 0, &[7; 9000], t(1)).unwrap();
-    fs.open(o).unwrap();
-    fs.unlink(1, b"orphan", t(1)).unwrap();
-    fs.sync(t(2)).unwrap();
-    let f = fs.create(1, b"f", 0o644, C, t(3)).unwrap().ino;
-    for i in 0..3u8 {
-        fs.write(f, 0, &[9 + i; 6000], t(3)).unwrap();
-        fs.fsync(f, false, t(3)).unwrap();
-    }
-    let mut img = fs.into_device().crash_durable_only();
+    let mut img = crashed_with_a_chain_and_an_orphan(3);
     // Earlier use.
     let mut dev = {
         let opts = MountOptions { mount_nonce: 1, ..Default::default() };
         let mut fs = Filesystem::mount(CrashDevice::new(img.clone()), &opts, t(10)).unwrap();
+        let f = fs.lookup(1, b"f").unwrap().ino;
         let g = fs.create(1, b"first", 0o644, C, t(11)).unwrap().ino;
         for i in 0..6u8 {
             fs.write(g, 0, &[0x30 + i; 7000], t(12)).unwrap();
