@@ -41,6 +41,7 @@
 //! | unlink, rmdir and a create reusing the name, then the directory fsync'd | the records | the old file gone and the new one there, or the checkpoint's names |
 //! | a batch whose records came after it (`mutant-nsrec-batch-before-records`) | a batch of an inode no record made yet | the batch rejected: a fsync'd file loses its data (the mutant's failure) |
 //! | torn or stale record node, or one whose `first_seq` leaves a gap | CRC, version or number wrong | chain ends before it |
+//! | record node that passes its CRC and version but does not decode (damage, not a crash) | the decoder's reason | mount fails naming the block; fsck reports it, `fsck --repair` drops the chain (`a_sealed_record_node_that_does_not_decode_fails_the_mount_naming_its_block`) |
 //! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
 //!
@@ -125,14 +126,18 @@ impl<D: BlockDevice> Filesystem<D> {
             let next = node::footer_next_blkaddr(&b);
             let records = if self.sb.ns_records() && nsrec::is_record_node(&b) {
                 // A record node: decoded here, and numbered after the previous one (a gap
-                // means a record node is missing: the chain ends before the gap).
-                match nsrec::decode(&b, addr as u64) {
-                    Ok(rn) if rn.first_seq == next_seq => {
-                        next_seq = next_seq.saturating_add(rn.records.len() as u32);
-                        Some(rn.records)
-                    }
-                    _ => break,
+                // means a record node is missing: the chain ends before the gap). One that
+                // passes its seeded CRC and carries this checkpoint's version was sealed by
+                // this use's encoder: if it does not decode, that is damage (or a bug) and
+                // not a crash, and ending the chain there would silently drop every fsync
+                // after it. The mount fails naming the block; fsck reports it and
+                // `fsck --repair` drops the chain (its pass without roll-forward).
+                let rn = nsrec::decode(&b, addr as u64)?;
+                if rn.first_seq != next_seq {
+                    break;
                 }
+                next_seq = next_seq.saturating_add(rn.records.len() as u32);
+                Some(rn.records)
             } else {
                 let nid = node::footer_nid(&b);
                 if nid == NULL_NID || nid >= self.nat.nid_count() || node::footer_type(&b).is_none() {

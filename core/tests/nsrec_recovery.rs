@@ -396,6 +396,59 @@ fn a_record_that_cannot_apply_stops_the_replay_and_rejects_later_batches_of_its_
     assert_eq!(recover(img), durable);
 }
 
+/// Damage, not a crash: a record node that passes its seeded CRC and carries the chain's
+/// version was sealed by the encoder, so one that does not decode must not end the chain
+/// quietly (every fsync after it would be dropped). The mount fails naming the block, fsck
+/// reports the chain, and `fsck --repair` drops the chain and leaves a clean image with the
+/// checkpoint's tree.
+#[test]
+fn a_sealed_record_node_that_does_not_decode_fails_the_mount_naming_its_block() {
+    let mut fs = fresh();
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    let durable = snapshot(&mut fs);
+    fs.create(d, b"a", 0o644, C, t(2)).unwrap();
+    fs.fsync(d, false, t(3)).unwrap();
+    assert!(fs.stats().ns_record_nodes_written > 0);
+    let mut img = fs.into_device().crash(|_| true);
+    let seed = codec::crc(&[5u8; 16]);
+    let mut b = zero_block();
+    let mut damaged = None;
+    for addr in 0..img.block_count() {
+        img.read(addr, &mut b).unwrap();
+        if !nsrec::is_record_node(&b) || !codec::crc_ok_seeded(&b, seed) {
+            continue;
+        }
+        // A byte after the last record (the decoder requires zeros there), sealed again.
+        b[layout::NODE_FOOTER_OFFSET - 1] = 0xa5;
+        let (version, next) = (node::footer_cp_version(&b), node::footer_next_blkaddr(&b));
+        node::seal_for_write(&mut b, version, next, seed);
+        img.write(addr, &b, WriteFlags::empty()).unwrap();
+        assert!(damaged.replace(addr).is_none(), "one record node expected");
+    }
+    let damaged = damaged.expect("the record node");
+    match Filesystem::mount(img.clone(), &MountOptions::default(), t(100)) {
+        Err(Error::Corrupt { block, reason }) => {
+            assert_eq!(block, damaged);
+            assert!(reason.contains("record node"), "{reason}");
+        }
+        Err(e) => panic!("mount failed with {e}, not the corruption"),
+        Ok(_) => panic!("mounted over a record node that does not decode"),
+    }
+    let ro = MountOptions { read_only: true, ..MountOptions::default() };
+    assert!(matches!(Filesystem::mount(img.clone(), &ro, t(100)), Err(Error::Corrupt { .. })));
+    let r = fsck::check(&mut img).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains("fsync chain") && p.contains(&damaged.to_string())),
+        "{:?}",
+        r.problems
+    );
+    let rep = fsck::repair(&mut img, t(101)).unwrap();
+    assert!(rep.after.is_clean(), "after repair: {:?}", rep.after.problems);
+    let mut fs = Filesystem::mount(img, &MountOptions::default(), t(102)).unwrap();
+    assert_eq!(snapshot(&mut fs), durable);
+}
+
 /// The recovery reserve counts the replay of records: on a nearly full device, new files
 /// made in many directories and renamed across them, each step made durable by a directory
 /// fsync (records only), must leave every acknowledged state mountable read-write (the

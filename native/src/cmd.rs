@@ -1203,8 +1203,9 @@ fn mount_device(mnt: &Path) -> Option<String> {
 
 /// `rollfs tune -O FEATURES TARGET`: turns on, on an existing unmounted image, the format 3
 /// parts that nothing on a format 2 image can be using yet (DESIGN.md, *Format 3*): today
-/// `prealloc` (fallocate's reservations kept on disk) and `inline` (small files' bytes in
-/// their inodes: only new files start inline). Turning one off, or a feature that
+/// `prealloc` (fallocate's reservations kept on disk), `inline` (small files' bytes in
+/// their inodes: only new files start inline) and `nsrec` (namespace records in the fsync
+/// chain: a cleanly unmounted image has no chain). Turning one off, or a feature that
 /// changes what existing blocks mean (`dirv2`, `datasum`), is refused: make a new image.
 pub struct TuneArgs {
     pub features: Vec<String>,
@@ -1212,25 +1213,33 @@ pub struct TuneArgs {
 }
 
 pub fn tune(a: &TuneArgs) -> Result<i32> {
-    use rollfs_core::superblock::{read_superblock, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_PREALLOC};
+    use rollfs_core::superblock::{
+        read_superblock, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_NS_RECORDS, FEATURE_INCOMPAT_PREALLOC,
+    };
     let mut add = 0u32;
     for word in a.features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
         match word {
             "prealloc" => add |= FEATURE_INCOMPAT_PREALLOC,
             "inline" => add |= FEATURE_INCOMPAT_INLINE,
-            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nsrec" | "nonsrec" => {
+            // Safe on a cleanly unmounted image: its chain is empty, and the one field the
+            // feature gives meaning to (an fsync batch's `batch_records`) is read only from
+            // inodes in the chain, which the next mount writes with the feature on.
+            "nsrec" => add |= FEATURE_INCOMPAT_NS_RECORDS,
+            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nonsrec" => {
                 return Err(CliError::BadOption(format!(
                     "-O {word}: cannot be changed on an existing image (what its blocks hold depends on it): \
                      make a new image with `rollfs mkfs -O {word}` and copy the files over"
                 )))
             }
             other => {
-                return Err(CliError::BadOption(format!("-O {other}: unknown feature (tune knows: prealloc, inline)")))
+                return Err(CliError::BadOption(format!(
+                    "-O {other}: unknown feature (tune knows: prealloc, inline, nsrec)"
+                )))
             }
         }
     }
     if add == 0 {
-        return Err(CliError::BadOption("-O FEATURES: nothing to change (tune knows: prealloc, inline)".into()));
+        return Err(CliError::BadOption("-O FEATURES: nothing to change (tune knows: prealloc, inline, nsrec)".into()));
     }
     let path = a.target.as_path();
     let mut dev = FileDevice::open(path, DeviceOptions::default())?;
@@ -1266,6 +1275,13 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
     }
     if add & FEATURE_INCOMPAT_INLINE != 0 {
         println!("rollfs tune: {}: new small files now keep their bytes in their inodes (-O inline)", path.display());
+    }
+    if add & FEATURE_INCOMPAT_NS_RECORDS != 0 {
+        println!(
+            "rollfs tune: {}: fsyncs now carry renames, links and new names as namespace records instead of \
+             writing a checkpoint (-O nsrec)",
+            path.display()
+        );
     }
     Ok(0)
 }

@@ -169,10 +169,12 @@ enum Cmd {
     },
     /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
     /// (fallocate's reservations kept on disk), `-O inline` (new small files' bytes in their
-    /// inodes), as `rollfs mkfs` makes images now. Older binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad options,
-    /// 1 could not tune (busy, not cleanly unmounted, I/O error).
+    /// inodes), as `rollfs mkfs` makes images now; `-O nsrec` (renames, links and new names
+    /// made durable by fsync through namespace records in the chain, without a checkpoint).
+    /// Older binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad
+    /// options, 1 could not tune (busy, not cleanly unmounted, I/O error).
     Tune {
-        /// Features to turn on, comma-separated (`prealloc`, `inline`).
+        /// Features to turn on, comma-separated (`prealloc`, `inline`, `nsrec`).
         #[arg(short = 'O', value_name = "FEATURES", required = true)]
         features: Vec<String>,
         target: PathBuf,

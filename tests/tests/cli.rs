@@ -357,3 +357,50 @@ fn tune_turns_on_persistent_reservations_of_an_existing_image() {
     assert_eq!(std::fs::metadata(m.path("r")).unwrap().blocks(), 8192, "the reservation after the remount");
     assert!(m.unmount().success());
 }
+
+/// `rollfs tune -O nsrec` turns namespace records on for an image made without them: a
+/// directory fsync after a create then writes a record node and no checkpoint (before the
+/// tune the same fsyncs checkpointed), the image fscks clean and keeps every name, and the
+/// tune is refused while the image is mounted.
+#[test]
+fn tune_turns_on_namespace_records_of_an_existing_image() {
+    let img = Image::new("64M", &[]);
+    let tune = || rollfs([OsStr::new("tune"), OsStr::new("-O"), OsStr::new("nsrec"), img.path.as_os_str()]);
+    let core = |m: &Mount, k: &str| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(&mount_stats(&m.path("."))).unwrap();
+        v["core"][k].as_u64().unwrap_or_else(|| panic!("no core.{k}: {v}"))
+    };
+    // Creates a file in `dir`, fsyncs it and then the directory; returns the checkpoints
+    // and record nodes those two fsyncs wrote.
+    let create_and_fsync = |m: &Mount, dir: &str| -> (u64, u64) {
+        std::fs::create_dir(m.path(dir)).unwrap();
+        std::fs::File::open(m.path(".")).unwrap().sync_all().unwrap();
+        let (cp0, rn0) = (core(m, "checkpoints"), core(m, "ns_record_nodes_written"));
+        let f = std::fs::File::create(m.path(&format!("{dir}/f"))).unwrap();
+        f.sync_all().unwrap();
+        std::fs::File::open(m.path(dir)).unwrap().sync_all().unwrap();
+        (core(m, "checkpoints") - cp0, core(m, "ns_record_nodes_written") - rn0)
+    };
+    let m = img.mount();
+    let (cps, records) = create_and_fsync(&m, "before");
+    assert!(
+        cps >= 1 && records == 0,
+        "without records the fsyncs checkpoint: {cps} checkpoints, {records} record nodes"
+    );
+    assert_fails(&tune(), 1, "already mounted");
+    assert!(m.unmount().success());
+    let o = tune();
+    assert!(o.status.success() && stdout(&o).contains("-O nsrec"), "{}{}", stdout(&o), stderr(&o));
+    let o = tune();
+    assert!(o.status.success() && stdout(&o).contains("nothing to do"), "{}", stdout(&o));
+    img.assert_fsck_clean();
+    let m = img.mount();
+    let (cps, records) = create_and_fsync(&m, "after");
+    assert_eq!(cps, 0, "with records the fsyncs write no checkpoint");
+    assert!(records >= 1, "no record node written");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert!(m.path("before/f").exists() && m.path("after/f").exists());
+    assert!(m.unmount().success());
+}
