@@ -8,10 +8,11 @@
 //! of any structure changes a hash; a deliberate format change updates them together with
 //! FORMAT.md and the format version.
 //!
-//! The workload runs twice: on an image without `FEATURE_INCOMPAT_DIR_V2` (the format
-//! older readers mount, unchanged since format 2.0: its hashes are those of 2.0), and with
-//! it (per-directory name hash keys: other dentry placement, so other hashes, taken when
-//! the feature was added).
+//! The workload runs three times: on an image without `FEATURE_INCOMPAT_DIR_V2` (the format
+//! older readers mount, unchanged since format 2.0: its hashes are those of 2.0), with it
+//! (per-directory name hash keys: other dentry placement, so other hashes, taken when the
+//! feature was added), and on format 3 as `rollfs mkfs` makes it (every part on, with
+//! changes after the checkpoint that write reservations, inline bytes and record nodes).
 
 use rollfs_core::BlockDevice;
 use rollfs_core::*;
@@ -67,8 +68,25 @@ fn the_image_of_a_fixed_workload_with_directories_v2_is_unchanged() {
     );
 }
 
+/// Format 3 as `rollfs mkfs` makes it (every part on: directories v2, persistent
+/// reservations, inline data, namespace records), with changes after the checkpoint that
+/// write each part's structures: a fallocated range (`NEW_ADDR` pointers), small files kept
+/// inline, and a rename, a link and a create made durable by fsyncs through record nodes.
+#[test]
+fn the_image_of_a_fixed_workload_in_format_3_is_unchanged() {
+    assert_eq!(
+        workload_with(true, true),
+        (GOLDEN_F3_AFTER_FSYNC, GOLDEN_F3_AFTER_UNMOUNT),
+        "the image differs from the one the code wrote when namespace records became mkfs's default"
+    );
+}
+
 /// The image hashes after the fsyncs and after the unmount.
 fn workload(dir_v2: bool) -> (u32, u32) {
+    workload_with(dir_v2, false)
+}
+
+fn workload_with(dir_v2: bool, format3: bool) -> (u32, u32) {
     let opts = MkfsOptions {
         segment_blocks: 16,
         overprovision_pct: 5,
@@ -80,11 +98,11 @@ fn workload(dir_v2: bool) -> (u32, u32) {
         root_reserve_pct: Some(3),
         data_checksums: true,
         dir_v2,
-        // Format 2's bytes: the hashes below predate persistent reservations and inline
-        // data.
-        prealloc_on_disk: false,
-        inline_data: false,
-        ns_records: false,
+        // Format 2's bytes unless `format3`: those hashes predate persistent reservations,
+        // inline data and namespace records.
+        prealloc_on_disk: format3,
+        inline_data: format3,
+        ns_records: format3,
         max_blocks: 0,
     };
     let dev = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
@@ -122,6 +140,18 @@ fn workload(dir_v2: bool) -> (u32, u32) {
     let late = fs.create(d, b"created-after-checkpoint", 0o644, C, T).unwrap().ino;
     fs.write(late, 0, &pattern(11, 5000), T).unwrap();
     fs.fsync(late, false, T).unwrap();
+    if format3 {
+        let r = fs.create(1, b"reserved", 0o644, C, T).unwrap().ino;
+        fs.fallocate(r, 0, 40 * 4096, true, T).unwrap();
+        fs.fsync(r, false, T).unwrap();
+        fs.rename(d, &name(1), 1, b"renamed", RenameFlags::empty(), T).unwrap();
+        fs.link(inos[2], 1, b"linked", T).unwrap();
+        let tiny = fs.create(1, b"tiny", 0o644, C, T).unwrap().ino;
+        fs.write(tiny, 0, b"inline bytes", T).unwrap();
+        fs.fsync(tiny, false, T).unwrap();
+        fs.fsync(1, false, T).unwrap();
+        assert!(fs.stats().ns_record_nodes_written > 0 && fs.stats().fsync_by_records > 0);
+    }
     let after_fsync = image_hash(fs.device_mut());
 
     for i in (0..420).step_by(5) {
@@ -149,3 +179,6 @@ const GOLDEN_AFTER_FSYNC: u32 = 724_504_947;
 const GOLDEN_AFTER_UNMOUNT: u32 = 1_568_186_691;
 const GOLDEN_V2_AFTER_FSYNC: u32 = 4_149_527_305;
 const GOLDEN_V2_AFTER_UNMOUNT: u32 = 2_489_154_127;
+// Format 3 as mkfs makes it since stop 49 (namespace records on by default).
+const GOLDEN_F3_AFTER_FSYNC: u32 = 299_605_920;
+const GOLDEN_F3_AFTER_UNMOUNT: u32 = 3_228_364_417;

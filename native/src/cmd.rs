@@ -27,7 +27,7 @@ pub struct MkfsArgs {
     pub sparse: bool,
     /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
     /// `prealloc` / `noprealloc`, `inline` / `noinline`, `nsrec` / `nonsrec` (namespace
-    /// records in the fsync chain; off by default).
+    /// records in the fsync chain). Defaults: [`mkfs_defaults`].
     pub features: Vec<String>,
     /// `--root DIR`: populate the new filesystem with a copy of DIR (see [`crate::populate`]).
     pub root: Option<PathBuf>,
@@ -35,6 +35,15 @@ pub struct MkfsArgs {
     pub progress: bool,
     /// `--max-size MAX`: room to grow (`rollfs resize`) up to a device of MAX bytes.
     pub max_size: Option<u64>,
+}
+
+/// What `rollfs mkfs` makes without `-O`: directories v2 (per-directory hash keys,
+/// overflowing buckets) unless `-O nodirv2`; fallocate's reservations kept on disk unless
+/// `-O noprealloc`; small files' bytes in their inodes unless `-O noinline`; namespace
+/// records in the fsync chain unless `-O nonsrec`. (The core's `MkfsOptions::default()`
+/// is format 2 with every part off: what older binaries read.)
+pub(crate) fn mkfs_defaults() -> MkfsOptions {
+    MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ns_records: true, ..MkfsOptions::default() }
 }
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before
@@ -134,10 +143,7 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 
 pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
     let path = a.target.as_path();
-    // Directories v2 (per-directory hash keys, overflowing buckets) unless `-O nodirv2`;
-    // fallocate's reservations kept on disk unless `-O noprealloc`; small files' bytes in
-    // their inodes unless `-O noinline`.
-    let mut opts = MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ..MkfsOptions::default() };
+    let mut opts = mkfs_defaults();
     apply_features(&a.features, &mut opts)?;
     if let Some(seg) = a.segment_size {
         if seg % rollfs_core::BLOCK_SIZE as u64 != 0 {
@@ -265,7 +271,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
             let g = sb.geometry;
             println!(
                 "rollfs: formatted {} ({}): {} main segments of {}, {} reserved, {} inodes max, data checksums {}, \
-                 directories {}, reservations {}, inline data {}, uuid {}{}{}",
+                 directories {}, reservations {}, inline data {}, namespace records {}, uuid {}{}{}",
                 path.display(),
                 size::human(bytes),
                 g.main_segments,
@@ -276,6 +282,7 @@ pub fn mkfs(a: &MkfsArgs) -> Result<i32> {
                 if sb.dir_v2() { "v2" } else { "v1" },
                 if sb.prealloc_on_disk() { "kept on disk" } else { "in memory" },
                 if sb.inline_data() { "on" } else { "off" },
+                if sb.ns_records() { "on" } else { "off" },
                 format_uuid(&sb.uuid),
                 if sb.label.is_empty() {
                     String::new()

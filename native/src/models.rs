@@ -62,7 +62,7 @@
 
 use crate::crashtest::ImageDevice;
 use crate::oplog::{Kind, Op, OpLog, ROOT_ID};
-use rollfs_core::{Credentials, Filesystem, MkfsOptions, MountOptions, SetAttr, XattrSetMode, BLOCK_SIZE};
+use rollfs_core::{Credentials, Filesystem, MountOptions, SetAttr, XattrSetMode, BLOCK_SIZE};
 use rollfs_crash::rng::{Hasher64, Rng};
 use rollfs_crash::Image;
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -660,8 +660,7 @@ impl Tree {
     /// The image of this tree: a fresh filesystem of `block_count` blocks (`mkfs`'s
     /// defaults and `features`) with every reachable name made through the core.
     pub fn materialize(&self, block_count: u64, features: &[String]) -> Result<Image, String> {
-        let mut opts =
-            MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ..MkfsOptions::default() };
+        let mut opts = crate::cmd::mkfs_defaults();
         crate::cmd::apply_features(features, &mut opts).map_err(|e| e.to_string())?;
         // Fixed identity: the same state gives the same image.
         opts.uuid = *b"rollfs-models-01";

@@ -65,8 +65,11 @@ pub struct Options {
     /// the device models' wrong-bytes oracle (`--device`; off otherwise: it hashes every
     /// changed file after each operation).
     pub file_blocks: bool,
-    /// Every workload's device formatted with namespace records (`--nsrec`; as `@nsrec`).
-    pub nsrec: bool,
+    /// Namespace records for every workload's device: `Some(true)` with (`--nsrec`, as if
+    /// each said `@nsrec`), `Some(false)` without (`--no-nsrec`, as if each said
+    /// `@nonsrec`); `None`: as each workload says, with records where it says nothing (as
+    /// `rollfs mkfs` makes images).
+    pub nsrec: Option<bool>,
 }
 
 impl Default for Options {
@@ -87,7 +90,7 @@ impl Default for Options {
             verify_memo: false,
             cold: false,
             file_blocks: false,
-            nsrec: false,
+            nsrec: None,
         }
     }
 }
@@ -211,7 +214,7 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = if opts.nsrec {
+        let formatted = if opts.nsrec != Some(false) {
             g.format_nsrec(opts.segment_blocks, NOW_BASE)
         } else {
             g.format(opts.segment_blocks, NOW_BASE)
@@ -260,7 +263,7 @@ impl Explorer {
             (0, false) => g.format(segment_blocks, NOW_BASE),
             (0, true) => g.format_nsrec(segment_blocks, NOW_BASE),
             (_, false) => g.format_room(segment_blocks, NOW_BASE, grow_from),
-            (_, true) => return Err("@nsrec with @device ... grow-from is not supported".into()),
+            (_, true) => g.format_room_nsrec(segment_blocks, NOW_BASE, grow_from),
         };
         formatted.map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
@@ -347,15 +350,23 @@ impl Explorer {
         Ok(used.with_blocks(flashed).flatten())
     }
 
+    /// Whether `w`'s device has namespace records: `--nsrec` / `--no-nsrec` for every
+    /// workload, else the workload's `@nsrec` / `@nonsrec`, else with (mkfs's default).
+    pub fn nsrec_for(&self, w: &Workload) -> bool {
+        self.opts.nsrec.or(w.nsrec).unwrap_or(true)
+    }
+
+    /// Whether the image formatted once at the start (`base`) has namespace records.
+    fn base_nsrec(&self) -> bool {
+        self.opts.nsrec != Some(false)
+    }
+
     /// The freshly formatted image a workload's device starts as (before `@earlier-life`).
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
-        // `explore --nsrec` formats every workload's device with records, except those of
-        // `@device ... grow-from` (no mkfs makes both yet): they run as written rather than
-        // be reported as device problems. A workload's own `@nsrec` with grow-from is one.
-        let nsrec = w.nsrec || (self.opts.nsrec && grow_from == 0);
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && nsrec == self.opts.nsrec {
+        let nsrec = self.nsrec_for(w);
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && nsrec == self.base_nsrec() {
             return Ok(self.base.clone());
         }
         let mut m = self.bases.lock().unwrap();

@@ -488,6 +488,11 @@ impl Guest {
         self.call("sim_format_room", (segment_blocks as i32, now, blocks as i64)).map(|_| ())
     }
 
+    /// [`Self::format_room`] with namespace records (ABI.md, `sim_format_room_nsrec`).
+    pub fn format_room_nsrec(&mut self, segment_blocks: u32, now: i64, blocks: u64) -> GuestResult<()> {
+        self.call("sim_format_room_nsrec", (segment_blocks as i32, now, blocks as i64)).map(|_| ())
+    }
+
     pub fn mount(&mut self, read_only: bool, now: i64) -> GuestResult<()> {
         self.call("sim_mount", (read_only as i32, now)).map(|_| ())
     }

@@ -63,9 +63,14 @@ struct Common {
     #[arg(long)]
     cold: bool,
     /// Format every workload's device with namespace records in the fsync chain (`mkfs -O
-    /// nsrec`), as if each workload said `@nsrec`.
-    #[arg(long)]
+    /// nsrec`), as if each workload said `@nsrec` (without either flag: as each workload
+    /// says, with records where it says nothing, as `rollfs mkfs` does).
+    #[arg(long, conflicts_with = "no_nsrec")]
     nsrec: bool,
+    /// Format every workload's device without namespace records (`mkfs -O nonsrec`, the
+    /// format older binaries mount), as if each workload said `@nonsrec`.
+    #[arg(long)]
+    no_nsrec: bool,
 }
 
 #[derive(Subcommand)]
@@ -296,7 +301,13 @@ fn options(c: &Common) -> Options {
         eio: c.eio,
         memo: !c.no_memo,
         cold: c.cold,
-        nsrec: c.nsrec,
+        nsrec: if c.nsrec {
+            Some(true)
+        } else if c.no_nsrec {
+            Some(false)
+        } else {
+            None
+        },
         ..Options::default()
     };
     if let Some(t) = c.threads {
@@ -335,6 +346,7 @@ fn replay_command(c: &Common, v: &Violation) -> String {
         if c.eio { " --eio" } else { "" }
     ) + if c.cold { " --cold" } else { "" }
         + if c.nsrec { " --nsrec" } else { "" }
+        + if c.no_nsrec { " --no-nsrec" } else { "" }
         + &c.mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default()
 }
 
@@ -394,6 +406,7 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
             no_memo: false,
             cold: false,
             nsrec: false,
+            no_nsrec: false,
         };
         let ex = match explorer(options(&common), mutant) {
             Ok(ex) => ex,

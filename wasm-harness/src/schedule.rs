@@ -411,7 +411,7 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             no_enospc: false,
             max_points: None,
             earlier_life: false,
-            nsrec: false,
+            nsrec: None,
         },
         state: None,
         kind: "workload".into(),

@@ -26,7 +26,10 @@
 //!                               # entropy), then the image's blocks are flashed over it
 //!                               # (blocks mkfs never wrote keep that use's), then explored
 //! @nsrec                        # formatted with namespace records in the fsync chain
-//!                               # (mkfs -O nsrec: FEATURE_INCOMPAT_NS_RECORDS)
+//!                               # (FEATURE_INCOMPAT_NS_RECORDS: what mkfs makes; the
+//!                               # default unless `explore --no-nsrec`)
+//! @nonsrec                      # formatted without them (mkfs -O nonsrec: the format
+//!                               # older binaries mount; dentry marks carry new names)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
@@ -397,10 +400,12 @@ pub struct Workload {
     /// `@earlier-life`: the device first held an earlier use of the same image
     /// ([`Workload::earlier_life_ops`]), flashed over with the image before this run.
     pub earlier_life: bool,
-    /// `@nsrec`: the device is formatted with namespace records in the fsync chain
-    /// (`FEATURE_INCOMPAT_NS_RECORDS`, `rollfs mkfs -O nsrec`), which mkfs leaves off by
-    /// default.
-    pub nsrec: bool,
+    /// `@nsrec` (`Some(true)`): the device is formatted with namespace records in the fsync
+    /// chain (`FEATURE_INCOMPAT_NS_RECORDS`, as `rollfs mkfs` does by default); `@nonsrec`
+    /// (`Some(false)`): without them (`mkfs -O nonsrec`, the format older binaries mount,
+    /// where a directory fsync checkpoints and a new file's name comes back by its dentry
+    /// mark). `None`: the explorer's choice (with records unless `--no-nsrec`).
+    pub nsrec: Option<bool>,
 }
 
 /// `@device`: the device a workload runs on.
@@ -474,8 +479,10 @@ impl Workload {
         if self.earlier_life {
             s += "@earlier-life\n";
         }
-        if self.nsrec {
-            s += "@nsrec\n";
+        match self.nsrec {
+            Some(true) => s += "@nsrec\n",
+            Some(false) => s += "@nonsrec\n",
+            None => {}
         }
         if self.no_enospc {
             s += "@no-enospc\n";
@@ -501,7 +508,7 @@ impl Workload {
             no_enospc: false,
             max_points: None,
             earlier_life: false,
-            nsrec: false,
+            nsrec: None,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -573,7 +580,11 @@ impl Workload {
                     continue;
                 }
                 "@nsrec" => {
-                    w.nsrec = true;
+                    w.nsrec = Some(true);
+                    continue;
+                }
+                "@nonsrec" => {
+                    w.nsrec = Some(false);
                     continue;
                 }
                 "@max-points" => {
@@ -759,7 +770,7 @@ fn random_path(rng: &mut Rng) -> String {
 }
 
 /// The random workload `index` of `seed`: 6 to 30 operations, with syncs sprinkled in; one
-/// in 16 `@earlier-life`.
+/// in 16 `@earlier-life`, one in 4 `@nonsrec`.
 pub fn random_workload(seed: u64, index: u64) -> Workload {
     let mut rng = Rng::derive(&[seed, 0x52414e44, index]);
     let mut model = Model::new();
@@ -848,7 +859,10 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         // (its own history, other data): the mount's version jump must keep that use's
         // chain out of every crash state of this one.
         earlier_life: Rng::derive(&[seed, index, 3]).chance(1, 16),
-        nsrec: false,
+        // One random case in 4 runs on an image without namespace records (`mkfs -O
+        // nonsrec`, the format older binaries mount: dentry marks and checkpoints carry the
+        // names), the others as mkfs makes images.
+        nsrec: Rng::derive(&[seed, index, 4]).chance(1, 4).then_some(false),
     }
 }
 
@@ -1165,7 +1179,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
         no_enospc,
         max_points,
         earlier_life: false,
-        nsrec: false,
+        nsrec: None,
     }
 }
 
@@ -1366,7 +1380,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         no_enospc: false,
         max_points: None,
         earlier_life: false,
-        nsrec: false,
+        nsrec: None,
     })
 }
 
@@ -1549,7 +1563,7 @@ pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
         no_enospc: false,
         max_points: None,
         earlier_life: false,
-        nsrec: false,
+        nsrec: None,
     })
 }
 

@@ -161,7 +161,7 @@ fn guest_errors_are_reported_not_fatal() {
         no_enospc: false,
         max_points: None,
         earlier_life: false,
-        nsrec: false,
+        nsrec: None,
     };
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);

@@ -1,5 +1,8 @@
 # Issue 35, finding 2 (second form): the grandparent moved by RENAME_EXCHANGE while the file's
 # recorded parent is stale (a link made and removed in another directory, hidden by a sync).
+# The dentry-mark path this guards exists only without namespace records (with them the
+# fsync writes the names' records and never walks up): run on such an image.
+@nonsrec
 @seed 36
 mkdir /p
 mkdir /q

@@ -239,6 +239,19 @@ pub extern "C" fn sim_format_room(segment_blocks: i32, now_sec: i64, blocks: i64
     }
 }
 
+/// [`sim_format_room`] with namespace records in the fsync chain (as `rollfs mkfs` makes
+/// images), for grow-from workloads not marked `@nonsrec`.
+#[no_mangle]
+pub extern "C" fn sim_format_room_nsrec(segment_blocks: i32, now_sec: i64, blocks: i64) -> i64 {
+    install_panic_hook();
+    let opts =
+        MkfsOptions { max_blocks: HostDev.block_count(), ns_records: true, ..mkfs_options(segment_blocks, now_sec) };
+    match Filesystem::format(Shorter(blocks as u64), &opts) {
+        Ok(_) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
 /// Grows the mounted filesystem online to `blocks` blocks (0: the whole device). A size
 /// that adds no segment grows nothing and syncs instead, so that the operation is always
 /// a persistence point (the model's). Returns the main segments after it.
