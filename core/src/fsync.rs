@@ -95,6 +95,9 @@ impl<D: BlockDevice> Filesystem<D> {
             // batch changes anything.
             let reason = fs.fsync_checkpoint_reason(ino, kind)?;
             if reason.is_none() && kind == FileType::Directory {
+                if crate::mutant!("mutant-dir-fsync-no-records") {
+                    return Ok(FsyncTicket { flush_needed: true });
+                }
                 // Namespace records carry a directory's entries: write them, no batch.
                 return fs.fsync_records_only(now);
             }

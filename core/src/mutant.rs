@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 32] = [
+pub const NAMES: [&str; 33] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -51,6 +51,7 @@ pub const NAMES: [&str; 32] = [
     "mutant-grow-header-before-tables",
     "mutant-mount-no-version-jump",
     "mutant-nsrec-batch-before-records",
+    "mutant-dir-fsync-no-records",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

@@ -11,8 +11,8 @@
 //! The workload runs three times: on an image without `FEATURE_INCOMPAT_DIR_V2` (the format
 //! older readers mount, unchanged since format 2.0: its hashes are those of 2.0), with it
 //! (per-directory name hash keys: other dentry placement, so other hashes, taken when the
-//! feature was added), and on format 3 as `rollfs mkfs` makes it (every part on, with
-//! changes after the checkpoint that write reservations, inline bytes and record nodes).
+//! feature was added), and on format 3 with every part on (`mkfs -O nsrec`: changes after
+//! the checkpoint write reservations, inline bytes and record nodes).
 
 use rollfs_core::BlockDevice;
 use rollfs_core::*;
@@ -68,8 +68,8 @@ fn the_image_of_a_fixed_workload_with_directories_v2_is_unchanged() {
     );
 }
 
-/// Format 3 as `rollfs mkfs` makes it (every part on: directories v2, persistent
-/// reservations, inline data, namespace records), with changes after the checkpoint that
+/// Format 3 with every part on (directories v2, persistent reservations, inline data, as
+/// `rollfs mkfs` makes images, and namespace records, `-O nsrec`), with changes after the checkpoint that
 /// write each part's structures: a fallocated range (`NEW_ADDR` pointers), small files kept
 /// inline, and a rename, a link and a create made durable by fsyncs through record nodes.
 #[test]
@@ -77,7 +77,7 @@ fn the_image_of_a_fixed_workload_in_format_3_is_unchanged() {
     assert_eq!(
         workload_with(true, true),
         (GOLDEN_F3_AFTER_FSYNC, GOLDEN_F3_AFTER_UNMOUNT),
-        "the image differs from the one the code wrote when namespace records became mkfs's default"
+        "the image differs from the one format 3 code wrote with every part on (stop 49)"
     );
 }
 
@@ -179,6 +179,6 @@ const GOLDEN_AFTER_FSYNC: u32 = 724_504_947;
 const GOLDEN_AFTER_UNMOUNT: u32 = 1_568_186_691;
 const GOLDEN_V2_AFTER_FSYNC: u32 = 4_149_527_305;
 const GOLDEN_V2_AFTER_UNMOUNT: u32 = 2_489_154_127;
-// Format 3 as mkfs makes it since stop 49 (namespace records on by default).
+// Format 3 with every part on, taken at stop 49.
 const GOLDEN_F3_AFTER_FSYNC: u32 = 299_605_920;
 const GOLDEN_F3_AFTER_UNMOUNT: u32 = 3_228_364_417;

@@ -33,6 +33,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-grow-header-before-tables", "online_grow"),
     ("mutant-mount-no-version-jump", "earlier_use"),
     ("mutant-nsrec-batch-before-records", "nsrec_recovery"),
+    ("mutant-dir-fsync-no-records", "nsrec_recovery"),
 ];
 
 #[test]

@@ -40,10 +40,12 @@ pub struct MkfsArgs {
 /// What `rollfs mkfs` makes without `-O`: directories v2 (per-directory hash keys,
 /// overflowing buckets) unless `-O nodirv2`; fallocate's reservations kept on disk unless
 /// `-O noprealloc`; small files' bytes in their inodes unless `-O noinline`; namespace
-/// records in the fsync chain unless `-O nonsrec`. (The core's `MkfsOptions::default()`
-/// is format 2 with every part off: what older binaries read.)
+/// records in the fsync chain only with `-O nsrec` (off by default: a directory fsync on
+/// such an image makes its names durable but not the whole tree, see DESIGN.md, *Namespace
+/// records in the chain*). (The core's `MkfsOptions::default()` is format 2 with every part
+/// off: what older binaries read.)
 pub(crate) fn mkfs_defaults() -> MkfsOptions {
-    MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ns_records: true, ..MkfsOptions::default() }
+    MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ..MkfsOptions::default() }
 }
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before

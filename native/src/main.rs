@@ -61,10 +61,11 @@ enum Cmd {
         /// an image older binaries can mount (default `prealloc`: they are kept on disk and
         /// survive a remount and a crash); `noinline` gives every file a data block, for an
         /// image older binaries can mount (default `inline`: a file of at most 3,656 bytes
-        /// keeps them in its inode); `nonsrec` makes an fsync that needs names durable (a
-        /// directory's, a renamed or linked file's) write a checkpoint, for an image older
-        /// binaries can mount (default `nsrec`: namespace records in the fsync chain carry
-        /// the names, and no checkpoint is written).
+        /// keeps them in its inode); `nsrec` writes namespace records in the fsync chain, so
+        /// that an fsync that needs names durable (a directory's, a renamed or linked file's)
+        /// writes no checkpoint (off by default: on such an image a directory fsync makes
+        /// its names durable, not the whole tree; an image with it is refused by older
+        /// binaries).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
         /// Populate the new filesystem with a copy of DIR: files (holes kept), directories,

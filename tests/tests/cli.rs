@@ -364,7 +364,7 @@ fn tune_turns_on_persistent_reservations_of_an_existing_image() {
 /// tune is refused while the image is mounted.
 #[test]
 fn tune_turns_on_namespace_records_of_an_existing_image() {
-    let img = Image::new("64M", &[]);
+    let img = Image::new("64M", &["-O", "nonsrec"]);
     let tune = || rollfs([OsStr::new("tune"), OsStr::new("-O"), OsStr::new("nsrec"), img.path.as_os_str()]);
     let core = |m: &Mount, k: &str| -> u64 {
         let v: serde_json::Value = serde_json::from_str(&mount_stats(&m.path("."))).unwrap();

@@ -67,8 +67,8 @@ pub struct Options {
     pub file_blocks: bool,
     /// Namespace records for every workload's device: `Some(true)` with (`--nsrec`, as if
     /// each said `@nsrec`), `Some(false)` without (`--no-nsrec`, as if each said
-    /// `@nonsrec`); `None`: as each workload says, with records where it says nothing (as
-    /// `rollfs mkfs` makes images).
+    /// `@nonsrec`); `None`: as each workload says, without where it says nothing (as
+    /// `rollfs mkfs` makes images by default).
     pub nsrec: Option<bool>,
 }
 
@@ -214,7 +214,7 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = if opts.nsrec != Some(false) {
+        let formatted = if opts.nsrec == Some(true) {
             g.format_nsrec(opts.segment_blocks, NOW_BASE)
         } else {
             g.format(opts.segment_blocks, NOW_BASE)
@@ -351,14 +351,14 @@ impl Explorer {
     }
 
     /// Whether `w`'s device has namespace records: `--nsrec` / `--no-nsrec` for every
-    /// workload, else the workload's `@nsrec` / `@nonsrec`, else with (mkfs's default).
+    /// workload, else the workload's `@nsrec` / `@nonsrec`, else without (mkfs's default).
     pub fn nsrec_for(&self, w: &Workload) -> bool {
-        self.opts.nsrec.or(w.nsrec).unwrap_or(true)
+        self.opts.nsrec.or(w.nsrec).unwrap_or(false)
     }
 
     /// Whether the image formatted once at the start (`base`) has namespace records.
     fn base_nsrec(&self) -> bool {
-        self.opts.nsrec != Some(false)
+        self.opts.nsrec == Some(true)
     }
 
     /// The freshly formatted image a workload's device starts as (before `@earlier-life`).
