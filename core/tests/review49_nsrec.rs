@@ -278,3 +278,24 @@ fn odd_but_legal_history_then_a_root_fsync_recovers_the_live_tree() {
         panic!("recovered tree differs from the live tree after a root fsync");
     }
 }
+
+#[test]
+fn a_create_at_a_time_the_decoder_refuses_does_not_make_the_image_unmountable() {
+    // `Timestamp`'s fields are public and not normalized: a caller's time with
+    // nsec = 1e9 goes into a create record that the decoder refuses ("nanoseconds out of
+    // range"), and a record node that does not decode fails the mount. (The native driver's
+    // clock never gives one; the core API, the simulator's and an embedder's, can.)
+    let mut fs = fresh();
+    let home = fs.mkdir(1, b"home", 0o777, ROOT, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    let odd = Timestamp { sec: 1_700_000_002, nsec: 1_000_000_000 };
+    let made = fs.create(home, b"odd", 0o644, USER, odd);
+    eprintln!("create at {odd:?}: {:?}", made.as_ref().map(|a| a.ino));
+    if made.is_err() {
+        return;
+    }
+    let g = fs.create(home, b"report", 0o644, USER, t(20)).unwrap().ino;
+    fs.fsync(g, false, t(21)).unwrap();
+    let mut fs = crash_and_recover(fs);
+    assert_eq!(lookup(&mut fs, home, b"report"), Some(g), "fsync'd file lost (invariant 3)");
+}
