@@ -299,3 +299,33 @@ fn a_create_at_a_time_the_decoder_refuses_does_not_make_the_image_unmountable() 
     let mut fs = crash_and_recover(fs);
     assert_eq!(lookup(&mut fs, home, b"report"), Some(g), "fsync'd file lost (invariant 3)");
 }
+
+#[test]
+fn a_create_in_an_open_removed_directory_does_not_cost_a_later_fsync() {
+    // The core lets a create into a directory that was removed while open (the kernel
+    // refuses it, IS_DEADDIR: core API only). Live the directory is an orphan and the
+    // create succeeds; at replay the rmdir evicts it and the create's record cannot apply.
+    other_users_fsync_survives(|fs| {
+        let d = fs.mkdir(1, b"gone", 0o755, ROOT, t(2)).unwrap().ino;
+        fs.sync(t(2)).unwrap();
+        fs.open(d).unwrap();
+        fs.rmdir(1, b"gone", t(3)).unwrap();
+        let made = fs.create(d, b"inside", 0o644, ROOT, t(4));
+        eprintln!("create in a removed open directory: {:?}", made.map(|a| a.ino));
+    });
+}
+
+#[test]
+fn a_link_of_an_open_unlinked_file_does_not_cost_a_later_fsync() {
+    // The core lets link() give a name back to an open file with no links left (the kernel
+    // refuses it unless O_TMPFILE: core API only). At replay the unlink evicted the inode
+    // and the link's record cannot apply.
+    other_users_fsync_survives(|fs| {
+        let f = fs.create(1, b"tmp", 0o644, ROOT, t(2)).unwrap().ino;
+        fs.sync(t(2)).unwrap();
+        fs.open(f).unwrap();
+        fs.unlink(1, b"tmp", t(3)).unwrap();
+        let made = fs.link(f, 1, b"back", t(4));
+        eprintln!("link of an orphan: {:?}", made.map(|a| a.nlink));
+    });
+}
