@@ -365,6 +365,10 @@ impl<D: BlockDevice> Filesystem<D> {
         if FileType::from_mode(mode) == Some(FileType::Directory) {
             return self.mkdir(parent, name, mode, cred, now);
         }
+        if FileType::from_mode(mode) == Some(FileType::Symlink) {
+            // A symlink has a target: symlink() makes it (the kernel's mknod: EINVAL).
+            return Err(Error::Invalid("mknod of a symlink"));
+        }
         let mode = if mode & FileType::S_IFMT == 0 { mode | FileType::Regular.mode_bits() } else { mode };
         self.op(|fs| {
             let ino = fs.new_inode(parent, name, mode, rdev, cred, now)?;
