@@ -90,6 +90,16 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
+    /// [`Self::require_dir`] for a directory that gets a new name: ENOENT for one removed
+    /// while open (no links left: the kernel's IS_DEADDIR), which no record could replay.
+    pub(crate) fn require_live_dir(&mut self, dir: Ino) -> Result<()> {
+        self.require_dir(dir)?;
+        if inode::links(self.inode_ref(dir)?) == 0 {
+            return Err(Error::NotFound);
+        }
+        Ok(())
+    }
+
     pub(crate) fn dir_lookup(&mut self, dir: Ino, name: &[u8]) -> Result<Option<(EntryLoc, Ino, FileType)>> {
         let depth = self.dir_depth(dir)?;
         let found = dir::lookup(&mut DirIo { fs: self, ino: dir }, depth, name)?;
@@ -261,7 +271,7 @@ impl<D: BlockDevice> Filesystem<D> {
         now: Timestamp,
     ) -> Result<Ino> {
         self.check_writable()?;
-        self.require_dir(parent)?;
+        self.require_live_dir(parent)?;
         if is_dot(name) {
             return Err(Error::Exists);
         }
@@ -354,6 +364,10 @@ impl<D: BlockDevice> Filesystem<D> {
     ) -> Result<Attr> {
         if FileType::from_mode(mode) == Some(FileType::Directory) {
             return self.mkdir(parent, name, mode, cred, now);
+        }
+        if FileType::from_mode(mode) == Some(FileType::Symlink) {
+            // A symlink has a target: symlink() makes it (the kernel's mknod: EINVAL).
+            return Err(Error::Invalid("mknod of a symlink"));
         }
         let mode = if mode & FileType::S_IFMT == 0 { mode | FileType::Regular.mode_bits() } else { mode };
         self.op(|fs| {
@@ -558,7 +572,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     pub(crate) fn link_inner(&mut self, ino: Ino, new_parent: Ino, new_name: &[u8], now: Timestamp) -> Result<Attr> {
         self.check_writable()?;
-        self.require_dir(new_parent)?;
+        self.require_live_dir(new_parent)?;
         if is_dot(new_name) {
             return Err(Error::Exists);
         }
@@ -569,8 +583,11 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.refuse_flags(new_parent, FileFlags::IMMUTABLE)?;
         self.refuse_protected(ino)?;
-        if inode::links(self.inode_ref(ino)?) >= LINK_MAX {
-            return Err(Error::TooManyLinks);
+        match inode::links(self.inode_ref(ino)?) {
+            // An open file with no name left gets none back (the kernel: unless O_TMPFILE).
+            0 => return Err(Error::NotFound),
+            n if n >= LINK_MAX => return Err(Error::TooManyLinks),
+            _ => {}
         }
         if self.dir_lookup(new_parent, new_name)?.is_some() {
             return Err(Error::Exists);
@@ -670,7 +687,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Err(Error::Invalid("bad rename flags"));
         }
         self.require_dir(parent)?;
-        self.require_dir(new_parent)?;
+        self.require_live_dir(new_parent)?;
         if is_dot(name) || is_dot(new_name) {
             return Err(Error::Invalid("cannot rename . or .."));
         }
