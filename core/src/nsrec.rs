@@ -163,10 +163,24 @@ impl NsRecord {
             }
     }
 
-    /// Whether a record node can carry the record (names of at most `NAME_MAX` bytes, a
-    /// symlink target of at most [`RECORD_SYMLINK_TARGET_MAX`]). What cannot be expressed
-    /// is made durable by a checkpoint instead.
+    /// Whether a record node can carry the record: it is [within bounds](Self::within_bounds)
+    /// and its encoding decodes to exactly this record (every field as the decoder accepts
+    /// it: a time whose nanoseconds a caller left at 10^9 or more does not). The writer
+    /// keeps exactly what the replay reads back; what cannot be expressed is made durable
+    /// by a checkpoint instead (a record the decoder refused would fail the mount after a
+    /// crash).
     pub fn expressible(&self) -> bool {
+        if !self.within_bounds() {
+            return false;
+        }
+        let mut buf = alloc::vec![0u8; self.encoded_len()];
+        self.encode(&mut buf);
+        matches!(decode_record(&buf), Ok((ref r, len)) if len == buf.len() && r == self)
+    }
+
+    /// Names of at most `NAME_MAX` bytes, a symlink target of at most
+    /// [`RECORD_SYMLINK_TARGET_MAX`] (and one exactly when the record creates a symlink).
+    fn within_bounds(&self) -> bool {
         let names_ok = |n: &[u8]| name_ok(n);
         match self {
             NsRecord::Create { name, attrs, .. } => {
@@ -182,7 +196,7 @@ impl NsRecord {
     /// Writes the record at the start of `out` (at least [`encoded_len`](Self::encoded_len)
     /// bytes). The record must be [`expressible`](Self::expressible).
     fn encode(&self, out: &mut [u8]) {
-        debug_assert!(self.expressible(), "encoding a record no node can carry");
+        debug_assert!(self.within_bounds(), "encoding a record no node can carry");
         let len = self.encoded_len();
         let out = &mut out[..len];
         out.fill(0);
@@ -430,7 +444,7 @@ fn decode_record(area: &[u8]) -> core::result::Result<(NsRecord, usize), &'stati
             NsRecord::Rename { dir, name, ino, dir2, name2, ino2, exchange, time }
         }
     };
-    if !rec.expressible() {
+    if !rec.within_bounds() {
         return Err("record node: a name or symlink target out of range");
     }
     Ok((rec, len))

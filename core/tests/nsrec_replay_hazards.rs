@@ -1,7 +1,12 @@
-//! Review 49: reproducers for namespace records in the chain (`FEATURE_INCOMPAT_NS_RECORDS`)
-//! that apply live but not at replay. Each runs a short history on an image with the
-//! feature, lets an fsync return, crashes keeping only what was durable, and checks what
-//! every fsync promised (invariants 2, 3, 4).
+//! Namespace records (`FEATURE_INCOMPAT_NS_RECORDS`) that applied live but could not at
+//! replay (the adversarial review of stop 49; each test failed before its fix): flags
+//! cleared since the checkpoint (no record) that the replayed unlink, rmdir or link met,
+//! records the decoder refuses (a symlink made by mknod, a time out of range), and new
+//! names on dead inodes (a create in a removed open directory, a link of an open unlinked
+//! file). Each runs a short history on an image with the feature, lets an fsync return,
+//! crashes keeping only what was durable, and checks what every fsync promised (invariants
+//! 1 to 4): one record that cannot apply would stop the replay and drop another user's
+//! later fsync'd files.
 
 mod common;
 use common::CrashDevice;
