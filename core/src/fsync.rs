@@ -31,10 +31,11 @@ use crate::device::BlockDevice;
 use crate::error::{Error, Result};
 use crate::fs::{Filesystem, Timestamp};
 use crate::node::{self, inode, FileType, NodeType};
+use crate::nsrec::NsRecord;
 use crate::segment::Log;
 use crate::since_cp::CheckpointReason;
 use crate::{Ino, Nid};
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 /// What the caller must still do after [`Filesystem::fsync_submit`].
@@ -94,14 +95,24 @@ impl<D: BlockDevice> Filesystem<D> {
             // Every read the decision needs (ancestors, directory entries) comes before the
             // batch changes anything.
             let reason = fs.fsync_checkpoint_reason(ino, kind)?;
+            let (reason, riders) = match reason {
+                Some(r) => (Some(r), Vec::new()),
+                None => match fs.riders(ino, kind)? {
+                    Ok(riders) => (None, riders),
+                    Err(r) => (Some(r), Vec::new()),
+                },
+            };
             if reason.is_none() && kind == FileType::Directory {
                 if crate::mutant!("mutant-dir-fsync-no-records") {
                     return Ok(FsyncTicket { flush_needed: true });
                 }
-                // Namespace records carry a directory's entries: write them, no batch.
-                return fs.fsync_records_only(now);
+                // Namespace records carry a directory's entries: write them, no batch of
+                // its own; the changed files ride along (the whole tree, as a checkpoint).
+                let t = fs.fsync_records_only(now)?;
+                return fs.write_riders(t, &riders, now);
             }
-            fs.fsync_submit_decided(ino, datasync, reason, now)
+            let t = fs.fsync_submit_decided(ino, datasync, reason, now)?;
+            fs.write_riders(t, &riders, now)
         });
         self.shrink_node_cache();
         r
@@ -171,6 +182,97 @@ impl<D: BlockDevice> Filesystem<D> {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
             Err(e) => self.fail(e),
         }
+    }
+
+    /// The other files whose batches an fsync (or atomic commit) of `ino` writes after its
+    /// own on an image with namespace records, so that the records it writes never name a
+    /// file older than it was then (rollfs's promise without records, where such an fsync
+    /// checkpointed; ext4's `auto_da_alloc` for a file replaced by rename is the narrow
+    /// form of it):
+    /// - a directory's fsync: every other file, symlink and device node with changes since
+    ///   the checkpoint, so it makes the whole tree durable as a checkpoint does (the
+    ///   README's promise); a directory whose own attributes changed is a reason to
+    ///   checkpoint;
+    /// - any other fsync: the changed files its unwritten records name (created, linked,
+    ///   renamed, exchanged): a file written, not fsync'd, and renamed over another must
+    ///   never come back empty under the name (crashtest's `rename-bad`).
+    ///
+    /// Orphans (no name) ride with nobody; a file in an atomic session rides as its fsync
+    /// would write it (what it held before the session: staged blocks are not in it). `Err`: one of them can only be made
+    /// durable by a checkpoint, for this reason. Called before any change (it may read an
+    /// inode whose data alone was dirty).
+    pub(crate) fn riders(
+        &mut self,
+        ino: Ino,
+        kind: FileType,
+    ) -> Result<core::result::Result<Vec<Ino>, CheckpointReason>> {
+        if !self.records_in_chain() || crate::mutant!("mutant-no-riders") {
+            return Ok(Ok(Vec::new()));
+        }
+        // Bounded by the write-back cache's blocks and dirty nodes.
+        let mut changed: BTreeSet<Ino> = self.data.keys().map(|&(i, _)| i).collect();
+        changed.extend(self.dirty_nodes.iter().map(|nid| node::footer_ino(&self.nodes[nid].block)));
+        changed.remove(&ino);
+        let named: Option<BTreeSet<Ino>> = (kind != FileType::Directory).then(|| {
+            let mut named = BTreeSet::new();
+            for r in self.since_cp.ns_unwritten().0 {
+                match r {
+                    NsRecord::Create { ino, .. } | NsRecord::Link { ino, .. } => {
+                        named.insert(*ino);
+                    }
+                    NsRecord::Rename { ino, ino2, exchange, .. } => {
+                        named.insert(*ino);
+                        if *exchange {
+                            named.insert(*ino2);
+                        }
+                    }
+                    NsRecord::Unlink { .. } => {}
+                }
+            }
+            named
+        });
+        let mut riders = Vec::new();
+        for c in changed {
+            if named.as_ref().is_some_and(|n| !n.contains(&c)) || self.orphans.contains(&c) {
+                continue;
+            }
+            let ck = self.inode_kind(c)?;
+            if let Some(r) = self.records_checkpoint_reason(c, ck) {
+                return Ok(Err(r));
+            }
+            if ck != FileType::Directory {
+                riders.push(c);
+            }
+        }
+        Ok(Ok(riders))
+    }
+
+    /// Appends the batches of `riders` ([`Self::riders`]) after an fsync's own (`t`: nothing
+    /// to do when a checkpoint served it, which made them durable too); a rider the
+    /// recovery reserve cannot take makes the fsync a checkpoint instead. Riders a
+    /// checkpoint made clean since the decision are skipped.
+    pub(crate) fn write_riders(&mut self, t: FsyncTicket, riders: &[Ino], now: Timestamp) -> Result<FsyncTicket> {
+        if !t.flush_needed {
+            return Ok(t);
+        }
+        for &c in riders {
+            let has_data = self.data.range((c, 0)..=(c, u64::MAX)).next().is_some();
+            if !has_data && self.dirty_nodes_of(c).is_empty() {
+                continue;
+            }
+            if !self.recovery_room_ok(c) {
+                self.stats.recovery_reserve_fallbacks += 1;
+                self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
+                self.checkpoint(false, now)?;
+                self.make_room_for_chains(now)?;
+                return Ok(FsyncTicket { flush_needed: false });
+            }
+            if let Err(e) = self.write_batch(c) {
+                return self.fail(e);
+            }
+            self.stats.fsync_riders += 1;
+        }
+        Ok(t)
     }
 
     /// Free segments a roll-forward needs at mount for a chain over `nodes` distinct nodes,

@@ -121,6 +121,10 @@ stats! {
     /// fsyncs (and atomic commits) that checkpointed before namespace records, for a name
     /// they needed durable, and were served by records in the chain instead.
     fsync_by_records,
+    /// Batches of other files an fsync or atomic commit wrote after its own on an image with
+    /// namespace records (`fsync::riders`: a directory fsync's changed files, the files an
+    /// fsync's records name).
+    fsync_riders,
     /// Namespace records roll-forward applied at this mount.
     recovered_records,
     /// Namespace records roll-forward could not apply (damage: a name taken, a source

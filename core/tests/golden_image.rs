@@ -179,6 +179,6 @@ const GOLDEN_AFTER_FSYNC: u32 = 724_504_947;
 const GOLDEN_AFTER_UNMOUNT: u32 = 1_568_186_691;
 const GOLDEN_V2_AFTER_FSYNC: u32 = 4_149_527_305;
 const GOLDEN_V2_AFTER_UNMOUNT: u32 = 2_489_154_127;
-// Format 3 with every part on, taken at stop 49.
-const GOLDEN_F3_AFTER_FSYNC: u32 = 299_605_920;
-const GOLDEN_F3_AFTER_UNMOUNT: u32 = 3_228_364_417;
+// Format 3 with every part on, taken at stop 49 (with the directory fsync's riders).
+const GOLDEN_F3_AFTER_FSYNC: u32 = 3_857_126_748;
+const GOLDEN_F3_AFTER_UNMOUNT: u32 = 3_041_548_979;

@@ -34,6 +34,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-mount-no-version-jump", "earlier_use"),
     ("mutant-nsrec-batch-before-records", "nsrec_recovery"),
     ("mutant-dir-fsync-no-records", "nsrec_recovery"),
+    ("mutant-no-riders", "nsrec_recovery"),
 ];
 
 #[test]

@@ -548,3 +548,74 @@ fn a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_rec
     common::limits::unmount_clean(fs, t(101));
     assert!(common::limits::every_cut_of_mount_recovers(&img, &big, &check) > 0);
 }
+
+/// Crash images of a run whose last fsync returned: only what was durable, and everything.
+fn after_return(fs: Fs) -> Vec<MemDevice> {
+    let dev = fs.into_device();
+    vec![dev.crash_durable_only(), dev.crash(|_| true)]
+}
+
+/// A directory's fsync keeps the promise it has without records (where it is a
+/// checkpoint): the whole tree is durable once it returns — a file written and renamed over
+/// another without an fsync of its own (ALICE's `rename-bad`: never empty under the name),
+/// a file appended to, one whose mode changed, a new symlink — with no checkpoint: the
+/// changed files' batches ride after the records (`fsync::riders`). Fails with
+/// `mutant-no-riders`.
+#[test]
+fn directory_fsync_makes_the_whole_tree_durable_without_a_checkpoint() {
+    let mut fs = fresh();
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let file = fs.create(d, b"file", 0o644, C, t(1)).unwrap().ino;
+    fs.write(file, 0, b"old contents", t(1)).unwrap();
+    let log = fs.create(1, b"log", 0o644, C, t(1)).unwrap().ino;
+    fs.write(log, 0, b"first record;", t(1)).unwrap();
+    let other = fs.create(1, b"other", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    let cps = fs.stats().checkpoints;
+    let tmp = fs.create(d, b"tmp", 0o644, C, t(2)).unwrap().ino;
+    fs.write(tmp, 0, b"new contents, longer", t(2)).unwrap();
+    fs.rename(d, b"tmp", d, b"file", RenameFlags::empty(), t(3)).unwrap();
+    fs.write(log, 13, b"second record;", t(4)).unwrap();
+    fs.setattr(other, &SetAttr { mode: Some(0o600), ..Default::default() }, t(4)).unwrap();
+    fs.symlink(1, b"ln", b"d/file", C, t(5)).unwrap();
+    fs.fsync(d, false, t(6)).unwrap();
+    assert_eq!(fs.stats().checkpoints, cps, "the directory fsync checkpointed");
+    assert!(fs.stats().fsync_riders >= 2, "the changed files rode along: {}", fs.stats().fsync_riders);
+    let live = snapshot(&mut fs);
+    let mode = |fs: &mut Filesystem<MemDevice>| fs.getattr(other).unwrap().perm & 0o7777;
+    for img in after_return(fs) {
+        let mut fs = Filesystem::mount(img, &MountOptions::default(), t(100)).expect("mount after crash");
+        assert_eq!(snapshot(&mut fs), live, "the tree after the directory fsync returned");
+        assert_eq!(mode(&mut fs), 0o600);
+        let mut dev = fs.unmount(t(101)).unwrap();
+        let r = fsck::check(&mut dev).unwrap();
+        assert!(r.is_clean(), "{:?}", r.problems);
+    }
+}
+
+/// Any fsync that writes a rename's record carries the renamed file's data with it: a file
+/// written, renamed over another and never fsync'd itself, then an fsync of an unrelated
+/// new file (whose create record follows the rename's) — after a crash the name shows the
+/// new contents, never an empty file (the old contents are gone with the rename, which the
+/// record made durable). Fails with `mutant-no-riders`.
+#[test]
+fn an_fsync_that_writes_a_rename_record_carries_the_renamed_files_data() {
+    let mut fs = fresh();
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let file = fs.create(d, b"file", 0o644, C, t(1)).unwrap().ino;
+    fs.write(file, 0, b"old contents", t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    let tmp = fs.create(d, b"tmp", 0o644, C, t(2)).unwrap().ino;
+    fs.write(tmp, 0, b"new contents, longer", t(2)).unwrap();
+    fs.rename(d, b"tmp", d, b"file", RenameFlags::empty(), t(3)).unwrap();
+    let g = fs.create(1, b"g", 0o644, C, t(4)).unwrap().ino;
+    fs.write(g, 0, b"g", t(4)).unwrap();
+    fs.fsync(g, false, t(5)).unwrap();
+    for img in after_return(fs) {
+        let mut fs = Filesystem::mount(img, &MountOptions::default(), t(100)).expect("mount after crash");
+        let ino = fs.lookup(d, b"file").expect("the name").ino;
+        let mut b = vec![0u8; 64];
+        let n = fs.read(ino, 0, &mut b).unwrap();
+        assert_eq!(&b[..n], b"new contents, longer", "the renamed file under its new name");
+    }
+}

@@ -535,6 +535,11 @@ impl Model {
         self.ns.file(self.resolve(path).ok()?).ok().map(|d| d.data().len() as u64)
     }
 
+    /// Whether `path` names a directory.
+    pub fn is_dir_path(&self, path: &str) -> bool {
+        self.resolve(path).ok().is_some_and(|i| self.is_dir(i))
+    }
+
     /// Whether a handle opened with this path string is open.
     pub fn has_handle(&self, path: &str) -> bool {
         self.handles.contains_key(path)

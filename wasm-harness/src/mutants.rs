@@ -181,10 +181,18 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
         // A batch written before the namespace records made before it: a file created (in a
         // new directory) and fsync'd on an `@nsrec` image comes back without its data.
         // A directory fsync that writes no records: the names it returned for (the last
-        // fsync of the workload is a directory's) are gone after a crash (`dir-fsync-lost`).
+        // fsync of the workload is a directory's) are gone after a crash (the whole tree a
+        // directory fsync makes durable).
         "mutant-nsrec-batch-before-records" | "mutant-dir-fsync-no-records" => {
             let wl =
                 std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/nsrec-dir-fsync-after-creates.wl");
+            vec![CaseId::File(wl)]
+        }
+        // No batches ride with the records: a file renamed over another without an fsync
+        // of its own comes back empty after a directory fsync returned.
+        "mutant-no-riders" => {
+            let wl =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/nsrec-rename-over-without-fsync.wl");
             vec![CaseId::File(wl)]
         }
         // No room reserved for roll-forward: fsyncs on a full device, then crashes (of the

@@ -116,9 +116,6 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
             return Some(v);
         }
     }
-    if let Some(v) = dir_fsync_verdict(run, c, tree, lo, hi) {
-        return Some(v);
-    }
     // 4: a rename of a single-name file that existed at the checkpoint, with neither
     // name touched by anything else in the window, shows exactly one of the names. Not
     // when the new name existed at the checkpoint (as anything: a file, a symlink): the
@@ -189,58 +186,6 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
                 "tree-mismatch".into(),
                 format!("{p}: missing, though no operation since the checkpoint removed it"),
             ));
-        }
-    }
-    None
-}
-
-/// A directory's fsync (or fdatasync) that returned before the crash made its entries
-/// durable (POSIX; with namespace records it writes their records and no checkpoint, so the
-/// whole-tree rule alone would accept a state from before it): each name directly in the
-/// directory is present, as the same kind, or absent as it was when the fsync returned —
-/// unless an operation after it in the window names that path or one above it (a later
-/// state of its own). Names the directory lost since the checkpoint are checked too.
-fn dir_fsync_verdict(run: &Run, c: usize, tree: &Tree, lo: usize, hi: usize) -> Option<(String, String)> {
-    for f in lo + 1..=hi {
-        let r = &run.records[f];
-        let Some((Op::Fsync(dir) | Op::Fdatasync(dir), _)) = &run.ops[f] else { continue };
-        if !(r.ok && r.events.end <= c)
-            || run.states[f].entries.get(dir).is_none_or(|e| e.kind != crate::model::KIND_DIR)
-        {
-            continue;
-        }
-        let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
-        let child = |p: &&String| p.starts_with(&prefix) && p.len() > prefix.len() && !p[prefix.len()..].contains('/');
-        // Bounded by the entries of two states of the model's small trees.
-        let names: std::collections::BTreeSet<&String> =
-            run.states[f].entries.keys().chain(run.states[lo].entries.keys()).filter(child).collect();
-        for name in names {
-            let touched = (f + 1..=hi).any(|j| match &run.ops[j] {
-                Some((op, _)) => {
-                    op.paths().iter().any(|p| *p == name.as_str() || *p == "/" || name.starts_with(&format!("{p}/")))
-                }
-                None => true,
-            });
-            if touched {
-                continue;
-            }
-            let want = run.states[f].entries.get(name).map(|e| e.kind);
-            let got = tree.entries.get(name).map(|e| e.kind);
-            if want != got {
-                let show = |k: Option<u8>| match k {
-                    None => "absent".to_string(),
-                    Some(k) => format!("kind {k}"),
-                };
-                return Some((
-                    "dir-fsync-lost".into(),
-                    format!(
-                        "`{}` returned before the crash, but {name} is {} (at the fsync: {})",
-                        r.label,
-                        show(got),
-                        show(want)
-                    ),
-                ));
-            }
         }
     }
     None
@@ -467,10 +412,6 @@ mod history_tests {
                 ));
             }
         }
-        // The directory fsync rule needs no history: the same function.
-        if let Some(v) = dir_fsync_verdict(run, c, tree, lo, hi) {
-            return Some(v);
-        }
         // 4: a rename of a single-name file that existed at the checkpoint, with neither
         // name touched by anything else in the window, shows exactly one of the names. Not
         // when the new name existed at the checkpoint (as anything: a file, a symlink): the
@@ -620,7 +561,7 @@ mod history_tests {
         }
         eprintln!("{compared} verdicts compared, {violations} violations: {kinds:?}");
         assert!(compared > 2000 && violations > 200, "{compared} verdicts compared, {violations} violations");
-        for rule in ["fsync-lost", "rename-not-atomic", "tree-mismatch", "dir-fsync-lost"] {
+        for rule in ["fsync-lost", "rename-not-atomic", "tree-mismatch"] {
             assert!(kinds.get(rule).is_some_and(|&n| n > 0), "rule {rule} never decided: {kinds:?}");
         }
     }

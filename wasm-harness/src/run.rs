@@ -416,7 +416,11 @@ impl Explorer {
                 run.problems.push(("gc-left-valid".into(), format!("op {i} `{op}`: {left} moved blocks left valid")));
                 stopped = true;
             }
-            let persist = if op.is_checkpoint_point() {
+            // A directory's fsync that returned makes the whole tree durable: a checkpoint
+            // without records, records and the changed files' batches with them
+            // (`fsync::riders`; README, "Guarantees").
+            let dir_fsync = got.is_ok() && matches!(op, Op::Fsync(p) | Op::Fdatasync(p) if model.is_dir_path(p));
+            let persist = if op.is_checkpoint_point() || dir_fsync {
                 Persist::Checkpoint
             } else if cp > checkpoints {
                 Persist::Implicit

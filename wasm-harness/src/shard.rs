@@ -71,7 +71,7 @@ impl Default for Events {
 }
 
 /// The rare events every exploration reports and the CI sample must reach (core counters).
-pub const RARE_EVENTS: [&str; 16] = [
+pub const RARE_EVENTS: [&str; 17] = [
     "atomic_spills",
     "op_checkpoints",
     "enospc_returned",
@@ -90,6 +90,7 @@ pub const RARE_EVENTS: [&str; 16] = [
     // Namespace records (`@nsrec` workloads): an fsync that needed names served by record
     // nodes instead of a checkpoint, and records replayed at mount.
     "fsync_by_records",
+    "fsync_riders",
     "recovered_records",
 ];
 
