@@ -74,6 +74,9 @@ struct Config {
     baseline: Option<PathBuf>,
     /// Mount options of the baseline's mount (`--baseline-options`, e.g. `uring`).
     baseline_options: Option<String>,
+    /// mkfs features of the baseline's image (`--baseline-features`, e.g. `nsrec`: the same
+    /// binary with and without namespace records, side by side).
+    baseline_features: Option<String>,
 }
 
 impl Config {
@@ -95,6 +98,7 @@ impl Config {
             recovery_rounds: if quick { 1 } else { 3 },
             baseline: None,
             baseline_options: None,
+            baseline_features: None,
         }
     }
 }
@@ -729,6 +733,7 @@ struct Args {
     results: PathBuf,
     baseline: Option<PathBuf>,
     baseline_options: Option<String>,
+    baseline_features: Option<String>,
 }
 
 fn parse_args() -> Res<Args> {
@@ -738,6 +743,7 @@ fn parse_args() -> Res<Args> {
         results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
         baseline: None,
         baseline_options: None,
+        baseline_features: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -756,13 +762,18 @@ fn parse_args() -> Res<Args> {
             "--baseline-options" => {
                 a.baseline_options = Some(it.next().ok_or("--baseline-options needs mount options")?.to_string())
             }
+            "--baseline-features" => {
+                a.baseline_features = Some(it.next().ok_or("--baseline-features needs mkfs features")?.to_string())
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: compare [--quick] [--ram] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN [--baseline-options OPTS]]\n  \
+                    "usage: compare [--quick] [--ram] [--work-dir DIR] [--results DIR] [--baseline ROLLFS_BIN [--baseline-options OPTS] [--baseline-features F]]\n  \
                      --ram: every image on a RAM disk (/dev/shm), the report in results/ram/\n  \
                      env ROLLFS_BIN: the rollfs binary to use\n  \
                      --baseline: also run this (older) rollfs binary as setup `rollfs-before`, interleaved in \
-                     the same rounds: a before/after on the same disk in one run"
+                     the same rounds: a before/after on the same disk in one run\n  \
+                     --baseline-features F: make the baseline's image with `mkfs -O F` (e.g. the same binary \
+                     as --baseline with `nsrec`: namespace records beside the default)"
                 );
                 std::process::exit(0);
             }
@@ -788,6 +799,7 @@ fn main() {
     let cfg = Config {
         baseline: args.baseline,
         baseline_options: args.baseline_options,
+        baseline_features: args.baseline_features,
         ..Config::new(args.quick, args.work, args.results)
     };
     let line = match run_all(&cfg) {
@@ -881,7 +893,11 @@ fn run_all(cfg: &Config) -> Res<String> {
                 eprintln!("compare: baseline rollfs image ({} MiB, written out)", cfg.image_size >> 20);
                 let img = cfg.work.join("rollfs-before.img");
                 write_out(&img, cfg.image_size)?;
-                run(base.to_str().unwrap(), &["mkfs", "-q", "--force", img.to_str().unwrap()])?;
+                let features = cfg.baseline_features.iter().flat_map(|f| ["-O", f.as_str()]);
+                let mut args: Vec<&str> = vec!["mkfs", "-q", "--force"];
+                args.extend(features);
+                args.push(img.to_str().unwrap());
+                run(base.to_str().unwrap(), &args)?;
                 match Rollfs::mount_with(
                     base,
                     &img,
@@ -1316,6 +1332,7 @@ fn render(
              | ratio | measured | rollfs before | goal |\n|---|---|---|---|",
             cfg.baseline.as_ref().unwrap().display(),
             cfg.baseline_options.as_ref().map(|o| format!(", mounted with -o {o}")).unwrap_or_default()
+                + &cfg.baseline_features.as_ref().map(|f| format!(", its image made with -O {f}")).unwrap_or_default()
         );
     } else {
         let _ = writeln!(md, "| ratio | measured | goal |\n|---|---|---|");
