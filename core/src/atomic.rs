@@ -334,7 +334,6 @@ impl<D: BlockDevice> Filesystem<D> {
             // Mutant: decided after the change, as before issue 35.
             None => self.commit_checkpoint_reason(ino)?,
         };
-        self.group_riders = riders.clone();
         let t = self.fsync_submit_decided(ino, false, checkpoint, now)?;
         let t = self.write_riders(t, &riders, now)?;
         if t.flush_needed {
@@ -420,7 +419,6 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         let spilled = spilled && !crate::mutant!("mutant-spilled-commit-by-batch");
         let reason = checkpoint.or(spilled.then_some(CheckpointReason::Spilled));
-        self.group_riders = riders.clone();
         let t = self.fsync_submit_decided(ino, false, reason, now).and_then(|t| self.write_riders(t, &riders, now))?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
@@ -540,7 +538,11 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok((Some(reason), Vec::new()));
         }
         Ok(match self.riders(ino, FileType::Regular)? {
-            Ok(riders) => (Some(None), riders),
+            Ok(riders) => {
+                // Counted into the group of the commit's records when they are written.
+                self.group_riders = riders.clone();
+                (Some(None), riders)
+            }
             Err(r) => (Some(Some(r)), Vec::new()),
         })
     }

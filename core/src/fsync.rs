@@ -102,6 +102,18 @@ impl<D: BlockDevice> Filesystem<D> {
                     Err(r) => (Some(r), Vec::new()),
                 },
             };
+            // Riders with no record to write would have no record node to carry their group:
+            // each batch would stand alone and a crash could keep some of them. A checkpoint
+            // makes them durable together (the directory fsync's promise without records).
+            let (reason, riders) = if reason.is_none()
+                && kind == FileType::Directory
+                && !riders.is_empty()
+                && fs.since_cp.ns_unwritten().0.is_empty()
+            {
+                (Some(CheckpointReason::Directory), Vec::new())
+            } else {
+                (reason, riders)
+            };
             if reason.is_none() && kind == FileType::Directory {
                 if crate::mutant!("mutant-dir-fsync-no-records") {
                     return Ok(FsyncTicket { flush_needed: true });

@@ -194,7 +194,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
-        self.apply_steps(&chain, steps, &mut report)?;
+        self.apply_steps(&chain, &steps, &mut report)?;
         if (report.batches_applied == 0 && report.records_applied == 0) || self.read_only {
             // Nothing recovered references the chain (or nothing will be written): its blocks
             // are garbage the mount's checkpoint makes stale (a new version), and no free
@@ -211,6 +211,15 @@ impl<D: BlockDevice> Filesystem<D> {
         let addrs: Vec<BlockAddr> = chain.iter().map(|n| n.addr).collect();
         self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs);
         Ok(report)
+    }
+
+    /// False when `steps[k]` starts a group (a record node after anything but a record node
+    /// tagged "more follow") that is not whole ([`Self::group_complete`]).
+    fn group_whole_from(&mut self, chain: &[ChainNode], steps: &[Step], k: usize) -> Result<bool> {
+        let Step::Records(_) = steps[k] else { return Ok(true) };
+        let more = |p: usize| nsrec::group_tag(&chain[p].block) == nsrec::GROUP_MORE;
+        let starts = k == 0 || !matches!(steps[k - 1], Step::Records(p) if more(p));
+        Ok(!starts || crate::mutant!("mutant-nsrec-no-group") || self.group_complete(chain, &steps[k..])?)
     }
 
     /// Whether the group that starts at `steps[0]` (a record node) is whole: its record
@@ -250,7 +259,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// operations, each complete batch as [`Self::apply_batch`] does. A record that cannot
     /// apply is damage: no record after it is applied, and no later batch of an inode it or
     /// a later record names (its name, its very existence may be wrong).
-    fn apply_steps(&mut self, chain: &[ChainNode], steps: Vec<Step>, report: &mut RecoveryReport) -> Result<()> {
+    fn apply_steps(&mut self, chain: &[ChainNode], steps: &[Step], report: &mut RecoveryReport) -> Result<()> {
         let orphans: BTreeSet<Ino> = self.cp.orphans.iter().copied().collect();
         let mut failed: BTreeSet<Ino> = BTreeSet::new();
         let mut records_ok = true;
@@ -259,13 +268,9 @@ impl<D: BlockDevice> Filesystem<D> {
         for (k, step) in steps.iter().enumerate() {
             // A group (an fsync's record nodes and the batches it wrote after them) applies
             // whole or not at all: checked at its first record node, before any of it.
-            if let Step::Records(_) = step {
-                let more = |p: usize| nsrec::group_tag(&chain[p].block) == nsrec::GROUP_MORE;
-                let starts = k == 0 || !matches!(steps[k - 1], Step::Records(p) if more(p));
-                if starts && !crate::mutant!("mutant-nsrec-no-group") && !self.group_complete(chain, &steps[k..])? {
-                    // The chain ends before the group, as at a torn record node.
-                    break;
-                }
+            if !self.group_whole_from(chain, steps, k)? {
+                // The chain ends before the group, as at a torn record node.
+                break;
             }
             let step = step.clone();
             match step {
