@@ -538,7 +538,11 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok((Some(reason), Vec::new()));
         }
         Ok(match self.riders(ino, FileType::Regular)? {
-            Ok(riders) => (Some(None), riders),
+            Ok(riders) => {
+                // Counted into the group of the commit's records when they are written.
+                self.group_riders = riders.clone();
+                (Some(None), riders)
+            }
             Err(r) => (Some(Some(r)), Vec::new()),
         })
     }

@@ -333,6 +333,10 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) ns_records: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
+    /// The riders of the fsync (or atomic commit) being written (`fsync::riders`): set
+    /// before its records are written, whose last node counts their batches
+    /// (`nschain::write_pending_records`); emptied by `fsync::write_riders`.
+    pub(crate) group_riders: Vec<Ino>,
     /// Each directory's parent, as its inode records it, for the walks up the tree
     /// (`walk_up`): see `parents.rs`.
     pub(crate) dir_parents: crate::parents::DirParents,
@@ -491,6 +495,7 @@ impl<D: BlockDevice> Filesystem<D> {
             now_sec: now.sec.max(0) as u64,
             prealloc,
             atomic: BTreeMap::new(),
+            group_riders: Vec::new(),
             gc_cold: BTreeSet::new(),
             gc_kept_crcs: BTreeMap::new(),
             dentry_cache: Default::default(),

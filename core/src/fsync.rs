@@ -102,15 +102,29 @@ impl<D: BlockDevice> Filesystem<D> {
                     Err(r) => (Some(r), Vec::new()),
                 },
             };
+            // Riders with no record to write would have no record node to carry their group:
+            // each batch would stand alone and a crash could keep some of them. A checkpoint
+            // makes them durable together (the directory fsync's promise without records).
+            let (reason, riders) = if reason.is_none()
+                && kind == FileType::Directory
+                && !riders.is_empty()
+                && fs.since_cp.ns_unwritten().0.is_empty()
+            {
+                (Some(CheckpointReason::Directory), Vec::new())
+            } else {
+                (reason, riders)
+            };
             if reason.is_none() && kind == FileType::Directory {
                 if crate::mutant!("mutant-dir-fsync-no-records") {
                     return Ok(FsyncTicket { flush_needed: true });
                 }
                 // Namespace records carry a directory's entries: write them, no batch of
                 // its own; the changed files ride along (the whole tree, as a checkpoint).
+                fs.group_riders = riders.clone();
                 let t = fs.fsync_records_only(now)?;
                 return fs.write_riders(t, &riders, now);
             }
+            fs.group_riders = riders.clone();
             let t = fs.fsync_submit_decided(ino, datasync, reason, now)?;
             fs.write_riders(t, &riders, now)
         });
@@ -156,7 +170,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.make_room_for_chains(now)?;
             return Ok(FsyncTicket { flush_needed: false });
         }
-        match self.write_batch(ino) {
+        match self.write_batch(ino, true) {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
             Err(e) => self.fail(e),
         }
@@ -178,7 +192,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.make_room_for_chains(now)?;
             return Ok(FsyncTicket { flush_needed: false });
         }
-        match self.write_pending_records() {
+        match self.write_pending_records(false) {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
             Err(e) => self.fail(e),
         }
@@ -253,11 +267,11 @@ impl<D: BlockDevice> Filesystem<D> {
     /// checkpoint made clean since the decision are skipped.
     pub(crate) fn write_riders(&mut self, t: FsyncTicket, riders: &[Ino], now: Timestamp) -> Result<FsyncTicket> {
         if !t.flush_needed {
+            self.group_riders.clear();
             return Ok(t);
         }
         for &c in riders {
-            let has_data = self.data.range((c, 0)..=(c, u64::MAX)).next().is_some();
-            if !has_data && self.dirty_nodes_of(c).is_empty() {
+            if !self.rider_changed(c) {
                 continue;
             }
             if !self.recovery_room_ok(c) {
@@ -267,12 +281,19 @@ impl<D: BlockDevice> Filesystem<D> {
                 self.make_room_for_chains(now)?;
                 return Ok(FsyncTicket { flush_needed: false });
             }
-            if let Err(e) = self.write_batch(c) {
+            if let Err(e) = self.write_batch(c, false) {
                 return self.fail(e);
             }
             self.stats.fsync_riders += 1;
         }
+        self.group_riders.clear();
         Ok(t)
+    }
+
+    /// Whether rider `c` still has something to write (a checkpoint since the decision may
+    /// have written it): the same test counts the group's batches and writes them.
+    pub(crate) fn rider_changed(&self, c: Ino) -> bool {
+        self.data.range((c, 0)..=(c, u64::MAX)).next().is_some() || !self.dirty_nodes_of(c).is_empty()
     }
 
     /// Free segments a roll-forward needs at mount for a chain over `nodes` distinct nodes,
@@ -542,12 +563,14 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Writes one batch for `ino`: data, then direct and xattr nodes, then the inode with
     /// the fsync mark. Indirect nodes stay dirty in memory: recovery rebuilds the path to
     /// each direct node from the node's footer, so they are written by the next checkpoint.
-    pub(crate) fn write_batch(&mut self, ino: Ino) -> Result<()> {
+    /// `own`: the fsync's own batch (its records, if any, are written first and count it in
+    /// their group), not a rider's.
+    pub(crate) fn write_batch(&mut self, ino: Ino, own: bool) -> Result<()> {
         // 0. The namespace records made before the batch, ahead of it in the chain (roll-
         // forward replays them first: the batch's inode may be one they create).
         let records_late = crate::mutant!("mutant-nsrec-batch-before-records");
         if !records_late {
-            self.write_pending_records()?;
+            self.write_pending_records(own)?;
         }
         // 1. Data, recording each block's CRC by (holder node, index).
         let data_crcs = self.write_batch_data(ino)?;
@@ -591,7 +614,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.since_cp.batch_written(ino);
         if records_late {
-            self.write_pending_records()?;
+            self.write_pending_records(own)?;
         }
         // Postcondition: the batch took all of the file's dirty data (a block left behind
         // would be acknowledged as durable and lost by a crash) and every dirty node of it

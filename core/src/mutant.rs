@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 34] = [
+pub const NAMES: [&str; 35] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -53,6 +53,7 @@ pub const NAMES: [&str; 34] = [
     "mutant-nsrec-batch-before-records",
     "mutant-dir-fsync-no-records",
     "mutant-no-riders",
+    "mutant-nsrec-no-group",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

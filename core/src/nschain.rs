@@ -60,12 +60,18 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Writes every record not yet in the chain as record nodes in the warm node log (a
     /// failure is a failed write: the caller shuts down).
-    pub(crate) fn write_pending_records(&mut self) -> Result<()> {
+    /// `own`: the fsync's own batch follows the records (its group counts it, with the
+    /// riders in `group_riders` that still have something to write).
+    pub(crate) fn write_pending_records(&mut self, own: bool) -> Result<()> {
         if !self.records_in_chain() {
             return Ok(());
         }
         let (recs, first) = self.since_cp.ns_unwritten();
         let recs: Vec<NsRecord> = recs.to_vec();
+        // The group: the record nodes written here and the batches the fsync writes after
+        // them, which roll-forward applies whole or not at all (recovery.rs).
+        let riders = self.group_riders.iter().filter(|&&c| self.rider_changed(c)).count() as u32;
+        let batches = own as u32 + if crate::mutant!("mutant-nsrec-no-group") { 0 } else { riders };
         let mut done = 0usize;
         // Bounded: every node takes at least one record (every kept record is expressible
         // while the list is complete, which the caller checked).
@@ -75,6 +81,8 @@ impl<D: BlockDevice> Filesystem<D> {
             if n == 0 {
                 return Err(Error::Invalid("a namespace record no node can carry"));
             }
+            let tag = if done + n < recs.len() { nsrec::GROUP_MORE } else { 1 + batches };
+            nsrec::set_group_tag(&mut b, tag);
             self.write_record_node(&mut b)?;
             self.since_cp.ns_records_written(n, n as u64 * RECORD_REPLAY_BLOCKS);
             self.stats.ns_records_written += n as u64;

@@ -287,7 +287,7 @@ pub fn pack(b: &mut Block, records: &[NsRecord], first_seq: u32) -> usize {
     count
 }
 
-/// Makes `b`'s footer a record node's: `nid` 0, `ino` 0, type [`NODE_TYPE_RECORD`], no
+/// Makes `b`'s footer a record node's: `nid` 0, `ino` 0 (the group tag, [`set_group_tag`]), type [`NODE_TYPE_RECORD`], no
 /// flags, `ofs` 0 (the log fields are set when the node is sealed for its write). The
 /// `NodeType` enum does not name the type: no reader through the NAT may accept one.
 pub fn init_record_footer(b: &mut Block) {
@@ -296,11 +296,28 @@ pub fn init_record_footer(b: &mut Block) {
     b[off..off + 4].copy_from_slice(&((NODE_TYPE_RECORD as u32) << 8).to_le_bytes());
 }
 
-/// Whether block `b`'s footer says record node (nid and ino 0, type 5). Its CRC, version
-/// and chain position are the chain walk's to check, as for every node of the chain.
+/// Whether block `b`'s footer says record node (nid 0, type 5; its `ino` is the group tag).
+/// Its CRC, version and chain position are the chain walk's to check, as for every node of
+/// the chain.
 pub fn is_record_node(b: &Block) -> bool {
     let flags = u32::from_le_bytes(b[node::FOOTER_OFF_FLAGS..node::FOOTER_OFF_FLAGS + 4].try_into().unwrap());
-    ((flags >> 8) & 0xff) as u8 == NODE_TYPE_RECORD && node::footer_nid(b) == 0 && node::footer_ino(b) == 0
+    ((flags >> 8) & 0xff) as u8 == NODE_TYPE_RECORD && node::footer_nid(b) == 0
+}
+
+/// Group tag of a record node that more record nodes of the same fsync follow (FORMAT.md,
+/// *Record node*): its records apply only with the whole group.
+pub const GROUP_MORE: u32 = u32::MAX;
+
+/// A record node's group tag (its footer's `ino`): 0, no group (the node stands alone);
+/// [`GROUP_MORE`]; else `1 + G`, the last record node of an fsync, after which G batches of
+/// the same fsync follow and must all be complete for the group's records to apply.
+pub fn group_tag(b: &Block) -> u32 {
+    node::footer_ino(b)
+}
+
+/// Sets record node `b`'s group tag ([`group_tag`]), before it is sealed.
+pub fn set_group_tag(b: &mut Block, tag: u32) {
+    b[node::FOOTER_OFF_INO..node::FOOTER_OFF_INO + 4].copy_from_slice(&tag.to_le_bytes());
 }
 
 /// A record node read back: the number of its first record and its records, in order.

@@ -41,6 +41,7 @@
 //! | unlink, rmdir and a create reusing the name, then the directory fsync'd | the records | the old file gone and the new one there, or the checkpoint's names |
 //! | a batch whose records came after it (`mutant-nsrec-batch-before-records`) | a batch of an inode no record made yet | the batch rejected: a fsync'd file loses its data (the mutant's failure) |
 //! | torn or stale record node, or one whose `first_seq` leaves a gap | CRC, version or number wrong | chain ends before it |
+//! | crash during an fsync that writes records and batches after them (a file renamed over another without its own fsync, then a directory fsync) | a group whose record nodes or batches are not all complete | chain ends before the group: the checkpoint's tree or the whole new one, never the renamed file empty (`rename_over_without_fsync_then_directory_fsync_is_all_or_nothing_at_every_crash_point`) |
 //! | record node that passes its CRC and version but does not decode (damage, not a crash) | the decoder's reason | mount fails naming the block; fsck reports it, `fsck --repair` drops the chain (`a_sealed_record_node_that_does_not_decode_fails_the_mount_naming_its_block`) |
 //! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
@@ -86,6 +87,7 @@ struct ChainNode {
 }
 
 /// One step of the roll-forward, in chain order.
+#[derive(Clone)]
 enum Step {
     /// The records of the record node at this chain index.
     Records(usize),
@@ -192,7 +194,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
             }
         }
-        self.apply_steps(&chain, steps, &mut report)?;
+        self.apply_steps(&chain, &steps, &mut report)?;
         if (report.batches_applied == 0 && report.records_applied == 0) || self.read_only {
             // Nothing recovered references the chain (or nothing will be written): its blocks
             // are garbage the mount's checkpoint makes stale (a new version), and no free
@@ -211,17 +213,66 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(report)
     }
 
+    /// False when `steps[k]` starts a group (a record node after anything but a record node
+    /// tagged "more follow") that is not whole ([`Self::group_complete`]).
+    fn group_whole_from(&mut self, chain: &[ChainNode], steps: &[Step], k: usize) -> Result<bool> {
+        let Step::Records(_) = steps[k] else { return Ok(true) };
+        let more = |p: usize| nsrec::group_tag(&chain[p].block) == nsrec::GROUP_MORE;
+        let starts = k == 0 || !matches!(steps[k - 1], Step::Records(p) if more(p));
+        Ok(!starts || crate::mutant!("mutant-nsrec-no-group") || self.group_complete(chain, &steps[k..])?)
+    }
+
+    /// Whether the group that starts at `steps[0]` (a record node) is whole: its record
+    /// nodes up to the one whose tag is not [`nsrec::GROUP_MORE`] are in the chain, and the
+    /// G batches that tag counts follow, each complete (fsync-marked, its data verifying
+    /// against the tree before the group: a group's records change names, never a file's
+    /// block pointers). A record node tagged 0 stands alone. Reads the batches' data.
+    fn group_complete(&mut self, chain: &[ChainNode], steps: &[Step]) -> Result<bool> {
+        let mut k = 0;
+        // Bounded by the steps.
+        let batches = loop {
+            let Some(Step::Records(i)) = steps.get(k) else { return Ok(false) };
+            let tag = nsrec::group_tag(&chain[*i].block);
+            k += 1;
+            if tag != nsrec::GROUP_MORE {
+                break tag.saturating_sub(1) as usize;
+            }
+        };
+        if steps[k..].len() < batches {
+            return Ok(false);
+        }
+        for step in &steps[k..k + batches] {
+            let Step::Batch(ino, idxs) = step else { return Ok(false) };
+            let nodes: Vec<&ChainNode> = idxs.iter().map(|&j| &chain[j]).collect();
+            let Some(last) = nodes.last() else { return Ok(false) };
+            let exists = self.check_ino(*ino).is_ok();
+            let trunc = inode::trunc_block(&last.block);
+            let Some(changes) = self.batch_changes(*ino, &nodes, exists, trunc)? else { return Ok(false) };
+            if !self.batch_data_verifies(&last.block, &changes)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Applies the steps in chain order: each record node's records through namei's own
     /// operations, each complete batch as [`Self::apply_batch`] does. A record that cannot
     /// apply is damage: no record after it is applied, and no later batch of an inode it or
     /// a later record names (its name, its very existence may be wrong).
-    fn apply_steps(&mut self, chain: &[ChainNode], steps: Vec<Step>, report: &mut RecoveryReport) -> Result<()> {
+    fn apply_steps(&mut self, chain: &[ChainNode], steps: &[Step], report: &mut RecoveryReport) -> Result<()> {
         let orphans: BTreeSet<Ino> = self.cp.orphans.iter().copied().collect();
         let mut failed: BTreeSet<Ino> = BTreeSet::new();
         let mut records_ok = true;
         // Records the chain holds so far (numbered from 0 without a gap: the walk checked).
         let mut records_before = 0u64;
-        for step in steps {
+        for (k, step) in steps.iter().enumerate() {
+            // A group (an fsync's record nodes and the batches it wrote after them) applies
+            // whole or not at all: checked at its first record node, before any of it.
+            if !self.group_whole_from(chain, steps, k)? {
+                // The chain ends before the group, as at a torn record node.
+                break;
+            }
+            let step = step.clone();
             match step {
                 Step::Records(i) => {
                     records_before += chain[i].records.as_ref().map_or(0, |r| r.len() as u64);

@@ -1125,14 +1125,23 @@ fn record_node_encoder_matches_the_doc() {
     );
     let n2 = r2 + span(&d, "Namespace record");
     assert_eq!(&b[n2..n2 + 3], b"xyz", "first name, then the target name");
-    // The footer of a record node: nid 0, ino 0, type 5, ofs 0.
+    // The footer of a record node: nid 0, type 5, ofs 0, and the group tag in `ino` (0 as
+    // packed; FORMAT.md's values of the tag, and where the writer puts it).
     d.expect(
         &b[..],
         0,
         "Node footer",
         &[("nid", 0), ("ino", 0), ("flags", (nsrec::NODE_TYPE_RECORD as u64) << 8), ("ofs", 0)],
     );
-    assert!(flat().contains("its footer has `nid` 0, `ino` 0, type 5, `ofs` 0"));
+    assert!(
+        flat().contains("its footer has `nid` 0, type 5, `ofs` 0, the flags byte 0, and in `ino` its **group tag**")
+    );
+    assert_eq!(nsrec::GROUP_MORE, 0xFFFF_FFFF, "FORMAT.md states 0xFFFFFFFF");
+    assert!(flat().contains("has tag `0xFFFFFFFF`"));
+    let mut tagged = b.clone();
+    nsrec::set_group_tag(&mut tagged, 7);
+    d.expect(&tagged[..], 0, "Node footer", &[("ino", 7)]);
+    assert_eq!(nsrec::group_tag(&tagged), 7);
     assert_eq!(nsrec::RECORD_SYMLINK_TARGET_MAX, 3737, "FORMAT.md states 3,737");
     assert!(flat().contains("1..3737"));
     let back = nsrec::decode(&b, 99).unwrap();

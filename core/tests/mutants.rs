@@ -35,6 +35,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-nsrec-batch-before-records", "nsrec_recovery"),
     ("mutant-dir-fsync-no-records", "nsrec_recovery"),
     ("mutant-no-riders", "nsrec_recovery"),
+    ("mutant-nsrec-no-group", "nsrec_recovery"),
 ];
 
 #[test]

@@ -619,3 +619,28 @@ fn an_fsync_that_writes_a_rename_record_carries_the_renamed_files_data() {
         assert_eq!(&b[..n], b"new contents, longer", "the renamed file under its new name");
     }
 }
+
+/// ALICE's `rename-bad` at every crash point of the directory fsync: a file written and
+/// renamed over another without an fsync of its own. The fsync's records and its riders'
+/// batches are one group, applied whole or not at all: every crash shows the old contents
+/// under the name or the new ones, never an empty file (the new inode's state when the
+/// rename's record alone is replayed). Fails with `mutant-nsrec-no-group`.
+#[test]
+fn rename_over_without_fsync_then_directory_fsync_is_all_or_nothing_at_every_crash_point() {
+    fn ops(fs: &mut Fs, s: &mut Vec<Tree>) -> (Ino, usize) {
+        let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+        let old = fs.create(d, b"file", 0o644, C, t(1)).unwrap().ino;
+        fs.write(old, 0, b"old contents", t(1)).unwrap();
+        fs.sync(t(1)).unwrap();
+        s.push(snapshot(fs));
+        let tmp = fs.create(d, b"tmp", 0o644, C, t(2)).unwrap().ino;
+        s.push(snapshot(fs));
+        fs.write(tmp, 0, &[7u8; 6000], t(2)).unwrap();
+        s.push(snapshot(fs));
+        fs.rename(d, b"tmp", d, b"file", RenameFlags::empty(), t(3)).unwrap();
+        s.push(snapshot(fs));
+        (d, 0)
+    }
+    let n = every_crash_point(ops);
+    assert!(n > 4);
+}

@@ -40,9 +40,8 @@ pub struct MkfsArgs {
 /// What `rollfs mkfs` makes without `-O`: directories v2 (per-directory hash keys,
 /// overflowing buckets) unless `-O nodirv2`; fallocate's reservations kept on disk unless
 /// `-O noprealloc`; small files' bytes in their inodes unless `-O noinline`; namespace
-/// records in the fsync chain only with `-O nsrec` (off by default: a crash during a
-/// directory fsync on such an image may show a renamed file's new name before its data,
-/// see DESIGN.md, *Namespace records in the chain*). (The core's `MkfsOptions::default()` is format 2 with every part
+/// records in the fsync chain only with `-O nsrec` (off by default until explored further:
+/// DESIGN.md, *Namespace records in the chain*, "What still keeps it off"). (The core's `MkfsOptions::default()` is format 2 with every part
 /// off: what older binaries read.)
 pub(crate) fn mkfs_defaults() -> MkfsOptions {
     MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ..MkfsOptions::default() }

@@ -63,9 +63,8 @@ enum Cmd {
         /// image older binaries can mount (default `inline`: a file of at most 3,656 bytes
         /// keeps them in its inode); `nsrec` writes namespace records in the fsync chain, so
         /// that an fsync that needs names durable (a directory's, a renamed or linked file's)
-        /// writes no checkpoint (off by default: a crash during a directory fsync may show a
-        /// renamed file's new name before its data; an image with it is refused by older
-        /// binaries).
+        /// writes no checkpoint (off by default until explored further; an image with it is
+        /// refused by older binaries).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
         /// Populate the new filesystem with a copy of DIR: files (holes kept), directories,

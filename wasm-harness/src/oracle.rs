@@ -227,11 +227,23 @@ fn reservation_verdict(
     })
 }
 
-/// True when the window holds an fsync-class operation (whose roll-forward may recover a
-/// tree that is no single model state).
+/// True when the window holds an fsync-class operation of a file (whose roll-forward may
+/// recover a tree that is no single model state). A directory's fsync is not one: it makes
+/// the whole tree durable or nothing (a checkpoint; with namespace records, one group of
+/// records and batches that recovery applies whole), so a window whose only fsyncs are
+/// directories' that did not fail must recover to a model state exactly. (One that failed,
+/// an injected EIO, may have left part of its writes: the names of operations that had
+/// succeeded before it.)
 pub(crate) fn window_has_fsync(run: &Run, lo: usize, hi: usize) -> bool {
-    (lo + 1..=hi.min(run.ops.len().saturating_sub(1)))
-        .any(|k| run.ops[k].as_ref().is_some_and(|(op, _)| op.fsync_target().is_some()))
+    (lo + 1..=hi.min(run.ops.len().saturating_sub(1))).any(|k| {
+        run.ops[k].as_ref().is_some_and(|(op, _)| {
+            op.fsync_target().is_some_and(|p| {
+                let dir =
+                    run.states.get(k).and_then(|s| s.entries.get(p)).is_some_and(|e| e.kind == crate::model::KIND_DIR);
+                !dir || !run.records.get(k).is_some_and(|r| r.ok)
+            })
+        })
+    })
 }
 
 /// The model states a crash at trace point `c` may recover to (indices into
