@@ -283,7 +283,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // A checkpoint made for room below only clears what the decision looks at, so it
         // stays true (at worst one checkpoint more).
         let late = crate::mutant!("mutant-eio-change-before-read");
-        let (checkpoint, riders) = if late { (None, Vec::new()) } else { self.commit_decision(ino)? };
+        let checkpoint = if late { None } else { self.commit_decision(ino)? };
         // Phase 1: everything that can fail for lack of room, before anything visible
         // changes (a checkpoint in here never sees staged blocks: they are not in the
         // write-back cache yet). Room for the data and the tree nodes the commit adds,
@@ -335,7 +335,7 @@ impl<D: BlockDevice> Filesystem<D> {
             None => self.commit_checkpoint_reason(ino)?,
         };
         let t = self.fsync_submit_decided(ino, false, checkpoint, now)?;
-        let t = self.write_riders(t, &riders, now)?;
+        let t = self.write_riders(t, now)?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
         }
@@ -354,7 +354,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // room below only clears what the decision looks at, so it stays true (at worst one
         // checkpoint more).
         let late = crate::mutant!("mutant-eio-change-before-read");
-        let (checkpoint, riders) = if late { (None, Vec::new()) } else { self.commit_decision(ino)? };
+        let checkpoint = if late { None } else { self.commit_decision(ino)? };
         // Phase 1: everything that can fail, before anything changes. The staged blocks
         // and where they are (reads the session inode's tree), room and node ids for the
         // file's tree nodes the commit adds, then those nodes, mapped empty (a reader sees
@@ -419,7 +419,7 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         let spilled = spilled && !crate::mutant!("mutant-spilled-commit-by-batch");
         let reason = checkpoint.or(spilled.then_some(CheckpointReason::Spilled));
-        let t = self.fsync_submit_decided(ino, false, reason, now).and_then(|t| self.write_riders(t, &riders, now))?;
+        let t = self.fsync_submit_decided(ino, false, reason, now).and_then(|t| self.write_riders(t, now))?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
         }
@@ -531,19 +531,19 @@ impl<D: BlockDevice> Filesystem<D> {
     /// checkpoint. Reads the file's ancestors; changes nothing.
     /// What a commit of `ino` decides before it changes anything: why it must checkpoint
     /// (if it must), and the other files whose batches ride with its records
-    /// ([`Filesystem::riders`]; a rider that needs a checkpoint makes the commit one).
-    fn commit_decision(&mut self, ino: Ino) -> Result<(Option<Option<CheckpointReason>>, Vec<Ino>)> {
+    /// ([`Filesystem::riders`], kept in `group_riders` for the records' group and
+    /// [`Filesystem::write_riders`]; a rider that needs a checkpoint makes the commit one).
+    fn commit_decision(&mut self, ino: Ino) -> Result<Option<Option<CheckpointReason>>> {
         let reason = self.commit_checkpoint_reason(ino)?;
         if reason.is_some() {
-            return Ok((Some(reason), Vec::new()));
+            return Ok(Some(reason));
         }
         Ok(match self.riders(ino, FileType::Regular)? {
             Ok(riders) => {
-                // Counted into the group of the commit's records when they are written.
-                self.group_riders = riders.clone();
-                (Some(None), riders)
+                self.group_riders = riders;
+                Some(None)
             }
-            Err(r) => (Some(Some(r)), Vec::new()),
+            Err(r) => Some(Some(r)),
         })
     }
 

@@ -120,13 +120,13 @@ impl<D: BlockDevice> Filesystem<D> {
                 }
                 // Namespace records carry a directory's entries: write them, no batch of
                 // its own; the changed files ride along (the whole tree, as a checkpoint).
-                fs.group_riders = riders.clone();
+                fs.group_riders = riders;
                 let t = fs.fsync_records_only(now)?;
-                return fs.write_riders(t, &riders, now);
+                return fs.write_riders(t, now);
             }
-            fs.group_riders = riders.clone();
+            fs.group_riders = riders;
             let t = fs.fsync_submit_decided(ino, datasync, reason, now)?;
-            fs.write_riders(t, &riders, now)
+            fs.write_riders(t, now)
         });
         self.shrink_node_cache();
         r
@@ -162,13 +162,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return self.fsync_records_only(now);
         }
         if !self.recovery_room_ok(ino) {
-            // The chain would outgrow the room its roll-forward is promised: a checkpoint
-            // serves this fsync (and empties the chain) while there is still room for one.
-            self.stats.recovery_reserve_fallbacks += 1;
-            self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
-            self.checkpoint(false, now)?;
-            self.make_room_for_chains(now)?;
-            return Ok(FsyncTicket { flush_needed: false });
+            return self.checkpoint_for_recovery_room(now);
         }
         match self.write_batch(ino, true) {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
@@ -186,11 +180,7 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok(FsyncTicket { flush_needed: true });
         }
         if !self.room_for_batch(0, 0, false) && !crate::mutant!("mutant-no-recovery-reserve") {
-            self.stats.recovery_reserve_fallbacks += 1;
-            self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
-            self.checkpoint(false, now)?;
-            self.make_room_for_chains(now)?;
-            return Ok(FsyncTicket { flush_needed: false });
+            return self.checkpoint_for_recovery_room(now);
         }
         match self.write_pending_records(false) {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
@@ -266,33 +256,41 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(Ok(riders))
     }
 
-    /// Appends the batches of `riders` ([`Self::riders`]) after an fsync's own (`t`: nothing
-    /// to do when a checkpoint served it, which made them durable too); a rider the
-    /// recovery reserve cannot take makes the fsync a checkpoint instead. Riders a
-    /// checkpoint made clean since the decision are skipped.
-    pub(crate) fn write_riders(&mut self, t: FsyncTicket, riders: &[Ino], now: Timestamp) -> Result<FsyncTicket> {
+    /// Appends the batches of the riders the fsync decided on ([`Self::riders`], kept in
+    /// `group_riders` from the decision on, so that the records' group counts them) after
+    /// an fsync's own (`t`: nothing to do when a checkpoint served it, which made them
+    /// durable too); a rider the recovery reserve cannot take makes the fsync a checkpoint
+    /// instead. Riders a checkpoint made clean since the decision are skipped. Leaves
+    /// `group_riders` empty.
+    pub(crate) fn write_riders(&mut self, t: FsyncTicket, now: Timestamp) -> Result<FsyncTicket> {
+        let riders = core::mem::take(&mut self.group_riders);
         if !t.flush_needed {
-            self.group_riders.clear();
             return Ok(t);
         }
-        for &c in riders {
+        for c in riders {
             if !self.rider_changed(c) {
                 continue;
             }
             if !self.recovery_room_ok(c) {
-                self.stats.recovery_reserve_fallbacks += 1;
-                self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
-                self.checkpoint(false, now)?;
-                self.make_room_for_chains(now)?;
-                return Ok(FsyncTicket { flush_needed: false });
+                return self.checkpoint_for_recovery_room(now);
             }
             if let Err(e) = self.write_batch(c, false) {
                 return self.fail(e);
             }
             self.stats.fsync_riders += 1;
         }
-        self.group_riders.clear();
         Ok(t)
+    }
+
+    /// The chain would outgrow the room its roll-forward is promised: a checkpoint serves
+    /// the fsync instead (and empties the chain) while there is still room for one, and a
+    /// cleaning round follows if even an empty chain's recovery would not find its room.
+    fn checkpoint_for_recovery_room(&mut self, now: Timestamp) -> Result<FsyncTicket> {
+        self.stats.recovery_reserve_fallbacks += 1;
+        self.count_checkpoint_reason(CheckpointReason::RecoveryRoom);
+        self.checkpoint(false, now)?;
+        self.make_room_for_chains(now)?;
+        Ok(FsyncTicket { flush_needed: false })
     }
 
     /// Whether rider `c` still has something to write (a checkpoint since the decision may

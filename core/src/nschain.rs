@@ -109,7 +109,9 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Roll-forward: applies one record on the tree recovered so far. Ok(false): it cannot
     /// apply (damage: its name taken, its source missing or another inode), and nothing
-    /// changed. An I/O error is returned (the mount fails).
+    /// changed. A failed read, a damaged block or no room ([`does_not_apply`] is false) is
+    /// returned: the mount fails naming it, rather than dropping this record and every
+    /// fsync after it without a word.
     pub(crate) fn replay_record(&mut self, r: &NsRecord) -> Result<bool> {
         // A read-only mount rolls forward in memory too: the operations' own refusal of a
         // read-only filesystem is lifted while they replay (recovery writes nothing itself).
@@ -143,8 +145,8 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         match r {
             Ok(()) => Ok(true),
-            Err(e @ Error::Io { .. }) => Err(e),
-            Err(_) => Ok(false),
+            Err(e) if does_not_apply(&e) => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
@@ -209,5 +211,37 @@ impl<D: BlockDevice> Filesystem<D> {
             self.write_fill(ino, 0, &attrs.target, time)?;
         }
         Ok(())
+    }
+}
+
+/// Whether a replayed operation's error says that its record does not apply on the tree
+/// recovered so far (the name taken or gone, the inode another, a type or flag that
+/// forbids it): the namespace's own refusals, which change nothing. Every other error is
+/// the device's or the image's (a read that failed, a block that fails its checksum, a data
+/// block that does not match, no room left where the recovery reserve should have kept
+/// it): swallowing one would drop the record and every fsync after it in silence, and it
+/// would come back on the next read anyway.
+fn does_not_apply(e: &Error) -> bool {
+    match e {
+        Error::NotFound
+        | Error::Exists
+        | Error::NotEmpty
+        | Error::NotDir
+        | Error::IsDir
+        | Error::NameTooLong
+        | Error::Invalid(_)
+        | Error::NotPermitted
+        | Error::TooManyLinks
+        | Error::FileTooBig
+        | Error::NoData
+        | Error::Range
+        | Error::NotSupported(_) => true,
+        Error::NoSpace
+        | Error::DirectoryFull
+        | Error::ReadOnly
+        | Error::ShutDown
+        | Error::Io { .. }
+        | Error::Corrupt { .. }
+        | Error::DataChecksum { .. } => false,
     }
 }

@@ -45,6 +45,7 @@
 //! | record node that passes its CRC and version but does not decode (damage, not a crash) | the decoder's reason | mount fails naming the block; fsck reports it, `fsck --repair` drops the chain (`a_sealed_record_node_that_does_not_decode_fails_the_mount_naming_its_block`) |
 //! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
+//! | a record whose replay meets a damaged or unreadable block (an inode failing its checksum, EIO) or finds no room | the block's error (`nschain::does_not_apply` is false) | mount fails naming the block (dropping the record would drop every later fsync in silence); `fsck --repair` then leaves a clean image (`a_damaged_block_met_by_a_replayed_record_fails_the_mount_naming_it`) |
 //!
 //! Recovery changes only memory until it writes one checkpoint. Before that checkpoint,
 //! every log's write position moves past what the chain and its claimed data occupy in its
