@@ -549,6 +549,59 @@ fn a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_rec
     assert!(common::limits::every_cut_of_mount_recovers(&img, &big, &check) > 0);
 }
 
+/// Review 50, F1: a directory fsync's group (its records, then the batch of a file renamed
+/// over another without its own fsync) followed in the chain by another file's batch,
+/// submitted before the flush (group commit). A crash loses one of those writes; the
+/// recovery mount, crashed at each of its writes, must never leave the renamed file's name
+/// without its contents. Recovery used to write its first node into the lost block's place
+/// (the chain's version, naming the next block), so after a crash during it the next walk
+/// crossed the gap and the other file's batch completed the group: the rename applied, the
+/// renamed file empty. Recovery writes in a fresh segment now; fails with
+/// `mutant-recovery-writes-at-the-gap`.
+#[test]
+fn a_crash_during_recovery_never_completes_a_group_across_the_lost_block() {
+    let big = common::limits::big_cache();
+    let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &big, t(0)).unwrap();
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let file = fs.create(d, b"file", 0o644, C, t(1)).unwrap().ino;
+    fs.write(file, 0, b"old contents", t(1)).unwrap();
+    let x = fs.create(1, b"x", 0o644, C, t(1)).unwrap().ino;
+    fs.write(x, 0, b"x, first", t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    // An fsync'd file recovery applies (so that recovery writes before its checkpoint).
+    let y = fs.create(1, b"y", 0o644, C, t(2)).unwrap().ino;
+    fs.write(y, 0, b"y, fsync'd", t(2)).unwrap();
+    fs.fsync(y, false, t(2)).unwrap();
+    let tmp = fs.create(d, b"tmp", 0o644, C, t(3)).unwrap().ino;
+    fs.write(tmp, 0, b"new contents, longer", t(3)).unwrap();
+    fs.rename(d, b"tmp", d, b"file", RenameFlags::empty(), t(3)).unwrap();
+    let t1 = fs.fsync_submit(d, false, t(4)).unwrap();
+    fs.write(x, 0, b"x, second", t(4)).unwrap();
+    let t2 = fs.fsync_submit(x, false, t(4)).unwrap();
+    assert!(t1.flush_needed && t2.flush_needed, "both fsyncs wrote to the chain");
+    let dev = fs.into_device();
+    let pending = dev.pending();
+    assert!(pending >= 3, "the group's record node and batch, then x's batch: {pending} writes");
+    let check = |fs: &mut Filesystem<MemDevice>| {
+        assert!(fs.lookup(1, b"y").is_ok(), "y was fsync'd");
+        let got = fs.lookup(d, b"file").expect("d/file").ino;
+        let a = fs.getattr(got).unwrap();
+        let mut b = vec![0u8; a.size as usize];
+        fs.read(got, 0, &mut b).unwrap();
+        assert!(
+            b == b"old contents" || (got == tmp && b == b"new contents, longer"),
+            "d/file (inode {got}) holds {:?}: neither the old file nor the renamed one whole",
+            String::from_utf8_lossy(&b)
+        );
+    };
+    let mut cuts = 0;
+    for lost in 0..pending {
+        let img = dev.crash(|i| i != lost);
+        cuts += common::limits::every_cut_of_mount_recovers(&img, &big, &check);
+    }
+    assert!(cuts > 0, "the recovery mounts wrote nothing");
+}
+
 /// Crash images of a run whose last fsync returned: only what was durable, and everything.
 fn after_return(fs: Fs) -> Vec<MemDevice> {
     let dev = fs.into_device();
