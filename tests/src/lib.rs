@@ -569,3 +569,15 @@ pub fn for_each_crash_state(
 pub fn log_point(log: &Path) -> u64 {
     rollfs::record::WriteLog::open(log).expect("open the write log").io().len() as u64
 }
+
+/// Makes the mount at `mnt` write a checkpoint: an fsync of its root directory after the
+/// root's own attributes changed (a chmod to the mode it has: its ctime moves). Namespace
+/// records carry names, not a directory's attributes, so that fsync checkpoints on every
+/// format; a plain directory fsync on an image with records (mkfs's default) writes records
+/// and the changed files' batches instead, and what it freed stays the checkpoint's.
+pub fn checkpoint(mnt: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(mnt).unwrap().permissions().mode() & 0o7777;
+    std::fs::set_permissions(mnt, std::fs::Permissions::from_mode(mode)).unwrap();
+    std::fs::File::open(mnt).unwrap().sync_all().unwrap();
+}
