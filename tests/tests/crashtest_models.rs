@@ -6,6 +6,8 @@
 //! and a reproducer that rebuilds the failing state; their fixed versions pass; under
 //! rollfs's own semantics (the default model) the bad ones pass too; under ext4-ordered
 //! only the pointer bug shows (auto_da_alloc and the journal hide the others, as on ext4).
+//! On a records image (`-O nsrec`) riders and groups are what keep them passing: without
+//! either (`mutant-no-riders`, `mutant-nsrec-no-group`) `rename-bad` fails.
 //! A model that treats every operation as persisted (`mutant-model-all-persisted`) lets
 //! every bad program pass: what finds the bugs is the model's rules.
 
@@ -88,13 +90,19 @@ fn posix_weak_finds_the_known_bugs_and_passes_their_fixes() {
     }
 }
 
+/// rollfs's own semantics make a directory fsync the whole tree durable on both formats:
+/// without namespace records (mkfs's default: a checkpoint) and with them (`-O nsrec`:
+/// records, then the changed files' batches, one group).
 #[test]
-fn the_bad_programs_pass_under_rollfs_semantics_and_ext4_shows_the_pointer_bug() {
+fn the_bad_programs_pass_under_rollfs_semantics_on_both_formats_and_ext4_shows_the_pointer_bug() {
     for bug in BUGS {
-        let o = crashtest(&rollfs_bin(), "rollfs", bug, "bad", &["--max-states", "300"], None);
-        let (states, ios, violations) = summary(&o);
-        eprintln!("{bug}-bad under rollfs: {states} crash states of {ios} I/Os");
-        assert_eq!((violations, o.status.code()), (0, Some(0)), "{}{}", stdout(&o), stderr(&o));
+        for format in [&[][..], &["-O", "nsrec"][..]] {
+            let args = [&["--max-states", "300"][..], format].concat();
+            let o = crashtest(&rollfs_bin(), "rollfs", bug, "bad", &args, None);
+            let (states, ios, violations) = summary(&o);
+            eprintln!("{bug}-bad under rollfs {format:?}: {states} crash states of {ios} I/Os");
+            assert_eq!((violations, o.status.code()), (0, Some(0)), "{}{}", stdout(&o), stderr(&o));
+        }
         let o = crashtest(&rollfs_bin(), "ext4-ordered", bug, "bad", &[], None);
         let (states, _, violations) = summary(&o);
         eprintln!("{bug}-bad under ext4-ordered: {violations} violations in {states} states");
@@ -105,6 +113,25 @@ fn the_bad_programs_pass_under_rollfs_semantics_and_ext4_shows_the_pointer_bug()
         assert_eq!(o.status.code(), want, "{bug}:\n{}{}", stdout(&o), stderr(&o));
     }
     let o = crashtest(&rollfs_bin(), "ext4-ordered", "pointer", "good", &[], None);
+    assert_eq!((summary(&o).2, o.status.code()), (0, Some(0)), "{}", stdout(&o));
+}
+
+/// What keeps `rename-bad` (write tmp, `mv tmp file`, `sync .`) whole on a records image:
+/// the riders (the directory fsync writes tmp's batch after the records) and the group
+/// (recovery applies the records only with every batch after them). Without either, a crash
+/// state shows `file` empty or short.
+#[test]
+fn without_riders_or_groups_a_directory_fsync_loses_the_renamed_files_data() {
+    let bin = rollfs_mutants_bin();
+    let args = ["--max-states", "300", "-O", "nsrec"];
+    for mutant in ["mutant-no-riders", "mutant-nsrec-no-group"] {
+        let o = crashtest(&bin, "rollfs", "rename", "bad", &args, Some(mutant));
+        let (states, _, violations) = summary(&o);
+        eprintln!("rename-bad under rollfs -O nsrec with {mutant}: {violations} violations in {states} states");
+        assert!(violations > 0 && o.status.code() == Some(1), "{mutant} not caught:\n{}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("file holds "), "{}", stdout(&o));
+    }
+    let o = crashtest(&bin, "rollfs", "rename", "bad", &args, None);
     assert_eq!((summary(&o).2, o.status.code()), (0, Some(0)), "{}", stdout(&o));
 }
 
