@@ -697,3 +697,57 @@ fn rename_over_without_fsync_then_directory_fsync_is_all_or_nothing_at_every_cra
     let n = every_crash_point(ops);
     assert!(n > 4);
 }
+
+/// Review 50, F2: records are written in order, so an fsync that writes them writes every
+/// user's, and a file's fsync rides the files they name. A file's fsync that needs none of
+/// them (its name unchanged since the checkpoint, no record naming it) writes its batch
+/// alone, as without records: another user's rename of a large file it never fsync'd costs
+/// it nothing. A new file's fsync still writes the records (its create is one of them), and
+/// the other user's file rides along. After a crash every fsync'd file is there with its
+/// data.
+#[test]
+fn a_files_fsync_that_needs_no_record_writes_none_and_no_rider() {
+    let big = common::limits::big_cache();
+    let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &big, t(0)).unwrap();
+    let home = fs.mkdir(1, b"home", 0o777, C, t(1)).unwrap().ino;
+    let mine = fs.create(1, b"mine", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    // The other user: a 1 MiB file, written, never fsync'd, renamed to a fresh name.
+    let u = Credentials { uid: 1000, gid: 1000 };
+    let theirs = fs.create(home, b"big0", 0o600, u, t(2)).unwrap().ino;
+    for i in 0..256u64 {
+        fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
+    }
+    fs.rename(home, b"big0", home, b"big1", RenameFlags::empty(), t(3)).unwrap();
+    let before = fs.stats();
+    fs.write(mine, 0, b"fsync'd alone", t(4)).unwrap();
+    fs.fsync(mine, false, t(4)).unwrap();
+    let after = fs.stats();
+    assert_eq!(after.checkpoints, before.checkpoints, "no checkpoint");
+    assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "no record written");
+    assert_eq!(after.fsync_riders, before.fsync_riders, "no rider");
+    assert!(
+        after.data_blocks_written - before.data_blocks_written <= 1,
+        "the other user's 256 blocks were written: {} data blocks",
+        after.data_blocks_written - before.data_blocks_written
+    );
+    // A new file's fsync needs its create record, written after the rename's: the renamed
+    // file rides (its name must never come back without its data).
+    let new = fs.create(1, b"new", 0o644, C, t(5)).unwrap().ino;
+    fs.write(new, 0, b"new and fsync'd", t(5)).unwrap();
+    fs.fsync(new, false, t(6)).unwrap();
+    let last = fs.stats();
+    assert!(last.ns_record_nodes_written > after.ns_record_nodes_written, "the create's record");
+    assert!(last.fsync_riders > after.fsync_riders, "the renamed file rode");
+    let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
+    let read = |fs: &mut Filesystem<MemDevice>, dir: Ino, name: &[u8]| {
+        let ino = fs.lookup(dir, name).unwrap().ino;
+        let mut b = vec![0u8; fs.getattr(ino).unwrap().size as usize];
+        fs.read(ino, 0, &mut b).unwrap();
+        b
+    };
+    assert_eq!(read(&mut fs, 1, b"mine"), b"fsync'd alone");
+    assert_eq!(read(&mut fs, 1, b"new"), b"new and fsync'd");
+    assert_eq!(read(&mut fs, home, b"big1"), vec![7u8; 1 << 20]);
+    assert!(fs.lookup(home, b"big0").is_err());
+}
