@@ -97,8 +97,9 @@ impl<D: BlockDevice> Filesystem<D> {
             let (reason, records) = fs.fsync_decision(ino, kind)?;
             let (reason, riders) = match reason {
                 Some(r) => (Some(r), Vec::new()),
-                // A file's fsync that writes no record names no rider either.
-                None if !records => (None, Vec::new()),
+                // A file's fsync that writes no record names no rider either (a directory's
+                // riders are the whole tree's changes, with records or without).
+                None if !records && kind != FileType::Directory => (None, Vec::new()),
                 None => match fs.riders(ino, kind)? {
                     Ok(riders) => (None, riders),
                     Err(r) => (Some(r), Vec::new()),
