@@ -214,9 +214,13 @@ impl<D: BlockDevice> Filesystem<D> {
     ///   the checkpoint, so it makes the whole tree durable as a checkpoint does (the
     ///   README's promise); a directory whose own attributes changed is a reason to
     ///   checkpoint;
-    /// - any other fsync: the changed files its unwritten records name (created, linked,
-    ///   renamed, exchanged): a file written, not fsync'd, and renamed over another must
-    ///   never come back empty under the name (crashtest's `rename-bad`).
+    /// - any other fsync: the changed files its unwritten records rename over a name
+    ///   (or exchange): a file written, not fsync'd, and renamed over another must never
+    ///   come back empty under the name (crashtest's `rename-bad`), since the record takes
+    ///   the old contents away. A file only created, linked or renamed to a fresh name
+    ///   does not ride: its name may come back with an older state of its own (as on ext4,
+    ///   whose `auto_da_alloc` flushes a file on a rename over another only), and another
+    ///   user's files cost the fsync nothing unless they replace a name.
     ///
     /// Orphans (no name) ride with nobody; a file in an atomic session rides as its fsync
     /// would write it (what it held before the session: staged blocks are not in it). `Err`: one of them can only be made
@@ -242,17 +246,15 @@ impl<D: BlockDevice> Filesystem<D> {
         let named: Option<BTreeSet<Ino>> = (kind != FileType::Directory).then(|| {
             let mut named = BTreeSet::new();
             for r in self.since_cp.ns_unwritten().0 {
-                match r {
-                    NsRecord::Create { ino, .. } | NsRecord::Link { ino, .. } => {
+                if let NsRecord::Rename { ino, ino2, exchange, .. } = r {
+                    // Only a rename over a name (`ino2` the inode it replaced, or the
+                    // other of an exchange) takes contents away from it.
+                    if *ino2 != 0 {
                         named.insert(*ino);
                     }
-                    NsRecord::Rename { ino, ino2, exchange, .. } => {
-                        named.insert(*ino);
-                        if *exchange {
-                            named.insert(*ino2);
-                        }
+                    if *exchange {
+                        named.insert(*ino2);
                     }
-                    NsRecord::Unlink { .. } => {}
                 }
             }
             named

@@ -699,14 +699,16 @@ fn rename_over_without_fsync_then_directory_fsync_is_all_or_nothing_at_every_cra
 }
 
 /// Review 50, F2: records are written in order, so an fsync that writes them writes every
-/// user's, and a file's fsync rides the files they name. A file's fsync that needs none of
+/// user's, and a file's fsync rode the files they name. A file's fsync that needs none of
 /// them (its name unchanged since the checkpoint, no record naming it) writes its batch
 /// alone, as without records: another user's rename of a large file it never fsync'd costs
-/// it nothing. A new file's fsync still writes the records (its create is one of them), and
-/// the other user's file rides along. After a crash every fsync'd file is there with its
-/// data.
+/// it nothing. A new file's fsync writes the records (its create is one of them) and rides
+/// only the files they rename over a name (stop 51): the other user's file renamed to a
+/// fresh name stays behind (its name may come back with an older state of its own), a file
+/// renamed over another rides (its name must never come back without its data). After a
+/// crash every fsync'd file is there with its data.
 #[test]
-fn a_files_fsync_that_needs_no_record_writes_none_and_no_rider() {
+fn a_files_fsync_rides_only_files_renamed_over_a_name() {
     let big = common::limits::big_cache();
     let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &big, t(0)).unwrap();
     let home = fs.mkdir(1, b"home", 0o777, C, t(1)).unwrap().ino;
@@ -719,6 +721,7 @@ fn a_files_fsync_that_needs_no_record_writes_none_and_no_rider() {
         fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
     }
     fs.rename(home, b"big0", home, b"big1", RenameFlags::empty(), t(3)).unwrap();
+    let written = |a: &Stats, b: &Stats| b.data_blocks_written - a.data_blocks_written;
     let before = fs.stats();
     fs.write(mine, 0, b"fsync'd alone", t(4)).unwrap();
     fs.fsync(mine, false, t(4)).unwrap();
@@ -726,19 +729,28 @@ fn a_files_fsync_that_needs_no_record_writes_none_and_no_rider() {
     assert_eq!(after.checkpoints, before.checkpoints, "no checkpoint");
     assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "no record written");
     assert_eq!(after.fsync_riders, before.fsync_riders, "no rider");
-    assert!(
-        after.data_blocks_written - before.data_blocks_written <= 1,
-        "the other user's 256 blocks were written: {} data blocks",
-        after.data_blocks_written - before.data_blocks_written
-    );
-    // A new file's fsync needs its create record, written after the rename's: the renamed
-    // file rides (its name must never come back without its data).
+    assert!(written(&before, &after) <= 1, "the other user's 256 blocks were written: {}", written(&before, &after));
+    // A new file's fsync needs its create record, written after the other user's create and
+    // rename: neither replaced a name, so their file stays behind.
     let new = fs.create(1, b"new", 0o644, C, t(5)).unwrap().ino;
     fs.write(new, 0, b"new and fsync'd", t(5)).unwrap();
     fs.fsync(new, false, t(6)).unwrap();
     let last = fs.stats();
     assert!(last.ns_record_nodes_written > after.ns_record_nodes_written, "the create's record");
-    assert!(last.fsync_riders > after.fsync_riders, "the renamed file rode");
+    assert_eq!(last.checkpoints, after.checkpoints, "no checkpoint");
+    assert_eq!(last.fsync_riders, after.fsync_riders, "a file renamed to a fresh name rode");
+    assert!(written(&after, &last) <= 1, "the other user's 256 blocks were written: {}", written(&after, &last));
+    // The other user saves by rename without an fsync: a new file written and renamed over
+    // the big one. The next new file's fsync writes that record, and the file rides.
+    let tmp = fs.create(home, b"tmp", 0o600, u, t(7)).unwrap().ino;
+    fs.write(tmp, 0, b"saved over", t(7)).unwrap();
+    fs.rename(home, b"tmp", home, b"big1", RenameFlags::empty(), t(8)).unwrap();
+    let new2 = fs.create(1, b"new2", 0o644, C, t(9)).unwrap().ino;
+    fs.write(new2, 0, b"second", t(9)).unwrap();
+    fs.fsync(new2, false, t(9)).unwrap();
+    let end = fs.stats();
+    assert_eq!(end.fsync_riders, last.fsync_riders + 1, "the file renamed over a name rode");
+    assert_eq!(end.checkpoints, last.checkpoints, "no checkpoint");
     let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
     let read = |fs: &mut Filesystem<MemDevice>, dir: Ino, name: &[u8]| {
         let ino = fs.lookup(dir, name).unwrap().ino;
@@ -748,6 +760,8 @@ fn a_files_fsync_that_needs_no_record_writes_none_and_no_rider() {
     };
     assert_eq!(read(&mut fs, 1, b"mine"), b"fsync'd alone");
     assert_eq!(read(&mut fs, 1, b"new"), b"new and fsync'd");
-    assert_eq!(read(&mut fs, home, b"big1"), vec![7u8; 1 << 20]);
+    assert_eq!(read(&mut fs, 1, b"new2"), b"second");
+    assert_eq!(read(&mut fs, home, b"big1"), b"saved over", "the name shows what was renamed over it");
     assert!(fs.lookup(home, b"big0").is_err());
+    assert!(fs.lookup(home, b"tmp").is_err());
 }
