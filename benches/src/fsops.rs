@@ -134,6 +134,12 @@ pub fn sync_dir(dir: &Path) -> Res<()> {
 /// Unpacks `tar_path` into `dir/untar` and makes it durable; then removes it and makes
 /// that durable. Returns (untar seconds, rm seconds).
 pub fn untar_rm(dir: &Path, tar_path: &Path) -> Res<(f64, f64)> {
+    untar_rm_between(dir, tar_path, &mut || {})
+}
+
+/// [`untar_rm`], calling `between` after the untar is durable and before `rm -rf` starts
+/// (untimed: for the counters of each half).
+pub fn untar_rm_between(dir: &Path, tar_path: &Path, between: &mut dyn FnMut()) -> Res<(f64, f64)> {
     let dest = dir.join("untar");
     let _ = fs::remove_dir_all(&dest);
     fs::create_dir(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
@@ -143,6 +149,7 @@ pub fn untar_rm(dir: &Path, tar_path: &Path) -> Res<(f64, f64)> {
     sync_dir(&dest)?;
     sync_dir(dir)?;
     let untar = t.elapsed().as_secs_f64();
+    between();
     let t = Instant::now();
     run_ok(Command::new("rm").arg("-rf").arg(&dest))?;
     sync_dir(dir)?;
@@ -152,8 +159,8 @@ pub fn untar_rm(dir: &Path, tar_path: &Path) -> Res<(f64, f64)> {
 
 /// Save-by-rename for `secs`: write a 4 KiB temporary file, fsync it, rename it over the
 /// target, fsync the directory (the sequence that makes the new content durable under
-/// its name on every POSIX filesystem). Returns (ops/s, p99 µs).
-pub fn save_by_rename(dir: &Path, secs: f64) -> Res<(f64, f64)> {
+/// its name on every POSIX filesystem). Returns (ops/s, p99 µs, iterations).
+pub fn save_by_rename(dir: &Path, secs: f64) -> Res<(f64, f64, u64)> {
     let d = dir.join("save");
     fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
     let dirf = File::open(&d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -180,7 +187,7 @@ pub fn save_by_rename(dir: &Path, secs: f64) -> Res<(f64, f64)> {
     }
     let el = start.elapsed().as_secs_f64();
     let _ = fs::remove_dir_all(&d);
-    Ok((lat.len() as f64 / el, percentile(&lat, 99.0).unwrap_or(0.0)))
+    Ok((lat.len() as f64 / el, percentile(&lat, 99.0).unwrap_or(0.0), lat.len() as u64))
 }
 
 /// A process's memory from `/proc/PID/status`: (peak resident, current resident), bytes.
@@ -208,8 +215,8 @@ mod tests {
         assert_eq!(fs::metadata(dir.join("seq.dat")).unwrap().len(), 3 << 20);
         assert!(seq_read_cold(&dir).unwrap() > 0.0);
         assert!(!dir.join("seq.dat").exists(), "the cold read removes its file");
-        let (ops, p99) = save_by_rename(&dir, 0.05).unwrap();
-        assert!(ops > 0.0 && p99 > 0.0);
+        let (ops, p99, n) = save_by_rename(&dir, 0.05).unwrap();
+        assert!(ops > 0.0 && p99 > 0.0 && n > 0);
         let me = process_rss(std::process::id()).unwrap();
         assert!(me.0 >= me.1 && me.1 > 0, "peak {} current {}", me.0, me.1);
         let _ = fs::remove_dir_all(&dir);

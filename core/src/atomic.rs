@@ -334,7 +334,7 @@ impl<D: BlockDevice> Filesystem<D> {
             // Mutant: decided after the change, as before issue 35.
             None => self.commit_checkpoint_reason(ino)?,
         };
-        let t = self.fsync_submit_decided(ino, false, checkpoint, now)?;
+        let t = self.fsync_submit_decided(ino, false, checkpoint, true, now)?;
         let t = self.write_riders(t, now)?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
@@ -419,7 +419,7 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         let spilled = spilled && !crate::mutant!("mutant-spilled-commit-by-batch");
         let reason = checkpoint.or(spilled.then_some(CheckpointReason::Spilled));
-        let t = self.fsync_submit_decided(ino, false, reason, now).and_then(|t| self.write_riders(t, now))?;
+        let t = self.fsync_submit_decided(ino, false, reason, true, now).and_then(|t| self.write_riders(t, now))?;
         if t.flush_needed {
             self.finish_batch(crate::mutant!("mutant-atomic-no-wait"))?;
         }

@@ -94,9 +94,12 @@ impl<D: BlockDevice> Filesystem<D> {
             fs.stats.fsyncs += 1;
             // Every read the decision needs (ancestors, directory entries) comes before the
             // batch changes anything.
-            let reason = fs.fsync_checkpoint_reason(ino, kind)?;
+            let (reason, records) = fs.fsync_decision(ino, kind)?;
             let (reason, riders) = match reason {
                 Some(r) => (Some(r), Vec::new()),
+                // A file's fsync that writes no record names no rider either (a directory's
+                // riders are the whole tree's changes, with records or without).
+                None if !records && kind != FileType::Directory => (None, Vec::new()),
                 None => match fs.riders(ino, kind)? {
                     Ok(riders) => (None, riders),
                     Err(r) => (Some(r), Vec::new()),
@@ -125,7 +128,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 return fs.write_riders(t, now);
             }
             fs.group_riders = riders;
-            let t = fs.fsync_submit_decided(ino, datasync, reason, now)?;
+            let t = fs.fsync_submit_decided(ino, datasync, reason, records, now)?;
             fs.write_riders(t, now)
         });
         self.shrink_node_cache();
@@ -135,11 +138,14 @@ impl<D: BlockDevice> Filesystem<D> {
     /// [`Filesystem::fsync_submit`] once it is known whether roll-forward can express the
     /// file's change (`reason` None) or a checkpoint must serve it, and why. Reads nothing
     /// the caller has not read: a failure here is a failed write, which shuts down.
+    /// `records`: whether the namespace records not yet in the chain go first
+    /// ([`Self::fsync_decision`]; an atomic commit always writes them).
     pub(crate) fn fsync_submit_decided(
         &mut self,
         ino: Ino,
         datasync: bool,
         reason: Option<CheckpointReason>,
+        records: bool,
         now: Timestamp,
     ) -> Result<FsyncTicket> {
         if let Some(reason) = reason {
@@ -156,17 +162,28 @@ impl<D: BlockDevice> Filesystem<D> {
             // Only metadata that fdatasync need not persist (times, mode, owner) changed.
             // Still flush: an earlier batch of this file may be waiting for one.
             self.stats.fdatasync_noops += 1;
-            return self.fsync_records_only(now);
+            return self.fsync_records_if(records, now);
         }
         if !has_data && dirty_nodes.is_empty() {
-            return self.fsync_records_only(now);
+            return self.fsync_records_if(records, now);
         }
         if !self.recovery_room_ok(ino) {
             return self.checkpoint_for_recovery_room(now);
         }
-        match self.write_batch(ino, true) {
+        let kind = if records { BatchKind::Own } else { BatchKind::OwnWithoutRecords };
+        match self.write_batch(ino, kind) {
             Ok(()) => Ok(FsyncTicket { flush_needed: true }),
             Err(e) => self.fail(e),
+        }
+    }
+
+    /// [`Self::fsync_records_only`] when `records`, else nothing to write (still the wait
+    /// and flush: an earlier batch of the file may be waiting for one).
+    fn fsync_records_if(&mut self, records: bool, now: Timestamp) -> Result<FsyncTicket> {
+        if records {
+            self.fsync_records_only(now)
+        } else {
+            Ok(FsyncTicket { flush_needed: true })
         }
     }
 
@@ -197,9 +214,13 @@ impl<D: BlockDevice> Filesystem<D> {
     ///   the checkpoint, so it makes the whole tree durable as a checkpoint does (the
     ///   README's promise); a directory whose own attributes changed is a reason to
     ///   checkpoint;
-    /// - any other fsync: the changed files its unwritten records name (created, linked,
-    ///   renamed, exchanged): a file written, not fsync'd, and renamed over another must
-    ///   never come back empty under the name (crashtest's `rename-bad`).
+    /// - any other fsync: the changed files its unwritten records rename over a name
+    ///   (or exchange): a file written, not fsync'd, and renamed over another must never
+    ///   come back empty under the name (crashtest's `rename-bad`), since the record takes
+    ///   the old contents away. A file only created, linked or renamed to a fresh name
+    ///   does not ride: its name may come back with an older state of its own (as on ext4,
+    ///   whose `auto_da_alloc` flushes a file on a rename over another only), and another
+    ///   user's files cost the fsync nothing unless they replace a name.
     ///
     /// Orphans (no name) ride with nobody; a file in an atomic session rides as its fsync
     /// would write it (what it held before the session: staged blocks are not in it). `Err`: one of them can only be made
@@ -225,17 +246,15 @@ impl<D: BlockDevice> Filesystem<D> {
         let named: Option<BTreeSet<Ino>> = (kind != FileType::Directory).then(|| {
             let mut named = BTreeSet::new();
             for r in self.since_cp.ns_unwritten().0 {
-                match r {
-                    NsRecord::Create { ino, .. } | NsRecord::Link { ino, .. } => {
+                if let NsRecord::Rename { ino, ino2, exchange, .. } = r {
+                    // Only a rename over a name (`ino2` the inode it replaced, or the
+                    // other of an exchange) takes contents away from it.
+                    if *ino2 != 0 {
                         named.insert(*ino);
                     }
-                    NsRecord::Rename { ino, ino2, exchange, .. } => {
-                        named.insert(*ino);
-                        if *exchange {
-                            named.insert(*ino2);
-                        }
+                    if *exchange {
+                        named.insert(*ino2);
                     }
-                    NsRecord::Unlink { .. } => {}
                 }
             }
             named
@@ -274,7 +293,7 @@ impl<D: BlockDevice> Filesystem<D> {
             if !self.recovery_room_ok(c) {
                 return self.checkpoint_for_recovery_room(now);
             }
-            if let Err(e) = self.write_batch(c, false) {
+            if let Err(e) = self.write_batch(c, BatchKind::Rider) {
                 return self.fail(e);
             }
             self.stats.fsync_riders += 1;
@@ -416,22 +435,43 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Reads the inode and, after a directory rename, its ancestors and their entries;
     /// changes nothing.
     pub(crate) fn fsync_checkpoint_reason(&mut self, ino: Ino, kind: FileType) -> Result<Option<CheckpointReason>> {
+        Ok(self.decide(ino, kind, true)?.0)
+    }
+
+    /// What an fsync of `ino` decides before it changes anything: why it must checkpoint
+    /// (if it must), and whether the namespace records not yet in the chain go before its
+    /// batch. A directory's fsync writes them all (the whole tree); a file's only when it
+    /// needs them: one of them names it (its create, a link, a rename), or it would need a
+    /// checkpoint without records (relinked, below a renamed directory, a name its
+    /// directory may not restore: `chain_checkpoint_reason`). Otherwise its batch goes alone,
+    /// as without records: records are written in order, so writing them would write every
+    /// user's, and the files they name would ride along — another user's rename of a file
+    /// it never fsync'd made every fsync write that file (review 50, F2).
+    pub(crate) fn fsync_decision(&mut self, ino: Ino, kind: FileType) -> Result<(Option<CheckpointReason>, bool)> {
+        let all = kind == FileType::Directory;
+        self.decide(ino, kind, all)
+    }
+
+    /// [`Self::fsync_decision`]; `all`: the records go first whatever the file needs.
+    fn decide(&mut self, ino: Ino, kind: FileType, all: bool) -> Result<(Option<CheckpointReason>, bool)> {
         let reason = self.chain_checkpoint_reason(ino, kind)?;
         if !self.records_in_chain() {
-            return Ok(reason);
+            return Ok((reason, false));
         }
-        let (unwritten, complete) = (self.since_cp.ns_unwritten().0.len(), self.since_cp.ns_records().1);
+        let (unwritten, complete) = (self.since_cp.ns_unwritten().0, self.since_cp.ns_records().1);
+        let records =
+            !unwritten.is_empty() && (all || reason.is_some() || unwritten.iter().any(|r| record_names(r, ino)));
         if !complete {
             // A change no record expresses: names are durable only by a checkpoint, and no
             // dentry mark is written on this image.
-            let needs_names = unwritten > 0 || self.since_cp.is_created(ino) || kind == FileType::Directory;
-            return Ok(reason.or(needs_names.then_some(CheckpointReason::NameNotRestorable)));
+            let needs_names = records || self.since_cp.is_created(ino) || kind == FileType::Directory;
+            return Ok((reason.or(needs_names.then_some(CheckpointReason::NameNotRestorable)), records));
         }
         let left = self.records_checkpoint_reason(ino, kind);
         if reason.is_some() && left.is_none() {
             self.stats.fsync_by_records += 1;
         }
-        Ok(left)
+        Ok((left, records))
     }
 
     /// With complete namespace records in the chain: what still makes an fsync of `ino`
@@ -566,13 +606,17 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Writes one batch for `ino`: data, then direct and xattr nodes, then the inode with
     /// the fsync mark. Indirect nodes stay dirty in memory: recovery rebuilds the path to
     /// each direct node from the node's footer, so they are written by the next checkpoint.
-    /// `own`: the fsync's own batch (its records, if any, are written first and count it in
-    /// their group), not a rider's.
-    pub(crate) fn write_batch(&mut self, ino: Ino, own: bool) -> Result<()> {
+    /// `kind`: the fsync's own batch (the records not yet written go first and count it in
+    /// their group), its own batch without them (none of them is the file's:
+    /// [`Self::fsync_decision`]), or a rider's.
+    pub(crate) fn write_batch(&mut self, ino: Ino, kind: BatchKind) -> Result<()> {
         // 0. The namespace records made before the batch, ahead of it in the chain (roll-
-        // forward replays them first: the batch's inode may be one they create).
+        // forward replays them first: the batch's inode may be one they create). Without
+        // them the batch records how many the chain holds before it (`batch_records`), so
+        // it is never taken for one that follows records written later.
         let records_late = crate::mutant!("mutant-nsrec-batch-before-records");
-        if !records_late {
+        let own = kind == BatchKind::Own;
+        if !records_late && kind != BatchKind::OwnWithoutRecords {
             self.write_pending_records(own)?;
         }
         // 1. Data, recording each block's CRC by (holder node, index).
@@ -616,7 +660,7 @@ impl<D: BlockDevice> Filesystem<D> {
             self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
         }
         self.since_cp.batch_written(ino);
-        if records_late {
+        if records_late && kind != BatchKind::OwnWithoutRecords {
             self.write_pending_records(own)?;
         }
         // Postcondition: the batch took all of the file's dirty data (a block left behind
@@ -631,6 +675,26 @@ impl<D: BlockDevice> Filesystem<D> {
             "fsync batch left a node of {ino} dirty"
         );
         Ok(())
+    }
+}
+
+/// Which batch [`Filesystem::write_batch`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchKind {
+    /// An fsync's (or atomic commit's) own batch, after the records not yet written.
+    Own,
+    /// An fsync's own batch, the records left for a later fsync that needs them.
+    OwnWithoutRecords,
+    /// Another file's batch riding after an fsync's records ([`Filesystem::riders`]).
+    Rider,
+}
+
+/// Whether record `r` names inode `ino` (created, linked, unlinked, renamed, or replaced or
+/// exchanged by a rename).
+fn record_names(r: &NsRecord, ino: Ino) -> bool {
+    match r {
+        NsRecord::Create { ino: i, .. } | NsRecord::Link { ino: i, .. } | NsRecord::Unlink { ino: i, .. } => *i == ino,
+        NsRecord::Rename { ino: i, ino2, .. } => *i == ino || *ino2 == ino,
     }
 }
 

@@ -45,11 +45,13 @@
 //! | record node that passes its CRC and version but does not decode (damage, not a crash) | the decoder's reason | mount fails naming the block; fsck reports it, `fsck --repair` drops the chain (`a_sealed_record_node_that_does_not_decode_fails_the_mount_naming_its_block`) |
 //! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
+//! | crash during the recovery of a chain that ends at a lost block with blocks written after it (a group of records and riders, then another file's batch; group commit) | the chain up to the gap, again | as the first recovery: recovery writes in a fresh segment, never in the lost block's place, so the walk cannot cross the gap (`a_crash_during_recovery_never_completes_a_group_across_the_lost_block`) |
 //! | a record whose replay meets a damaged or unreadable block (an inode failing its checksum, EIO) or finds no room | the block's error (`nschain::does_not_apply` is false) | mount fails naming the block (dropping the record would drop every later fsync in silence); `fsck --repair` then leaves a clean image (`a_damaged_block_met_by_a_replayed_record_fails_the_mount_naming_it`) |
 //!
 //! Recovery changes only memory until it writes one checkpoint. Before that checkpoint,
 //! every log's write position moves past what the chain and its claimed data occupy in its
-//! open segment, and every segment the chain touches is kept from reuse, so a crash in the
+//! open segment (the warm node log's past its whole segment: `SegmentManager::pin_and_advance`
+//! says why), and every segment the chain touches is kept from reuse, so a crash in the
 //! middle leaves the chain intact for the next attempt. Recovery never cleans and never
 //! checkpoints before its own checkpoint: the room it needs (the nodes it rewrites) was
 //! reserved by each fsync it replays (`fsync::recovery_room_ok`).
@@ -207,7 +209,8 @@ impl<D: BlockDevice> Filesystem<D> {
             self.stats.recovery_full_device += 1;
         }
         // Keep the chain's segments from reuse until the recovery checkpoint commits, and
-        // write everything new into fresh segments.
+        // write nothing where the chain's walk ended (the warm node log opens a fresh
+        // segment).
         let pinned: BTreeSet<u32> = chain.iter().map(|n| self.geo.segno_of(n.addr)).collect();
         let addrs: Vec<BlockAddr> = chain.iter().map(|n| n.addr).collect();
         self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs);

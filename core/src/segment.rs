@@ -505,11 +505,21 @@ impl SegmentManager {
     /// Recovery: keeps `pinned` segments (which hold the node chain) from reuse until the
     /// next checkpoint commits, and moves each log's write position past everything the
     /// crashed mount wrote there that recovery relies on: the blocks it claimed (valid in
-    /// the SIT now) and, for the log `chain_log`, the chain's own nodes (`chain`). Nothing
-    /// the chain or its data occupies is then overwritten before the recovery checkpoint
-    /// commits, the checkpoint's rule "nothing valid beyond a log's position" holds, and no
-    /// fresh segment is needed: a nearly full device still recovers (a full segment opens
-    /// the next free one at the next allocation, as always).
+    /// the SIT now) and, for the log `chain_log`, the rest of its segment when the chain is
+    /// not empty. Nothing the chain or its data occupies is then overwritten before the
+    /// recovery checkpoint commits, and the checkpoint's rule "nothing valid beyond a log's
+    /// position" holds.
+    ///
+    /// Why the chain log's whole segment: the walk ended at a block the crash lost (torn,
+    /// never written), and blocks the crashed mount wrote after it (another fsync's batch,
+    /// submitted before the flush that never completed) may follow. A node recovery wrote
+    /// into the lost block's place would carry the chain's version and name the next
+    /// address, so a crash during recovery would let the next walk cross the gap and take
+    /// those blocks for the rest of the chain (a group of namespace records completed by
+    /// another file's batch: review 50's F1). Its writes go to a fresh segment instead: the
+    /// recovery reserve counts one segment more for every log it writes
+    /// (`fsync::recovery_segments`), and a full segment opens the next free one at the next
+    /// allocation, as always; the pinned segments are not free.
     pub fn pin_and_advance(
         &mut self,
         geo: &Geometry,
@@ -526,7 +536,9 @@ impl SegmentManager {
             if let Some(off) = (l.blkoff..self.segment_blocks).rev().find(|&o| e.is_valid(o)) {
                 next = off + 1;
             }
-            if log == chain_log {
+            if log == chain_log && !chain.is_empty() && !crate::mutant!("mutant-recovery-writes-at-the-gap") {
+                next = self.segment_blocks;
+            } else if log == chain_log {
                 for &a in chain {
                     if geo.in_main(a) && geo.segno_of(a) == l.segno {
                         next = next.max(geo.blkoff_of(a) + 1);

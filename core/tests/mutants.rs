@@ -36,6 +36,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-dir-fsync-no-records", "nsrec_recovery"),
     ("mutant-no-riders", "nsrec_recovery"),
     ("mutant-nsrec-no-group", "nsrec_recovery"),
+    ("mutant-recovery-writes-at-the-gap", "nsrec_recovery"),
 ];
 
 #[test]

@@ -549,6 +549,59 @@ fn a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_rec
     assert!(common::limits::every_cut_of_mount_recovers(&img, &big, &check) > 0);
 }
 
+/// Review 50, F1: a directory fsync's group (its records, then the batch of a file renamed
+/// over another without its own fsync) followed in the chain by another file's batch,
+/// submitted before the flush (group commit). A crash loses one of those writes; the
+/// recovery mount, crashed at each of its writes, must never leave the renamed file's name
+/// without its contents. Recovery used to write its first node into the lost block's place
+/// (the chain's version, naming the next block), so after a crash during it the next walk
+/// crossed the gap and the other file's batch completed the group: the rename applied, the
+/// renamed file empty. Recovery writes in a fresh segment now; fails with
+/// `mutant-recovery-writes-at-the-gap`.
+#[test]
+fn a_crash_during_recovery_never_completes_a_group_across_the_lost_block() {
+    let big = common::limits::big_cache();
+    let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &big, t(0)).unwrap();
+    let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+    let file = fs.create(d, b"file", 0o644, C, t(1)).unwrap().ino;
+    fs.write(file, 0, b"old contents", t(1)).unwrap();
+    let x = fs.create(1, b"x", 0o644, C, t(1)).unwrap().ino;
+    fs.write(x, 0, b"x, first", t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    // An fsync'd file recovery applies (so that recovery writes before its checkpoint).
+    let y = fs.create(1, b"y", 0o644, C, t(2)).unwrap().ino;
+    fs.write(y, 0, b"y, fsync'd", t(2)).unwrap();
+    fs.fsync(y, false, t(2)).unwrap();
+    let tmp = fs.create(d, b"tmp", 0o644, C, t(3)).unwrap().ino;
+    fs.write(tmp, 0, b"new contents, longer", t(3)).unwrap();
+    fs.rename(d, b"tmp", d, b"file", RenameFlags::empty(), t(3)).unwrap();
+    let t1 = fs.fsync_submit(d, false, t(4)).unwrap();
+    fs.write(x, 0, b"x, second", t(4)).unwrap();
+    let t2 = fs.fsync_submit(x, false, t(4)).unwrap();
+    assert!(t1.flush_needed && t2.flush_needed, "both fsyncs wrote to the chain");
+    let dev = fs.into_device();
+    let pending = dev.pending();
+    assert!(pending >= 3, "the group's record node and batch, then x's batch: {pending} writes");
+    let check = |fs: &mut Filesystem<MemDevice>| {
+        assert!(fs.lookup(1, b"y").is_ok(), "y was fsync'd");
+        let got = fs.lookup(d, b"file").expect("d/file").ino;
+        let a = fs.getattr(got).unwrap();
+        let mut b = vec![0u8; a.size as usize];
+        fs.read(got, 0, &mut b).unwrap();
+        assert!(
+            b == b"old contents" || (got == tmp && b == b"new contents, longer"),
+            "d/file (inode {got}) holds {:?}: neither the old file nor the renamed one whole",
+            String::from_utf8_lossy(&b)
+        );
+    };
+    let mut cuts = 0;
+    for lost in 0..pending {
+        let img = dev.crash(|i| i != lost);
+        cuts += common::limits::every_cut_of_mount_recovers(&img, &big, &check);
+    }
+    assert!(cuts > 0, "the recovery mounts wrote nothing");
+}
+
 /// Crash images of a run whose last fsync returned: only what was durable, and everything.
 fn after_return(fs: Fs) -> Vec<MemDevice> {
     let dev = fs.into_device();
@@ -643,4 +696,156 @@ fn rename_over_without_fsync_then_directory_fsync_is_all_or_nothing_at_every_cra
     }
     let n = every_crash_point(ops);
     assert!(n > 4);
+}
+
+/// Review 50, F2: records are written in order, so an fsync that writes them writes every
+/// user's, and a file's fsync rode the files they name. A file's fsync that needs none of
+/// them (its name unchanged since the checkpoint, no record naming it) writes its batch
+/// alone, as without records: another user's rename of a large file it never fsync'd costs
+/// it nothing. A new file's fsync writes the records (its create is one of them) and rides
+/// only the files they rename over a name (stop 51): the other user's file renamed to a
+/// fresh name stays behind (its name may come back with an older state of its own), a file
+/// renamed over another rides (its name must never come back without its data). After a
+/// crash every fsync'd file is there with its data.
+#[test]
+fn a_files_fsync_rides_only_files_renamed_over_a_name() {
+    let big = common::limits::big_cache();
+    let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &big, t(0)).unwrap();
+    let home = fs.mkdir(1, b"home", 0o777, C, t(1)).unwrap().ino;
+    let mine = fs.create(1, b"mine", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    // The other user: a 1 MiB file, written, never fsync'd, renamed to a fresh name.
+    let u = Credentials { uid: 1000, gid: 1000 };
+    let theirs = fs.create(home, b"big0", 0o600, u, t(2)).unwrap().ino;
+    for i in 0..256u64 {
+        fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
+    }
+    fs.rename(home, b"big0", home, b"big1", RenameFlags::empty(), t(3)).unwrap();
+    let written = |a: &Stats, b: &Stats| b.data_blocks_written - a.data_blocks_written;
+    let before = fs.stats();
+    fs.write(mine, 0, b"fsync'd alone", t(4)).unwrap();
+    fs.fsync(mine, false, t(4)).unwrap();
+    let after = fs.stats();
+    assert_eq!(after.checkpoints, before.checkpoints, "no checkpoint");
+    assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "no record written");
+    assert_eq!(after.fsync_riders, before.fsync_riders, "no rider");
+    assert!(written(&before, &after) <= 1, "the other user's 256 blocks were written: {}", written(&before, &after));
+    // A new file's fsync needs its create record, written after the other user's create and
+    // rename: neither replaced a name, so their file stays behind.
+    let new = fs.create(1, b"new", 0o644, C, t(5)).unwrap().ino;
+    fs.write(new, 0, b"new and fsync'd", t(5)).unwrap();
+    fs.fsync(new, false, t(6)).unwrap();
+    let last = fs.stats();
+    assert!(last.ns_record_nodes_written > after.ns_record_nodes_written, "the create's record");
+    assert_eq!(last.checkpoints, after.checkpoints, "no checkpoint");
+    assert_eq!(last.fsync_riders, after.fsync_riders, "a file renamed to a fresh name rode");
+    assert!(written(&after, &last) <= 1, "the other user's 256 blocks were written: {}", written(&after, &last));
+    // The other user saves by rename without an fsync: a new file written and renamed over
+    // the big one. The next new file's fsync writes that record, and the file rides.
+    let tmp = fs.create(home, b"tmp", 0o600, u, t(7)).unwrap().ino;
+    fs.write(tmp, 0, b"saved over", t(7)).unwrap();
+    fs.rename(home, b"tmp", home, b"big1", RenameFlags::empty(), t(8)).unwrap();
+    let new2 = fs.create(1, b"new2", 0o644, C, t(9)).unwrap().ino;
+    fs.write(new2, 0, b"second", t(9)).unwrap();
+    fs.fsync(new2, false, t(9)).unwrap();
+    let end = fs.stats();
+    assert_eq!(end.fsync_riders, last.fsync_riders + 1, "the file renamed over a name rode");
+    assert_eq!(end.checkpoints, last.checkpoints, "no checkpoint");
+    let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
+    let read = |fs: &mut Filesystem<MemDevice>, dir: Ino, name: &[u8]| {
+        let ino = fs.lookup(dir, name).unwrap().ino;
+        let mut b = vec![0u8; fs.getattr(ino).unwrap().size as usize];
+        fs.read(ino, 0, &mut b).unwrap();
+        b
+    };
+    assert_eq!(read(&mut fs, 1, b"mine"), b"fsync'd alone");
+    assert_eq!(read(&mut fs, 1, b"new"), b"new and fsync'd");
+    assert_eq!(read(&mut fs, 1, b"new2"), b"second");
+    assert_eq!(read(&mut fs, home, b"big1"), b"saved over", "the name shows what was renamed over it");
+    assert!(fs.lookup(home, b"big0").is_err());
+    assert!(fs.lookup(home, b"tmp").is_err());
+}
+
+/// Records whose files do not ride (stop 51: a file's fsync carries only the files renamed
+/// over a name) replay onto the inodes the checkpoint holds: a file linked and renamed to a
+/// fresh name, written and never fsync'd, and a file created and written, never fsync'd,
+/// then a new file's fsync that writes their records. At every crash point of that fsync
+/// (every subset of its writes, each torn) recovery gives the checkpoint's tree or the
+/// whole new namespace with each unridden file in its checkpointed (or created) state —
+/// link counts right, fsck clean — and after the fsync returned, the new namespace.
+#[test]
+fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_every_crash_point() {
+    fn ops(fs: &mut Fs, s: &mut Vec<Tree>) -> (Ino, usize) {
+        let d = fs.mkdir(1, b"d", 0o755, C, t(1)).unwrap().ino;
+        let p = fs.create(d, b"p", 0o644, C, t(1)).unwrap().ino;
+        fs.write(p, 0, b"old contents", t(1)).unwrap();
+        fs.sync(t(1)).unwrap();
+        s.push(snapshot(fs));
+        fs.write(p, 0, b"NEW contents, longer", t(2)).unwrap();
+        fs.link(p, 1, b"l", t(2)).unwrap();
+        fs.rename(d, b"p", d, b"r", RenameFlags::empty(), t(3)).unwrap();
+        let q = fs.create(d, b"q", 0o600, C, t(3)).unwrap().ino;
+        fs.write(q, 0, &[9u8; 5000], t(3)).unwrap();
+        let y = fs.create(1, b"y", 0o644, C, t(4)).unwrap().ino;
+        fs.write(y, 0, b"fsync'd", t(4)).unwrap();
+        (y, 0)
+    }
+    // What the fsync makes durable: the namespace of the last state, each unridden file in
+    // a state of its own — p as the checkpoint holds it or as written (this fsync does not
+    // carry it, a later change may), q as created or as written.
+    let expected = |s: &[Tree]| {
+        let last = s.last().unwrap();
+        let p = s[0]["/d/p"].clone();
+        let q = last["/d/q"].clone();
+        let mut out = Vec::new();
+        for pb in [p.3.clone(), last["/l"].3.clone()] {
+            for qb in [Vec::new(), q.3.clone()] {
+                let mut e = last.clone();
+                for name in ["/d/r", "/l"] {
+                    e.insert(name.into(), (p.0, p.1, 2, pb.clone()));
+                }
+                e.insert("/d/q".into(), (q.0, q.1, 1, qb));
+                out.push(e);
+            }
+        }
+        out
+    };
+    let (fs, states, _) = run(ops, false);
+    let mut live = states.clone();
+    let mut fs_live = fs;
+    live.push(snapshot(&mut fs_live));
+    let mut want = expected(&live);
+    want.push(states[0].clone());
+    let dev = fs_live.into_device();
+    let n = dev.pending();
+    let mut images = 0;
+    for keep in masks(n) {
+        let got = recover(dev.crash(|i| keep[i]));
+        assert!(want.contains(&got), "crash keeping {keep:?} of {n}: {got:#?}");
+        images += 1;
+    }
+    for i in 0..n {
+        for m in [0x01u8, 0x0F, 0xF0, 0x7F] {
+            let got = recover(dev.crash_torn(|j| {
+                if j < i {
+                    0xFF
+                } else if j == i {
+                    m
+                } else {
+                    0
+                }
+            }));
+            assert!(want.contains(&got), "write {i} of {n} torn {m:#x}: {got:#?}");
+            images += 1;
+        }
+    }
+    assert!(images > 4 && n > 1, "{n} writes");
+    let (mut fs, states, _) = run(ops, true);
+    let mut live = states;
+    live.push(snapshot(&mut fs));
+    for img in after_return(fs) {
+        let got = recover(img);
+        assert!(expected(&live).contains(&got), "after the fsync returned: {got:#?}");
+        assert_eq!(got["/y"].3, b"fsync'd");
+    }
 }

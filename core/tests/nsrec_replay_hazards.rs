@@ -375,16 +375,9 @@ fn a_damaged_block_met_by_a_replayed_record_fails_the_mount_naming_it() {
     fs.fsync(g, false, t(4)).unwrap();
     assert_eq!(fs.stats().checkpoints, cps, "the fsync was served by records");
     let mut img = fs.into_device().crash_durable_only();
-    // Flip a byte of every block holding `old`'s inode (written once, by the checkpoint).
-    let mut hit = None;
-    for a in 0..img.block_count() {
-        let b = img.block_mut(a);
-        if node::footer_nid(b) == f && codec::get_u32(&b[..], node::FOOTER_OFF_INO) == f {
-            b[200] ^= 1;
-            assert!(hit.replace(a).is_none(), "one copy of the inode expected");
-        }
-    }
-    let hit = hit.expect("old's inode block");
+    // Flip a byte of `old`'s inode block, where the checkpoint's NAT has it.
+    let hit = common::pointers::inode_addr(&mut img, f);
+    img.block_mut(hit)[200] ^= 1;
     match Filesystem::mount(img.clone(), &MountOptions::default(), t(100)) {
         Err(Error::Corrupt { block, reason }) => {
             assert_eq!(block, hit, "{reason}");

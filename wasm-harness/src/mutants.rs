@@ -190,6 +190,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
         }
         // No batches ride with the records: a file renamed over another without an fsync
         // of its own comes back empty after a directory fsync returned.
+        // Recovery writes where the walk ended: a crash during it splices the chain.
+        "mutant-recovery-writes-at-the-gap" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("workloads/nsrec-crash-during-recovery-at-the-gap.wl");
+            vec![CaseId::File(wl)]
+        }
         "mutant-no-riders" => {
             let wl =
                 std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/nsrec-rename-over-without-fsync.wl");

@@ -74,7 +74,7 @@ struct Config {
     baseline: Option<PathBuf>,
     /// Mount options of the baseline's mount (`--baseline-options`, e.g. `uring`).
     baseline_options: Option<String>,
-    /// mkfs features of the baseline's image (`--baseline-features`, e.g. `nsrec`: the same
+    /// mkfs features of the baseline's image (`--baseline-features`, e.g. `nonsrec`: the same
     /// binary with and without namespace records, side by side).
     baseline_features: Option<String>,
 }
@@ -238,6 +238,59 @@ fn read_stats_ioctl(f: &File) -> Option<serde_json::Value> {
 
 fn stat_u64(v: &Option<serde_json::Value>, section: &str, key: &str) -> Option<u64> {
     v.as_ref()?.get(section)?.get(key)?.as_u64()
+}
+
+/// The [`per_op_counts`] lines of `workloads`, as a paragraph each ("rollfs, first round,
+/// WORKLOAD: per ...").
+fn op_counts_lines(md: &mut String, rep: &Report, workloads: &[&str]) {
+    for (w, line) in rep.op_counts.iter().filter(|(w, _)| workloads.contains(&w.as_str())) {
+        let _ = writeln!(md, "\nrollfs, first round, {w}: {line}.");
+    }
+}
+
+/// What `n` units of a workload (entries untarred, save-by-rename iterations) cost between
+/// two readings of the stats ioctl, per unit: FUSE requests in all and the opcodes that sent
+/// most, device flushes, checkpoints, and the core's data, node and meta blocks. `(workload,
+/// line)`; the line says what is missing when a reading is.
+fn per_op_counts(
+    workload: &str,
+    unit: &str,
+    n: f64,
+    a: &Option<serde_json::Value>,
+    b: &Option<serde_json::Value>,
+) -> (String, String) {
+    let (Some(a), Some(b)) = (a, b) else {
+        return (workload.into(), "not counted (the stats ioctl did not answer)".into());
+    };
+    if n <= 0.0 {
+        return (workload.into(), "not counted (no units)".into());
+    }
+    let d = |sec: &str, k: &str| -> Option<f64> {
+        Some(b.get(sec)?.get(k)?.as_u64()? as f64 - a.get(sec)?.get(k)?.as_u64().unwrap_or(0) as f64)
+    };
+    let per = |sec: &str, k: &str| fmt_num(d(sec, k).map(|x| x / n));
+    let mut ops: Vec<(String, f64)> = b
+        .get("fuse")
+        .and_then(|m| m.as_object())
+        .map(|m| {
+            m.keys().filter_map(|k| Some((k.trim_start_matches("FUSE_").to_string(), d("fuse", k)? / n))).collect()
+        })
+        .unwrap_or_default();
+    ops.retain(|(_, x)| *x >= 0.005);
+    ops.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    let by_op: Vec<String> = ops.iter().map(|(k, x)| format!("{k} {}", fmt_num(Some(*x)))).collect();
+    let line = format!(
+        "per {unit} (over {n:.0}): FUSE requests {} ({}), device flushes {}, checkpoints {}; \
+         the core's data blocks {}, node blocks {}, meta blocks {}",
+        per("driver", "fuse_requests"),
+        by_op.join(", "),
+        per("driver", "host_flushes"),
+        per("core", "checkpoints"),
+        per("core", "data_blocks_written"),
+        per("core", "node_blocks_written"),
+        per("core", "meta_blocks_written"),
+    );
+    (workload.into(), line)
 }
 
 /// The `--baseline` binary's mount: rollfs as it was, beside rollfs as it is.
@@ -773,7 +826,7 @@ fn parse_args() -> Res<Args> {
                      --baseline: also run this (older) rollfs binary as setup `rollfs-before`, interleaved in \
                      the same rounds: a before/after on the same disk in one run\n  \
                      --baseline-features F: make the baseline's image with `mkfs -O F` (e.g. the same binary \
-                     as --baseline with `nsrec`: namespace records beside the default)"
+                     as --baseline with `nonsrec`: the default beside namespace records off)"
                 );
                 std::process::exit(0);
             }
@@ -818,6 +871,9 @@ struct Report {
     notes: Vec<String>,
     atomic: Vec<String>,
     fsync_stats: Option<String>,
+    /// Per workload (untar, rm, save-by-rename): what its first round on rollfs sent to
+    /// the daemon and the device, per entry or iteration ([`per_op_counts`]).
+    op_counts: Vec<(String, String)>,
     fio_p99: Samples,
     recovery: Vec<RecoveryRow>,
     /// The rollfs daemon's (peak, current) resident memory after every workload, bytes.
@@ -849,6 +905,7 @@ fn run_all(cfg: &Config) -> Res<String> {
         notes,
         atomic: Vec::new(),
         fsync_stats: None,
+        op_counts: Vec::new(),
         fio_p99: Samples::default(),
         recovery: Vec::new(),
         rss: None,
@@ -1140,15 +1197,30 @@ fn run_all(cfg: &Config) -> Res<String> {
         match fsops::make_tree_tar(&raw.dir, &tar) {
             Ok(n) => {
                 rep.tree_entries = n;
-                for _ in 0..cfg.rounds {
+                for round in 0..cfg.rounds {
                     for s in &setups {
                         check_interrupt()?;
-                        match fsops::untar_rm(s.dir(), &tar) {
+                        // The first round on rollfs is counted: before, between and after.
+                        let counted = s.name() == "rollfs" && round == 0;
+                        let before = if counted { rollfs_stats(&setups) } else { None };
+                        let mut between = None;
+                        let r = fsops::untar_rm_between(s.dir(), &tar, &mut || {
+                            if counted {
+                                between = rollfs_stats(&setups);
+                            }
+                        });
+                        match r {
                             Ok((u, r)) => {
                                 rep.samples.add("untar", s.name(), u);
                                 rep.samples.add("rm", s.name(), r);
                             }
                             Err(e) => rep.notes.push(format!("untar/rm on {}: {e}", s.name())),
+                        }
+                        if counted {
+                            let after = rollfs_stats(&setups);
+                            let n = rep.tree_entries as f64;
+                            rep.op_counts.push(per_op_counts("untar + sync", "entry", n, &before, &between));
+                            rep.op_counts.push(per_op_counts("rm -rf + sync", "entry", n, &between, &after));
                         }
                     }
                 }
@@ -1160,13 +1232,19 @@ fn run_all(cfg: &Config) -> Res<String> {
         sample_rss(&mut rep, "untar/rm");
         rep.phases.push(("save-by-rename".into(), t0.elapsed().as_secs_f64()));
         eprintln!("compare: save-by-rename");
-        for _ in 0..cfg.rounds {
+        for round in 0..cfg.rounds {
             for s in &setups {
                 check_interrupt()?;
+                let counted = s.name() == "rollfs" && round == 0;
+                let before = if counted { rollfs_stats(&setups) } else { None };
                 match fsops::save_by_rename(s.dir(), cfg.phase_secs * 2.0) {
-                    Ok((ops, p99)) => {
+                    Ok((ops, p99, n)) => {
                         rep.samples.add("save-rename", s.name(), ops);
                         rep.fio_p99.add("save-rename", s.name(), p99);
+                        if counted {
+                            let after = rollfs_stats(&setups);
+                            rep.op_counts.push(per_op_counts("save-by-rename", "iteration", n as f64, &before, &after));
+                        }
                     }
                     Err(e) => rep.notes.push(format!("save-by-rename on {}: {e}", s.name())),
                 }
@@ -1505,13 +1583,14 @@ fn render(
         md,
         "\n## Untar and rm -rf of a tree of small files\n\n\
          {} entries ({} files of 1–24 KiB, ~120 MB) unpacked by `tar -xf` then made durable (syncfs and an fsync \
-         of the directories: the kernel sends no syncfs to a FUSE daemon, and rollfs's directory fsync writes a \
-         checkpoint); then `rm -rf` and the same. Seconds, lower is better (the ratio column is time rollfs / ext4).\n\n{header}",
+         of the directories: the kernel sends no syncfs to a FUSE daemon; rollfs's directory fsync makes the whole \
+         tree durable); then `rm -rf` and the same. Seconds, lower is better (the ratio column is time rollfs / ext4).\n\n{header}",
         rep.tree_entries,
         fsops::TREE_TOP_DIRS * fsops::TREE_SUB_DIRS * fsops::TREE_FILES_PER_DIR
     );
     row(&mut md, "untar + sync", "untar", "s");
     row(&mut md, "rm -rf + sync", "rm", "s");
+    op_counts_lines(&mut md, rep, &["untar + sync", "rm -rf + sync"]);
 
     let _ = writeln!(
         md,
@@ -1520,6 +1599,7 @@ fn render(
     );
     row(&mut md, "save-by-rename", "save-rename", "ops/s");
     let _ = writeln!(md, "\n{}", p99_line("save-rename"));
+    op_counts_lines(&mut md, rep, &["save-by-rename"]);
 
     let _ = writeln!(
         md,
