@@ -137,22 +137,20 @@ fn assert_prefix(got: &Tree, states: &[Tree], required: usize, what: &str) {
     );
 }
 
-/// The whole check of one scenario (see the file's header). Returns how many crash images
-/// it recovered.
-fn every_crash_point(ops: Ops) -> usize {
-    let (fs, states, required) = run(ops, false);
-    let dev = fs.into_device();
+/// Recovers every crash image of the pending writes of `dev` (an fsync submitted, not yet
+/// flushed): every subset of them a crash may keep, then each write torn at sectors with the
+/// writes before it kept and those after it lost. Hands each recovered tree to `check` with
+/// what the crash kept; returns how many images it recovered.
+fn before_return(dev: &CrashDevice, mut check: impl FnMut(Tree, String)) -> usize {
     let n = dev.pending();
     let mut images = 0;
     for keep in masks(n) {
-        let got = recover(dev.crash(|i| keep[i]));
-        assert_prefix(&got, &states, required, &format!("crash keeping {keep:?} of {n}"));
+        check(recover(dev.crash(|i| keep[i])), format!("crash keeping {keep:?} of {n}"));
         images += 1;
     }
-    // Each write torn at sectors, the writes before it kept, those after it lost.
     for i in 0..n {
         for m in [0x01u8, 0x0F, 0xF0, 0x7F] {
-            let got = recover(dev.crash_torn(|j| {
+            let torn = dev.crash_torn(|j| {
                 if j < i {
                     0xFF
                 } else if j == i {
@@ -160,15 +158,22 @@ fn every_crash_point(ops: Ops) -> usize {
                 } else {
                     0
                 }
-            }));
-            assert_prefix(&got, &states, required, &format!("write {i} of {n} torn {m:#x}"));
+            });
+            check(recover(torn), format!("write {i} of {n} torn {m:#x}"));
             images += 1;
         }
     }
+    images
+}
+
+/// The whole check of one scenario (see the file's header). Returns how many crash images
+/// it recovered.
+fn every_crash_point(ops: Ops) -> usize {
+    let (fs, states, required) = run(ops, false);
+    let mut images = before_return(&fs.into_device(), |got, what| assert_prefix(&got, &states, required, &what));
     // After the fsync returned: every operation is durable, whatever else is lost.
     let (fs, states, _) = run(ops, true);
-    let dev = fs.into_device();
-    for img in [dev.crash_durable_only(), dev.crash(|_| true)] {
+    for img in after_return(fs) {
         assert_eq!(&recover(img), states.last().unwrap(), "after the fsync returned");
         images += 1;
     }
@@ -818,27 +823,7 @@ fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_ev
     want.push(states[0].clone());
     let dev = fs_live.into_device();
     let n = dev.pending();
-    let mut images = 0;
-    for keep in masks(n) {
-        let got = recover(dev.crash(|i| keep[i]));
-        assert!(want.contains(&got), "crash keeping {keep:?} of {n}: {got:#?}");
-        images += 1;
-    }
-    for i in 0..n {
-        for m in [0x01u8, 0x0F, 0xF0, 0x7F] {
-            let got = recover(dev.crash_torn(|j| {
-                if j < i {
-                    0xFF
-                } else if j == i {
-                    m
-                } else {
-                    0
-                }
-            }));
-            assert!(want.contains(&got), "write {i} of {n} torn {m:#x}: {got:#?}");
-            images += 1;
-        }
-    }
+    let images = before_return(&dev, |got, what| assert!(want.contains(&got), "{what}: {got:#?}"));
     assert!(images > 4 && n > 1, "{n} writes");
     let (mut fs, states, _) = run(ops, true);
     let mut live = states;
