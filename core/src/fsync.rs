@@ -241,7 +241,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Bounded by the write-back cache's blocks and dirty nodes.
         let mut changed: BTreeSet<Ino> = self.data.keys().map(|&(i, _)| i).collect();
-        changed.extend(self.dirty_nodes.iter().map(|nid| node::footer_ino(&self.nodes[nid].block)));
+        changed.extend(self.dirty_nodes.inos());
         changed.remove(&ino);
         let named: Option<BTreeSet<Ino>> = (kind != FileType::Directory).then(|| {
             let mut named = BTreeSet::new();
@@ -315,7 +315,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Whether rider `c` still has something to write (a checkpoint since the decision may
     /// have written it): the same test counts the group's batches and writes them.
     pub(crate) fn rider_changed(&self, c: Ino) -> bool {
-        self.data.range((c, 0)..=(c, u64::MAX)).next().is_some() || !self.dirty_nodes_of(c).is_empty()
+        self.data.range((c, 0)..=(c, u64::MAX)).next().is_some() || self.dirty_nodes.has_any_of(c)
     }
 
     /// Free segments a roll-forward needs at mount for a chain over `nodes` distinct nodes,
@@ -330,9 +330,17 @@ impl<D: BlockDevice> Filesystem<D> {
     /// `RECORD_REPLAY_BLOCKS` a record), which also writes names.
     fn recovery_segments(&self, nodes: u64, dentries: u64, records: u64) -> u64 {
         let seg = self.geo.segment_blocks as u64;
-        // Each log recovery writes may find its open segment full: one segment more per
-        // log (warm and cold node always; hot data and hot node only to restore names).
-        let logs = if dentries > 0 || records > 0 { 4 } else { 2 };
+        // Each log recovery writes may find its open segment full (or moved past the data
+        // its chain points at: `recovery::chain_data_in_open_segments`): one segment more
+        // per log — warm and cold node always; hot data and hot node to restore names; warm
+        // data for a symlink's target a replayed create writes.
+        let logs = if records > 0 {
+            5
+        } else if dentries > 0 {
+            4
+        } else {
+            2
+        };
         (2 * nodes + 7 * dentries + records + 16).div_ceil(seg) + logs
     }
 
@@ -568,7 +576,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Dirty nodes belonging to `ino` (its inode, direct nodes, xattr node), in nid order.
     pub(crate) fn dirty_nodes_of(&self, ino: Ino) -> Vec<Nid> {
-        self.dirty_nodes.iter().copied().filter(|nid| node::footer_ino(&self.nodes[nid].block) == ino).collect()
+        self.dirty_nodes.of(ino)
     }
 
     /// The batch fields of `ino`'s inode (FORMAT.md, *Inode*): its truncation point, its data

@@ -834,3 +834,45 @@ fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_ev
         assert_eq!(got["/y"].3, b"fsync'd");
     }
 }
+
+/// Review 51, F1: a file written, fsync'd (or committed atomically) and deleted, a symlink
+/// created and never fsync'd (it does not ride), then a new file's fsync, which writes the
+/// unlink's, the symlink's and its own records. The recovery mount replays the batch, then
+/// the unlink (which frees the batch's data blocks), then the symlink's create, whose target
+/// the recovery checkpoint writes as a data block. Written at the data log's position — the
+/// last checkpoint's, behind the freed blocks — it overwrote one, and a power cut during
+/// that mount let the next walk find the batch's data changed and drop the group: the new
+/// file, fsync'd, was gone. At every cut of the recovery mount the fsync'd file is there.
+/// Fails with `mutant-recovery-writes-over-chain-data`.
+#[test]
+fn a_crash_during_recovery_never_finds_the_data_its_chain_points_at_overwritten() {
+    for atomic in [false, true] {
+        let opts = MountOptions::default();
+        let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &opts, t(0)).unwrap();
+        let g = fs.create(1, b"g", 0o644, C, t(1)).unwrap().ino;
+        if atomic {
+            fs.start_atomic_write(g).unwrap();
+            fs.write(g, 0, &[7u8; 5000], t(1)).unwrap();
+            fs.commit_atomic_write(g, t(1)).unwrap();
+        } else {
+            fs.write(g, 0, &[7u8; 5000], t(1)).unwrap();
+            fs.fsync(g, false, t(1)).unwrap();
+        }
+        fs.unlink(1, b"g", t(2)).unwrap();
+        fs.symlink(1, b"g", b"target", C, t(2)).unwrap();
+        let i = fs.create(1, b"i", 0o644, C, t(3)).unwrap().ino;
+        fs.setattr(i, &SetAttr { mode: Some(0o600), ..Default::default() }, t(3)).unwrap();
+        let riders = fs.stats().fsync_riders;
+        fs.fsync(i, false, t(4)).unwrap();
+        assert_eq!(fs.stats().fsync_riders, riders, "the symlink rode: the scenario needs it not to");
+        let img = fs.into_device().crash_durable_only();
+        let check = |fs: &mut Filesystem<MemDevice>| {
+            let ino = fs.lookup(1, b"i").expect("/i, fsync'd, is there").ino;
+            assert_eq!(fs.getattr(ino).unwrap().perm & 0o777, 0o600);
+            let link = fs.lookup(1, b"g").expect("/g, the symlink, is there").ino;
+            assert_eq!(fs.readlink(link).unwrap(), b"target");
+        };
+        let cuts = common::limits::every_cut_of_mount_recovers(&img, &opts, &check);
+        assert!(cuts > 0, "atomic {atomic}: the recovery mount wrote nothing");
+    }
+}
