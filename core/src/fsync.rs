@@ -167,7 +167,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if !has_data && dirty_nodes.is_empty() {
             return self.fsync_records_if(records, now);
         }
-        if !self.recovery_room_ok(ino) {
+        if !self.recovery_room_ok(ino, records) {
             return self.checkpoint_for_recovery_room(now);
         }
         let kind = if records { BatchKind::Own } else { BatchKind::OwnWithoutRecords };
@@ -196,7 +196,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if nodes == 0 {
             return Ok(FsyncTicket { flush_needed: true });
         }
-        if !self.room_for_batch(0, 0, false) && !crate::mutant!("mutant-no-recovery-reserve") {
+        if !self.room_for_batch(0, 0, false, true) && !crate::mutant!("mutant-no-recovery-reserve") {
             return self.checkpoint_for_recovery_room(now);
         }
         match self.write_pending_records(false) {
@@ -290,7 +290,7 @@ impl<D: BlockDevice> Filesystem<D> {
             if !self.rider_changed(c) {
                 continue;
             }
-            if !self.recovery_room_ok(c) {
+            if !self.recovery_room_ok(c, true) {
                 return self.checkpoint_for_recovery_room(now);
             }
             if let Err(e) = self.write_batch(c, BatchKind::Rider) {
@@ -347,8 +347,11 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Whether appending `ino`'s batch to the chain keeps room for the chain's roll-forward:
     /// after the batch (the segments its data and nodes open beyond the room left in the
     /// warm logs), the free segments must still cover what recovery of the whole chain
-    /// needs. A crash then always leaves a device that mounts read-write.
-    fn recovery_room_ok(&self, ino: Ino) -> bool {
+    /// needs. A crash then always leaves a device that mounts read-write. `records`: whether
+    /// the namespace records not yet written go into the chain before the batch (a batch
+    /// without them needs no room for their replay: another user's pending renames must not
+    /// turn a plain fsync into a checkpoint, review 51).
+    fn recovery_room_ok(&self, ino: Ino, records: bool) -> bool {
         if crate::mutant!("mutant-no-recovery-reserve") {
             return true;
         }
@@ -359,11 +362,11 @@ impl<D: BlockDevice> Filesystem<D> {
         let dnodes = self.data_dnodes(ino);
         let dentry = self.since_cp.dentry_pending(ino) && !self.records_in_chain();
         let bound = self.dirty_nodes.len() as u64 + 1 + dnodes;
-        if self.room_for_batch(data, bound, dentry) {
+        if self.room_for_batch(data, bound, dentry, records) {
             return true;
         }
         let exact = self.dirty_nodes_of(ino).len() as u64 + 1 + dnodes;
-        exact < bound && self.room_for_batch(data, exact, dentry)
+        exact < bound && self.room_for_batch(data, exact, dentry, records)
     }
 
     /// Distinct direct nodes over `ino`'s dirty data blocks (beyond the inode's own array).
@@ -381,7 +384,7 @@ impl<D: BlockDevice> Filesystem<D> {
         n
     }
 
-    fn room_for_batch(&self, data: u64, nodes: u64, dentry: bool) -> bool {
+    fn room_for_batch(&self, data: u64, nodes: u64, dentry: bool, records: bool) -> bool {
         let seg = self.geo.segment_blocks as u64;
         let opened = |log: Log, blocks: u64| {
             let room = seg.saturating_sub(self.seg.logs[log as usize].blkoff as u64);
@@ -390,7 +393,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // Data may also go to the cold data log (blocks cleaning moved): count it as warm.
         // The record nodes written before the batch go to the warm node log too; replaying
         // their records rewrites what the records touch.
-        let (record_nodes, record_blocks) = self.unwritten_record_cost();
+        let (record_nodes, record_blocks) = if records { self.unwritten_record_cost() } else { (0, 0) };
         let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes + record_nodes) + 1;
         let (chain_nodes, chain_dentries) = self.since_cp.chain_extent();
         let chain = chain_nodes + nodes;

@@ -876,3 +876,46 @@ fn a_crash_during_recovery_never_finds_the_data_its_chain_points_at_overwritten(
         assert!(cuts > 0, "atomic {atomic}: the recovery mount wrote nothing");
     }
 }
+
+/// Review 51 (second user): the recovery reserve a batch must leave counted the replay of
+/// every namespace record not yet written, even for a batch that writes none of them (a
+/// file's fsync that needs no record: `fsync_decision`), so another user's pending renames
+/// turned a plain fsync into a checkpoint (which wrote that user's dirty data too). A batch
+/// without the records needs room for its own replay only.
+#[test]
+fn a_files_fsync_that_writes_no_record_needs_no_room_for_their_replay() {
+    let big = common::limits::big_cache();
+    let opts =
+        MkfsOptions { segment_blocks: 16, uuid: [5; 16], ns_records: true, inline_data: true, ..Default::default() };
+    let img = Filesystem::format(MemDevice::new(common::limits::BLOCKS), &opts).unwrap();
+    let mut fs = Filesystem::mount(CrashDevice::new(img), &big, t(0)).unwrap();
+    let d = fs.mkdir(1, b"d", 0o777, C, t(1)).unwrap().ino;
+    let u = Credentials { uid: 1000, gid: 1000 };
+    let n = 400;
+    for i in 0..n {
+        fs.create(d, format!("f{i}").as_bytes(), 0o644, u, t(1)).unwrap();
+    }
+    let mine = fs.create(1, b"mine", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    // The other user's renames to fresh names, never fsync'd: more records than the device
+    // has room to replay.
+    for i in 0..n {
+        fs.rename(d, format!("f{i}").as_bytes(), d, format!("g{i}").as_bytes(), RenameFlags::empty(), t(2)).unwrap();
+    }
+    let before = fs.stats();
+    fs.write(mine, 0, b"fsync'd alone", t(3)).unwrap();
+    fs.fsync(mine, false, t(3)).unwrap();
+    let after = fs.stats();
+    assert_eq!(after.recovery_reserve_fallbacks, before.recovery_reserve_fallbacks, "a checkpoint for room");
+    assert_eq!(after.checkpoints, before.checkpoints, "a checkpoint");
+    assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "records written");
+    // The records, written by a directory fsync, still need their room: it checkpoints.
+    fs.fsync(d, false, t(4)).unwrap();
+    assert!(fs.stats().recovery_reserve_fallbacks > after.recovery_reserve_fallbacks, "the records' replay fits");
+    let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
+    let ino = fs.lookup(1, b"mine").unwrap().ino;
+    let mut b = vec![0u8; 13];
+    fs.read(ino, 0, &mut b).unwrap();
+    assert_eq!(b, b"fsync'd alone");
+    assert!(fs.lookup(d, b"g0").is_ok() && fs.lookup(d, b"f0").is_err());
+}
