@@ -175,7 +175,7 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_generation(&mut b, self.next_generation);
         self.next_generation = self.next_generation.wrapping_add(1).max(1);
         self.nodes.insert(cow, CachedNode { block: b, dirty: true });
-        self.dirty_nodes.insert(cow);
+        self.dirty_nodes.insert(cow, cow);
         self.valid_inodes += 1;
         self.orphans.insert(cow);
         Ok(cow)

@@ -287,7 +287,7 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) ssa: Ssa,
     pub(crate) seg: SegmentManager,
     pub(crate) nodes: BTreeMap<Nid, CachedNode>,
-    pub(crate) dirty_nodes: BTreeSet<Nid>,
+    pub(crate) dirty_nodes: crate::dirty_nodes::DirtyNodes,
     /// Dirty data blocks by (inode, file block index): the write-back cache.
     pub(crate) data: BTreeMap<(Ino, u64), Box<Block>>,
     pub(crate) open_counts: BTreeMap<Ino, u32>,
@@ -484,7 +484,7 @@ impl<D: BlockDevice> Filesystem<D> {
             ssa,
             seg,
             nodes: BTreeMap::new(),
-            dirty_nodes: BTreeSet::new(),
+            dirty_nodes: Default::default(),
             data: BTreeMap::new(),
             open_counts: BTreeMap::new(),
             orphans: BTreeSet::new(),

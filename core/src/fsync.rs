@@ -167,7 +167,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if !has_data && dirty_nodes.is_empty() {
             return self.fsync_records_if(records, now);
         }
-        if !self.recovery_room_ok(ino) {
+        if !self.recovery_room_ok(ino, records) {
             return self.checkpoint_for_recovery_room(now);
         }
         let kind = if records { BatchKind::Own } else { BatchKind::OwnWithoutRecords };
@@ -196,7 +196,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if nodes == 0 {
             return Ok(FsyncTicket { flush_needed: true });
         }
-        if !self.room_for_batch(0, 0, false) && !crate::mutant!("mutant-no-recovery-reserve") {
+        if !self.room_for_batch(0, 0, false, true) && !crate::mutant!("mutant-no-recovery-reserve") {
             return self.checkpoint_for_recovery_room(now);
         }
         match self.write_pending_records(false) {
@@ -241,7 +241,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Bounded by the write-back cache's blocks and dirty nodes.
         let mut changed: BTreeSet<Ino> = self.data.keys().map(|&(i, _)| i).collect();
-        changed.extend(self.dirty_nodes.iter().map(|nid| node::footer_ino(&self.nodes[nid].block)));
+        changed.extend(self.dirty_nodes.inos());
         changed.remove(&ino);
         let named: Option<BTreeSet<Ino>> = (kind != FileType::Directory).then(|| {
             let mut named = BTreeSet::new();
@@ -290,7 +290,7 @@ impl<D: BlockDevice> Filesystem<D> {
             if !self.rider_changed(c) {
                 continue;
             }
-            if !self.recovery_room_ok(c) {
+            if !self.recovery_room_ok(c, true) {
                 return self.checkpoint_for_recovery_room(now);
             }
             if let Err(e) = self.write_batch(c, BatchKind::Rider) {
@@ -315,7 +315,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Whether rider `c` still has something to write (a checkpoint since the decision may
     /// have written it): the same test counts the group's batches and writes them.
     pub(crate) fn rider_changed(&self, c: Ino) -> bool {
-        self.data.range((c, 0)..=(c, u64::MAX)).next().is_some() || !self.dirty_nodes_of(c).is_empty()
+        self.data.range((c, 0)..=(c, u64::MAX)).next().is_some() || self.dirty_nodes.has_any_of(c)
     }
 
     /// Free segments a roll-forward needs at mount for a chain over `nodes` distinct nodes,
@@ -330,17 +330,28 @@ impl<D: BlockDevice> Filesystem<D> {
     /// `RECORD_REPLAY_BLOCKS` a record), which also writes names.
     fn recovery_segments(&self, nodes: u64, dentries: u64, records: u64) -> u64 {
         let seg = self.geo.segment_blocks as u64;
-        // Each log recovery writes may find its open segment full: one segment more per
-        // log (warm and cold node always; hot data and hot node only to restore names).
-        let logs = if dentries > 0 || records > 0 { 4 } else { 2 };
+        // Each log recovery writes may find its open segment full (or moved past the data
+        // its chain points at: `recovery::chain_data_in_open_segments`): one segment more
+        // per log — warm and cold node always; hot data and hot node to restore names; warm
+        // data for a symlink's target a replayed create writes.
+        let logs = if records > 0 {
+            5
+        } else if dentries > 0 {
+            4
+        } else {
+            2
+        };
         (2 * nodes + 7 * dentries + records + 16).div_ceil(seg) + logs
     }
 
     /// Whether appending `ino`'s batch to the chain keeps room for the chain's roll-forward:
     /// after the batch (the segments its data and nodes open beyond the room left in the
     /// warm logs), the free segments must still cover what recovery of the whole chain
-    /// needs. A crash then always leaves a device that mounts read-write.
-    fn recovery_room_ok(&self, ino: Ino) -> bool {
+    /// needs. A crash then always leaves a device that mounts read-write. `records`: whether
+    /// the namespace records not yet written go into the chain before the batch (a batch
+    /// without them needs no room for their replay: another user's pending renames must not
+    /// turn a plain fsync into a checkpoint, review 51).
+    fn recovery_room_ok(&self, ino: Ino, records: bool) -> bool {
         if crate::mutant!("mutant-no-recovery-reserve") {
             return true;
         }
@@ -351,11 +362,11 @@ impl<D: BlockDevice> Filesystem<D> {
         let dnodes = self.data_dnodes(ino);
         let dentry = self.since_cp.dentry_pending(ino) && !self.records_in_chain();
         let bound = self.dirty_nodes.len() as u64 + 1 + dnodes;
-        if self.room_for_batch(data, bound, dentry) {
+        if self.room_for_batch(data, bound, dentry, records) {
             return true;
         }
         let exact = self.dirty_nodes_of(ino).len() as u64 + 1 + dnodes;
-        exact < bound && self.room_for_batch(data, exact, dentry)
+        exact < bound && self.room_for_batch(data, exact, dentry, records)
     }
 
     /// Distinct direct nodes over `ino`'s dirty data blocks (beyond the inode's own array).
@@ -373,7 +384,7 @@ impl<D: BlockDevice> Filesystem<D> {
         n
     }
 
-    fn room_for_batch(&self, data: u64, nodes: u64, dentry: bool) -> bool {
+    fn room_for_batch(&self, data: u64, nodes: u64, dentry: bool, records: bool) -> bool {
         let seg = self.geo.segment_blocks as u64;
         let opened = |log: Log, blocks: u64| {
             let room = seg.saturating_sub(self.seg.logs[log as usize].blkoff as u64);
@@ -382,7 +393,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // Data may also go to the cold data log (blocks cleaning moved): count it as warm.
         // The record nodes written before the batch go to the warm node log too; replaying
         // their records rewrites what the records touch.
-        let (record_nodes, record_blocks) = self.unwritten_record_cost();
+        let (record_nodes, record_blocks) = if records { self.unwritten_record_cost() } else { (0, 0) };
         let batch_segments = opened(Log::WarmData, data) + opened(Log::WarmNode, nodes + record_nodes) + 1;
         let (chain_nodes, chain_dentries) = self.since_cp.chain_extent();
         let chain = chain_nodes + nodes;
@@ -568,7 +579,7 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// Dirty nodes belonging to `ino` (its inode, direct nodes, xattr node), in nid order.
     pub(crate) fn dirty_nodes_of(&self, ino: Ino) -> Vec<Nid> {
-        self.dirty_nodes.iter().copied().filter(|nid| node::footer_ino(&self.nodes[nid].block) == ino).collect()
+        self.dirty_nodes.of(ino)
     }
 
     /// The batch fields of `ino`'s inode (FORMAT.md, *Inode*): its truncation point, its data

@@ -57,8 +57,8 @@ impl<D: BlockDevice> Filesystem<D> {
     pub(crate) fn node_mut(&mut self, nid: Nid) -> Result<&mut Block> {
         self.load_node(nid)?;
         self.note_change();
-        self.dirty_nodes.insert(nid);
         let n = self.nodes.get_mut(&nid).expect("loaded");
+        self.dirty_nodes.insert(nid, node::footer_ino(&n.block));
         n.dirty = true;
         Ok(&mut n.block)
     }
@@ -183,7 +183,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let mut b = zero_block();
         node::init_footer(&mut b, nid, ino, ty, ofs);
         self.nodes.insert(nid, CachedNode { block: b, dirty: true });
-        self.dirty_nodes.insert(nid);
+        self.dirty_nodes.insert(nid, ino);
         Ok(nid)
     }
 

@@ -25,6 +25,7 @@
 //! | [`nsrec`] | namespace records: a create, link, unlink or rename since the checkpoint as a logical record, and the record node (type 5) that carries them in the chain. *Public* (on-disk format): the format test and the fuzz decoders. Written and replayed by `nschain` |
 //! | `segment` | the six active logs ([`Log`], re-exported), block allocation and invalidation |
 //! | `inode` | node cache, block mapping, truncation, inode life and death |
+//! | `dirty_nodes` | the dirty node set, indexed by owner inode |
 //! | `inline` | inline data: a small regular file's bytes in its inode, and its conversion when it needs a block |
 //! | `file` | file contents: write, size, `copy_range` ([`COPY_CHUNK_BYTES_MAX`], re-exported) |
 //! | `data` | where a file block is (`locate`) and reading it, planned reads ([`ReadPlan`], re-exported), where data and holes are (`seek_step`: [`SeekWhence`], [`SeekStep`], re-exported) |
@@ -83,6 +84,7 @@ mod data;
 mod dcache;
 mod device;
 mod dirkey;
+mod dirty_nodes;
 mod error;
 mod file;
 mod fileflags;

@@ -308,7 +308,7 @@ impl<D: BlockDevice> Filesystem<D> {
             inode::set_inline(&mut b, true);
         }
         self.nodes.insert(ino, CachedNode { block: b, dirty: true });
-        self.dirty_nodes.insert(ino);
+        self.dirty_nodes.insert(ino, ino);
         self.valid_inodes += 1;
         self.since_cp.created(ino);
         if kind == FileType::Directory {

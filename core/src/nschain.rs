@@ -194,7 +194,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         self.nat.set(ino, NatEntry { ino, addr: NEW_ADDR });
         self.nodes.insert(ino, CachedNode { block: b, dirty: true });
-        self.dirty_nodes.insert(ino);
+        self.dirty_nodes.insert(ino, ino);
         self.valid_inodes += 1;
         self.since_cp.created(ino);
         if let Err(e) = self.dir_insert(dir, name, ino, kind) {

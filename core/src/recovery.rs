@@ -46,13 +46,15 @@
 //! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
 //! | crash during the recovery of a chain that ends at a lost block with blocks written after it (a group of records and riders, then another file's batch; group commit) | the chain up to the gap, again | as the first recovery: recovery writes in a fresh segment, never in the lost block's place, so the walk cannot cross the gap (`a_crash_during_recovery_never_completes_a_group_across_the_lost_block`) |
+//! | crash during the recovery of a batch whose data the replay freed (a file unlinked or truncated after its fsync), with a symlink's create replayed after it (the symlink never fsync'd, so it did not ride) | the batch, whose data blocks recovery must verify again | as the first recovery: the target's block goes past every data block the chain points at, whose segments stay pinned (`a_crash_during_recovery_never_finds_the_data_its_chain_points_at_overwritten`; review 51) |
 //! | a record whose replay meets a damaged or unreadable block (an inode failing its checksum, EIO) or finds no room | the block's error (`nschain::does_not_apply` is false) | mount fails naming the block (dropping the record would drop every later fsync in silence); `fsck --repair` then leaves a clean image (`a_damaged_block_met_by_a_replayed_record_fails_the_mount_naming_it`) |
 //!
 //! Recovery changes only memory until it writes one checkpoint. Before that checkpoint,
-//! every log's write position moves past what the chain and its claimed data occupy in its
-//! open segment (the warm node log's past its whole segment: `SegmentManager::pin_and_advance`
-//! says why), and every segment the chain touches is kept from reuse, so a crash in the
-//! middle leaves the chain intact for the next attempt. Recovery never cleans and never
+//! every log's write position moves past what the chain and the data its nodes point at
+//! (claimed, or freed again by the replay) occupy in its open segment (the warm node log's
+//! past its whole segment: `SegmentManager::pin_and_advance` says why), and every segment
+//! the chain and that data touch is kept from reuse, so a crash in the middle leaves the
+//! chain and its data intact for the next attempt. Recovery never cleans and never
 //! checkpoints before its own checkpoint: the room it needs (the nodes it rewrites) was
 //! reserved by each fsync it replays (`fsync::recovery_room_ok`).
 
@@ -210,11 +212,46 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // Keep the chain's segments from reuse until the recovery checkpoint commits, and
         // write nothing where the chain's walk ended (the warm node log opens a fresh
-        // segment).
-        let pinned: BTreeSet<u32> = chain.iter().map(|n| self.geo.segno_of(n.addr)).collect();
+        // segment) nor over a data block the chain's nodes point at.
+        let mut pinned: BTreeSet<u32> = chain.iter().map(|n| self.geo.segno_of(n.addr)).collect();
         let addrs: Vec<BlockAddr> = chain.iter().map(|n| n.addr).collect();
-        self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs);
+        let data = self.chain_data_in_open_segments(&chain, &mut pinned);
+        self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs, &data);
         Ok(report)
+    }
+
+    /// The data blocks the chain's nodes point at, which a crash during recovery leaves the
+    /// next walk to verify again (each batch's data against its CRC): their segments go into
+    /// `pinned`, and those in a log's open segment are returned, for the log to move past
+    /// them. The replay may have freed them — a file unlinked or truncated after its fsync,
+    /// a record replayed after the batch — so the SIT no longer protects them, and the
+    /// recovery checkpoint writes data (a replayed symlink's target, directory blocks) at
+    /// its logs' positions, which are the last checkpoint's: behind everything the crashed
+    /// mount wrote. Overwriting one made the next walk stop before its batch's group and
+    /// drop every fsync after it (review 51). Pointers to blocks of earlier checkpoints are
+    /// taken too: their segments are in use, and they lie behind the logs' positions.
+    /// Bounded by the chain's nodes and their pointer slots.
+    fn chain_data_in_open_segments(&self, chain: &[ChainNode], pinned: &mut BTreeSet<u32>) -> Vec<BlockAddr> {
+        if crate::mutant!("mutant-recovery-writes-over-chain-data") {
+            return Vec::new();
+        }
+        let open: BTreeSet<u32> = self.seg.logs.iter().map(|l| l.segno).collect();
+        let mut data = Vec::new();
+        for n in chain.iter().filter(|n| n.records.is_none()) {
+            let ptrs: Vec<BlockAddr> = match node::footer_type(&n.block) {
+                Some(NodeType::Inode) => inode::mapped_ptrs(&n.block).map(|(_, a, _)| a).collect(),
+                Some(NodeType::Direct) => node::mapped_ptrs(&n.block).map(|(_, a, _)| a).collect(),
+                _ => continue,
+            };
+            for a in ptrs.into_iter().filter(|&a| self.geo.in_main(a)) {
+                let segno = self.geo.segno_of(a);
+                pinned.insert(segno);
+                if open.contains(&segno) {
+                    data.push(a);
+                }
+            }
+        }
+        data
     }
 
     /// False when `steps[k]` starts a group (a record node after anything but a record node
@@ -496,7 +533,7 @@ impl<D: BlockDevice> Filesystem<D> {
         inode::set_xattr_nid(&mut b, NULL_NID);
         self.nat.set(ino, NatEntry { ino, addr: NEW_ADDR });
         self.nodes.insert(ino, CachedNode { block: b, dirty: true });
-        self.dirty_nodes.insert(ino);
+        self.dirty_nodes.insert(ino, ino);
         self.valid_inodes += 1;
     }
 

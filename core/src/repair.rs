@@ -1138,7 +1138,7 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         // A new root: what was recorded of the old tree's directories no longer holds.
         self.fs.dir_parents.clear();
         self.fs.nodes.insert(ROOT_INO, CachedNode { block: b, dirty: true });
-        self.fs.dirty_nodes.insert(ROOT_INO);
+        self.fs.dirty_nodes.insert(ROOT_INO, ROOT_INO);
         self.fs.valid_inodes += 1;
         self.inodes.insert(ROOT_INO, FileType::Directory);
     }

@@ -502,11 +502,12 @@ impl SegmentManager {
         Ok(fresh)
     }
 
-    /// Recovery: keeps `pinned` segments (which hold the node chain) from reuse until the
-    /// next checkpoint commits, and moves each log's write position past everything the
-    /// crashed mount wrote there that recovery relies on: the blocks it claimed (valid in
-    /// the SIT now) and, for the log `chain_log`, the rest of its segment when the chain is
-    /// not empty. Nothing the chain or its data occupies is then overwritten before the
+    /// Recovery: keeps `pinned` segments (which hold the node chain and the data its nodes
+    /// point at) from reuse until the next checkpoint commits, and moves each log's write
+    /// position past everything the crashed mount wrote there that recovery relies on: the
+    /// blocks it claimed (valid in the SIT now), the `data` blocks the chain points at
+    /// (valid or freed by the replay: a crash during recovery verifies them again), and,
+    /// for the log `chain_log`, the rest of its segment when the chain is not empty. Nothing the chain or its data occupies is then overwritten before the
     /// recovery checkpoint commits, and the checkpoint's rule "nothing valid beyond a log's
     /// position" holds.
     ///
@@ -527,6 +528,7 @@ impl SegmentManager {
         pinned: &alloc::collections::BTreeSet<u32>,
         chain_log: Log,
         chain: &[BlockAddr],
+        data: &[BlockAddr],
     ) {
         self.pin(pinned);
         for log in Log::ALL {
@@ -536,15 +538,19 @@ impl SegmentManager {
             if let Some(off) = (l.blkoff..self.segment_blocks).rev().find(|&o| e.is_valid(o)) {
                 next = off + 1;
             }
+            let past = |addrs: &[BlockAddr], next: u32| {
+                addrs
+                    .iter()
+                    .filter(|&&a| geo.in_main(a) && geo.segno_of(a) == l.segno)
+                    .fold(next, |n, &a| n.max(geo.blkoff_of(a) + 1))
+            };
             if log == chain_log && !chain.is_empty() && !crate::mutant!("mutant-recovery-writes-at-the-gap") {
                 next = self.segment_blocks;
             } else if log == chain_log {
-                for &a in chain {
-                    if geo.in_main(a) && geo.segno_of(a) == l.segno {
-                        next = next.max(geo.blkoff_of(a) + 1);
-                    }
-                }
+                next = past(chain, next);
             }
+            // The data the chain's nodes point at, wherever it lies (any log's segment).
+            next = past(data, next);
             self.logs[log as usize].blkoff = next.min(self.segment_blocks);
         }
     }

@@ -37,6 +37,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-no-riders", "nsrec_recovery"),
     ("mutant-nsrec-no-group", "nsrec_recovery"),
     ("mutant-recovery-writes-at-the-gap", "nsrec_recovery"),
+    ("mutant-recovery-writes-over-chain-data", "nsrec_recovery"),
 ];
 
 #[test]

@@ -137,22 +137,20 @@ fn assert_prefix(got: &Tree, states: &[Tree], required: usize, what: &str) {
     );
 }
 
-/// The whole check of one scenario (see the file's header). Returns how many crash images
-/// it recovered.
-fn every_crash_point(ops: Ops) -> usize {
-    let (fs, states, required) = run(ops, false);
-    let dev = fs.into_device();
+/// Recovers every crash image of the pending writes of `dev` (an fsync submitted, not yet
+/// flushed): every subset of them a crash may keep, then each write torn at sectors with the
+/// writes before it kept and those after it lost. Hands each recovered tree to `check` with
+/// what the crash kept; returns how many images it recovered.
+fn before_return(dev: &CrashDevice, mut check: impl FnMut(Tree, String)) -> usize {
     let n = dev.pending();
     let mut images = 0;
     for keep in masks(n) {
-        let got = recover(dev.crash(|i| keep[i]));
-        assert_prefix(&got, &states, required, &format!("crash keeping {keep:?} of {n}"));
+        check(recover(dev.crash(|i| keep[i])), format!("crash keeping {keep:?} of {n}"));
         images += 1;
     }
-    // Each write torn at sectors, the writes before it kept, those after it lost.
     for i in 0..n {
         for m in [0x01u8, 0x0F, 0xF0, 0x7F] {
-            let got = recover(dev.crash_torn(|j| {
+            let torn = dev.crash_torn(|j| {
                 if j < i {
                     0xFF
                 } else if j == i {
@@ -160,15 +158,22 @@ fn every_crash_point(ops: Ops) -> usize {
                 } else {
                     0
                 }
-            }));
-            assert_prefix(&got, &states, required, &format!("write {i} of {n} torn {m:#x}"));
+            });
+            check(recover(torn), format!("write {i} of {n} torn {m:#x}"));
             images += 1;
         }
     }
+    images
+}
+
+/// The whole check of one scenario (see the file's header). Returns how many crash images
+/// it recovered.
+fn every_crash_point(ops: Ops) -> usize {
+    let (fs, states, required) = run(ops, false);
+    let mut images = before_return(&fs.into_device(), |got, what| assert_prefix(&got, &states, required, &what));
     // After the fsync returned: every operation is durable, whatever else is lost.
     let (fs, states, _) = run(ops, true);
-    let dev = fs.into_device();
-    for img in [dev.crash_durable_only(), dev.crash(|_| true)] {
+    for img in after_return(fs) {
         assert_eq!(&recover(img), states.last().unwrap(), "after the fsync returned");
         images += 1;
     }
@@ -818,27 +823,7 @@ fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_ev
     want.push(states[0].clone());
     let dev = fs_live.into_device();
     let n = dev.pending();
-    let mut images = 0;
-    for keep in masks(n) {
-        let got = recover(dev.crash(|i| keep[i]));
-        assert!(want.contains(&got), "crash keeping {keep:?} of {n}: {got:#?}");
-        images += 1;
-    }
-    for i in 0..n {
-        for m in [0x01u8, 0x0F, 0xF0, 0x7F] {
-            let got = recover(dev.crash_torn(|j| {
-                if j < i {
-                    0xFF
-                } else if j == i {
-                    m
-                } else {
-                    0
-                }
-            }));
-            assert!(want.contains(&got), "write {i} of {n} torn {m:#x}: {got:#?}");
-            images += 1;
-        }
-    }
+    let images = before_return(&dev, |got, what| assert!(want.contains(&got), "{what}: {got:#?}"));
     assert!(images > 4 && n > 1, "{n} writes");
     let (mut fs, states, _) = run(ops, true);
     let mut live = states;
@@ -848,4 +833,89 @@ fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_ev
         assert!(expected(&live).contains(&got), "after the fsync returned: {got:#?}");
         assert_eq!(got["/y"].3, b"fsync'd");
     }
+}
+
+/// Review 51, F1: a file written, fsync'd (or committed atomically) and deleted, a symlink
+/// created and never fsync'd (it does not ride), then a new file's fsync, which writes the
+/// unlink's, the symlink's and its own records. The recovery mount replays the batch, then
+/// the unlink (which frees the batch's data blocks), then the symlink's create, whose target
+/// the recovery checkpoint writes as a data block. Written at the data log's position — the
+/// last checkpoint's, behind the freed blocks — it overwrote one, and a power cut during
+/// that mount let the next walk find the batch's data changed and drop the group: the new
+/// file, fsync'd, was gone. At every cut of the recovery mount the fsync'd file is there.
+/// Fails with `mutant-recovery-writes-over-chain-data`.
+#[test]
+fn a_crash_during_recovery_never_finds_the_data_its_chain_points_at_overwritten() {
+    for atomic in [false, true] {
+        let opts = MountOptions::default();
+        let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &opts, t(0)).unwrap();
+        let g = fs.create(1, b"g", 0o644, C, t(1)).unwrap().ino;
+        if atomic {
+            fs.start_atomic_write(g).unwrap();
+            fs.write(g, 0, &[7u8; 5000], t(1)).unwrap();
+            fs.commit_atomic_write(g, t(1)).unwrap();
+        } else {
+            fs.write(g, 0, &[7u8; 5000], t(1)).unwrap();
+            fs.fsync(g, false, t(1)).unwrap();
+        }
+        fs.unlink(1, b"g", t(2)).unwrap();
+        fs.symlink(1, b"g", b"target", C, t(2)).unwrap();
+        let i = fs.create(1, b"i", 0o644, C, t(3)).unwrap().ino;
+        fs.setattr(i, &SetAttr { mode: Some(0o600), ..Default::default() }, t(3)).unwrap();
+        let riders = fs.stats().fsync_riders;
+        fs.fsync(i, false, t(4)).unwrap();
+        assert_eq!(fs.stats().fsync_riders, riders, "the symlink rode: the scenario needs it not to");
+        let img = fs.into_device().crash_durable_only();
+        let check = |fs: &mut Filesystem<MemDevice>| {
+            let ino = fs.lookup(1, b"i").expect("/i, fsync'd, is there").ino;
+            assert_eq!(fs.getattr(ino).unwrap().perm & 0o777, 0o600);
+            let link = fs.lookup(1, b"g").expect("/g, the symlink, is there").ino;
+            assert_eq!(fs.readlink(link).unwrap(), b"target");
+        };
+        let cuts = common::limits::every_cut_of_mount_recovers(&img, &opts, &check);
+        assert!(cuts > 0, "atomic {atomic}: the recovery mount wrote nothing");
+    }
+}
+
+/// Review 51 (second user): the recovery reserve a batch must leave counted the replay of
+/// every namespace record not yet written, even for a batch that writes none of them (a
+/// file's fsync that needs no record: `fsync_decision`), so another user's pending renames
+/// turned a plain fsync into a checkpoint (which wrote that user's dirty data too). A batch
+/// without the records needs room for its own replay only.
+#[test]
+fn a_files_fsync_that_writes_no_record_needs_no_room_for_their_replay() {
+    let big = common::limits::big_cache();
+    let opts =
+        MkfsOptions { segment_blocks: 16, uuid: [5; 16], ns_records: true, inline_data: true, ..Default::default() };
+    let img = Filesystem::format(MemDevice::new(common::limits::BLOCKS), &opts).unwrap();
+    let mut fs = Filesystem::mount(CrashDevice::new(img), &big, t(0)).unwrap();
+    let d = fs.mkdir(1, b"d", 0o777, C, t(1)).unwrap().ino;
+    let u = Credentials { uid: 1000, gid: 1000 };
+    let n = 400;
+    for i in 0..n {
+        fs.create(d, format!("f{i}").as_bytes(), 0o644, u, t(1)).unwrap();
+    }
+    let mine = fs.create(1, b"mine", 0o644, C, t(1)).unwrap().ino;
+    fs.sync(t(1)).unwrap();
+    // The other user's renames to fresh names, never fsync'd: more records than the device
+    // has room to replay.
+    for i in 0..n {
+        fs.rename(d, format!("f{i}").as_bytes(), d, format!("g{i}").as_bytes(), RenameFlags::empty(), t(2)).unwrap();
+    }
+    let before = fs.stats();
+    fs.write(mine, 0, b"fsync'd alone", t(3)).unwrap();
+    fs.fsync(mine, false, t(3)).unwrap();
+    let after = fs.stats();
+    assert_eq!(after.recovery_reserve_fallbacks, before.recovery_reserve_fallbacks, "a checkpoint for room");
+    assert_eq!(after.checkpoints, before.checkpoints, "a checkpoint");
+    assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "records written");
+    // The records, written by a directory fsync, still need their room: it checkpoints.
+    fs.fsync(d, false, t(4)).unwrap();
+    assert!(fs.stats().recovery_reserve_fallbacks > after.recovery_reserve_fallbacks, "the records' replay fits");
+    let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
+    let ino = fs.lookup(1, b"mine").unwrap().ino;
+    let mut b = vec![0u8; 13];
+    fs.read(ino, 0, &mut b).unwrap();
+    assert_eq!(b, b"fsync'd alone");
+    assert!(fs.lookup(d, b"g0").is_ok() && fs.lookup(d, b"f0").is_err());
 }

@@ -191,6 +191,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
         // No batches ride with the records: a file renamed over another without an fsync
         // of its own comes back empty after a directory fsync returned.
         // Recovery writes where the walk ended: a crash during it splices the chain.
+        // Recovery writes a replayed symlink's target over data its chain points at.
+        "mutant-recovery-writes-over-chain-data" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("workloads/nsrec-symlink-target-over-freed-chain-data.wl");
+            vec![CaseId::File(wl)]
+        }
         "mutant-recovery-writes-at-the-gap" => {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("workloads/nsrec-crash-during-recovery-at-the-gap.wl");
