@@ -240,30 +240,33 @@ fn stat_u64(v: &Option<serde_json::Value>, section: &str, key: &str) -> Option<u
     v.as_ref()?.get(section)?.get(key)?.as_u64()
 }
 
-/// The [`per_op_counts`] lines of `workloads`, as a paragraph each ("rollfs, first round,
-/// WORKLOAD: per ...").
+/// The [`per_op_counts`] lines of `workloads`, as a paragraph each ("SETUP, first round,
+/// WORKLOAD: per ..."): rollfs's, then the baseline's (`rollfs-before`) where one ran, so a
+/// before/after shows what changed in the counts beside what changed in the ratio.
 fn op_counts_lines(md: &mut String, rep: &Report, workloads: &[&str]) {
-    for (w, line) in rep.op_counts.iter().filter(|(w, _)| workloads.contains(&w.as_str())) {
-        let _ = writeln!(md, "\nrollfs, first round, {w}: {line}.");
+    for (setup, w, line) in rep.op_counts.iter().filter(|(_, w, _)| workloads.contains(&w.as_str())) {
+        let _ = writeln!(md, "\n{setup}, first round, {w}: {line}.");
     }
 }
 
 /// What `n` units of a workload (entries untarred, save-by-rename iterations) cost between
 /// two readings of the stats ioctl, per unit: FUSE requests in all and the opcodes that sent
-/// most, device flushes, checkpoints, and the core's data, node and meta blocks. `(workload,
-/// line)`; the line says what is missing when a reading is.
+/// most, device flushes, checkpoints, and the core's data, node and meta blocks. `(setup,
+/// workload, line)`, with the setup counted (`rollfs` or the baseline's `rollfs-before`); the line says
+/// what is missing when a reading is.
 fn per_op_counts(
+    setup: &str,
     workload: &str,
     unit: &str,
     n: f64,
     a: &Option<serde_json::Value>,
     b: &Option<serde_json::Value>,
-) -> (String, String) {
+) -> (String, String, String) {
     let (Some(a), Some(b)) = (a, b) else {
-        return (workload.into(), "not counted (the stats ioctl did not answer)".into());
+        return (setup.into(), workload.into(), "not counted (the stats ioctl did not answer)".into());
     };
     if n <= 0.0 {
-        return (workload.into(), "not counted (no units)".into());
+        return (setup.into(), workload.into(), "not counted (no units)".into());
     }
     let d = |sec: &str, k: &str| -> Option<f64> {
         Some(b.get(sec)?.get(k)?.as_u64()? as f64 - a.get(sec)?.get(k)?.as_u64().unwrap_or(0) as f64)
@@ -290,7 +293,21 @@ fn per_op_counts(
         per("core", "node_blocks_written"),
         per("core", "meta_blocks_written"),
     );
-    (workload.into(), line)
+    (setup.into(), workload.into(), line)
+}
+
+/// Whether setup `name` is a rollfs mount whose stats ioctl can be read: rollfs as it is, or
+/// the `--baseline` binary's.
+fn is_rollfs(name: &str) -> bool {
+    name == "rollfs" || name == "rollfs-before"
+}
+
+/// The stats ioctl of a rollfs setup's mount (through a file of its own in the mount's root),
+/// or `None` where it does not answer (another filesystem, an older binary without it).
+fn stats_of(s: &dyn Setup) -> Option<serde_json::Value> {
+    let p = s.dir().join(".compare-stats");
+    let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(p).ok()?;
+    read_stats_ioctl(&f)
 }
 
 /// The `--baseline` binary's mount: rollfs as it was, beside rollfs as it is.
@@ -871,9 +888,10 @@ struct Report {
     notes: Vec<String>,
     atomic: Vec<String>,
     fsync_stats: Option<String>,
-    /// Per workload (untar, rm, save-by-rename): what its first round on rollfs sent to
-    /// the daemon and the device, per entry or iteration ([`per_op_counts`]).
-    op_counts: Vec<(String, String)>,
+    /// Per setup and workload (untar, rm, save-by-rename): what its first round on rollfs
+    /// (and on the baseline, where one runs) sent to the daemon and the device, per entry or
+    /// iteration ([`per_op_counts`]).
+    op_counts: Vec<(String, String, String)>,
     fio_p99: Samples,
     recovery: Vec<RecoveryRow>,
     /// The rollfs daemon's (peak, current) resident memory after every workload, bytes.
@@ -1001,9 +1019,7 @@ fn run_all(cfg: &Config) -> Res<String> {
         };
         let rollfs_stats = |setups: &Vec<Box<dyn Setup>>| -> Option<serde_json::Value> {
             let i = rollfs_guard_index?;
-            let p = setups[i].dir().join(".compare-stats");
-            let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(p).ok()?;
-            read_stats_ioctl(&f)
+            stats_of(setups[i].as_ref())
         };
 
         // 1. 4 KiB write + fsync loop (and the raw fdatasync loop).
@@ -1200,13 +1216,14 @@ fn run_all(cfg: &Config) -> Res<String> {
                 for round in 0..cfg.rounds {
                     for s in &setups {
                         check_interrupt()?;
-                        // The first round on rollfs is counted: before, between and after.
-                        let counted = s.name() == "rollfs" && round == 0;
-                        let before = if counted { rollfs_stats(&setups) } else { None };
+                        // The first round on rollfs (and on the baseline) is counted: before,
+                        // between and after.
+                        let counted = is_rollfs(s.name()) && round == 0;
+                        let before = if counted { stats_of(s.as_ref()) } else { None };
                         let mut between = None;
                         let r = fsops::untar_rm_between(s.dir(), &tar, &mut || {
                             if counted {
-                                between = rollfs_stats(&setups);
+                                between = stats_of(s.as_ref());
                             }
                         });
                         match r {
@@ -1217,10 +1234,10 @@ fn run_all(cfg: &Config) -> Res<String> {
                             Err(e) => rep.notes.push(format!("untar/rm on {}: {e}", s.name())),
                         }
                         if counted {
-                            let after = rollfs_stats(&setups);
+                            let after = stats_of(s.as_ref());
                             let n = rep.tree_entries as f64;
-                            rep.op_counts.push(per_op_counts("untar + sync", "entry", n, &before, &between));
-                            rep.op_counts.push(per_op_counts("rm -rf + sync", "entry", n, &between, &after));
+                            rep.op_counts.push(per_op_counts(s.name(), "untar + sync", "entry", n, &before, &between));
+                            rep.op_counts.push(per_op_counts(s.name(), "rm -rf + sync", "entry", n, &between, &after));
                         }
                     }
                 }
@@ -1235,15 +1252,22 @@ fn run_all(cfg: &Config) -> Res<String> {
         for round in 0..cfg.rounds {
             for s in &setups {
                 check_interrupt()?;
-                let counted = s.name() == "rollfs" && round == 0;
-                let before = if counted { rollfs_stats(&setups) } else { None };
+                let counted = is_rollfs(s.name()) && round == 0;
+                let before = if counted { stats_of(s.as_ref()) } else { None };
                 match fsops::save_by_rename(s.dir(), cfg.phase_secs * 2.0) {
                     Ok((ops, p99, n)) => {
                         rep.samples.add("save-rename", s.name(), ops);
                         rep.fio_p99.add("save-rename", s.name(), p99);
                         if counted {
-                            let after = rollfs_stats(&setups);
-                            rep.op_counts.push(per_op_counts("save-by-rename", "iteration", n as f64, &before, &after));
+                            let after = stats_of(s.as_ref());
+                            rep.op_counts.push(per_op_counts(
+                                s.name(),
+                                "save-by-rename",
+                                "iteration",
+                                n as f64,
+                                &before,
+                                &after,
+                            ));
                         }
                     }
                     Err(e) => rep.notes.push(format!("save-by-rename on {}: {e}", s.name())),
