@@ -40,11 +40,11 @@ pub struct MkfsArgs {
 /// What `rollfs mkfs` makes without `-O`: directories v2 (per-directory hash keys,
 /// overflowing buckets) unless `-O nodirv2`; fallocate's reservations kept on disk unless
 /// `-O noprealloc`; small files' bytes in their inodes unless `-O noinline`; namespace
-/// records in the fsync chain only with `-O nsrec` (off by default until explored further:
-/// DESIGN.md, *Namespace records in the chain*, "What still keeps it off"). (The core's `MkfsOptions::default()` is format 2 with every part
-/// off: what older binaries read.)
+/// records in the fsync chain unless `-O nonsrec` (DESIGN.md, *Namespace records in the
+/// chain*). (The core's `MkfsOptions::default()` is format 2 with every part off: what
+/// older binaries read.)
 pub(crate) fn mkfs_defaults() -> MkfsOptions {
-    MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ..MkfsOptions::default() }
+    MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ns_records: true, ..MkfsOptions::default() }
 }
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before

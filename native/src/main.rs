@@ -61,10 +61,10 @@ enum Cmd {
         /// an image older binaries can mount (default `prealloc`: they are kept on disk and
         /// survive a remount and a crash); `noinline` gives every file a data block, for an
         /// image older binaries can mount (default `inline`: a file of at most 3,656 bytes
-        /// keeps them in its inode); `nsrec` writes namespace records in the fsync chain, so
-        /// that an fsync that needs names durable (a directory's, a renamed or linked file's)
-        /// writes no checkpoint (off by default until explored further; an image with it is
-        /// refused by older binaries).
+        /// keeps them in its inode); `nonsrec` makes every fsync that needs names durable (a
+        /// directory's, a renamed or linked file's) write a checkpoint, for an image older
+        /// binaries can mount (default `nsrec`: namespace records in the fsync chain carry
+        /// the names, and a directory's fsync writes them with the changed files' data).
         #[arg(short = 'O', value_name = "FEATURES")]
         features: Vec<String>,
         /// Populate the new filesystem with a copy of DIR: files (holes kept), directories,
@@ -169,8 +169,9 @@ enum Cmd {
     },
     /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
     /// (fallocate's reservations kept on disk), `-O inline` (new small files' bytes in their
-    /// inodes), as `rollfs mkfs` makes images now; `-O nsrec` (renames, links and new names
-    /// made durable by fsync through namespace records in the chain, without a checkpoint).
+    /// inodes), `-O nsrec` (renames, links and new names made durable by fsync through
+    /// namespace records in the chain, without a checkpoint), as `rollfs mkfs` makes images
+    /// now.
     /// Older binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad
     /// options, 1 could not tune (busy, not cleanly unmounted, I/O error).
     Tune {

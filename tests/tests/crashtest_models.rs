@@ -6,7 +6,7 @@
 //! and a reproducer that rebuilds the failing state; their fixed versions pass; under
 //! rollfs's own semantics (the default model) the bad ones pass too; under ext4-ordered
 //! only the pointer bug shows (auto_da_alloc and the journal hide the others, as on ext4).
-//! On a records image (`-O nsrec`) riders and groups are what keep them passing: without
+//! On a records image (the default) riders and groups are what keep them passing: without
 //! either (`mutant-no-riders`, `mutant-nsrec-no-group`) `rename-bad` fails.
 //! A model that treats every operation as persisted (`mutant-model-all-persisted`) lets
 //! every bad program pass: what finds the bugs is the model's rules.
@@ -91,12 +91,12 @@ fn posix_weak_finds_the_known_bugs_and_passes_their_fixes() {
 }
 
 /// rollfs's own semantics make a directory fsync the whole tree durable on both formats:
-/// without namespace records (mkfs's default: a checkpoint) and with them (`-O nsrec`:
-/// records, then the changed files' batches, one group).
+/// with namespace records (mkfs's default: records, then the changed files' batches, one
+/// group) and without (`-O nonsrec`: a checkpoint).
 #[test]
 fn the_bad_programs_pass_under_rollfs_semantics_on_both_formats_and_ext4_shows_the_pointer_bug() {
     for bug in BUGS {
-        for format in [&[][..], &["-O", "nsrec"][..]] {
+        for format in [&[][..], &["-O", "nonsrec"][..]] {
             let args = [&["--max-states", "300"][..], format].concat();
             let o = crashtest(&rollfs_bin(), "rollfs", bug, "bad", &args, None);
             let (states, ios, violations) = summary(&o);
@@ -123,15 +123,14 @@ fn the_bad_programs_pass_under_rollfs_semantics_on_both_formats_and_ext4_shows_t
 #[test]
 fn without_riders_or_groups_a_directory_fsync_loses_the_renamed_files_data() {
     let bin = rollfs_mutants_bin();
-    let args = ["--max-states", "300", "-O", "nsrec"];
     for mutant in ["mutant-no-riders", "mutant-nsrec-no-group"] {
-        let o = crashtest(&bin, "rollfs", "rename", "bad", &args, Some(mutant));
+        let o = crashtest(&bin, "rollfs", "rename", "bad", &["--max-states", "300"], Some(mutant));
         let (states, _, violations) = summary(&o);
-        eprintln!("rename-bad under rollfs -O nsrec with {mutant}: {violations} violations in {states} states");
+        eprintln!("rename-bad under rollfs with {mutant}: {violations} violations in {states} states");
         assert!(violations > 0 && o.status.code() == Some(1), "{mutant} not caught:\n{}{}", stdout(&o), stderr(&o));
         assert!(stdout(&o).contains("file holds "), "{}", stdout(&o));
     }
-    let o = crashtest(&bin, "rollfs", "rename", "bad", &args, None);
+    let o = crashtest(&bin, "rollfs", "rename", "bad", &["--max-states", "300"], None);
     assert_eq!((summary(&o).2, o.status.code()), (0, Some(0)), "{}", stdout(&o));
 }
 

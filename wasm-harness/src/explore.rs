@@ -67,10 +67,13 @@ pub struct Options {
     pub file_blocks: bool,
     /// Namespace records for every workload's device: `Some(true)` with (`--nsrec`, as if
     /// each said `@nsrec`), `Some(false)` without (`--no-nsrec`, as if each said
-    /// `@nonsrec`); `None`: as each workload says, without where it says nothing (as
-    /// `rollfs mkfs` makes images by default).
+    /// `@nonsrec`); `None`: as each workload says, [`NSREC_DEFAULT`] where it says nothing.
     pub nsrec: Option<bool>,
 }
+
+/// Whether a workload that says neither `@nsrec` nor `@nonsrec` runs on an image with
+/// namespace records: as `rollfs mkfs` makes images by default (`mkfs_defaults`).
+pub const NSREC_DEFAULT: bool = true;
 
 impl Default for Options {
     fn default() -> Self {
@@ -214,7 +217,7 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = if opts.nsrec == Some(true) {
+        let formatted = if opts.nsrec.unwrap_or(NSREC_DEFAULT) {
             g.format_nsrec(opts.segment_blocks, NOW_BASE)
         } else {
             g.format(opts.segment_blocks, NOW_BASE)
@@ -351,14 +354,14 @@ impl Explorer {
     }
 
     /// Whether `w`'s device has namespace records: `--nsrec` / `--no-nsrec` for every
-    /// workload, else the workload's `@nsrec` / `@nonsrec`, else without (mkfs's default).
+    /// workload, else the workload's `@nsrec` / `@nonsrec`, else [`NSREC_DEFAULT`].
     pub fn nsrec_for(&self, w: &Workload) -> bool {
-        self.opts.nsrec.or(w.nsrec).unwrap_or(false)
+        self.opts.nsrec.or(w.nsrec).unwrap_or(NSREC_DEFAULT)
     }
 
     /// Whether the image formatted once at the start (`base`) has namespace records.
     fn base_nsrec(&self) -> bool {
-        self.opts.nsrec == Some(true)
+        self.opts.nsrec.unwrap_or(NSREC_DEFAULT)
     }
 
     /// The freshly formatted image a workload's device starts as (before `@earlier-life`).

@@ -26,8 +26,8 @@
 //!                               # entropy), then the image's blocks are flashed over it
 //!                               # (blocks mkfs never wrote keep that use's), then explored
 //! @nsrec                        # formatted with namespace records in the fsync chain
-//!                               # (mkfs -O nsrec: FEATURE_INCOMPAT_NS_RECORDS)
-//! @nonsrec                      # formatted without them (mkfs's default), said by a
+//!                               # (FEATURE_INCOMPAT_NS_RECORDS: mkfs's default)
+//! @nonsrec                      # formatted without them (mkfs -O nonsrec), said by a
 //!                               # workload that guards the dentry-mark path
 //!                               # (`explore --nsrec` / `--no-nsrec` force either)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
@@ -401,10 +401,10 @@ pub struct Workload {
     /// ([`Workload::earlier_life_ops`]), flashed over with the image before this run.
     pub earlier_life: bool,
     /// `@nsrec` (`Some(true)`): the device is formatted with namespace records in the fsync
-    /// chain (`FEATURE_INCOMPAT_NS_RECORDS`, `rollfs mkfs -O nsrec`); `@nonsrec`
-    /// (`Some(false)`): without them (mkfs's default, where a directory fsync checkpoints
-    /// and a new file's name comes back by its dentry mark). `None`: the explorer's choice
-    /// (without, unless `--nsrec`).
+    /// chain (`FEATURE_INCOMPAT_NS_RECORDS`, `rollfs mkfs`'s default); `@nonsrec`
+    /// (`Some(false)`): without them (`mkfs -O nonsrec`, where a directory fsync
+    /// checkpoints and a new file's name comes back by its dentry mark). `None`: the
+    /// explorer's choice (`NSREC_DEFAULT` unless `--nsrec` / `--no-nsrec`).
     pub nsrec: Option<bool>,
 }
 
@@ -770,7 +770,7 @@ fn random_path(rng: &mut Rng) -> String {
 }
 
 /// The random workload `index` of `seed`: 6 to 30 operations, with syncs sprinkled in; one
-/// in 16 `@earlier-life`, one in 2 `@nsrec`.
+/// in 16 `@earlier-life`, one in 2 `@nonsrec`.
 pub fn random_workload(seed: u64, index: u64) -> Workload {
     let mut rng = Rng::derive(&[seed, 0x52414e44, index]);
     let mut model = Model::new();
@@ -859,9 +859,10 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         // (its own history, other data): the mount's version jump must keep that use's
         // chain out of every crash state of this one.
         earlier_life: Rng::derive(&[seed, index, 3]).chance(1, 16),
-        // Half the random cases run on an image with namespace records (`mkfs -O nsrec`,
-        // off by default), the others as mkfs makes images by default.
-        nsrec: Rng::derive(&[seed, index, 4]).chance(1, 2).then_some(true),
+        // Half the random cases run on an image without namespace records (`mkfs -O
+        // nonsrec`, the format older binaries mount), the others as mkfs makes images by
+        // default (with them).
+        nsrec: Rng::derive(&[seed, index, 4]).chance(1, 2).then_some(false),
     }
 }
 

@@ -74,7 +74,7 @@ struct Config {
     baseline: Option<PathBuf>,
     /// Mount options of the baseline's mount (`--baseline-options`, e.g. `uring`).
     baseline_options: Option<String>,
-    /// mkfs features of the baseline's image (`--baseline-features`, e.g. `nsrec`: the same
+    /// mkfs features of the baseline's image (`--baseline-features`, e.g. `nonsrec`: the same
     /// binary with and without namespace records, side by side).
     baseline_features: Option<String>,
 }
@@ -843,7 +843,7 @@ fn parse_args() -> Res<Args> {
                      --baseline: also run this (older) rollfs binary as setup `rollfs-before`, interleaved in \
                      the same rounds: a before/after on the same disk in one run\n  \
                      --baseline-features F: make the baseline's image with `mkfs -O F` (e.g. the same binary \
-                     as --baseline with `nsrec`: namespace records beside the default)"
+                     as --baseline with `nonsrec`: the default beside namespace records off)"
                 );
                 std::process::exit(0);
             }
