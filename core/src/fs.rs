@@ -159,7 +159,9 @@ pub struct MkfsOptions {
     pub inline_data: bool,
     /// Namespace records in the fsync chain (`FEATURE_INCOMPAT_NS_RECORDS`): an fsync that
     /// needs names durable writes the records of every directory-entry change since the
-    /// checkpoint instead of writing a checkpoint. Off by default (`rollfs mkfs -O nsrec`).
+    /// checkpoint instead of writing a checkpoint. Off in the core's default, as `dir_v2`
+    /// (what older binaries read); `rollfs mkfs` and the simulator turn it on (`-O nonsrec`
+    /// off).
     pub ns_records: bool,
     /// Room to grow (`FEATURE_INCOMPAT_GROW`, `mkfs --max-size`): the metadata areas are
     /// laid out for a device of this many blocks, so that `rollfs resize` can grow the

@@ -16,12 +16,16 @@
 //! success loses its data (scenario "broken dnode chain", docs/INVARIANTS.md). Data blocks are never trusted without the batch CRC,
 //! so a node that reached the disk without its data is never applied (invariant 6, docs/INVARIANTS.md).
 //!
-//! Falls back to a checkpoint (counted in [`crate::Stats::fsync_checkpoint_fallbacks`])
-//! where roll-forward cannot express the change: directories; inodes renamed, hard-linked
-//! or unlinked-from-one-of-several-names since the checkpoint; files created since the
-//! checkpoint whose parent directory is also new, that have more than one link, or whose
-//! name was removed from its directory since the checkpoint (the checkpoint may still
-//! hold another file under it).
+//! On an image with namespace records (`FEATURE_INCOMPAT_NS_RECORDS`, mkfs's default) the
+//! directory-entry changes since the checkpoint go into the chain as record nodes ahead of
+//! the batches that need them (`nschain.rs`), with the riders a directory fsync or a rename
+//! over a name needs ([`Filesystem::riders`]); the fallback to a checkpoint (counted by
+//! reason in [`crate::Stats::fsync_checkpoint_fallbacks`]) is left for what records cannot
+//! express. Without records it falls back where roll-forward cannot express the change:
+//! directories; inodes renamed, hard-linked or unlinked-from-one-of-several-names since the
+//! checkpoint; files created since the checkpoint whose parent directory is also new, that
+//! have more than one link, or whose name was removed from its directory since the
+//! checkpoint (the checkpoint may still hold another file under it).
 //!
 //! For a multi-threaded driver the fsync is split: [`Filesystem::fsync_submit`] (under the
 //! driver's lock) submits the batch; the wait and flush can then be issued on the device

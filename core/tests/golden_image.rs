@@ -11,8 +11,8 @@
 //! The workload runs three times: on an image without `FEATURE_INCOMPAT_DIR_V2` (the format
 //! older readers mount, unchanged since format 2.0: its hashes are those of 2.0), with it
 //! (per-directory name hash keys: other dentry placement, so other hashes, taken when the
-//! feature was added), and on format 3 with every part on (`mkfs -O nsrec`: changes after
-//! the checkpoint write reservations, inline bytes and record nodes).
+//! feature was added), and on format 3 with every part on (as `rollfs mkfs` makes images:
+//! changes after the checkpoint write reservations, inline bytes and record nodes).
 
 use rollfs_core::BlockDevice;
 use rollfs_core::*;
@@ -75,7 +75,7 @@ fn the_image_of_a_fixed_workload_with_directories_v2_is_unchanged() {
 }
 
 /// Format 3 with every part on (directories v2, persistent reservations, inline data, as
-/// `rollfs mkfs` makes images, and namespace records, `-O nsrec`), with changes after the checkpoint that
+/// `rollfs mkfs` makes images, namespace records included), with changes after the checkpoint that
 /// write each part's structures: a fallocated range (`NEW_ADDR` pointers), small files kept
 /// inline, and a rename, a link and a create made durable by fsyncs through record nodes.
 #[test]

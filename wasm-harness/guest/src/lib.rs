@@ -292,7 +292,8 @@ pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
     }
 }
 
-/// mkfs with namespace records in the fsync chain (`-O nsrec`), for `@nsrec` workloads.
+/// mkfs with namespace records in the fsync chain (as `rollfs mkfs` makes images), for
+/// `@nsrec` workloads and those that say neither.
 #[no_mangle]
 pub extern "C" fn sim_format_nsrec(segment_blocks: i32, now_sec: i64) -> i64 {
     install_panic_hook();
