@@ -48,7 +48,6 @@ use crate::fs::{CachedNode, Filesystem, Timestamp};
 use crate::layout::{BLOCK_SIZE, NEW_ADDR, NULL_ADDR, NULL_NID};
 use crate::node::{self, inode, FileType, NodeType, MAX_FILE_SIZE};
 use crate::since_cp::CheckpointReason;
-use crate::ssa::Summary;
 use crate::{zero_block, Block, Ino};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -469,7 +468,10 @@ impl<D: BlockDevice> Filesystem<D> {
             self.seg.invalidate(&self.geo, &mut self.sit, old)?;
         }
         self.prealloc.release_range(ino, idx, idx + 1);
-        self.ssa.set(&mut self.dev, &self.geo, addr, Summary { nid: holder, ofs: ofs as u16 }, self.cp.version)?;
+        // The staged block keeps the kind of entry its segment needs (data flag in a node
+        // segment: `Filesystem::data_summary`).
+        let summary = self.data_summary(addr, holder, ofs);
+        self.ssa.set(&mut self.dev, &self.geo, addr, summary, self.cp.version)?;
         self.dentry_cache.forget(addr);
         Ok(())
     }

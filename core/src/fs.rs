@@ -163,6 +163,10 @@ pub struct MkfsOptions {
     /// (what older binaries read); `rollfs mkfs` and the simulator turn it on (`-O nonsrec`
     /// off).
     pub ns_records: bool,
+    /// Data beside its chain (`FEATURE_INCOMPAT_MIXED_NODE`): a small fsync batch writes its
+    /// data blocks in the warm node log right after its nodes, one device range. Off in the
+    /// core's default, as `dir_v2`; `rollfs mkfs` and the simulator turn it on.
+    pub mixed_node: bool,
     /// Room to grow (`FEATURE_INCOMPAT_GROW`, `mkfs --max-size`): the metadata areas are
     /// laid out for a device of this many blocks, so that `rollfs resize` can grow the
     /// filesystem in place up to it. 0 (the default), or not above the device: no room.
@@ -185,6 +189,7 @@ impl Default for MkfsOptions {
             prealloc_on_disk: false,
             inline_data: false,
             ns_records: false,
+            mixed_node: false,
             max_blocks: 0,
         }
     }
@@ -329,10 +334,13 @@ pub struct Filesystem<D: BlockDevice> {
     /// are only ever met on such an image (fsck reports one elsewhere).
     pub(crate) inline_data: bool,
     /// Whether every directory-entry change is kept as a namespace record
-    /// (`SinceCheckpoint::ns_record`). Off on every image until the records are written and
-    /// replayed (issue 38: `FEATURE_INCOMPAT_NS_RECORDS` is not defined yet); on only where a
-    /// test turns it on ([`Filesystem::keep_namespace_records`]).
+    /// (`SinceCheckpoint::ns_record`): on an image with `FEATURE_INCOMPAT_NS_RECORDS`, and
+    /// where a test turns it on without the bit ([`Filesystem::keep_namespace_records`]).
     pub(crate) ns_records: bool,
+    /// Whether small fsync batches write their data beside their nodes in the warm node log
+    /// (`FEATURE_INCOMPAT_MIXED_NODE`): `fsync::write_batch`, and every reader of a node
+    /// segment's summary takes an entry with `SSA_OFS_DATA` for a data block.
+    pub(crate) mixed_node: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// The riders of the fsync (or atomic commit) being written (`fsync::riders`): set
@@ -470,6 +478,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let prealloc_on_disk = sb.prealloc_on_disk();
         let inline_data = sb.inline_data();
         let ns_records = sb.ns_records();
+        let mixed_node = sb.mixed_node();
         let prealloc = crate::prealloc::Reservations::with_total(if prealloc_on_disk { cp.reserved_blocks } else { 0 });
         Filesystem {
             dev,
@@ -505,6 +514,7 @@ impl<D: BlockDevice> Filesystem<D> {
             prealloc_on_disk,
             inline_data,
             ns_records,
+            mixed_node,
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,
@@ -1131,6 +1141,16 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(addr)
     }
 
+    /// The summary entry of a data block at `addr` whose address `holder` keeps in slot
+    /// `ofs`: in a node segment (data beside its chain) the slot carries `SSA_OFS_DATA`, so
+    /// that cleaning, fsck and repair take the block for data (FORMAT.md, *SSA*).
+    pub(crate) fn data_summary(&self, addr: u32, holder: Nid, ofs: u32) -> Summary {
+        debug_assert!(ofs < crate::ssa::SSA_OFS_DATA as u32);
+        let in_node_segment = self.sit.get(self.geo.segno_of(addr)).holds_nodes();
+        let flag = if in_node_segment { crate::ssa::SSA_OFS_DATA } else { 0 };
+        Summary { nid: holder, ofs: ofs as u16 | flag }
+    }
+
     /// The log a node belongs to.
     pub(crate) fn node_log(&mut self, nid: Nid) -> Result<Log> {
         let b = &self.nodes[&nid].block;
@@ -1235,8 +1255,16 @@ impl<D: BlockDevice> Filesystem<D> {
     /// Writes one cached node to `log` with the given footer flags (fsync writes every
     /// node of its batch to the warm node log, whose chain recovery walks).
     pub(crate) fn write_node_to(&mut self, nid: Nid, flags: u32, log: Log) -> Result<u32> {
+        self.write_node_skipping(nid, flags, log, 0)
+    }
+
+    /// [`Self::write_node_to`] whose `next_blkaddr` names the block `skip` blocks after the
+    /// log's next one: an fsync batch's inode skips the data written right after it (data
+    /// beside its chain; the caller has checked that they are in the same segment).
+    pub(crate) fn write_node_skipping(&mut self, nid: Nid, flags: u32, log: Log, skip: u32) -> Result<u32> {
         let addr = self.alloc_block(log, Summary { nid, ofs: 0 })?;
-        let next = self.seg.peek_next(&self.geo, &mut self.sit, &mut self.ssa, log)?;
+        let next = self.seg.peek_next(&self.geo, &mut self.sit, &mut self.ssa, log)? + skip;
+        debug_assert!(skip == 0 || self.geo.segno_of(next) == self.geo.segno_of(addr), "a skip past the segment");
         let version = self.cp.version;
         let seed = self.seed;
         let entry = self.nodes.get_mut(&nid).expect("dirty node is cached");

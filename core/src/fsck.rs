@@ -794,7 +794,18 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
         for &(addr, owner) in &owners {
             let want = match owner {
                 Owner::Node(nid) => (nid, 0u16),
-                Owner::Data { holder, ofs } => (holder, ofs as u16),
+                Owner::Data { holder, ofs } => {
+                    // In a node segment a data block's entry carries the data flag (data
+                    // beside its chain), which only images with the feature write.
+                    let s = self.fs.data_summary(addr, holder, ofs);
+                    if s.ofs & crate::ssa::SSA_OFS_DATA != 0 && !self.fs.mixed_node {
+                        self.problem(format!(
+                            "block {addr}: {owner} lies in a node segment (segment {}), on an image without data beside its chain",
+                            g.segno_of(addr)
+                        ));
+                    }
+                    (s.nid, s.ofs)
+                }
             };
             match self.fs.ssa.get(&mut self.fs.dev, &g, addr, version) {
                 Ok(s) if (s.nid, s.ofs) == want => {}

@@ -34,6 +34,7 @@
 use crate::device::BlockDevice;
 use crate::error::{Error, Result};
 use crate::fs::{Filesystem, Timestamp};
+use crate::layout::{NEW_ADDR, NULL_ADDR};
 use crate::node::{self, inode, FileType, NodeType};
 use crate::nsrec::NsRecord;
 use crate::segment::Log;
@@ -618,6 +619,110 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(data_crcs)
     }
 
+    /// The nodes of `ino`'s batch in the order they are written: direct and xattr nodes (nid
+    /// order), then the inode (the batch's commit record).
+    fn batch_node_order(&self, ino: Ino) -> Vec<Nid> {
+        let mut order: Vec<Nid> = Vec::new();
+        for nid in self.dirty_nodes_of(ino) {
+            match node::footer_type(&self.nodes[&nid].block) {
+                Some(NodeType::Direct) | Some(NodeType::Xattr) => order.push(nid),
+                _ => {}
+            }
+        }
+        order.push(ino);
+        order
+    }
+
+    /// Whether `ino`'s batch writes its data beside its nodes (`FEATURE_INCOMPAT_MIXED_NODE`),
+    /// and where: at most [`CHAIN_DATA_MAX`] dirty data blocks, whose nodes and data fit in
+    /// the warm node log's open segment with a block to spare (the inode's `next_blkaddr`
+    /// must name a block of the same segment: the next segment is chosen only when the log
+    /// reaches it). The plan's addresses follow the batch's nodes: the allocator hands them
+    /// out in that order, nodes first, and nothing else allocates in the warm node log
+    /// until the batch is written (one call, under the filesystem's lock).
+    fn data_beside_plan(&mut self, ino: Ino) -> Result<Option<BesidePlan>> {
+        if !self.mixed_node || self.seg.in_ssr(Log::WarmNode) {
+            return Ok(None);
+        }
+        let keys: Vec<u64> = self.data.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| k.1).collect();
+        if keys.is_empty() || keys.len() > CHAIN_DATA_MAX {
+            return Ok(None);
+        }
+        let mut slots = Vec::with_capacity(keys.len());
+        for idx in keys {
+            // Every dirty block's holder exists (`put_dirty_block` made it): this only reads.
+            let (holder, ofs, old) = self.map_for_write(ino, idx)?;
+            slots.push((idx, holder, ofs, old));
+        }
+        let nodes = self.batch_node_order(ino).len() as u32;
+        let head = self.seg.peek_next(&self.geo, &mut self.sit, &mut self.ssa, Log::WarmNode)?;
+        let room = self.geo.segment_blocks - self.geo.blkoff_of(head);
+        let blocks = slots.len() as u32;
+        if nodes + blocks >= room {
+            return Ok(None);
+        }
+        let first = head + nodes;
+        let blocks = slots.into_iter().enumerate().map(|(i, s)| (first + i as u32, s)).collect();
+        Ok(Some(BesidePlan { blocks }))
+    }
+
+    /// Points the batch's nodes at the addresses `plan` gives its data (with their CRCs),
+    /// taking the blocks out of the write-back cache into the plan; returns each block's CRC
+    /// by (holder node, index in it), as [`Self::write_batch_data`] does. Changes memory
+    /// only; [`Self::restore_data_beside`] undoes it for a batch that cannot be written.
+    fn point_at_data_beside(&mut self, ino: Ino, plan: &BesidePlan) -> Result<BTreeMap<(Nid, u32), u32>> {
+        let mut data_crcs = BTreeMap::new();
+        for &(addr, (idx, holder, ofs, _old)) in &plan.blocks {
+            let block = &self.data[&(ino, idx)];
+            let content_crc = self.data_checksums.then(|| crate::codec::crc(&block[..]));
+            let crc_of_block = content_crc.unwrap_or_else(|| crate::codec::crc(&block[..]));
+            let crc = self.writeback_crc(ino, idx, content_crc);
+            self.set_holder_slot(holder, ofs, addr, crc)?;
+            data_crcs.insert((holder, ofs), crc_of_block);
+        }
+        Ok(data_crcs)
+    }
+
+    /// Undoes [`Self::point_at_data_beside`] for a batch whose nodes could not be written:
+    /// the pointers go back to what they were (the blocks are still in the write-back cache,
+    /// where reads find them). The filesystem is shut down by then (a failed node write);
+    /// this keeps what it serves from its caches true.
+    fn restore_data_beside(&mut self, _ino: Ino, plan: BesidePlan) {
+        for (_, (_, holder, ofs, old)) in plan.blocks {
+            let _ = self.set_holder_slot(holder, ofs, old, 0);
+        }
+    }
+
+    /// Writes the data of `plan` right after its batch's inode, each block at the address its
+    /// node already names, flagged as data in the node segment's summary; frees the blocks
+    /// they replace and takes them out of the write-back cache.
+    fn write_data_beside(&mut self, ino: Ino, plan: BesidePlan) -> Result<()> {
+        for (want, (idx, holder, ofs, old)) in plan.blocks {
+            let summary = crate::ssa::Summary { nid: holder, ofs: ofs as u16 | crate::ssa::SSA_OFS_DATA };
+            let addr = self.alloc_block(Log::WarmNode, summary)?;
+            if addr != want {
+                // The plan's invariant broke (something allocated in the warm node log between
+                // the plan and here): the node names a block this write is not at.
+                return Err(Error::corrupt(addr as u64, "data beside its chain not where its node names it"));
+            }
+            let block = self.data.remove(&(ino, idx)).expect("planned from the write-back cache");
+            self.dentry_cache.forget(addr);
+            if let Err(e) = self.dev.write(addr as u64, &block, crate::device::WriteFlags::empty()) {
+                self.data.insert((ino, idx), block);
+                return Err(e.into());
+            }
+            self.gc_cold.remove(&(ino, idx));
+            self.stats.data_blocks_written += 1;
+            self.stats.data_beside_blocks += 1;
+            self.written_blocks = self.written_blocks.saturating_add(1);
+            if old != NEW_ADDR && old != NULL_ADDR {
+                self.seg.invalidate(&self.geo, &mut self.sit, old)?;
+            }
+            self.gc_kept_crcs.remove(&(ino, idx));
+        }
+        Ok(())
+    }
+
     /// Writes one batch for `ino`: data, then direct and xattr nodes, then the inode with
     /// the fsync mark. Indirect nodes stay dirty in memory: recovery rebuilds the path to
     /// each direct node from the node's footer, so they are written by the next checkpoint.
@@ -634,17 +739,16 @@ impl<D: BlockDevice> Filesystem<D> {
         if !records_late && kind != BatchKind::OwnWithoutRecords {
             self.write_pending_records(own)?;
         }
-        // 1. Data, recording each block's CRC by (holder node, index).
-        let data_crcs = self.write_batch_data(ino)?;
+        // 1. Data, recording each block's CRC by (holder node, index): in the data log, or,
+        // for a small batch that fits in the warm node log's open segment, right after the
+        // batch's nodes there (data beside its chain: the batch is one device range).
+        let beside = self.data_beside_plan(ino)?;
+        let data_crcs = match &beside {
+            Some(plan) => self.point_at_data_beside(ino, plan)?,
+            None => self.write_batch_data(ino)?,
+        };
         // 2. The nodes of the batch, inode last.
-        let mut order: Vec<Nid> = Vec::new();
-        for nid in self.dirty_nodes_of(ino) {
-            match node::footer_type(&self.nodes[&nid].block) {
-                Some(NodeType::Direct) | Some(NodeType::Xattr) => order.push(nid),
-                _ => {}
-            }
-        }
-        order.push(ino);
+        let order = self.batch_node_order(ino);
         // The batch CRC covers the data blocks in the order recovery will meet them: node by
         // node in chain order, then by index within the node.
         let mut batch = 0u32;
@@ -663,6 +767,10 @@ impl<D: BlockDevice> Filesystem<D> {
         let last = order.len() - 1;
         for (i, &nid) in order.iter().enumerate() {
             let mut flags = 0;
+            // The inode's `next_blkaddr` skips the data written beside the batch: the chain
+            // names nodes only (a walk that took a data block for the next node would end
+            // the chain there and lose every later fsync).
+            let mut skip = 0;
             if i == last {
                 if !crate::mutant!("mutant-no-fsync-mark") {
                     flags |= node::FLAG_FSYNC;
@@ -670,9 +778,23 @@ impl<D: BlockDevice> Filesystem<D> {
                 if dentry && !crate::mutant!("mutant-no-dentry-mark") {
                     flags |= node::FLAG_DENTRY;
                 }
+                if let Some(plan) = &beside {
+                    if !crate::mutant!("mutant-chain-no-skip") {
+                        skip = plan.blocks.len() as u32;
+                    }
+                }
             }
-            self.write_node_to(nid, flags, Log::WarmNode)?;
+            if let Err(e) = self.write_node_skipping(nid, flags, Log::WarmNode, skip) {
+                if let Some(plan) = beside {
+                    self.restore_data_beside(ino, plan);
+                }
+                return Err(e);
+            }
             self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
+        }
+        // 3. Data beside its chain: right after the inode, at the addresses its nodes name.
+        if let Some(plan) = beside {
+            self.write_data_beside(ino, plan)?;
         }
         self.since_cp.batch_written(ino);
         if records_late && kind != BatchKind::OwnWithoutRecords {
@@ -691,6 +813,19 @@ impl<D: BlockDevice> Filesystem<D> {
         );
         Ok(())
     }
+}
+
+/// Most data blocks an fsync batch writes beside its nodes in the warm node log
+/// (`FEATURE_INCOMPAT_MIXED_NODE`); larger batches write their data to the data log, as
+/// without the feature. Small, so that node segments stay mostly nodes (cleaning moves the
+/// data out of them) while the fsyncs that pay most for a second range (a page, a record)
+/// take one.
+pub const CHAIN_DATA_MAX: usize = 16;
+
+/// Where [`Filesystem::write_batch`] puts a batch's data beside its nodes: per block, its
+/// address, then (file block, holder node, slot in it, the address it replaces).
+pub(crate) struct BesidePlan {
+    blocks: Vec<(u32, (u64, Nid, u32, u32))>,
 }
 
 /// Which batch [`Filesystem::write_batch`] writes.

@@ -91,8 +91,19 @@ impl<D: BlockDevice> Filesystem<D> {
                 continue;
             }
             let addr = start + off;
-            let s = self.ssa.get(&mut self.dev, &self.geo, addr, self.cp.version)?;
-            if is_node {
+            let mut s = self.ssa.get(&mut self.dev, &self.geo, addr, self.cp.version)?;
+            // A data block beside a batch's nodes (data beside its chain) moves as data.
+            let data_in_node_segment = is_node && s.ofs & crate::ssa::SSA_OFS_DATA != 0;
+            if data_in_node_segment {
+                if !self.mixed_node {
+                    return Err(Error::corrupt(
+                        addr as u64,
+                        "summary flags data in a node segment on an image without it",
+                    ));
+                }
+                s.ofs &= !crate::ssa::SSA_OFS_DATA;
+            }
+            if is_node && !data_in_node_segment {
                 let n =
                     self.nat.get(s.nid).ok_or(Error::corrupt(addr as u64, "summary names a node id out of range"))?;
                 if n.addr != addr {
@@ -211,6 +222,9 @@ impl<D: BlockDevice> Filesystem<D> {
                     }
                     self.data.insert((ino, idx), b);
                     self.gc_cold.insert((ino, idx));
+                    if self.sit.get(self.geo.segno_of(addr)).holds_nodes() {
+                        self.stats.gc_data_from_node_segments += 1;
+                    }
                 }
             }
             moved += 1;

@@ -115,7 +115,7 @@ pub use fs::{
     Attr, Credentials, DirEntry, Filesystem, Memory, MkfsOptions, MountOptions, RenameFlags, SetAttr, StatFs,
     Timestamp, XattrSetMode,
 };
-pub use fsync::FsyncTicket;
+pub use fsync::{FsyncTicket, CHAIN_DATA_MAX};
 pub use layout::BLOCK_SIZE;
 pub use node::FileType;
 pub use scrub::{ScrubBad, ScrubBadKind, ScrubCursor, ScrubStep, SCRUB_BAD_PER_STEP_MAX, SCRUB_STEP_BLOCKS_MAX};

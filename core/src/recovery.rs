@@ -66,7 +66,6 @@ use crate::nat::NatEntry;
 use crate::node::{self, inode, FileType, NodeType};
 use crate::nsrec::{self, NsRecord};
 use crate::segment::Log;
-use crate::ssa::Summary;
 use crate::{zero_block, Block, BlockAddr, Ino, Nid};
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
@@ -649,7 +648,11 @@ impl<D: BlockDevice> Filesystem<D> {
             if fresh {
                 self.ssa.reset(self.geo.segno_of(new));
             }
-            self.ssa.set(&mut self.dev, &self.geo, new, Summary { nid: holder, ofs: ofs as u16 }, self.cp.version)?;
+            // A block beside its batch's nodes (data beside its chain) keeps the data flag
+            // its node segment's summary needs; a segment the chain opened and only its data
+            // claims becomes a data segment, whose entries never carry it.
+            let summary = self.data_summary(new, holder, ofs);
+            self.ssa.set(&mut self.dev, &self.geo, new, summary, self.cp.version)?;
         }
         self.set_holder_slot(holder, ofs, new, crc)?;
         if old != NULL_ADDR && old != NEW_ADDR {

@@ -82,10 +82,15 @@ enum Owner {
 }
 
 impl Owner {
-    fn summary(self) -> Summary {
+    /// The block's summary entry in a segment that ends up holding nodes (`node_segment`) or
+    /// not: a data block in a node segment (data beside its chain) carries `SSA_OFS_DATA`.
+    fn summary(self, node_segment: bool) -> Summary {
         match self {
             Owner::Node(nid) => Summary { nid, ofs: 0 },
-            Owner::Data { holder, ofs, .. } => Summary { nid: holder, ofs: ofs as u16 },
+            Owner::Data { holder, ofs, .. } => {
+                let flag = if node_segment { crate::ssa::SSA_OFS_DATA } else { 0 };
+                Summary { nid: holder, ofs: ofs as u16 | flag }
+            }
         }
     }
 }
@@ -568,7 +573,7 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
             format!("points to block {addr}, outside the main area")
         } else if idx >= size_blocks {
             format!("at block {addr} lies past the file size")
-        } else if self.in_node_segment(addr) {
+        } else if self.in_node_segment(addr) && !self.data_beside_chain(addr, holder, ofs) {
             format!("points to block {addr}, in a segment of node blocks")
         } else if let Some(o) = self.owners.get(&addr) {
             format!("at block {addr} is already owned by {o}")
@@ -582,6 +587,19 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         };
         self.fix(format!("inode {ino}: file block {idx} {why}: dropped (hole)"));
         false
+    }
+
+    /// Whether block `addr` of a node segment is data written beside an fsync batch's nodes
+    /// for slot `ofs` of `holder`: on an image with the feature, and as the old summary says
+    /// (with the data flag). A pointer into a node segment that its summary does not name
+    /// (damage) is cleared, as on an image without it.
+    fn data_beside_chain(&mut self, addr: u32, holder: Nid, ofs: u32) -> bool {
+        if !self.fs.mixed_node {
+            return false;
+        }
+        let want = Summary { nid: holder, ofs: ofs as u16 | crate::ssa::SSA_OFS_DATA };
+        let (g, version) = (self.fs.geo, self.fs.cp.version);
+        matches!(self.fs.ssa.get(&mut self.fs.dev, &g, addr, version), Ok(s) if s == want)
     }
 
     fn in_node_segment(&self, addr: u32) -> bool {
@@ -980,7 +998,8 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
             ssa.reset(s);
         }
         for (&addr, o) in &self.owners {
-            ssa.set(&mut self.fs.dev, &g, addr, o.summary(), version)?;
+            let node_segment = entries[g.segno_of(addr) as usize].holds_nodes();
+            ssa.set(&mut self.fs.dev, &g, addr, o.summary(node_segment), version)?;
         }
         self.compare_ssa(&entries)?;
         let (old_blocks, old_inodes) = (self.fs.cp.valid_blocks, self.fs.cp.valid_inodes);
@@ -1030,7 +1049,8 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         let version = self.fs.cp.version;
         let mut by_seg: BTreeMap<u32, Vec<(u32, Summary)>> = BTreeMap::new();
         for (&addr, o) in &self.owners {
-            by_seg.entry(g.segno_of(addr)).or_default().push((g.blkoff_of(addr), o.summary()));
+            let node_segment = entries[g.segno_of(addr) as usize].holds_nodes();
+            by_seg.entry(g.segno_of(addr)).or_default().push((g.blkoff_of(addr), o.summary(node_segment)));
         }
         let mut lines = 0usize;
         let mut more = 0usize;

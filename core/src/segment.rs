@@ -415,6 +415,12 @@ impl SegmentManager {
         logs
     }
 
+    /// Whether `log` fills the holes of a used segment (SSR) rather than appending to a free
+    /// one: its next blocks are not consecutive.
+    pub fn in_ssr(&self, log: Log) -> bool {
+        self.ssr[log as usize].is_some()
+    }
+
     /// Allocates the next block of `log`; the caller records its owner in the SSA. `allow_reserve` lets checkpoint and
     /// metadata writes use the reserved segments that user writes may not.
     pub fn alloc(

@@ -82,6 +82,14 @@ impl Default for SegEntry {
 const _: () = assert!(SIT_BITMAP_BYTES.is_multiple_of(8), "from_raw reads the bitmap in u64 words");
 
 impl SegEntry {
+    /// Whether the segment was written by a node log (types 4..=6): its summary entries name
+    /// nodes, and, with `FEATURE_INCOMPAT_MIXED_NODE`, data blocks flagged
+    /// [`crate::ssa::SSA_OFS_DATA`].
+    pub fn holds_nodes(&self) -> bool {
+        (self.seg_type as usize) > crate::segment::Log::ColdData.seg_type() as usize
+            && (self.seg_type as usize) <= crate::layout::LOG_COUNT
+    }
+
     #[inline]
     pub fn is_valid(&self, blkoff: u32) -> bool {
         self.bitmap[(blkoff / 8) as usize] & (1 << (blkoff % 8)) != 0

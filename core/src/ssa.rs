@@ -22,6 +22,14 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const SSA_MAGIC: u32 = 0x3141_5353; // "SSA1"
 
+/// Bit 15 of a summary entry's `ofs` in a **node** segment: the block is a data block (its
+/// `nid` the node holding its address, `ofs & !SSA_OFS_DATA` the slot), written beside an
+/// fsync batch's nodes (`FEATURE_INCOMPAT_MIXED_NODE`). Never set in a data segment, whose
+/// entries are all data. No slot reaches it: `ADDRS_PER_BLOCK` and `ADDRS_PER_INODE` are
+/// below 2^15.
+pub const SSA_OFS_DATA: u16 = 1 << 15;
+const _: () = assert!(ADDRS_PER_BLOCK < SSA_OFS_DATA as u32 && ADDRS_PER_INODE < SSA_OFS_DATA as u32);
+
 /// One summary entry as it is on disk: the owner of one block of the segment.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]
 #[repr(C)]

@@ -130,6 +130,12 @@ stats! {
     /// Namespace records roll-forward could not apply (damage: a name taken, a source
     /// missing); the records after it were not applied either.
     recovery_records_rejected,
+    /// Data blocks fsync batches wrote beside their nodes in the warm node log
+    /// (`FEATURE_INCOMPAT_MIXED_NODE`: one device range per batch).
+    data_beside_blocks,
+    /// Data blocks cleaning moved out of node segments (written there beside a batch's
+    /// nodes) into the cold data log.
+    gc_data_from_node_segments,
     /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
     /// size past the inline limit, fallocate, a zero range past the limit, a copy into
     /// them, an atomic commit; a punch, and a zero range within the limit, work in the

@@ -47,12 +47,19 @@ pub const FEATURE_INCOMPAT_GROW: u32 = 1 << 3;
 /// roll-forward would stop at the first record node and lose the fsyncs after it, hence
 /// incompatible. DESIGN.md, *Namespace records in the chain*.
 pub const FEATURE_INCOMPAT_NS_RECORDS: u32 = 1 << 4;
+/// Data beside its chain: a small fsync batch's data blocks are written in the warm node
+/// log right after its nodes (its inode's `next_blkaddr` skips them), so the batch is one
+/// device range; their summary entries carry [`crate::ssa::SSA_OFS_DATA`]. An older reader
+/// would find data pointers into node segments (its fsck and repair clear them), hence
+/// incompatible. DESIGN.md, *Data beside its chain*.
+pub const FEATURE_INCOMPAT_MIXED_NODE: u32 = 1 << 5;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
 pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2
     | FEATURE_INCOMPAT_PREALLOC
     | FEATURE_INCOMPAT_INLINE
     | FEATURE_INCOMPAT_GROW
-    | FEATURE_INCOMPAT_NS_RECORDS;
+    | FEATURE_INCOMPAT_NS_RECORDS
+    | FEATURE_INCOMPAT_MIXED_NODE;
 
 /// The reason of the error for a superblock with incompatible feature bits this code does
 /// not know (a newer rollfs made the image): the CLI names the bits (`native/src/probe.rs`).
@@ -236,6 +243,12 @@ impl Superblock {
     /// True when the fsync chain carries namespace records ([`FEATURE_INCOMPAT_NS_RECORDS`]).
     pub fn ns_records(&self) -> bool {
         self.feature_incompat & FEATURE_INCOMPAT_NS_RECORDS != 0
+    }
+
+    /// True when small fsync batches write their data in the warm node log after their nodes
+    /// ([`FEATURE_INCOMPAT_MIXED_NODE`]).
+    pub fn mixed_node(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_MIXED_NODE != 0
     }
 
     /// True when new small files keep their bytes in the inode ([`FEATURE_INCOMPAT_INLINE`]).

@@ -1404,6 +1404,8 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains("bit 3 `FEATURE_INCOMPAT_GROW`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_NS_RECORDS, 1 << 4);
     assert!(doc.contains("bit 4 `FEATURE_INCOMPAT_NS_RECORDS`"));
+    assert_eq!(superblock::FEATURE_INCOMPAT_MIXED_NODE, 1 << 5);
+    assert!(doc.contains("bit 5 `FEATURE_INCOMPAT_MIXED_NODE`"));
     assert_eq!(
         superblock::FEATURE_INCOMPAT_SUPPORTED,
         superblock::FEATURE_INCOMPAT_DIR_V2
@@ -1411,7 +1413,13 @@ fn special_values_flags_and_types_match_the_code() {
             | superblock::FEATURE_INCOMPAT_INLINE
             | superblock::FEATURE_INCOMPAT_GROW
             | superblock::FEATURE_INCOMPAT_NS_RECORDS
+            | superblock::FEATURE_INCOMPAT_MIXED_NODE
     );
+    // Data beside its chain: the summary flag and the batch bound, as stated.
+    assert_eq!(rollfs_core::ssa::SSA_OFS_DATA, 0x8000);
+    assert!(doc.contains("bit 15 (`SSA_OFS_DATA`, 0x8000)"));
+    assert_eq!(rollfs_core::CHAIN_DATA_MAX, 16);
+    assert!(doc.contains("`CHAIN_DATA_MAX` = 16"));
     // Inline data: the flag bit and the area it names, as stated.
     assert_eq!(node::inode::IFLAG_INLINE_DATA, 1 << 0);
     assert!(doc.contains("bit 0 `IFLAG_INLINE_DATA`"));

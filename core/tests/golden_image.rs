@@ -75,15 +75,16 @@ fn the_image_of_a_fixed_workload_with_directories_v2_is_unchanged() {
 }
 
 /// Format 3 with every part on (directories v2, persistent reservations, inline data, as
-/// `rollfs mkfs` makes images, namespace records included), with changes after the checkpoint that
-/// write each part's structures: a fallocated range (`NEW_ADDR` pointers), small files kept
-/// inline, and a rename, a link and a create made durable by fsyncs through record nodes.
+/// `rollfs mkfs` makes images, namespace records and data beside its chain included), with
+/// changes after the checkpoint that write each part's structures: a fallocated range
+/// (`NEW_ADDR` pointers), small files kept inline, a rename, a link and a create made durable
+/// by fsyncs through record nodes, and small batches' data written beside their nodes.
 #[test]
 fn the_image_of_a_fixed_workload_in_format_3_is_unchanged() {
     assert_eq!(
         workload_with(true, true),
         (GOLDEN_F3_AFTER_FSYNC, GOLDEN_F3_AFTER_UNMOUNT),
-        "the image differs from the one format 3 code wrote with every part on (stop 51)"
+        "the image differs from the one format 3 code wrote with every part on (stop 52)"
     );
 }
 
@@ -105,10 +106,11 @@ fn workload_with(dir_v2: bool, format3: bool) -> (u64, u64) {
         data_checksums: true,
         dir_v2,
         // Format 2's bytes unless `format3`: those hashes predate persistent reservations,
-        // inline data and namespace records.
+        // inline data, namespace records and data beside its chain.
         prealloc_on_disk: format3,
         inline_data: format3,
         ns_records: format3,
+        mixed_node: format3,
         max_blocks: 0,
     };
     let dev = Filesystem::format(MemDevice::new(BLOCKS), &opts).unwrap();
@@ -157,6 +159,7 @@ fn workload_with(dir_v2: bool, format3: bool) -> (u64, u64) {
         fs.fsync(tiny, false, T).unwrap();
         fs.fsync(1, false, T).unwrap();
         assert!(fs.stats().ns_record_nodes_written > 0 && fs.stats().fsync_by_records > 0);
+        assert!(fs.stats().data_beside_blocks > 0, "no batch wrote its data beside its nodes");
     }
     let after_fsync = image_hash(fs.device_mut());
 
@@ -190,7 +193,10 @@ const GOLDEN_V2_AFTER_FSYNC: u64 = 7_679_020_178_985_543_002;
 const GOLDEN_V2_AFTER_UNMOUNT: u64 = 15_425_698_412_079_778_487;
 // Format 3's were retaken at stop 51, when a file's fsync stopped carrying the files its
 // records rename to a fresh name or link (`fsync::riders`): the workload's `tiny` fsync no
-// longer writes the renamed and linked files' batches. The format is unchanged (stop 49's
-// values: 2_836_014_282_322_596_160 / 14_208_945_785_627_436_895).
-const GOLDEN_F3_AFTER_FSYNC: u64 = 1_736_178_337_262_218_839;
-const GOLDEN_F3_AFTER_UNMOUNT: u64 = 16_904_112_150_973_790_538;
+// longer writes the renamed and linked files' batches (stop 49's values:
+// 2_836_014_282_322_596_160 / 14_208_945_785_627_436_895); and at stop 52, when data beside
+// its chain (`FEATURE_INCOMPAT_MIXED_NODE`) joined the parts: small batches' data in the
+// warm node log, their summaries flagged (stop 51's: 1_736_178_337_262_218_839 /
+// 16_904_112_150_973_790_538).
+const GOLDEN_F3_AFTER_FSYNC: u64 = 7_189_325_645_694_409_889;
+const GOLDEN_F3_AFTER_UNMOUNT: u64 = 12_558_330_378_837_274_360;

@@ -27,7 +27,8 @@ pub struct MkfsArgs {
     pub sparse: bool,
     /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
     /// `prealloc` / `noprealloc`, `inline` / `noinline`, `nsrec` / `nonsrec` (namespace
-    /// records in the fsync chain). Defaults: [`mkfs_defaults`].
+    /// records in the fsync chain), `mixed` / `nomixed` (data beside its chain). Defaults:
+    /// [`mkfs_defaults`].
     pub features: Vec<String>,
     /// `--root DIR`: populate the new filesystem with a copy of DIR (see [`crate::populate`]).
     pub root: Option<PathBuf>,
@@ -41,10 +42,18 @@ pub struct MkfsArgs {
 /// overflowing buckets) unless `-O nodirv2`; fallocate's reservations kept on disk unless
 /// `-O noprealloc`; small files' bytes in their inodes unless `-O noinline`; namespace
 /// records in the fsync chain unless `-O nonsrec` (DESIGN.md, *Namespace records in the
-/// chain*). (The core's `MkfsOptions::default()` is format 2 with every part off: what
-/// older binaries read.)
+/// chain*); a small fsync batch's data written beside its nodes, one device range, unless
+/// `-O nomixed` (*Data beside its chain*). (The core's `MkfsOptions::default()` is format 2
+/// with every part off: what older binaries read.)
 pub(crate) fn mkfs_defaults() -> MkfsOptions {
-    MkfsOptions { dir_v2: true, prealloc_on_disk: true, inline_data: true, ns_records: true, ..MkfsOptions::default() }
+    MkfsOptions {
+        dir_v2: true,
+        prealloc_on_disk: true,
+        inline_data: true,
+        ns_records: true,
+        mixed_node: true,
+        ..MkfsOptions::default()
+    }
 }
 
 /// Applies `-O` feature words to the mkfs options; an unknown word is an error (before
@@ -62,10 +71,12 @@ pub(crate) fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Res
             "noinline" => opts.inline_data = false,
             "nsrec" => opts.ns_records = true,
             "nonsrec" => opts.ns_records = false,
+            "mixed" => opts.mixed_node = true,
+            "nomixed" => opts.mixed_node = false,
             other => {
                 return Err(CliError::BadOption(format!(
                     "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2, prealloc, noprealloc, \
-                     inline, noinline, nsrec, nonsrec)"
+                     inline, noinline, nsrec, nonsrec, mixed, nomixed)"
                 )))
             }
         }
@@ -1222,7 +1233,8 @@ pub struct TuneArgs {
 
 pub fn tune(a: &TuneArgs) -> Result<i32> {
     use rollfs_core::superblock::{
-        read_superblock, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_NS_RECORDS, FEATURE_INCOMPAT_PREALLOC,
+        read_superblock, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_MIXED_NODE, FEATURE_INCOMPAT_NS_RECORDS,
+        FEATURE_INCOMPAT_PREALLOC,
     };
     let mut add = 0u32;
     for word in a.features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
@@ -1233,7 +1245,10 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
             // feature gives meaning to (an fsync batch's `batch_records`) is read only from
             // inodes in the chain, which the next mount writes with the feature on.
             "nsrec" => add |= FEATURE_INCOMPAT_NS_RECORDS,
-            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nonsrec" => {
+            // Safe on any cleanly unmounted image: no node segment holds data before the
+            // first fsync with the feature on writes some.
+            "mixed" => add |= FEATURE_INCOMPAT_MIXED_NODE,
+            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nonsrec" | "nomixed" => {
                 return Err(CliError::BadOption(format!(
                     "-O {word}: cannot be changed on an existing image (what its blocks hold depends on it): \
                      make a new image with `rollfs mkfs -O {word}` and copy the files over"
@@ -1241,13 +1256,15 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
             }
             other => {
                 return Err(CliError::BadOption(format!(
-                    "-O {other}: unknown feature (tune knows: prealloc, inline, nsrec)"
+                    "-O {other}: unknown feature (tune knows: prealloc, inline, nsrec, mixed)"
                 )))
             }
         }
     }
     if add == 0 {
-        return Err(CliError::BadOption("-O FEATURES: nothing to change (tune knows: prealloc, inline, nsrec)".into()));
+        return Err(CliError::BadOption(
+            "-O FEATURES: nothing to change (tune knows: prealloc, inline, nsrec, mixed)".into(),
+        ));
     }
     let path = a.target.as_path();
     let mut dev = FileDevice::open(path, DeviceOptions::default())?;
@@ -1283,6 +1300,12 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
     }
     if add & FEATURE_INCOMPAT_INLINE != 0 {
         println!("rollfs tune: {}: new small files now keep their bytes in their inodes (-O inline)", path.display());
+    }
+    if add & FEATURE_INCOMPAT_MIXED_NODE != 0 {
+        println!(
+            "rollfs tune: {}: small fsyncs now write their data beside their nodes, one device range (-O mixed)",
+            path.display()
+        );
     }
     if add & FEATURE_INCOMPAT_NS_RECORDS != 0 {
         println!(

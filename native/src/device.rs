@@ -175,6 +175,9 @@ struct Shared {
     /// have covered nothing new.
     host_flushes: AtomicU64,
     flushes_skipped: AtomicU64,
+    /// Runs of adjacent blocks written to the host (one `pwritev`, or one `pwrite` for a
+    /// lone block): the device ranges, counted per fsync by the benchmarks.
+    host_write_runs: AtomicU64,
     /// The flush-skipping mutants chosen for this process (test-only, crate::mutant); the
     /// device's own tests set them directly to show their two-thread checks catch them.
     mutants: FlushMutants,
@@ -204,6 +207,8 @@ impl FlushMutants {
 pub struct FlushCounts {
     pub issued: u64,
     pub skipped: u64,
+    /// Write runs (device ranges) issued to the host.
+    pub write_runs: u64,
 }
 
 /// Extends an image file to `want_bytes` (a grow). A file written out — every byte of it
@@ -354,6 +359,7 @@ impl FileDevice {
             flushed_epoch: AtomicU64::new(NO_FLUSH_EPOCH),
             host_flushes: AtomicU64::new(0),
             flushes_skipped: AtomicU64::new(0),
+            host_write_runs: AtomicU64::new(0),
             mutants: FlushMutants::chosen(),
             block_count: AtomicU64::new(block_count),
         });
@@ -589,6 +595,7 @@ impl Shared {
         FlushCounts {
             issued: self.host_flushes.load(Ordering::Relaxed),
             skipped: self.flushes_skipped.load(Ordering::Relaxed),
+            write_runs: self.host_write_runs.load(Ordering::Relaxed),
         }
     }
 
@@ -709,6 +716,7 @@ impl Shared {
 
     /// Writes each run; returns, per run, the address of its first block if it failed.
     fn write_runs(&self, runs: &[Vec<&Job>]) -> Vec<Option<u64>> {
+        self.host_write_runs.fetch_add(runs.len() as u64, Ordering::Relaxed);
         let blocks: usize = runs.iter().map(|r| r.len()).sum();
         if self.writers < 2 || blocks < PARALLEL_DRAIN_BLOCKS || runs.len() < 2 {
             return runs.iter().map(|r| write_run(&self.file, r)).collect();
@@ -1195,7 +1203,10 @@ mod tests {
         dev.flush_handle().wait_and_flush().unwrap();
         let got = reports.0.lock().unwrap().clone();
         assert_eq!(got, ["complete 3", "flush", "done 2"]);
-        assert_eq!(dev.flush_handle().flush_counts(), FlushCounts { issued: 1, skipped: 1 });
+        let c = dev.flush_handle().flush_counts();
+        assert_eq!((c.issued, c.skipped), (1, 1));
+        // Blocks 3 (FUA) and 4: adjacent, but a FUA write goes alone.
+        assert!((1..=2).contains(&c.write_runs), "{c:?}");
         let mut b = block(0);
         dev.read(3, &mut b).unwrap();
         assert_eq!(b[0], 2, "the newest version of the block went out (as FUA, in place of the first)");
@@ -1244,30 +1255,30 @@ mod tests {
 
         let (_d, mut dev, _reports) = observed_device(64, FlushMutants::default());
         let h = dev.flush_handle();
-        let counts = |i, s| FlushCounts { issued: i, skipped: s };
+        let counts = |i, s| (i, s);
+        let got = |h: &FlushHandle| {
+            let c = h.flush_counts();
+            (c.issued, c.skipped)
+        };
         h.wait_and_flush().unwrap();
-        assert_eq!(h.flush_counts(), counts(1, 0), "the first flush is never skipped");
+        assert_eq!(got(&h), counts(1, 0), "the first flush is never skipped");
         h.wait_and_flush().unwrap();
         dev.flush().unwrap();
-        assert_eq!(h.flush_counts(), counts(1, 2), "nothing completed since: skipped");
+        assert_eq!(got(&h), counts(1, 2), "nothing completed since: skipped");
         dev.write(5, &block(5), WriteFlags::empty()).unwrap();
         dev.flush().unwrap();
-        assert_eq!(
-            h.flush_counts(),
-            counts(1, 3),
-            "a write still pending (not waited for) is not the flush's to cover"
-        );
+        assert_eq!(got(&h), counts(1, 3), "a write still pending (not waited for) is not the flush's to cover");
         dev.wait_writes().unwrap();
         dev.flush().unwrap();
-        assert_eq!(h.flush_counts(), counts(2, 3), "a completed write is flushed");
+        assert_eq!(got(&h), counts(2, 3), "a completed write is flushed");
         dev.discard(8, 8).unwrap();
         dev.flush().unwrap();
-        assert_eq!(h.flush_counts(), counts(3, 3), "a punched hole is flushed");
+        assert_eq!(got(&h), counts(3, 3), "a punched hole is flushed");
         dev.write(9, &block(9), WriteFlags::FUA | WriteFlags::PREFLUSH).unwrap();
-        assert_eq!(h.flush_counts(), counts(3, 4), "a PREFLUSH with nothing new before it is skipped");
+        assert_eq!(got(&h), counts(3, 4), "a PREFLUSH with nothing new before it is skipped");
         dev.wait_writes().unwrap();
         dev.flush().unwrap();
-        assert_eq!(h.flush_counts(), counts(4, 4));
+        assert_eq!(got(&h), counts(4, 4));
     }
 
     /// Blocks the first flush at its begin until `release` is set.

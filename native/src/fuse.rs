@@ -1207,6 +1207,7 @@ impl RollFuse {
             let c = f.flush_counts();
             v["driver"]["host_flushes"] = c.issued.into();
             v["driver"]["host_flushes_skipped"] = c.skipped.into();
+            v["driver"]["host_write_runs"] = c.write_runs.into();
         }
         // Every FUSE request this process received, in all and per opcode (counted by the
         // carried fuser: vendor/fuser/VENDORED.md). `driver.requests` counts core calls.

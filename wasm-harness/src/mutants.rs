@@ -197,6 +197,12 @@ pub fn targeted_cases(name: &str) -> Vec<CaseId> {
                 .join("workloads/nsrec-symlink-target-over-freed-chain-data.wl");
             vec![CaseId::File(wl)]
         }
+        // A batch's inode names its first data block as the next node: the chain ends there
+        // and the fsyncs after the batch are lost.
+        "mutant-chain-no-skip" => {
+            let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/mixed-fsync-chain.wl");
+            vec![CaseId::File(wl)]
+        }
         "mutant-recovery-writes-at-the-gap" => {
             let wl = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("workloads/nsrec-crash-during-recovery-at-the-gap.wl");

@@ -283,11 +283,12 @@ fn per_op_counts(
     ops.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
     let by_op: Vec<String> = ops.iter().map(|(k, x)| format!("{k} {}", fmt_num(Some(*x)))).collect();
     let line = format!(
-        "per {unit} (over {n:.0}): FUSE requests {} ({}), device flushes {}, checkpoints {}; \
-         the core's data blocks {}, node blocks {}, meta blocks {}",
+        "per {unit} (over {n:.0}): FUSE requests {} ({}), device flushes {}, device write ranges {}, \
+         checkpoints {}; the core's data blocks {}, node blocks {}, meta blocks {}",
         per("driver", "fuse_requests"),
         by_op.join(", "),
         per("driver", "host_flushes"),
+        per("driver", "host_write_runs"),
         per("core", "checkpoints"),
         per("core", "data_blocks_written"),
         per("core", "node_blocks_written"),
@@ -1074,11 +1075,14 @@ fn run_all(cfg: &Config) -> Res<String> {
             if let Some(n) = g("core", "fsyncs").filter(|n| *n > 0.0) {
                 rep.fsync_stats = Some(format!(
                     "Through the FUSE mount, over {n:.0} fsyncs of the 4 KiB loop (first round), per fsync: \
-                     FUSE requests {}, device flushes {}; the core's data blocks {}, node blocks {}, meta blocks {}, \
-                     flushes {} (driver group flushes {}), checkpoint fallbacks {}.",
+                     FUSE requests {}, device flushes {}, device write ranges {}; the core's data blocks {} \
+                     ({} beside their chain), node blocks {}, meta blocks {}, flushes {} (driver group flushes {}), \
+                     checkpoint fallbacks {}.",
                     fmt_num(g("driver", "fuse_requests").map(|x| x / n)),
                     fmt_num(g("driver", "host_flushes").map(|x| x / n)),
+                    fmt_num(g("driver", "host_write_runs").map(|x| x / n)),
                     fmt_num(g("core", "data_blocks_written").map(|x| x / n)),
+                    fmt_num(g("core", "data_beside_blocks").map(|x| x / n)),
                     fmt_num(g("core", "node_blocks_written").map(|x| x / n)),
                     fmt_num(g("core", "meta_blocks_written").map(|x| x / n)),
                     fmt_num(g("core", "flushes").map(|x| x / n)),
