@@ -652,6 +652,11 @@ impl<D: BlockDevice> Filesystem<D> {
         for idx in keys {
             // Every dirty block's holder exists (`put_dirty_block` made it): this only reads.
             let (holder, ofs, old) = self.map_for_write(ino, idx)?;
+            // The holder is written with the batch: dirty it now, so that the node count
+            // below is the one the batch writes (a block filling a reserved hole on disk, a
+            // staged block an atomic commit publishes, one cleaning moved: their holders
+            // were clean; found by the explorer, `fallocate-batch-crash.wl` and `full`).
+            self.node_mut(holder)?;
             slots.push((idx, holder, ofs, old));
         }
         let nodes = self.batch_node_order(ino).len() as u32;
