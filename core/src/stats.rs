@@ -130,6 +130,11 @@ stats! {
     /// Namespace records roll-forward could not apply (damage: a name taken, a source
     /// missing); the records after it were not applied either.
     recovery_records_rejected,
+    /// Checkpoints an operation wrote because it left namespace records that no fsync could
+    /// write without one (a long symlink target; a file renamed over a name and punched,
+    /// reserved, or a directory's attributes changed): the operation pays, not the next
+    /// fsync that writes records (review 52, F1).
+    records_unexpressible_checkpoints,
     /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
     /// size past the inline limit, fallocate, a zero range past the limit, a copy into
     /// them, an atomic commit; a punch, and a zero range within the limit, work in the
