@@ -43,7 +43,7 @@ fn gap_at_a_segment_boundary_is_not_crossed_after_a_crash_during_recovery() {
         fs.write(y, 0, b"y, fsync'd", t(2)).unwrap();
         fs.fsync(y, false, t(2)).unwrap();
         for i in 0..pad {
-            fs.setattr(y, &SetAttr { mode: Some(0o600 + (i % 2) as u32 * 0o40), ..Default::default() }, t(2)).unwrap();
+            fs.setattr(y, &SetAttr { mode: Some(0o600 + (i % 2) * 0o40), ..Default::default() }, t(2)).unwrap();
             fs.fsync(y, false, t(2)).unwrap();
         }
         let tmp = fs.create(d, b"tmp", 0o644, C, t(3)).unwrap().ino;
@@ -90,7 +90,7 @@ fn gap_at_a_segment_boundary_single_fsync_xattr() {
         let p = fs.create(1, b"p", 0o644, C, t(1)).unwrap().ino;
         fs.sync(t(1)).unwrap();
         for i in 0..pad {
-            fs.setattr(p, &SetAttr { mode: Some(0o600 + (i % 2) as u32 * 0o40), ..Default::default() }, t(2)).unwrap();
+            fs.setattr(p, &SetAttr { mode: Some(0o600 + (i % 2) * 0o40), ..Default::default() }, t(2)).unwrap();
             fs.fsync(p, false, t(2)).unwrap();
         }
         let f = fs.create(a, b"f", 0o644, C, t(3)).unwrap().ino;
