@@ -417,6 +417,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_rider_checks_are_bounded_and_fall_back_to_checking_every_rider() {
+        let mut s = SinceCheckpoint::default();
+        for ino in 2..2 + RIDER_CHECKS_MAX as Ino {
+            s.punched(ino);
+        }
+        assert_eq!(s.take_rider_checks().map(|v| v.len()), Some(RIDER_CHECKS_MAX));
+        // Past the bound nothing more is kept; the check covers every rider instead.
+        for ino in 2..2 + 3 * RIDER_CHECKS_MAX as Ino {
+            s.reserved(ino);
+            assert!(s.rider_checks.len() <= RIDER_CHECKS_MAX);
+        }
+        assert_eq!(s.take_rider_checks(), None);
+        assert_eq!(s.take_rider_checks(), Some(Vec::new()), "taken: empty again");
+    }
+
+    #[test]
     fn removed_names_are_found_by_directory_and_name() {
         let mut s = SinceCheckpoint::default();
         s.name_removed(7, b"b");
