@@ -501,7 +501,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// cache, where the change left the inode).
     pub(crate) fn records_left_for_a_checkpoint(&mut self) -> bool {
         let noted = self.since_cp.take_rider_checks();
-        if !self.records_in_chain() || crate::mutant!("mutant-records-left-for-the-next-fsync") {
+        if !self.records_in_chain() {
             return false;
         }
         if !self.since_cp.ns_records().1 {

@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 38] = [
+pub const NAMES: [&str; 37] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -56,7 +56,6 @@ pub const NAMES: [&str; 38] = [
     "mutant-nsrec-no-group",
     "mutant-recovery-writes-at-the-gap",
     "mutant-recovery-writes-over-chain-data",
-    "mutant-records-left-for-the-next-fsync",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

@@ -38,7 +38,6 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-nsrec-no-group", "nsrec_recovery"),
     ("mutant-recovery-writes-at-the-gap", "nsrec_recovery"),
     ("mutant-recovery-writes-over-chain-data", "nsrec_recovery"),
-    ("mutant-records-left-for-the-next-fsync", "nsrec_recovery"),
 ];
 
 #[test]
