@@ -922,6 +922,12 @@ impl<D: BlockDevice> Filesystem<D> {
             self.stats.since_cp_bound_checkpoints += 1;
             self.stats.op_checkpoints += 1;
             self.checkpoint(false, now)?;
+        } else if self.records_left_for_a_checkpoint() {
+            // The change left a record no fsync can write without a checkpoint: it pays for
+            // it now, not the next fsync that writes records (another user's).
+            self.stats.records_unexpressible_checkpoints += 1;
+            self.stats.op_checkpoints += 1;
+            self.checkpoint(false, now)?;
         }
         self.shrink_node_cache();
         Ok(())

@@ -46,6 +46,8 @@
 //! | a batch written after a record node the crash lost, reached past the nodes a crashed recovery wrote at the lost node's place | the batch's `batch_records` exceeds the records the chain holds before it | batch and later batches of its file rejected (`a_batch_after_a_lost_record_node_is_not_applied_even_after_a_crash_during_recovery`) |
 //! | a record that cannot apply (its source missing, its target taken: damage) | the check before the record | no later record applied, later batches of the inodes it and later records name rejected; mount goes on |
 //! | crash during the recovery of a chain that ends at a lost block with blocks written after it (a group of records and riders, then another file's batch; group commit) | the chain up to the gap, again | as the first recovery: recovery writes in a fresh segment, never in the lost block's place, so the walk cannot cross the gap (`a_crash_during_recovery_never_completes_a_group_across_the_lost_block`) |
+//! | crash during the recovery of a chain whose walk ends at the lost first block of a segment free at the checkpoint | the chain up to the gap, again | recovery never opens that segment (pinned): the next walk ends at the gap too (`core/tests/nsrec_group_gaps.rs`, review 52) |
+//! | a group whose rider or own batch belongs to a file whose earlier batch was rejected (group commit: both fsyncs before one flush, the first's data lost) | a group whose batch recovery would skip | the group is not whole: the chain ends before it (`group_with_a_rider_whose_earlier_batch_was_rejected`, review 52) |
 //! | crash during the recovery of a batch whose data the replay freed (a file unlinked or truncated after its fsync), with a symlink's create replayed after it (the symlink never fsync'd, so it did not ride) | the batch, whose data blocks recovery must verify again | as the first recovery: the target's block goes past every data block the chain points at, whose segments stay pinned (`a_crash_during_recovery_never_finds_the_data_its_chain_points_at_overwritten`; review 51) |
 //! | a record whose replay meets a damaged or unreadable block (an inode failing its checksum, EIO) or finds no room | the block's error (`nschain::does_not_apply` is false) | mount fails naming the block (dropping the record would drop every later fsync in silence); `fsck --repair` then leaves a clean image (`a_damaged_block_met_by_a_replayed_record_fails_the_mount_naming_it`) |
 //!
@@ -213,6 +215,19 @@ impl<D: BlockDevice> Filesystem<D> {
         // write nothing where the chain's walk ended (the warm node log opens a fresh
         // segment) nor over a data block the chain's nodes point at.
         let mut pinned: BTreeSet<u32> = chain.iter().map(|n| self.geo.segno_of(n.addr)).collect();
+        // The block where the walk ended (the crash lost it) may be the first of a segment
+        // that was free at the checkpoint and holds no walked node: recovery must not open
+        // that segment for its own writes, or its first node lands in the lost block's place
+        // and a crash during recovery lets the next walk cross the gap (review 52, F1; review
+        // 50's fix moved the warm node log to a fresh segment, which could be that one). The
+        // fsync that opened it counted it (`room_for_batch`'s segment for the log's next
+        // block), so the reserve still holds.
+        if let Some(last) = chain.last() {
+            let end = node::footer_next_blkaddr(&last.block);
+            if self.geo.in_main(end) {
+                pinned.insert(self.geo.segno_of(end));
+            }
+        }
         let addrs: Vec<BlockAddr> = chain.iter().map(|n| n.addr).collect();
         let data = self.chain_data_in_open_segments(&chain, &mut pinned);
         self.seg.pin_and_advance(&self.geo, &self.sit, &pinned, Log::WarmNode, &addrs, &data);
@@ -255,11 +270,17 @@ impl<D: BlockDevice> Filesystem<D> {
 
     /// False when `steps[k]` starts a group (a record node after anything but a record node
     /// tagged "more follow") that is not whole ([`Self::group_complete`]).
-    fn group_whole_from(&mut self, chain: &[ChainNode], steps: &[Step], k: usize) -> Result<bool> {
+    fn group_whole_from(
+        &mut self,
+        chain: &[ChainNode],
+        steps: &[Step],
+        k: usize,
+        failed: &BTreeSet<Ino>,
+    ) -> Result<bool> {
         let Step::Records(_) = steps[k] else { return Ok(true) };
         let more = |p: usize| nsrec::group_tag(&chain[p].block) == nsrec::GROUP_MORE;
         let starts = k == 0 || !matches!(steps[k - 1], Step::Records(p) if more(p));
-        Ok(!starts || crate::mutant!("mutant-nsrec-no-group") || self.group_complete(chain, &steps[k..])?)
+        Ok(!starts || crate::mutant!("mutant-nsrec-no-group") || self.group_complete(chain, &steps[k..], failed)?)
     }
 
     /// Whether the group that starts at `steps[0]` (a record node) is whole: its record
@@ -267,7 +288,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// G batches that tag counts follow, each complete (fsync-marked, its data verifying
     /// against the tree before the group: a group's records change names, never a file's
     /// block pointers). A record node tagged 0 stands alone. Reads the batches' data.
-    fn group_complete(&mut self, chain: &[ChainNode], steps: &[Step]) -> Result<bool> {
+    fn group_complete(&mut self, chain: &[ChainNode], steps: &[Step], failed: &BTreeSet<Ino>) -> Result<bool> {
         let mut k = 0;
         // Bounded by the steps.
         let batches = loop {
@@ -283,6 +304,13 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         for step in &steps[k..k + batches] {
             let Step::Batch(ino, idxs) = step else { return Ok(false) };
+            // A batch `apply_steps` will skip (an earlier batch of its inode was rejected, or
+            // it is an orphan's) leaves the group partial: the rename would apply without the
+            // renamed file's batch (review 52, F2: group commit wrote an fsync's batch alone,
+            // then a group with the same file's next batch, before one flush).
+            if failed.contains(ino) || self.cp.orphans.contains(ino) {
+                return Ok(false);
+            }
             let nodes: Vec<&ChainNode> = idxs.iter().map(|&j| &chain[j]).collect();
             let Some(last) = nodes.last() else { return Ok(false) };
             let exists = self.check_ino(*ino).is_ok();
@@ -308,7 +336,7 @@ impl<D: BlockDevice> Filesystem<D> {
         for (k, step) in steps.iter().enumerate() {
             // A group (an fsync's record nodes and the batches it wrote after them) applies
             // whole or not at all: checked at its first record node, before any of it.
-            if !self.group_whole_from(chain, steps, k)? {
+            if !self.group_whole_from(chain, steps, k, &failed)? {
                 // The chain ends before the group, as at a torn record node.
                 break;
             }

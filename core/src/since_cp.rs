@@ -116,7 +116,18 @@ pub(crate) struct SinceCheckpoint {
     /// Inodes whose own attributes (setattr, xattrs, attribute flags) changed: a directory's
     /// are not in the chain (no batch is written for a directory), so its fsync checkpoints.
     attrs_changed: BTreeSet<Ino>,
+    /// Inodes the operation in progress punched, reserved, changed the attributes of, or
+    /// renamed over a name (or exchanged): `Filesystem::after_change` asks whether one of
+    /// them is now a rider only a checkpoint can make durable, and checkpoints then, so that
+    /// the operation that made it pays rather than the next fsync that writes records —
+    /// another user's (review 52, F1). Emptied by every `after_change`.
+    rider_checks: Vec<Ino>,
+    /// More than [`RIDER_CHECKS_MAX`] inodes were noted: check every rider.
+    rider_checks_all: bool,
 }
+
+/// Most inodes one operation notes for the rider check (`SinceCheckpoint::check_rider`).
+const RIDER_CHECKS_MAX: usize = 64;
 
 impl SinceCheckpoint {
     // ---- events: what the namespace and file code report --------------------------
@@ -159,11 +170,32 @@ impl SinceCheckpoint {
     /// `ino` had a hole punched (it is also [`relinked`](Self::relinked) by the caller).
     pub(crate) fn punched(&mut self, ino: Ino) {
         self.punched.insert(ino);
+        self.check_rider(ino);
     }
 
     /// `ino`'s own attributes changed (setattr, xattrs, attribute flags).
     pub(crate) fn attrs_changed(&mut self, ino: Ino) {
         self.attrs_changed.insert(ino);
+        self.check_rider(ino);
+    }
+
+    /// Notes `ino` for the rider check at the end of the operation. Bounded: past
+    /// [`RIDER_CHECKS_MAX`] inodes (an operation that touches that many without an
+    /// `after_change`) the check covers every rider instead (`rider_checks_all`).
+    fn check_rider(&mut self, ino: Ino) {
+        if self.rider_checks.len() < RIDER_CHECKS_MAX {
+            self.rider_checks.push(ino);
+        } else {
+            self.rider_checks_all = true;
+        }
+    }
+
+    /// The inodes to check for riders only a checkpoint can make durable, taken: `None`
+    /// when every rider must be checked (too many noted).
+    pub(crate) fn take_rider_checks(&mut self) -> Option<Vec<Ino>> {
+        let all = core::mem::take(&mut self.rider_checks_all);
+        let v = core::mem::take(&mut self.rider_checks);
+        (!all).then_some(v)
     }
 
     /// The first `count` records not yet written are now in the chain, their replay taking
@@ -182,6 +214,7 @@ impl SinceCheckpoint {
     /// `ino` reserved holes on disk.
     pub(crate) fn reserved(&mut self, ino: Ino) {
         self.reserved.insert(ino);
+        self.check_rider(ino);
     }
 
     /// A directory-entry change, as its namespace record (kept only when the filesystem keeps
@@ -193,6 +226,16 @@ impl SinceCheckpoint {
             if attrs.target.is_empty() && FileType::from_mode(attrs.mode as u32) == Some(FileType::Symlink));
         if !target_follows && !r.expressible() {
             self.ns_records_incomplete = true;
+        }
+        // A rename over a name makes the renamed file a rider of every fsync that writes
+        // the record (an exchange: both).
+        if let NsRecord::Rename { ino, ino2, exchange, .. } = &r {
+            if *ino2 != 0 {
+                self.check_rider(*ino);
+            }
+            if *exchange {
+                self.check_rider(*ino2);
+            }
         }
         self.ns_records_bytes += r.encoded_len() as u64 + SINCE_CP_NAME_BYTES;
         self.ns_records.push(r);
@@ -372,6 +415,22 @@ impl SinceCheckpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rider_checks_are_bounded_and_fall_back_to_checking_every_rider() {
+        let mut s = SinceCheckpoint::default();
+        for ino in 2..2 + RIDER_CHECKS_MAX as Ino {
+            s.punched(ino);
+        }
+        assert_eq!(s.take_rider_checks().map(|v| v.len()), Some(RIDER_CHECKS_MAX));
+        // Past the bound nothing more is kept; the check covers every rider instead.
+        for ino in 2..2 + 3 * RIDER_CHECKS_MAX as Ino {
+            s.reserved(ino);
+            assert!(s.rider_checks.len() <= RIDER_CHECKS_MAX);
+        }
+        assert_eq!(s.take_rider_checks(), None);
+        assert_eq!(s.take_rider_checks(), Some(Vec::new()), "taken: empty again");
+    }
 
     #[test]
     fn removed_names_are_found_by_directory_and_name() {

@@ -136,6 +136,11 @@ stats! {
     /// Data blocks cleaning moved out of node segments (written there beside a batch's
     /// nodes) into the cold data log.
     gc_data_from_node_segments,
+    /// Checkpoints an operation wrote because it left namespace records that no fsync could
+    /// write without one (a long symlink target; a file renamed over a name and punched,
+    /// reserved, or a directory's attributes changed): the operation pays, not the next
+    /// fsync that writes records (review 52, F1).
+    records_unexpressible_checkpoints,
     /// Inline files converted to ordinary ones (their bytes moved to a block: a write or a
     /// size past the inline limit, fallocate, a zero range past the limit, a copy into
     /// them, an atomic commit; a punch, and a zero range within the limit, work in the

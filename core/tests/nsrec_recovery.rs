@@ -919,3 +919,98 @@ fn a_files_fsync_that_writes_no_record_needs_no_room_for_their_replay() {
     assert_eq!(b, b"fsync'd alone");
     assert!(fs.lookup(d, b"g0").is_ok() && fs.lookup(d, b"f0").is_err());
 }
+
+/// Review 52, F1 (a second user on a real mount): a change that leaves a record no fsync can
+/// write without a checkpoint — a file renamed over a name and punched (or reserved, or a
+/// directory's attributes changed before it is renamed over another), a symlink whose target
+/// no record node holds — used to make the *next* fsync that wrote records checkpoint: another
+/// user's new file's fsync, or an atomic commit of an existing file, which then wrote every
+/// user's dirty data (root's fsync 2.8 → 53 ms). Now the change checkpoints itself, and the
+/// other user's fsyncs and commits after it write records and batches only. After a crash
+/// every fsync'd file is there.
+#[test]
+fn a_change_that_leaves_records_only_a_checkpoint_can_write_pays_for_that_checkpoint_itself() {
+    let big = common::limits::big_cache();
+    // As `rollfs mkfs` makes images (reservations on disk: a reserved hole is a reason).
+    let opts = MkfsOptions {
+        segment_blocks: 16,
+        uuid: [5; 16],
+        ns_records: true,
+        inline_data: true,
+        prealloc_on_disk: true,
+        dir_v2: true,
+        ..Default::default()
+    };
+    let img = Filesystem::format(MemDevice::new(8192), &opts).unwrap();
+    let mut fs = Filesystem::mount(CrashDevice::new(img), &big, t(0)).unwrap();
+    let home = fs.mkdir(1, b"home", 0o777, C, t(1)).unwrap().ino;
+    let db = fs.create(1, b"db", 0o644, C, t(1)).unwrap().ino;
+    fs.write(db, 0, &[1u8; 8192], t(1)).unwrap();
+    let u = Credentials { uid: 1000, gid: 1000 };
+    fs.create(home, b"target", 0o600, u, t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    type Trick = fn(&mut Fs, Ino, Credentials, u32);
+    let tricks: [(&str, Trick); 5] = [
+        ("punch, then rename over", |fs, home, u, i| {
+            let a = fs.create(home, format!("p{i}").as_bytes(), 0o600, u, t(2)).unwrap().ino;
+            fs.write(a, 0, &[2u8; 8192], t(2)).unwrap();
+            fs.punch_hole(a, 0, 4096, t(2)).unwrap();
+            fs.rename(home, format!("p{i}").as_bytes(), home, b"target", RenameFlags::empty(), t(2)).unwrap();
+        }),
+        ("rename over, then punch", |fs, home, u, i| {
+            let a = fs.create(home, format!("q{i}").as_bytes(), 0o600, u, t(2)).unwrap().ino;
+            fs.write(a, 0, &[3u8; 8192], t(2)).unwrap();
+            fs.rename(home, format!("q{i}").as_bytes(), home, b"target", RenameFlags::empty(), t(2)).unwrap();
+            fs.punch_hole(a, 0, 4096, t(2)).unwrap();
+        }),
+        ("fallocate, then rename over", |fs, home, u, i| {
+            let a = fs.create(home, format!("r{i}").as_bytes(), 0o600, u, t(2)).unwrap().ino;
+            fs.fallocate(a, 0, 8 * 4096, false, t(2)).unwrap();
+            fs.rename(home, format!("r{i}").as_bytes(), home, b"target", RenameFlags::empty(), t(2)).unwrap();
+        }),
+        ("chmod a directory, then rename it over another", |fs, home, u, i| {
+            let d = fs.mkdir(home, format!("d{i}").as_bytes(), 0o700, u, t(2)).unwrap().ino;
+            fs.mkdir(home, format!("e{i}").as_bytes(), 0o700, u, t(2)).unwrap();
+            fs.setattr(d, &SetAttr { mode: Some(0o750), ..Default::default() }, t(2)).unwrap();
+            let (from, to) = (format!("d{i}"), format!("e{i}"));
+            fs.rename(home, from.as_bytes(), home, to.as_bytes(), RenameFlags::empty(), t(2)).unwrap();
+        }),
+        ("a symlink target no record holds", |fs, home, u, i| {
+            fs.symlink(home, format!("l{i}").as_bytes(), &[b'x'; 4000], u, t(2)).unwrap();
+        }),
+    ];
+    let mut fsyncd = Vec::new();
+    for (i, (what, trick)) in tricks.iter().enumerate() {
+        let before = fs.stats();
+        trick(&mut fs, home, u, i as u32);
+        let mid = fs.stats();
+        assert_eq!(
+            mid.records_unexpressible_checkpoints,
+            before.records_unexpressible_checkpoints + 1,
+            "{what}: the change did not checkpoint"
+        );
+        // Root: a new file's fsync (it writes its create record) and an atomic commit of an
+        // existing file (it writes every record): no checkpoint, no rider.
+        let name = format!("new{i}");
+        let new = fs.create(1, name.as_bytes(), 0o644, C, t(3)).unwrap().ino;
+        fs.write(new, 0, name.as_bytes(), t(3)).unwrap();
+        fs.fsync(new, false, t(3)).unwrap();
+        fs.start_atomic_write(db).unwrap();
+        fs.write(db, 0, &[10 + i as u8; 4096], t(3)).unwrap();
+        fs.commit_atomic_write(db, t(3)).unwrap();
+        let after = fs.stats();
+        assert_eq!(after.checkpoints, mid.checkpoints, "{what}: root's fsync or commit checkpointed");
+        assert_eq!(after.fsync_riders, mid.fsync_riders, "{what}: the other user's file rode");
+        fsyncd.push((name, 10 + i as u8));
+    }
+    let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
+    for (name, _) in &fsyncd {
+        let ino = fs.lookup(1, name.as_bytes()).unwrap().ino;
+        let mut buf = vec![0u8; name.len()];
+        fs.read(ino, 0, &mut buf).unwrap();
+        assert_eq!(&buf, name.as_bytes(), "{name} lost");
+    }
+    let mut buf = vec![0u8; 4096];
+    fs.read(db, 0, &mut buf).unwrap();
+    assert_eq!(buf, vec![fsyncd.last().unwrap().1; 4096], "the last atomic commit lost");
+}
