@@ -447,6 +447,9 @@ impl<D: BlockDevice> Filesystem<D> {
         // the image also stamped could be continued by that use's stale nodes).
         fs.version_step = crate::checkpoint::version_jump(opts.mount_nonce, now, &fs.sb.uuid, fs.cp.version);
         fs.checkpoint(false, now)?;
+        // Superblock copies a crash left different are made one again (after the
+        // checkpoint: a mount that cannot write its checkpoint writes nothing else).
+        crate::superblock::heal_copies(&mut fs.dev, &fs.sb)?;
         fs.stats.recovered_batches = recovered.batches_applied;
         fs.stats.recovered_records = recovered.records_applied;
         fs.stats.recovery_records_rejected = recovered.records_rejected;

@@ -788,7 +788,12 @@ impl<D: BlockDevice> Checker<'_, '_, D> {
             self.sit_problem(r);
         }
         self.check_counters(sit_valid);
-        // SSA against the ownership map.
+        self.check_summaries();
+    }
+
+    /// The SSA against the ownership map (taken: the last check that needs it).
+    fn check_summaries(&mut self) {
+        let g = self.fs.geo;
         let owners = core::mem::take(&mut self.owners);
         let version = self.fs.cp.version;
         for &(addr, owner) in &owners {

@@ -804,48 +804,20 @@ impl<D: BlockDevice> Filesystem<D> {
         };
         // 2. The nodes of the batch, inode last.
         let order = self.batch_node_order(ino);
-        // The batch CRC covers the data blocks in the order recovery will meet them: node by
-        // node in chain order, then by index within the node.
-        let mut batch = 0u32;
-        let mut count = 0u32;
-        for &nid in &order {
-            for (_, c) in data_crcs.range((nid, 0)..=(nid, u32::MAX)) {
-                batch = crate::codec::crc_seeded(batch, &c.to_le_bytes());
-                count += 1;
-            }
-        }
-        debug_assert_eq!(count as usize, data_crcs.len(), "every data block of the batch has a node in it");
+        let (batch, count) = batch_crc(&order, &data_crcs);
         let trunc = self.since_cp.take_truncated_from(ino);
         // With namespace records in the chain, the file's create record restores its name.
         let dentry = self.since_cp.is_created(ino) && !self.records_in_chain();
         self.set_batch_fields(ino, trunc, batch, count)?;
-        let last = order.len() - 1;
-        for (i, &nid) in order.iter().enumerate() {
-            let mut flags = 0;
-            // The inode's `next_blkaddr` skips the data written beside the batch: the chain
-            // names nodes only (a walk that took a data block for the next node would end
-            // the chain there and lose every later fsync).
-            let mut skip = 0;
-            if i == last {
-                if !crate::mutant!("mutant-no-fsync-mark") {
-                    flags |= node::FLAG_FSYNC;
-                }
-                if dentry && !crate::mutant!("mutant-no-dentry-mark") {
-                    flags |= node::FLAG_DENTRY;
-                }
-                if let Some(plan) = &beside {
-                    if !crate::mutant!("mutant-chain-no-skip") {
-                        skip = plan.blocks.len() as u32;
-                    }
-                }
+        let skip = match &beside {
+            Some(plan) if !crate::mutant!("mutant-chain-no-skip") => plan.blocks.len() as u32,
+            _ => 0,
+        };
+        if let Err(e) = self.write_batch_nodes(ino, &order, dentry, skip) {
+            if let Some(plan) = beside {
+                self.restore_data_beside(ino, plan);
             }
-            if let Err(e) = self.write_node_skipping(nid, flags, Log::WarmNode, skip) {
-                if let Some(plan) = beside {
-                    self.restore_data_beside(ino, plan);
-                }
-                return Err(e);
-            }
-            self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
+            return Err(e);
         }
         // 3. Data beside its chain: right after the inode, at the addresses its nodes name.
         if let Some(plan) = beside {
@@ -868,6 +840,44 @@ impl<D: BlockDevice> Filesystem<D> {
         );
         Ok(())
     }
+
+    /// Writes a batch's nodes in `order` to the warm node log, the inode (last) with the
+    /// fsync mark (and the dentry mark if `dentry`), its `next_blkaddr` skipping `skip` data
+    /// blocks written beside it: the chain names nodes only (a walk that took a data block
+    /// for the next node would end the chain there and lose every later fsync).
+    fn write_batch_nodes(&mut self, ino: Ino, order: &[Nid], dentry: bool, skip: u32) -> Result<()> {
+        let last = order.len() - 1;
+        for (i, &nid) in order.iter().enumerate() {
+            let mut flags = 0;
+            if i == last {
+                if !crate::mutant!("mutant-no-fsync-mark") {
+                    flags |= node::FLAG_FSYNC;
+                }
+                if dentry && !crate::mutant!("mutant-no-dentry-mark") {
+                    flags |= node::FLAG_DENTRY;
+                }
+            }
+            let skip_here = if i == last { skip } else { 0 };
+            self.write_node_skipping(nid, flags, Log::WarmNode, skip_here)?;
+            self.since_cp.chained(ino, nid, flags & node::FLAG_DENTRY != 0);
+        }
+        Ok(())
+    }
+}
+
+/// The batch CRC and block count: over the data blocks' CRCs in the order recovery will
+/// meet them — node by node in chain order, then by index within the node.
+fn batch_crc(order: &[Nid], data_crcs: &BTreeMap<(Nid, u32), u32>) -> (u32, u32) {
+    let mut batch = 0u32;
+    let mut count = 0u32;
+    for &nid in order {
+        for (_, c) in data_crcs.range((nid, 0)..=(nid, u32::MAX)) {
+            batch = crate::codec::crc_seeded(batch, &c.to_le_bytes());
+            count += 1;
+        }
+    }
+    debug_assert_eq!(count as usize, data_crcs.len(), "every data block of the batch has a node in it");
+    (batch, count)
 }
 
 /// Most data blocks an fsync batch writes beside its nodes in the warm node log

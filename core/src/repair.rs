@@ -599,7 +599,26 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         }
         let want = Summary { nid: holder, ofs: ofs as u16 | crate::ssa::SSA_OFS_DATA };
         let (g, version) = (self.fs.geo, self.fs.cp.version);
-        matches!(self.fs.ssa.get(&mut self.fs.dev, &g, addr, version), Ok(s) if s == want)
+        match self.fs.ssa.get(&mut self.fs.dev, &g, addr, version) {
+            Ok(s) => s == want,
+            // The summary block is damaged or unreadable: the repair rebuilds it from the
+            // tree, so it cannot be what decides (dropping the pointer lost fsync'd,
+            // checkpointed data: review 53). The block itself does: data unless it is the
+            // node the NAT places there.
+            Err(_) => !self.nat_node_at(addr),
+        }
+    }
+
+    /// Whether block `addr` holds a node block (seeded CRC) whose NAT entry names `addr`.
+    /// A block that cannot be read is not taken for a node (its pointer is kept, as a data
+    /// block's read error is reported by the data checks, not by dropping the pointer).
+    fn nat_node_at(&mut self, addr: u32) -> bool {
+        let mut b = crate::zero_block();
+        if self.fs.dev.read(addr as u64, &mut b).is_err() || !crate::codec::crc_ok_seeded(&b, self.fs.seed) {
+            return false;
+        }
+        let nid = node::footer_nid(&b);
+        node::footer_type(&b).is_some() && self.fs.nat.get(nid).is_some_and(|e| e.addr == addr)
     }
 
     fn in_node_segment(&self, addr: u32) -> bool {
@@ -949,31 +968,7 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
             if changed && (self.sit_known[s] || e.valid > 0) {
                 if lines < SEGMENT_LINES_MAX {
                     lines += 1;
-                    let start = g.seg_start(s as u32);
-                    let m = if !self.sit_known[s] {
-                        format!(
-                            "SIT segment {s} (blocks {start}..{}): entry unreadable: rebuilt, {} valid blocks",
-                            start + g.segment_blocks,
-                            e.valid
-                        )
-                    } else if old.valid != e.valid {
-                        format!(
-                            "SIT segment {s} (blocks {start}..{}): {} valid blocks recorded, {} in use: count and bitmap rebuilt",
-                            start + g.segment_blocks,
-                            old.valid,
-                            e.valid
-                        )
-                    } else if old.bitmap != e.bitmap {
-                        format!(
-                            "SIT segment {s} (blocks {start}..{}): valid-block bitmap wrong: rebuilt",
-                            start + g.segment_blocks
-                        )
-                    } else {
-                        format!(
-                            "SIT segment {s}: type {} does not match its blocks: set to {}",
-                            old.seg_type, e.seg_type
-                        )
-                    };
+                    let m = sit_fix_line(&g, s, self.sit_known[s].then_some(old), e);
                     self.fixes.push(m);
                 } else {
                     more += 1;
@@ -1300,4 +1295,21 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
 /// A name for messages.
 fn show(name: &[u8]) -> String {
     format!("{:?}", String::from_utf8_lossy(name))
+}
+
+/// The repair's report line for SIT segment `s`, rebuilt as `e` (`old`: its readable entry).
+fn sit_fix_line(g: &Geometry, s: usize, old: Option<&SegEntry>, e: &SegEntry) -> String {
+    let start = g.seg_start(s as u32);
+    let end = start + g.segment_blocks;
+    match old {
+        None => format!("SIT segment {s} (blocks {start}..{end}): entry unreadable: rebuilt, {} valid blocks", e.valid),
+        Some(old) if old.valid != e.valid => format!(
+            "SIT segment {s} (blocks {start}..{end}): {} valid blocks recorded, {} in use: count and bitmap rebuilt",
+            old.valid, e.valid
+        ),
+        Some(old) if old.bitmap != e.bitmap => {
+            format!("SIT segment {s} (blocks {start}..{end}): valid-block bitmap wrong: rebuilt")
+        }
+        Some(old) => format!("SIT segment {s}: type {} does not match its blocks: set to {}", old.seg_type, e.seg_type),
+    }
 }

@@ -28,7 +28,8 @@ pub const SSA_MAGIC: u32 = 0x3141_5353; // "SSA1"
 /// entries are all data. No slot reaches it: `ADDRS_PER_BLOCK` and `ADDRS_PER_INODE` are
 /// below 2^15.
 pub const SSA_OFS_DATA: u16 = 1 << 15;
-const _: () = assert!(ADDRS_PER_BLOCK < SSA_OFS_DATA as u32 && ADDRS_PER_INODE < SSA_OFS_DATA as u32);
+const _: () = assert!(ADDRS_PER_BLOCK < SSA_OFS_DATA as u32);
+const _: () = assert!(ADDRS_PER_INODE < SSA_OFS_DATA as u32);
 
 /// One summary entry as it is on disk: the owner of one block of the segment.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy)]

@@ -398,6 +398,34 @@ fn room_to_grow(
     Ok((max_blocks, overprovision_pct))
 }
 
+/// Rewrites every superblock copy that does not decode to `sb` (the copy in use) from it,
+/// then flushes; returns how many were rewritten. A read-write mount calls it: a crash
+/// between the two copies' writes (`rollfs tune` writes copy 1, flushes, then copy 0) or
+/// inside one leaves them different, and nothing else would ever bring them back together
+/// (fsck would report the image unclean for good; review 53, F2). Only the copy not in use
+/// is written, so a crash during this write leaves the copy in use whole. A copy that cannot
+/// be read is left (the mount has the copy it needs); a failed write is returned.
+pub(crate) fn heal_copies<D: crate::BlockDevice>(dev: &mut D, sb: &Superblock) -> Result<u32> {
+    let good = sb.encode();
+    let mut buf = zero_block();
+    let mut healed = 0;
+    for &addr in SUPERBLOCK_ADDRS.iter() {
+        if dev.read(addr, &mut buf).is_err() {
+            continue;
+        }
+        if matches!(Superblock::decode(addr, &buf), Ok(copy) if copy == *sb) {
+            continue;
+        }
+        dev.write(addr, &good, crate::device::WriteFlags::empty())?;
+        healed += 1;
+    }
+    if healed > 0 {
+        dev.wait_writes()?;
+        dev.flush()?;
+    }
+    Ok(healed)
+}
+
 /// Reads both copies and returns the first valid one. If neither is valid, the error of
 /// copy 0 is returned (an I/O error wins over corruption, so the user sees the real cause).
 pub fn read_superblock<D: crate::BlockDevice>(dev: &mut D) -> Result<Superblock> {
