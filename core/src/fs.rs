@@ -482,6 +482,8 @@ impl<D: BlockDevice> Filesystem<D> {
         let inline_data = sb.inline_data();
         let ns_records = sb.ns_records();
         let mixed_node = sb.mixed_node();
+        let mut seg = seg;
+        seg.ssr_into_node_segments = mixed_node;
         let prealloc = crate::prealloc::Reservations::with_total(if prealloc_on_disk { cp.reserved_blocks } else { 0 });
         Filesystem {
             dev,
@@ -1146,6 +1148,9 @@ impl<D: BlockDevice> Filesystem<D> {
             // Mutant: a block moved by cleaning keeps whatever summary its new slot had.
             return Ok(addr);
         }
+        // A data log filling holes of a node segment by SSR (data beside its chain): the
+        // entry says the block is data.
+        let owner = if !log.is_node() { self.data_summary(addr, owner.nid, owner.ofs as u32) } else { owner };
         self.ssa.set(&mut self.dev, &self.geo, addr, owner, self.cp.version)?;
         Ok(addr)
     }

@@ -1023,6 +1023,7 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         self.fs.sit = sit;
         self.fs.ssa = ssa;
         self.fs.seg = seg;
+        self.fs.seg.ssr_into_node_segments = self.fs.mixed_node;
         self.fs.seg.pin(&held);
         self.set_counters();
         Ok(())

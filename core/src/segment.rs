@@ -98,6 +98,10 @@ pub struct SegmentManager {
     pub ssr_wanted: bool,
     /// Blocks written by SSR (statistics).
     pub ssr_blocks: u64,
+    /// The data logs' SSR may fill holes of node segments (`FEATURE_INCOMPAT_MIXED_NODE`:
+    /// such segments hold data beside fsync chains, whose deleted blocks leave holes that
+    /// otherwise only cleaning — copying the data that is left — could take back; review 53).
+    pub(crate) ssr_into_node_segments: bool,
     /// Per segment, meaningful while it is free: discarded since it last became free (by
     /// FITRIM or a checkpoint's discard), in this mount. A trim skips such segments, as
     /// ext4 skips groups trimmed since their last free.
@@ -150,6 +154,7 @@ impl SegmentManager {
             ssr_enabled: false,
             ssr_wanted: false,
             ssr_blocks: 0,
+            ssr_into_node_segments: false,
             trimmed: vec![false; geo.main_segments as usize],
         })
     }
@@ -314,11 +319,20 @@ impl SegmentManager {
         (from..end).find(|&o| map[(o / 8) as usize] & (1 << (o % 8)) == 0).unwrap_or(end)
     }
 
-    /// A segment SSR may fill: used, holding data (cleaning tells nodes from data by the
-    /// segment's type, so the two never mix), with holes free since the last checkpoint.
+    /// A segment SSR may fill: used, with holes free since the last checkpoint, and holding
+    /// data — or, on an image with data beside its chain, nodes: there a data block's
+    /// summary entry says it is data (`SSA_OFS_DATA`, set by `Filesystem::alloc_block` from
+    /// the segment's type), so cleaning, fsck and repair tell it from the nodes around it.
+    /// SSR keeps the segment's type. The node logs never use SSR (a chain's `next_blkaddr`
+    /// names the next block of its log), and SSR never fills an open segment (`Used` only),
+    /// so no chain runs through blocks SSR writes; the holes it fills were free at the last
+    /// checkpoint and since (`cp_maps`), so no chain since the checkpoint needs them.
     fn ssr_candidate(&self, sit: &Sit, s: usize) -> bool {
+        let t = sit.get(s as u32).seg_type;
+        let data = (Log::HotData.seg_type()..=Log::ColdData.seg_type()).contains(&t);
+        let node = (Log::HotNode.seg_type()..=Log::ColdNode.seg_type()).contains(&t);
         self.states[s] == SegState::Used
-            && (Log::HotData.seg_type()..=Log::ColdData.seg_type()).contains(&sit.get(s as u32).seg_type)
+            && (data || (node && self.ssr_into_node_segments))
             && self.ssr_holes(sit, s as u32) > 0
     }
 
