@@ -1020,9 +1020,7 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
                 SegmentManager::from_checkpoint(&g, &sit, full)?
             }
         };
-        self.fs.sit = sit;
-        self.fs.ssa = ssa;
-        self.fs.seg = seg;
+        (self.fs.sit, self.fs.ssa, self.fs.seg) = (sit, ssa, seg);
         self.fs.seg.ssr_into_node_segments = self.fs.mixed_node;
         self.fs.seg.pin(&held);
         self.set_counters();
