@@ -1077,3 +1077,83 @@ fn a_deep_tree_does_not_stall_other_users() {
     assert!(m.unmount().success());
     img.assert_fsck_clean();
 }
+
+// ------------------------------------------------------------------ one reader at a time
+
+/// With one request thread reading /dev/fuse at a time (`-o readers=one`, the default), an
+/// fsync held inside its device flush (the mutants build's flush gate, `ROLLFS_TEST_FLUSH_GATE`)
+/// has handed the reading on: a stat, a create and a write of another file by another
+/// process complete while it waits. Causal, not timed: the fsync is released only after
+/// the others returned (or after 20 s, when they did not: the failure). Over /dev/fuse
+/// (`-o nouring`): the turn is the /dev/fuse threads'. Against
+/// `mutant-reader-kept-while-waiting` (the fsync served with the turn kept) the others
+/// must not return until the gate opens.
+fn others_while_an_fsync_waits(bin: &Path, envs: &[(&str, &str)], opts: &str) -> Result<(), String> {
+    let img = Image::new("64M", &[]);
+    let o = format!("nouring,threads=2{opts}");
+    let m = Mount::try_new_with(bin, envs, &img.path, &[OsStr::new("-o"), OsStr::new(&o)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let gate = PathBuf::from(envs.iter().find(|(k, _)| *k == "ROLLFS_TEST_FLUSH_GATE").expect("the gate").1);
+    let waiting = PathBuf::from(format!("{}.waiting", gate.display()));
+    let (synced, other) = (m.path("synced"), m.path("other"));
+    std::fs::write(&other, b"before").unwrap();
+    let result = std::thread::scope(|s| {
+        let fsync = s.spawn(|| {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&synced).unwrap();
+            f.write_all(&[7u8; 4096]).unwrap();
+            f.sync_all()
+        });
+        // The fsync is inside its flush once the gate says so.
+        let t = Instant::now();
+        while !waiting.exists() {
+            assert!(t.elapsed() < Duration::from_secs(60), "the fsync never reached its flush");
+            assert!(!fsync.is_finished(), "the fsync returned without reaching the gate: {:?}", fsync.join());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (other, mnt) = (other.clone(), m.mnt.clone());
+        s.spawn(move || {
+            let r = std::fs::metadata(&other)
+                .and_then(|_| std::fs::write(mnt.join("created"), b"new file"))
+                .and_then(|_| std::fs::write(&other, b"after"));
+            let _ = tx.send(r);
+        });
+        let r = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(r) => {
+                assert!(!fsync.is_finished(), "the fsync returned while its flush was held");
+                r.map_err(|e| format!("the other process's requests failed: {e}"))
+            }
+            Err(_) => Err("a stat, a create and a write did not return in 20 s while an fsync waited".to_string()),
+        };
+        std::fs::write(&gate, b"").unwrap();
+        fsync.join().unwrap().expect("the fsync");
+        // The other process's requests finish once the gate is open, whatever happened.
+        let _ = rx.recv_timeout(Duration::from_secs(60));
+        r
+    });
+    assert_eq!(std::fs::read(&synced).unwrap(), vec![7u8; 4096]);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    result
+}
+
+#[test]
+fn a_request_waiting_for_the_device_does_not_hold_up_the_others() {
+    let bin = rollfs_mutants_bin();
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let gate = |name: &str| dir.path().join(name).display().to_string();
+    let g = gate("default");
+    others_while_an_fsync_waits(&bin, &[("ROLLFS_TEST_FLUSH_GATE", &g)], "")
+        .unwrap_or_else(|e| panic!("one reader (the default): {e}"));
+    let g = gate("all");
+    others_while_an_fsync_waits(&bin, &[("ROLLFS_TEST_FLUSH_GATE", &g)], ",readers=all")
+        .unwrap_or_else(|e| panic!("every thread reading: {e}"));
+    for mutant in rollfs::mutant::TURN_NAMES {
+        let g = gate(mutant);
+        let r = others_while_an_fsync_waits(&bin, &[("ROLLFS_TEST_FLUSH_GATE", &g), ("ROLLFS_MUTANT", mutant)], "");
+        let e = r.expect_err("the mutant kept the turn through an fsync, yet the others returned");
+        eprintln!("{mutant} caught: {e}");
+    }
+}
