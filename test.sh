@@ -58,9 +58,6 @@ tmp_left_empty() {
 
 cargo test --workspace --release
 tmp_left_empty
-# The carried fuser's own unit tests (vendor/fuser is outside the workspace): the release's and
-# rollfs's additions (the reader turn, VENDORED.md).
-cargo test --release --manifest-path vendor/fuser/Cargo.toml --target-dir target/vendor-fuser --lib
 # The fuzz regression corpus once more with debug assertions on (the release build keeps
 # overflow checks but not the core's internal debug_assert!s).
 cargo test -p rollfs-core --test fuzz_corpus

@@ -364,9 +364,6 @@ pub struct MountOpts {
     /// `-o uring` / `-o nouring`: the FUSE transport (io_uring or /dev/fuse); None = the
     /// default (/dev/fuse).
     pub uring: Option<bool>,
-    /// `-o readers=one|all`: whether one request thread at a time reads /dev/fuse (the
-    /// default, [`crate::fuse::READER_KEEPS`]) or every idle one does (as before).
-    pub one_reader: bool,
     pub writers: usize,
     pub dirty_bytes_max: Option<u64>,
     /// Root reserve (`-o reserve=PCT%|SIZE`; unset: what mkfs recorded, else 5 %): space only root, `resuid` and
@@ -426,7 +423,6 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
         direct: false,
         threads: 8,
         uring: None,
-        one_reader: true,
         writers: 4,
         dirty_bytes_max: None,
         reserve: None,
@@ -470,11 +466,6 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             ("threads", Some(v)) => o.threads = num(k, v)?,
             ("uring", None) => o.uring = Some(true),
             ("nouring", None) => o.uring = Some(false),
-            ("readers", Some("one")) => o.one_reader = true,
-            ("readers", Some("all")) => o.one_reader = false,
-            ("readers", Some(v)) => {
-                return Err(CliError::BadOption(format!("-o readers={v}: expected one or all")));
-            }
             ("writers", Some(v)) => o.writers = num(k, v)?,
             ("reserve", Some(v)) => o.reserve = Some(parse_reserve(v)?),
             ("resuid", Some(v)) => {
@@ -502,7 +493,7 @@ pub fn parse_mount_options(list: &[String]) -> Result<MountOpts> {
             (k, _) if k.starts_with("x-") || k.starts_with("comment=") => {}
             _ => {
                 return Err(CliError::BadOption(format!(
-                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, [no]uring, readers=one|all, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE, resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
+                    "-o {item}: unknown mount option (known: ro, rw, allow_other, direct, [no]discard, threads=N, [no]uring, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE, resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, dirsync, force)"
                 )))
             }
         }
@@ -724,14 +715,6 @@ fn mount_foreground(a: &MountArgs, ready: &dyn Fn()) -> Result<i32> {
     config.acl = if o.allow_other { fuser::SessionACL::All } else { fuser::SessionACL::Owner };
     config.n_threads = Some(o.threads);
     config.clone_fd = true;
-    // One reader at a time: the thread that served a request reads the next (fuse.rs).
-    config.one_reader_keeps = o.one_reader.then_some(if crate::mutant::active("mutant-reader-kept-while-waiting") {
-        // Broken on purpose (test-only): every request served by the thread that read it,
-        // fsync's flush included, with nobody reading meanwhile.
-        u64::MAX
-    } else {
-        crate::fuse::READER_KEEPS
-    });
     config.io_uring = o.uring == Some(true);
     if config.io_uring {
         check_uring_offered().map_err(|detail| CliError::Failed {

@@ -19,10 +19,6 @@
 //! - A lookup that finds nothing is answered with a negative entry the kernel caches for
 //!   the TTL: every name the filesystem gains is created through this kernel, which drops
 //!   the negative entry then.
-//! - One request thread at a time reads /dev/fuse (`-o readers=one`, the default): it
-//!   serves the requests of [`READER_KEEPS`] itself and reads the next, and hands the
-//!   reading on before any other (those that may wait outside the lock). Such a kept
-//!   request must wait for nothing but the core's lock: never for another request.
 //! - fsync is split for group commit: the core submits the batch under the lock
 //!   (`fsync_submit`), and the wait-for-writes + device flush runs outside it through a
 //!   [`FlushHandle`], shared by every fsync that submitted before the flush began
@@ -270,7 +266,6 @@ impl GroupCommit {
                 st.in_progress = true;
                 let target = st.requested;
                 drop(st);
-                crate::mutant::flush_gate();
                 let r = flusher.wait_and_flush();
                 stats.group_flushes.fetch_add(1, Ordering::Relaxed);
                 st = self.state.lock().unwrap();
@@ -419,116 +414,6 @@ impl LoggedOnce {
 /// write's COMMIT (its mtime and ctime) likewise, and an aborted one (its size, its pages:
 /// the queued invalidation drops the attributes too).
 const ATTR_TTL: Duration = Duration::from_secs(60);
-
-/// FUSE opcodes (include/uapi/linux/fuse.h, `enum fuse_opcode`) named in [`READER_KEEPS`].
-mod opcode {
-    pub const LOOKUP: u32 = 1;
-    pub const FORGET: u32 = 2;
-    pub const GETATTR: u32 = 3;
-    pub const SETATTR: u32 = 4;
-    pub const READLINK: u32 = 5;
-    pub const SYMLINK: u32 = 6;
-    pub const MKNOD: u32 = 8;
-    pub const MKDIR: u32 = 9;
-    pub const UNLINK: u32 = 10;
-    pub const RMDIR: u32 = 11;
-    pub const RENAME: u32 = 12;
-    pub const LINK: u32 = 13;
-    pub const OPEN: u32 = 14;
-    pub const READ: u32 = 15;
-    pub const WRITE: u32 = 16;
-    pub const STATFS: u32 = 17;
-    pub const RELEASE: u32 = 18;
-    pub const FSYNC: u32 = 20;
-    pub const SETXATTR: u32 = 21;
-    pub const GETXATTR: u32 = 22;
-    pub const LISTXATTR: u32 = 23;
-    pub const REMOVEXATTR: u32 = 24;
-    pub const FLUSH: u32 = 25;
-    pub const OPENDIR: u32 = 27;
-    pub const READDIR: u32 = 28;
-    pub const RELEASEDIR: u32 = 29;
-    pub const FSYNCDIR: u32 = 30;
-    pub const ACCESS: u32 = 34;
-    pub const CREATE: u32 = 35;
-    pub const INTERRUPT: u32 = 36;
-    pub const IOCTL: u32 = 39;
-    pub const BATCH_FORGET: u32 = 42;
-    pub const FALLOCATE: u32 = 43;
-    pub const READDIRPLUS: u32 = 44;
-    pub const RENAME2: u32 = 45;
-    pub const LSEEK: u32 = 46;
-    pub const COPY_FILE_RANGE: u32 = 47;
-    pub const TMPFILE: u32 = 51;
-    pub const STATX: u32 = 52;
-}
-
-/// The requests that the request thread holding the turn to read /dev/fuse serves itself
-/// before it reads the next (the carried fuser's `Config::one_reader_keeps`; bit `n` for
-/// opcode `n`). Each waits for nothing but the core's lock and the core's own device I/O
-/// under it — which every other request would wait for too — and never for another
-/// request or the notify thread (a notification the driver sends itself from a request
-/// thread, `invalidate_attrs_now`, takes no page lock). Everything else hands the reading
-/// on first, so that requests keep being read while it waits: FSYNC and FSYNCDIR (group
-/// commit's flush, outside the lock), READ (device reads outside the lock), IOCTL (atomic
-/// commits, FITRIM, chattr's durable set), LSEEK and COPY_FILE_RANGE (steps that release
-/// the lock in between), FALLOCATE, and any opcode not named here.
-pub const READER_KEEPS: u64 = {
-    use opcode::*;
-    let kept = [
-        LOOKUP,
-        FORGET,
-        GETATTR,
-        SETATTR,
-        READLINK,
-        SYMLINK,
-        MKNOD,
-        MKDIR,
-        UNLINK,
-        RMDIR,
-        RENAME,
-        LINK,
-        OPEN,
-        WRITE,
-        STATFS,
-        RELEASE,
-        SETXATTR,
-        GETXATTR,
-        LISTXATTR,
-        REMOVEXATTR,
-        FLUSH,
-        OPENDIR,
-        READDIR,
-        RELEASEDIR,
-        ACCESS,
-        CREATE,
-        INTERRUPT,
-        BATCH_FORGET,
-        READDIRPLUS,
-        RENAME2,
-        TMPFILE,
-        STATX,
-    ];
-    let mut mask = 0u64;
-    let mut i = 0;
-    while i < kept.len() {
-        mask |= 1 << kept[i];
-        i += 1;
-    }
-    mask
-};
-
-// The requests that wait outside the lock are never kept (a thread waiting with the turn
-// would leave every other request unread meanwhile).
-const _: () = {
-    use opcode::*;
-    let waits = [READ, FSYNC, FSYNCDIR, IOCTL, FALLOCATE, LSEEK, COPY_FILE_RANGE];
-    let mut i = 0;
-    while i < waits.len() {
-        assert!(READER_KEEPS & (1 << waits[i]) == 0);
-        i += 1;
-    }
-};
 
 /// How every file is opened: no FLUSH request at close(2) — it would do nothing (writes
 /// reach the core as they are made, and close promises no durability), and it cost a

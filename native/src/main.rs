@@ -92,7 +92,7 @@ enum Cmd {
         #[arg(short = 'f', long)]
         foreground: bool,
         /// Mount options, comma-separated: ro, rw, allow_other, direct (O_DIRECT),
-        /// [no]discard, threads=N, [no]uring (FUSE over io_uring), readers=one|all, writers=N, dirty_max=SIZE, reserve=PCT%|SIZE (root reserve, default 5%),
+        /// [no]discard, threads=N, [no]uring (FUSE over io_uring), writers=N, dirty_max=SIZE, reserve=PCT%|SIZE (root reserve, default 5%),
         /// resuid=UID, resgid=GID, [no]dev, [no]suid, [no]exec, [no]atime, force (as --force).
         #[arg(short = 'o', value_name = "OPTIONS")]
         options: Vec<String>,

@@ -13,7 +13,6 @@
 //! | `mutant-release-ends-session-late` | a RELEASE that aborts a session takes it out of the session table before the core has aborted it (as before this fix), and waits 50 ms in between: an fsync through another handle succeeds while reads still return the staged bytes |
 //! | `mutant-notify-on-request-thread` | a kernel notification (an atomic abort's page invalidation) is sent from the request thread, as before issue 35, not from the notify thread (notify.rs) |
 //! | `mutant-model-all-persisted` | the persistence models (models.rs) treat every operation as persisted in order: `crashtest --model posix-weak` then checks only prefixes of the operations, as rollfs's own semantics give |
-//! | `mutant-reader-kept-while-waiting` | the request thread holding the turn to read /dev/fuse keeps it through every request, FSYNC's flush included (fuse.rs, `READER_KEEPS`): while one fsync waits for the device nobody reads the next request |
 //! | `mutant-setflags-not-durable` | FS_IOC_SETFLAGS/FSSETXATTR (`chattr`) replies once the core has the flags in memory, without the fsync that makes them durable |
 //!
 //! [`NAMES`] are caught by `rollfs crashtest` (tests/tests/crashtest.rs); [`LIVENESS_NAMES`]
@@ -23,10 +22,7 @@
 //! tests/tests/atomic_and_group_commit.rs; [`MODEL_NAMES`] break the persistence models'
 //! rules, and are caught by tests/tests/crashtest_models.rs (the known-bad programs pass);
 //! [`FLAGS_NAMES`] lose attribute flags `chattr` acknowledged, caught by the crash states
-//! of tests/tests/flags.rs; [`TURN_NAMES`] leave requests unread while one waits for the
-//! device, caught by tests/tests/daemon.rs.
-//!
-//! With the feature, one test hook too: [`flush_gate`].
+//! of tests/tests/flags.rs.
 
 /// The driver's mutants that `rollfs crashtest` catches.
 pub const NAMES: [&str; 3] =
@@ -48,10 +44,6 @@ pub const FLAGS_NAMES: [&str; 1] = ["mutant-setflags-not-durable"];
 /// The driver's mutants that wedge the daemon (caught by tests/tests/daemon.rs).
 pub const LIVENESS_NAMES: [&str; 1] = ["mutant-notify-on-request-thread"];
 
-/// The driver's mutants that leave requests unread while another waits (caught by
-/// tests/tests/daemon.rs, `a_request_waiting_for_the_device_does_not_hold_up_the_others`).
-pub const TURN_NAMES: [&str; 1] = ["mutant-reader-kept-while-waiting"];
-
 /// The persistence models' mutants: with one chosen, `crashtest --model posix-weak` no
 /// longer finds the known-bad programs' bugs (tests/tests/crashtest_models.rs).
 pub const MODEL_NAMES: [&str; 1] = ["mutant-model-all-persisted"];
@@ -69,29 +61,3 @@ pub fn active(name: &str) -> bool {
 pub fn active(_name: &str) -> bool {
     false
 }
-
-/// Test hook (built only with the `mutants` feature): with `ROLLFS_TEST_FLUSH_GATE=PATH` in
-/// the daemon's environment, group commit's device flush first creates `PATH.waiting` and
-/// then waits until `PATH` exists (at most 120 s), so that a test can hold an fsync inside
-/// its flush for as long as it needs and know when it got there.
-#[cfg(feature = "mutants")]
-pub fn flush_gate() {
-    let Some(gate) = std::env::var_os("ROLLFS_TEST_FLUSH_GATE") else {
-        return;
-    };
-    let gate = std::path::PathBuf::from(gate);
-    let mut waiting = gate.clone().into_os_string();
-    waiting.push(".waiting");
-    let _ = std::fs::write(&waiting, b"");
-    for _ in 0..12_000 {
-        if gate.exists() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
-/// Test hook: nothing without the `mutants` feature.
-#[cfg(not(feature = "mutants"))]
-#[inline(always)]
-pub fn flush_gate() {}

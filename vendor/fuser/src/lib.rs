@@ -100,7 +100,6 @@ mod open_flags;
 mod passthrough;
 mod poll_events;
 mod read_buf;
-mod reader_turn;
 mod rename_flags;
 mod reply;
 mod request;

@@ -295,10 +295,6 @@ impl<FS: Filesystem> Session<FS> {
         channels.push(ch);
 
         let mut threads = Vec::with_capacity(n_threads);
-        // One reader at a time (reader_turn.rs), when asked for.
-        let turn = config
-            .one_reader_keeps
-            .map(|keeps| (Arc::new(crate::reader_turn::ReaderTurn::default()), keeps));
 
         for (i, ch) in channels.into_iter().enumerate() {
             let thread_name = format!("fuser-{i}");
@@ -308,7 +304,6 @@ impl<FS: Filesystem> Session<FS> {
                 ch,
                 allowed,
                 session_owner,
-                turn: turn.clone(),
             };
             threads.push(
                 thread::Builder::new()
@@ -340,7 +335,6 @@ impl<FS: Filesystem> Session<FS> {
                             ch: fuse_fd_holder.clone(),
                             allowed,
                             session_owner,
-                            turn: None,
                         },
                         spares: spares.clone(),
                     };
@@ -597,9 +591,6 @@ pub(crate) struct SessionEventLoop<FS: Filesystem> {
     pub(crate) filesystem: Arc<FilesystemHolder<FS>>,
     pub(crate) allowed: SessionACL,
     pub(crate) session_owner: Uid,
-    /// The turn to read shared by the session's /dev/fuse threads and the mask of opcodes
-    /// its holder serves itself (`Config::one_reader_keeps`); `None`: every thread reads.
-    pub(crate) turn: Option<(Arc<crate::reader_turn::ReaderTurn>, u64)>,
 }
 
 impl<FS: Filesystem> SessionEventLoop<FS> {
@@ -608,13 +599,7 @@ impl<FS: Filesystem> SessionEventLoop<FS> {
         // it is reused immediately after dispatching to conserve memory and allocations.
         let mut buf = FuseReadBuf::new();
         let buf = buf.as_mut();
-        // The turn to read, while this thread holds it (passed on when dropped: at any
-        // return below, or unwinding).
-        let mut holding = None;
         loop {
-            if holding.is_none() {
-                holding = self.turn.as_ref().map(|(turn, _)| turn.take());
-            }
             // Read the next request from the given channel to kernel driver
             // The kernel driver makes sure that we get exactly one request per read
             match self.ch.receive_retrying(buf) {
@@ -625,14 +610,6 @@ impl<FS: Filesystem> SessionEventLoop<FS> {
                             req.reply::<ReplyEmpty>().ok();
                             return Ok(());
                         } else {
-                            if let Some((_, keeps)) = &self.turn {
-                                if !crate::reader_turn::keeps(*keeps, req.request.header().opcode) {
-                                    // May wait: another thread reads meanwhile.
-                                    if let Some(h) = holding.take() {
-                                        h.pass();
-                                    }
-                                }
-                            }
                             req.dispatch(self)
                         }
                     }

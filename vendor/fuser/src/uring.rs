@@ -386,7 +386,6 @@ impl<FS: Filesystem> RingThread<FS> {
                 ch: self.event_loop.ch.clone(),
                 allowed: self.event_loop.allowed,
                 session_owner: self.event_loop.session_owner,
-                turn: None,
             },
             spares: self.spares.clone(),
         };

@@ -21,13 +21,6 @@ pub struct Config {
     /// Serve requests over io_uring (`FUSE_OVER_IO_URING`, Linux 6.14+) when the kernel
     /// offers it at INIT; /dev/fuse otherwise (rollfs's addition, see VENDORED.md).
     pub io_uring: bool,
-    /// One reader at a time (rollfs's addition, see VENDORED.md): when set, at most one of
-    /// the `n_threads` /dev/fuse threads waits in `read(2)`, and it serves itself every
-    /// request whose opcode's bit is set in this mask (bit `n` for opcode `n`), then reads
-    /// the next; before serving any other request (one that may wait outside the
-    /// filesystem's own lock: an fsync's flush, a device read) it hands the reading on to
-    /// an idle thread. `None`: every thread reads, as in the release.
-    pub one_reader_keeps: Option<u64>,
 }
 
 /// Mount options accepted by the FUSE filesystem type
