@@ -15,7 +15,7 @@
 //! [`Events`](crate::shard::Events)) in `crate::shard`.
 
 use crate::device::{CrashWalker, Image, SimDevice};
-use crate::guest::{CoreStats, GuestModule};
+use crate::guest::{CoreStats, Features, GuestModule};
 use crate::model::{DumpBlocks, Tree};
 use crate::oracle::guest_err;
 use crate::run::Log;
@@ -69,11 +69,19 @@ pub struct Options {
     /// each said `@nsrec`), `Some(false)` without (`--no-nsrec`, as if each said
     /// `@nonsrec`); `None`: as each workload says, [`NSREC_DEFAULT`] where it says nothing.
     pub nsrec: Option<bool>,
+    /// Data beside its chain for every workload's device: `Some(true)` with (`--mixed`),
+    /// `Some(false)` without (`--no-mixed`, as if each said `@nomixed`); `None`: as each
+    /// workload says, [`MIXED_DEFAULT`] where it says nothing.
+    pub mixed: Option<bool>,
 }
 
 /// Whether a workload that says neither `@nsrec` nor `@nonsrec` runs on an image with
 /// namespace records: as `rollfs mkfs` makes images by default (`mkfs_defaults`).
 pub const NSREC_DEFAULT: bool = true;
+
+/// Whether a workload that says neither `@mixed` nor `@nomixed` runs on an image with data
+/// beside its chain: as `rollfs mkfs` makes images by default.
+pub const MIXED_DEFAULT: bool = true;
 
 impl Default for Options {
     fn default() -> Self {
@@ -94,6 +102,7 @@ impl Default for Options {
             cold: false,
             file_blocks: false,
             nsrec: None,
+            mixed: None,
         }
     }
 }
@@ -175,8 +184,9 @@ const EARLIER_LIFE_NONCE: u64 = 0xEA41_1E57;
 pub const EARLIER_LIFE_CACHED_MAX: usize = 16;
 
 /// A base image's device: (blocks, segment blocks, formatted at this many blocks with room
-/// to grow to the device: `@device ... grow-from`, 0 for the whole device; `@nsrec`).
-type BaseKey = (u64, u32, u64, bool);
+/// to grow to the device: `@device ... grow-from`, 0 for the whole device; `@nsrec`,
+/// `@nomixed`).
+type BaseKey = (u64, u32, u64, Features);
 
 pub struct Explorer {
     pub module: Arc<GuestModule>,
@@ -217,12 +227,9 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = if opts.nsrec.unwrap_or(NSREC_DEFAULT) {
-            g.format_nsrec(opts.segment_blocks, NOW_BASE)
-        } else {
-            g.format(opts.segment_blocks, NOW_BASE)
-        };
-        formatted.map_err(|e| format!("format failed: {e}"))?;
+        let base_features =
+            Features { nsrec: opts.nsrec.unwrap_or(NSREC_DEFAULT), mixed: opts.mixed.unwrap_or(MIXED_DEFAULT) };
+        g.format(opts.segment_blocks, NOW_BASE, 0, base_features).map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
         // What format made durable (a format that forgets to flush shows up as mount
         // failures of every state, which is the truth).
@@ -257,18 +264,12 @@ impl Explorer {
         segment_blocks: u32,
         seed: u64,
         grow_from: u64,
-        nsrec: bool,
+        features: Features,
     ) -> Result<Image, String> {
         let mut dev = SimDevice::new(Image::blank(blocks), seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let formatted = match (grow_from, nsrec) {
-            (0, false) => g.format(segment_blocks, NOW_BASE),
-            (0, true) => g.format_nsrec(segment_blocks, NOW_BASE),
-            (_, false) => g.format_room(segment_blocks, NOW_BASE, grow_from),
-            (_, true) => g.format_room_nsrec(segment_blocks, NOW_BASE, grow_from),
-        };
-        formatted.map_err(|e| format!("format failed: {e}"))?;
+        g.format(segment_blocks, NOW_BASE, grow_from, features).map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
         let mut w = CrashWalker::new(dev.start_image(), &dev.trace);
         w.advance_to(dev.trace.events.len());
@@ -281,7 +282,10 @@ impl Explorer {
         let mut m = self.smallest.lock().unwrap();
         m.entry(segment_blocks)
             .or_insert_with(|| {
-                let ok = |n: u64| Self::format_image(&self.module, n, segment_blocks, 0, 0, false).is_ok();
+                let ok = |n: u64| {
+                    Self::format_image(&self.module, n, segment_blocks, 0, 0, Features { nsrec: false, mixed: true })
+                        .is_ok()
+                };
                 let (mut lo, mut hi) = (1u64, 1u64 << 16);
                 if !ok(hi) {
                     return Err(format!("mkfs refuses {hi} blocks with {segment_blocks}-block segments"));
@@ -359,22 +363,34 @@ impl Explorer {
         self.opts.nsrec.or(w.nsrec).unwrap_or(NSREC_DEFAULT)
     }
 
-    /// Whether the image formatted once at the start (`base`) has namespace records.
-    fn base_nsrec(&self) -> bool {
-        self.opts.nsrec.unwrap_or(NSREC_DEFAULT)
+    /// Whether `w`'s device has data beside its chain: `--mixed` / `--no-mixed` for every
+    /// workload, else the workload's `@mixed` / `@nomixed`, else [`MIXED_DEFAULT`].
+    pub fn mixed_for(&self, w: &Workload) -> bool {
+        self.opts.mixed.or(w.mixed).unwrap_or(MIXED_DEFAULT)
+    }
+
+    /// What `w`'s device is formatted with.
+    pub fn features_for(&self, w: &Workload) -> Features {
+        Features { nsrec: self.nsrec_for(w), mixed: self.mixed_for(w) }
+    }
+
+    /// What the image formatted once at the start (`base`) has.
+    fn base_features(&self) -> Features {
+        Features { nsrec: self.opts.nsrec.unwrap_or(NSREC_DEFAULT), mixed: self.opts.mixed.unwrap_or(MIXED_DEFAULT) }
     }
 
     /// The freshly formatted image a workload's device starts as (before `@earlier-life`).
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
-        let nsrec = self.nsrec_for(w);
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && nsrec == self.base_nsrec() {
+        let features = self.features_for(w);
+        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && features == self.base_features()
+        {
             return Ok(self.base.clone());
         }
         let mut m = self.bases.lock().unwrap();
-        m.entry((g.0, g.1, grow_from, nsrec))
-            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from, nsrec))
+        m.entry((g.0, g.1, grow_from, features))
+            .or_insert_with(|| Self::format_image(&self.module, g.0, g.1, self.opts.seed, grow_from, features))
             .clone()
     }
 

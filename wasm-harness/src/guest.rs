@@ -341,6 +341,25 @@ impl GuestModule {
     }
 }
 
+/// What a device is formatted with (the guest's `sim_format` features; ABI.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Features {
+    /// Namespace records in the fsync chain (`FEATURE_INCOMPAT_NS_RECORDS`; `@nsrec`).
+    pub nsrec: bool,
+    /// Data beside its chain (`FEATURE_INCOMPAT_MIXED_NODE`; `@nomixed` turns it off).
+    pub mixed: bool,
+}
+
+impl Features {
+    /// As `rollfs mkfs` makes images.
+    pub const MKFS_DEFAULT: Features = Features { nsrec: true, mixed: true };
+
+    /// The guest's `FORMAT_NS_RECORDS` (1) and `FORMAT_NO_MIXED` (2).
+    fn bits(self) -> i32 {
+        i32::from(self.nsrec) | (i32::from(!self.mixed) << 1)
+    }
+}
+
 /// One guest instance with its device.
 pub struct Guest {
     store: Store<HostState>,
@@ -472,25 +491,11 @@ impl Guest {
         self.call("sim_set_mount_nonce", nonce as i64).map(|_| ())
     }
 
-    pub fn format(&mut self, segment_blocks: u32, now: i64) -> GuestResult<()> {
-        self.call("sim_format", (segment_blocks as i32, now)).map(|_| ())
-    }
-
-    /// mkfs with namespace records in the fsync chain (`FEATURE_INCOMPAT_NS_RECORDS`,
-    /// workloads `@nsrec`; ABI.md, `sim_format_nsrec`).
-    pub fn format_nsrec(&mut self, segment_blocks: u32, now: i64) -> GuestResult<()> {
-        self.call("sim_format_nsrec", (segment_blocks as i32, now)).map(|_| ())
-    }
-
-    /// Formats a filesystem of `blocks` blocks with room to grow to the whole device
-    /// (ABI.md, `sim_format_room`).
-    pub fn format_room(&mut self, segment_blocks: u32, now: i64, blocks: u64) -> GuestResult<()> {
-        self.call("sim_format_room", (segment_blocks as i32, now, blocks as i64)).map(|_| ())
-    }
-
-    /// [`Self::format_room`] with namespace records (ABI.md, `sim_format_room_nsrec`).
-    pub fn format_room_nsrec(&mut self, segment_blocks: u32, now: i64, blocks: u64) -> GuestResult<()> {
-        self.call("sim_format_room_nsrec", (segment_blocks as i32, now, blocks as i64)).map(|_| ())
+    /// mkfs on the device with `features` (ABI.md, `sim_format`). `grow_from` not 0: a
+    /// filesystem of that many blocks with room to grow to the whole device (`mkfs
+    /// --max-size`; workloads `@device BLOCKS SEG grow-from OLD`).
+    pub fn format(&mut self, segment_blocks: u32, now: i64, grow_from: u64, features: Features) -> GuestResult<()> {
+        self.call("sim_format", (segment_blocks as i32, now, grow_from as i64, features.bits())).map(|_| ())
     }
 
     pub fn mount(&mut self, read_only: bool, now: i64) -> GuestResult<()> {
@@ -783,7 +788,10 @@ mod tests {
         };
         let mounts = |m: &GuestModule| {
             let mut g = m.instantiate(SimDevice::new(crate::device::Image::blank(2048), 1)).expect("instance");
-            assert!(g.format(16, 0).is_ok() && g.mount(false, 1).is_ok(), "the loaded guest works");
+            assert!(
+                g.format(16, 0, 0, Features::MKFS_DEFAULT).is_ok() && g.mount(false, 1).is_ok(),
+                "the loaded guest works"
+            );
         };
         mounts(&GuestModule::load(&wasm).expect("compiled"));
         let art = artifacts();

@@ -71,6 +71,14 @@ struct Common {
     /// format older binaries mount), as if each workload said `@nonsrec`.
     #[arg(long)]
     no_nsrec: bool,
+    /// Format every workload's device with data beside its chain (`mkfs`'s default), as if
+    /// each workload said `@mixed` (without either flag: as each workload says).
+    #[arg(long, conflicts_with = "no_mixed")]
+    mixed: bool,
+    /// Format every workload's device without data beside its chain (`mkfs -O nomixed`:
+    /// every fsync batch's data in the data log), as if each workload said `@nomixed`.
+    #[arg(long)]
+    no_mixed: bool,
 }
 
 #[derive(Subcommand)]
@@ -308,6 +316,13 @@ fn options(c: &Common) -> Options {
         } else {
             None
         },
+        mixed: if c.mixed {
+            Some(true)
+        } else if c.no_mixed {
+            Some(false)
+        } else {
+            None
+        },
         ..Options::default()
     };
     if let Some(t) = c.threads {
@@ -347,6 +362,8 @@ fn replay_command(c: &Common, v: &Violation) -> String {
     ) + if c.cold { " --cold" } else { "" }
         + if c.nsrec { " --nsrec" } else { "" }
         + if c.no_nsrec { " --no-nsrec" } else { "" }
+        + if c.mixed { " --mixed" } else { "" }
+        + if c.no_mixed { " --no-mixed" } else { "" }
         + &c.mutant.as_ref().map(|m| format!(" --mutant {m}")).unwrap_or_default()
 }
 
@@ -407,6 +424,8 @@ fn soak(cfg: &SoakConfig, mutant: Option<&str>) -> ExitCode {
             cold: false,
             nsrec: false,
             no_nsrec: false,
+            mixed: false,
+            no_mixed: false,
         };
         let ex = match explorer(options(&common), mutant) {
             Ok(ex) => ex,

@@ -412,6 +412,7 @@ fn workload_violation(case: &CaseId, detail: String) -> Violation {
             max_points: None,
             earlier_life: false,
             nsrec: None,
+            mixed: None,
         },
         state: None,
         kind: "workload".into(),

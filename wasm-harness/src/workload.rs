@@ -30,6 +30,9 @@
 //! @nonsrec                      # formatted without them (mkfs -O nonsrec), said by a
 //!                               # workload that guards the dentry-mark path
 //!                               # (`explore --nsrec` / `--no-nsrec` force either)
+//! @mixed                        # formatted with data beside its chain (mkfs's default)
+//! @nomixed                      # formatted without (mkfs -O nomixed: every fsync batch's
+//!                               # data in the data log; `--mixed` / `--no-mixed` force either)
 //! @no-enospc                    # ENOSPC is a violation here (plenty of room: e.g. node ids
 //!                               # freed since the checkpoint must be reclaimed, not refused)
 //! create /a/f                   mkdir /a            symlink /a/l TARGET
@@ -406,6 +409,12 @@ pub struct Workload {
     /// checkpoints and a new file's name comes back by its dentry mark). `None`: the
     /// explorer's choice (`NSREC_DEFAULT` unless `--nsrec` / `--no-nsrec`).
     pub nsrec: Option<bool>,
+    /// `@mixed` (`Some(true)`): the device is formatted with data beside its chain
+    /// (`FEATURE_INCOMPAT_MIXED_NODE`, `rollfs mkfs`'s default); `@nomixed`
+    /// (`Some(false)`): without (`mkfs -O nomixed`, every fsync batch's data in the data
+    /// log, its nodes in the node log). `None`: the explorer's choice (`MIXED_DEFAULT`
+    /// unless `--mixed` / `--no-mixed`).
+    pub mixed: Option<bool>,
 }
 
 /// `@device`: the device a workload runs on.
@@ -484,6 +493,11 @@ impl Workload {
             Some(false) => s += "@nonsrec\n",
             None => {}
         }
+        match self.mixed {
+            Some(true) => s += "@mixed\n",
+            Some(false) => s += "@nomixed\n",
+            None => {}
+        }
         if self.no_enospc {
             s += "@no-enospc\n";
         }
@@ -509,6 +523,7 @@ impl Workload {
             max_points: None,
             earlier_life: false,
             nsrec: None,
+            mixed: None,
         };
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap().trim();
@@ -585,6 +600,14 @@ impl Workload {
                 }
                 "@nonsrec" => {
                     w.nsrec = Some(false);
+                    continue;
+                }
+                "@mixed" => {
+                    w.mixed = Some(true);
+                    continue;
+                }
+                "@nomixed" => {
+                    w.mixed = Some(false);
                     continue;
                 }
                 "@max-points" => {
@@ -770,7 +793,7 @@ fn random_path(rng: &mut Rng) -> String {
 }
 
 /// The random workload `index` of `seed`: 6 to 30 operations, with syncs sprinkled in; one
-/// in 16 `@earlier-life`, one in 2 `@nonsrec`.
+/// in 16 `@earlier-life`, one in 2 `@nonsrec`, one in 4 `@nomixed`.
 pub fn random_workload(seed: u64, index: u64) -> Workload {
     let mut rng = Rng::derive(&[seed, 0x52414e44, index]);
     let mut model = Model::new();
@@ -863,6 +886,10 @@ pub fn random_workload(seed: u64, index: u64) -> Workload {
         // nonsrec`, the format older binaries mount), the others as mkfs makes images by
         // default (with them).
         nsrec: Rng::derive(&[seed, index, 4]).chance(1, 2).then_some(false),
+        // One random case in 4 runs on an image without data beside its chain (`mkfs -O
+        // nomixed`): every fsync batch in two logs, the data log's and the node log's,
+        // which on mkfs's default images only batches of more than 16 blocks take.
+        mixed: Rng::derive(&[seed, index, 5]).chance(1, 4).then_some(false),
     }
 }
 
@@ -1180,6 +1207,7 @@ pub fn full_workload(seed: u64, k: u64) -> Workload {
         max_points,
         earlier_life: false,
         nsrec: None,
+        mixed: None,
     }
 }
 
@@ -1381,6 +1409,7 @@ pub fn ace_workload(seed: u64, k: u64) -> Option<Workload> {
         max_points: None,
         earlier_life: false,
         nsrec: None,
+        mixed: None,
     })
 }
 
@@ -1564,6 +1593,7 @@ pub fn ace3_workload(seed: u64, k: u64) -> Option<Workload> {
         max_points: None,
         earlier_life: false,
         nsrec: None,
+        mixed: None,
     })
 }
 

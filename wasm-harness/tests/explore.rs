@@ -162,6 +162,7 @@ fn guest_errors_are_reported_not_fatal() {
         max_points: None,
         earlier_life: false,
         nsrec: None,
+        mixed: None,
     };
     let r = ex.explore_workload(&CaseId::Random(0), &w);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
@@ -639,4 +640,34 @@ fn earlier_life_images_are_bounded() {
         assert!(ex.earlier_life_cached() <= rollfs_sim::explore::EARLIER_LIFE_CACHED_MAX, "after {k}");
     }
     assert_eq!(ex.base_for(&w(0)).unwrap().digest(), first, "made again, the same");
+}
+
+/// `@nomixed` (`mkfs -O nomixed`): the explorer formats the workload's device without data
+/// beside its chain, so its fsync batches take the two-log path (data log, then node log)
+/// that mkfs's default images take only past 16 blocks: `nomixed-fsync-chain.wl` puts no
+/// data beside any chain (the rare event stays at 0, where the same workload forced onto a
+/// default image reaches it), holds with the real core, and catches `mutant-fsync-no-wait`
+/// (an fsync that flushes before its data writes completed) on that path.
+#[test]
+fn nomixed_workloads_take_the_two_log_fsync_and_catch_its_mutant() {
+    let file = rollfs_sim::workload::regression_files()
+        .into_iter()
+        .find(|p| p.ends_with("nomixed-fsync-chain.wl"))
+        .expect("the nomixed regression workload");
+    let cases = [CaseId::File(file)];
+    let opts = Options { torn: true, ..small_opts(5) };
+    let run = |ex: &Explorer| rollfs_sim::schedule::explore_cases(ex, &cases, &mut |_| {});
+    let s = run(&explorer(opts.clone()));
+    assert!(s.states > 0 && s.violations.is_empty(), "{}", s.last_line());
+    assert!(s.events.missing().contains(&"data_beside_blocks"), "a @nomixed workload put data beside its chain");
+    let forced = run(&explorer(Options { mixed: Some(true), ..opts.clone() }));
+    assert!(forced.violations.is_empty(), "{}", forced.last_line());
+    assert!(!forced.events.missing().contains(&"data_beside_blocks"), "--mixed did not format with data beside");
+    let module = std::sync::Arc::new(GuestModule::mutant("mutant-fsync-no-wait").expect("the mutant guest"));
+    let caught = run(&Explorer::new(module, opts).expect("format"));
+    assert!(
+        !caught.violations.is_empty(),
+        "mutant-fsync-no-wait not caught on the two-log path: {}",
+        caught.last_line()
+    );
 }

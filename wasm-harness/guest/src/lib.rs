@@ -202,7 +202,7 @@ pub extern "C" fn sim_out_len() -> i32 {
     STATE.with(|s| s.borrow().out.len() as i32)
 }
 
-/// The host's device seen `blocks` long: what `sim_format_room` formats (an image file
+/// The host's device seen `blocks` long: what `sim_format` formats with `grow_from` (an image file
 /// made small, then extended).
 struct Shorter(u64);
 
@@ -224,31 +224,6 @@ impl BlockDevice for Shorter {
     }
     fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
         HostDev.discard(addr, count)
-    }
-}
-
-/// Formats a filesystem of `blocks` blocks with room to grow to the whole device (`mkfs
-/// --max-size DEVICE` on an image of `blocks`, extended since), for `grow`.
-#[no_mangle]
-pub extern "C" fn sim_format_room(segment_blocks: i32, now_sec: i64, blocks: i64) -> i64 {
-    install_panic_hook();
-    let opts = MkfsOptions { max_blocks: HostDev.block_count(), ..mkfs_options(segment_blocks, now_sec) };
-    match Filesystem::format(Shorter(blocks as u64), &opts) {
-        Ok(_) => 0,
-        Err(e) => fail(&e),
-    }
-}
-
-/// [`sim_format_room`] with namespace records in the fsync chain (as `rollfs mkfs` makes
-/// images), for grow-from workloads not marked `@nonsrec`.
-#[no_mangle]
-pub extern "C" fn sim_format_room_nsrec(segment_blocks: i32, now_sec: i64, blocks: i64) -> i64 {
-    install_panic_hook();
-    let opts =
-        MkfsOptions { max_blocks: HostDev.block_count(), ns_records: true, ..mkfs_options(segment_blocks, now_sec) };
-    match Filesystem::format(Shorter(blocks as u64), &opts) {
-        Ok(_) => 0,
-        Err(e) => fail(&e),
     }
 }
 
@@ -275,7 +250,7 @@ fn mkfs_options(segment_blocks: i32, now_sec: i64) -> MkfsOptions {
         time: now(now_sec),
         // What `rollfs mkfs` makes: per-directory hash keys, overflowing buckets,
         // reservations kept on disk, inline data, data beside its chain (namespace records
-        // by the workload's choice: `sim_format_nsrec`).
+        // and data beside by the workload's choice: `sim_format`'s features).
         dir_v2: true,
         prealloc_on_disk: true,
         inline_data: true,
@@ -284,23 +259,32 @@ fn mkfs_options(segment_blocks: i32, now_sec: i64) -> MkfsOptions {
     }
 }
 
-#[no_mangle]
-pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64) -> i64 {
-    install_panic_hook();
-    let opts = mkfs_options(segment_blocks, now_sec);
-    match Filesystem::format(HostDev, &opts) {
-        Ok(_) => 0,
-        Err(e) => fail(&e),
-    }
-}
+/// `sim_format`'s `features`: namespace records in the fsync chain (as `rollfs mkfs` makes
+/// images; workloads `@nsrec` and those that say neither).
+pub const FORMAT_NS_RECORDS: i32 = 1;
+/// `sim_format`'s `features`: no data beside its chain (`mkfs -O nomixed`; workloads
+/// `@nomixed`).
+pub const FORMAT_NO_MIXED: i32 = 2;
 
-/// mkfs with namespace records in the fsync chain (as `rollfs mkfs` makes images), for
-/// `@nsrec` workloads and those that say neither.
+/// mkfs on the device with the `features` chosen (`FORMAT_*`). `grow_from` not 0: a
+/// filesystem of that many blocks with room to grow to the whole device (`mkfs --max-size
+/// DEVICE` on an image of `grow_from` blocks, extended since), for `grow`.
 #[no_mangle]
-pub extern "C" fn sim_format_nsrec(segment_blocks: i32, now_sec: i64) -> i64 {
+pub extern "C" fn sim_format(segment_blocks: i32, now_sec: i64, grow_from: i64, features: i32) -> i64 {
     install_panic_hook();
-    let opts = MkfsOptions { ns_records: true, ..mkfs_options(segment_blocks, now_sec) };
-    match Filesystem::format(HostDev, &opts) {
+    let base = mkfs_options(segment_blocks, now_sec);
+    let opts = MkfsOptions {
+        ns_records: features & FORMAT_NS_RECORDS != 0,
+        mixed_node: features & FORMAT_NO_MIXED == 0,
+        max_blocks: if grow_from > 0 { HostDev.block_count() } else { base.max_blocks },
+        ..base
+    };
+    let r = if grow_from > 0 {
+        Filesystem::format(Shorter(grow_from as u64), &opts).map(|_| ())
+    } else {
+        Filesystem::format(HostDev, &opts).map(|_| ())
+    };
+    match r {
         Ok(_) => 0,
         Err(e) => fail(&e),
     }
