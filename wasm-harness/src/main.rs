@@ -302,6 +302,18 @@ struct MutantsArgs {
     only: Vec<String>,
 }
 
+/// A `--X` / `--no-X` pair of flags: `Some(true)`, `Some(false)`, or `None` (as each
+/// workload says).
+fn forced(yes: bool, no: bool) -> Option<bool> {
+    if yes {
+        Some(true)
+    } else if no {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 fn options(c: &Common) -> Options {
     let mut o = Options {
         seed: c.seed,
@@ -309,20 +321,8 @@ fn options(c: &Common) -> Options {
         eio: c.eio,
         memo: !c.no_memo,
         cold: c.cold,
-        nsrec: if c.nsrec {
-            Some(true)
-        } else if c.no_nsrec {
-            Some(false)
-        } else {
-            None
-        },
-        mixed: if c.mixed {
-            Some(true)
-        } else if c.no_mixed {
-            Some(false)
-        } else {
-            None
-        },
+        nsrec: forced(c.nsrec, c.no_nsrec),
+        mixed: forced(c.mixed, c.no_mixed),
         ..Options::default()
     };
     if let Some(t) = c.threads {
