@@ -937,9 +937,11 @@ fn check_placement(
     // Elsewhere (an overflowed bucket's name, or misplaced): the core's full check.
     match fs.check_listed(dir, &e.name, e.cookie) {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(why)) => {
-            Err(DumpError::Tree(format!("{}: listed with cookie {:#x}: {why}: lookup cannot find it", show(path), e.cookie)))
-        }
+        Ok(Err(why)) => Err(DumpError::Tree(format!(
+            "{}: listed with cookie {:#x}: {why}: lookup cannot find it",
+            show(path),
+            e.cookie
+        ))),
         Err(err) => Err(DumpError::Tree(format!("{}: checking its placement: {err}", show(path)))),
     }
 }
