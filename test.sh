@@ -37,6 +37,9 @@ for c in rustfmt clippy; do
     fi
 done
 cargo fmt --all --check
+# The crates outside the workspace too: the wasm32 guest and the fuzz targets.
+cargo fmt --manifest-path wasm-harness/guest/Cargo.toml --check
+cargo fmt --manifest-path fuzz/Cargo.toml --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 
 # The tests run with a temporary directory of their own, which must be empty when they end:
