@@ -83,6 +83,14 @@ pub const NSREC_DEFAULT: bool = true;
 /// beside its chain: as `rollfs mkfs` makes images by default.
 pub const MIXED_DEFAULT: bool = true;
 
+impl Options {
+    /// What the image formatted once at the start (the explorer's `base`) has: the
+    /// `--[no-]nsrec` / `--[no-]mixed` choices, else mkfs's defaults.
+    fn base_features(&self) -> Features {
+        Features { nsrec: self.nsrec.unwrap_or(NSREC_DEFAULT), mixed: self.mixed.unwrap_or(MIXED_DEFAULT) }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -227,9 +235,7 @@ impl Explorer {
         let mut dev = SimDevice::new(Image::blank(opts.image_blocks), opts.seed);
         dev.completion = crate::device::Completion::Immediate;
         let mut g = module.instantiate(dev).map_err(|e| guest_err(&e))?;
-        let base_features =
-            Features { nsrec: opts.nsrec.unwrap_or(NSREC_DEFAULT), mixed: opts.mixed.unwrap_or(MIXED_DEFAULT) };
-        g.format(opts.segment_blocks, NOW_BASE, 0, base_features).map_err(|e| format!("format failed: {e}"))?;
+        g.format(opts.segment_blocks, NOW_BASE, 0, opts.base_features()).map_err(|e| format!("format failed: {e}"))?;
         let dev = g.into_device();
         // What format made durable (a format that forgets to flush shows up as mount
         // failures of every state, which is the truth).
@@ -374,17 +380,14 @@ impl Explorer {
         Features { nsrec: self.nsrec_for(w), mixed: self.mixed_for(w) }
     }
 
-    /// What the image formatted once at the start (`base`) has.
-    fn base_features(&self) -> Features {
-        Features { nsrec: self.opts.nsrec.unwrap_or(NSREC_DEFAULT), mixed: self.opts.mixed.unwrap_or(MIXED_DEFAULT) }
-    }
-
     /// The freshly formatted image a workload's device starts as (before `@earlier-life`).
     fn formatted_for(&self, w: &Workload) -> Result<Image, String> {
         let g = self.geometry_for(w)?;
         let grow_from = w.device.map_or(0, |d| d.grow_from);
         let features = self.features_for(w);
-        if g == (self.opts.image_blocks, self.opts.segment_blocks) && grow_from == 0 && features == self.base_features()
+        if g == (self.opts.image_blocks, self.opts.segment_blocks)
+            && grow_from == 0
+            && features == self.opts.base_features()
         {
             return Ok(self.base.clone());
         }

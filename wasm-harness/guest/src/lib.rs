@@ -202,8 +202,8 @@ pub extern "C" fn sim_out_len() -> i32 {
     STATE.with(|s| s.borrow().out.len() as i32)
 }
 
-/// The host's device seen `blocks` long: what `sim_format` formats with `grow_from` (an image file
-/// made small, then extended).
+/// The host's device seen `blocks` long: what `sim_format` formats with `grow_from` (an
+/// image file made small, then extended).
 struct Shorter(u64);
 
 impl BlockDevice for Shorter {
