@@ -32,6 +32,7 @@ use crate::fs::{Filesystem, Timestamp};
 use crate::layout::*;
 use crate::nat::NatEntry;
 use crate::sit::{RawSitEntry, SegEntry};
+use crate::ssa::{OpenSummary, RawOpenSummaryHead, RawSsaEntry, Summary};
 use crate::{zero_block, Block, BlockDevice, Nid};
 use alloc::boxed::Box;
 use alloc::vec;
@@ -148,7 +149,10 @@ pub struct RawCpHeader {
     pub size_main_segments: U32,
     pub size_nat_blocks: U32,
     pub size_reserved_segments: U32,
-    pub reserved0: [u8; 68],
+    /// `FEATURE_INCOMPAT_CP_SUMMARIES`: open-segment summaries in the payload (part 7),
+    /// 0..=`LOG_COUNT`; 0 without it.
+    pub summary_count: U32,
+    pub reserved0: [u8; 64],
     pub next_generation: U32,
     pub reserved1: [u8; 4],
     pub written_blocks: U64,
@@ -207,6 +211,7 @@ pub const CP_OFF_SIZE_TOTAL_BLOCKS: usize = offset_of!(RawCpHeader, size_total_b
 pub const CP_OFF_SIZE_MAIN_SEGMENTS: usize = offset_of!(RawCpHeader, size_main_segments);
 pub const CP_OFF_SIZE_NAT_BLOCKS: usize = offset_of!(RawCpHeader, size_nat_blocks);
 pub const CP_OFF_SIZE_RESERVED_SEGMENTS: usize = offset_of!(RawCpHeader, size_reserved_segments);
+pub const CP_OFF_SUMMARY_COUNT: usize = offset_of!(RawCpHeader, summary_count);
 pub const CP_OFF_NEXT_GENERATION: usize = offset_of!(RawCpHeader, next_generation);
 pub const CP_OFF_WRITTEN_BLOCKS: usize = offset_of!(RawCpHeader, written_blocks);
 pub const CP_OFF_LOGS: usize = offset_of!(RawCpHeader, logs);
@@ -233,6 +238,7 @@ const _: () = {
     assert!(CP_OFF_SIZE_MAIN_SEGMENTS == 80);
     assert!(CP_OFF_SIZE_NAT_BLOCKS == 84);
     assert!(CP_OFF_SIZE_RESERVED_SEGMENTS == 88);
+    assert!(CP_OFF_SUMMARY_COUNT == 92);
     assert!(CP_OFF_NEXT_GENERATION == 160);
     assert!(CP_OFF_WRITTEN_BLOCKS == 168);
     assert!(CP_OFF_LOGS == 2048);
@@ -278,6 +284,11 @@ pub struct Checkpoint {
     pub nat_journal: Vec<(Nid, NatEntry)>,
     pub sit_journal: Vec<(u32, SegEntry)>,
     pub orphans: Vec<u32>,
+    /// Summaries of segments the logs were filling, carried in the payload instead of their
+    /// SSA slots (`FEATURE_INCOMPAT_CP_SUMMARIES`; empty on images without it). Their slot
+    /// bits do not change: the slot holds an older summary, which nothing reads while the
+    /// checkpoint is the current one.
+    pub summaries: Vec<OpenSummary>,
     /// The filesystem's geometry at this checkpoint, on an image with room to grow
     /// (`FEATURE_INCOMPAT_GROW`: the superblock's areas at the size the header records);
     /// `None` on other images, whose geometry is the superblock's.
@@ -302,16 +313,8 @@ fn get_bitmap(inp: &[u8], pos: &mut usize, count: u32) -> Vec<u8> {
 }
 
 impl Checkpoint {
-    /// Encodes the pack: header first, then the payload blocks.
-    pub fn encode(&self, geo: &Geometry, pack: usize) -> Result<Vec<Box<Block>>> {
-        if self.nat_journal.len() > CP_NAT_JOURNAL_MAX as usize || self.sit_journal.len() > CP_SIT_JOURNAL_MAX as usize
-        {
-            return Err(Error::Invalid("checkpoint: journal over capacity"));
-        }
-        let orphan_room = if crate::mutant!("mutant-orphan-limit") { CP_ORPHAN_MAX } else { geo.orphan_capacity() };
-        if self.orphans.len() > orphan_room as usize {
-            return Err(Error::NoSpace);
-        }
+    /// The payload's byte stream, its parts in FORMAT.md's order (unpadded).
+    fn payload_stream(&self) -> Vec<u8> {
         let mut p: Vec<u8> = Vec::new();
         put_bitmap(&mut p, &self.nat_slots);
         put_bitmap(&mut p, &self.sit_slots);
@@ -327,6 +330,26 @@ impl Checkpoint {
         for &o in &self.orphans {
             p.extend_from_slice(U32::new(o).as_bytes());
         }
+        for sum in &self.summaries {
+            sum.encode_into(&mut p);
+        }
+        p
+    }
+
+    /// Encodes the pack: header first, then the payload blocks.
+    pub fn encode(&self, geo: &Geometry, pack: usize) -> Result<Vec<Box<Block>>> {
+        if self.nat_journal.len() > CP_NAT_JOURNAL_MAX as usize || self.sit_journal.len() > CP_SIT_JOURNAL_MAX as usize
+        {
+            return Err(Error::Invalid("checkpoint: journal over capacity"));
+        }
+        let orphan_room = if crate::mutant!("mutant-orphan-limit") { CP_ORPHAN_MAX } else { geo.orphan_capacity() };
+        if self.orphans.len() > orphan_room as usize {
+            return Err(Error::NoSpace);
+        }
+        if self.summaries.len() > LOG_COUNT {
+            return Err(Error::Invalid("checkpoint: more open-segment summaries than logs"));
+        }
+        let mut p = self.payload_stream();
         let payload_blocks = p.len().div_ceil(BLOCK_SIZE).max(1);
         if 1 + payload_blocks > geo.cp_pack_blocks as usize {
             return Err(Error::Invalid("checkpoint: payload larger than the pack"));
@@ -343,6 +366,7 @@ impl Checkpoint {
         r.nat_journal_count.set(self.nat_journal.len() as u32);
         r.sit_journal_count.set(self.sit_journal.len() as u32);
         r.orphan_count.set(self.orphans.len() as u32);
+        r.summary_count.set(self.summaries.len() as u32);
         r.valid_blocks.set(self.valid_blocks);
         r.valid_nodes.set(self.valid_nodes);
         r.valid_inodes.set(self.valid_inodes);
@@ -526,36 +550,29 @@ impl Checkpoint {
             sit_journal.push((segno, SegEntry::from_raw(&raw.entry, geo.segment_blocks, base)?));
         }
         pos += size_of_val(raw_sit);
-        let orphans = decode_orphans(geo, base, &p[pos..], orphan_n).map_err(|e| e.unwrap_or(short))?;
+        let orphans = decode_orphans(geo, base, &p[pos..], orphan_n).map_err(|e| e.unwrap_or(short.clone()))?;
+        pos += orphan_n as usize * 4;
         let logs = decode_logs(geo, base, r)?;
-        // The counters bound what the filesystem adds to them: an inode count past the
-        // node ids there are, or a block count past the main area, is corruption.
-        let valid_inodes = r.valid_inodes.get();
-        let valid_nodes = r.valid_nodes.get();
-        if valid_inodes > geo.nid_count || valid_nodes > geo.nid_count {
-            return Err(Error::corrupt(base, "checkpoint: more valid inodes or nodes than node ids"));
-        }
-        let (valid_blocks, reserved_blocks) = (r.valid_blocks.get(), r.reserved_blocks.get());
-        if valid_blocks.max(reserved_blocks) > geo.main_blocks() {
-            return Err(Error::corrupt(base, "checkpoint: more valid or reserved blocks than the main area holds"));
-        }
+        let summaries = decode_summaries(geo, base, &p[pos..], r.summary_count.get(), &logs)?;
+        check_counters(geo, base, r)?;
         Ok(Some(Checkpoint {
             version: r.version.get(),
             flags: r.flags.get(),
-            valid_blocks,
-            valid_nodes,
-            valid_inodes,
+            valid_blocks: r.valid_blocks.get(),
+            valid_nodes: r.valid_nodes.get(),
+            valid_inodes: r.valid_inodes.get(),
             time_sec: r.time_sec.get(),
             logs,
             next_generation: r.next_generation.get(),
             written_blocks: r.written_blocks.get(),
-            reserved_blocks,
+            reserved_blocks: r.reserved_blocks.get(),
             nat_slots,
             sit_slots,
             ssa_slots,
             nat_journal,
             sit_journal,
             orphans,
+            summaries,
             geometry: (geo.max_main_segments != 0).then_some(*geo),
         }))
     }
@@ -690,17 +707,32 @@ impl<D: BlockDevice> Filesystem<D> {
             self.nat.mutant_forget_one();
         }
         let mut meta_blocks = 0;
+        let open: Vec<u32> = self.seg.durable_logs().iter().map(|l| l.segno).collect();
         let flushed = (|| -> Result<_> {
             let nat = self.nat.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
             let sit = self.sit.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
-            let ssa_slots = self.ssa.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
-            Ok((nat, sit, ssa_slots))
+            // The open segments' summaries ride in the payload as far as the pack has room
+            // after the parts before them (FORMAT.md, *Checkpoint payload*).
+            let (open, room) = if self.cp_summaries {
+                let used = bitmap_bytes(g.nat_blocks)
+                    + bitmap_bytes(g.sit_blocks)
+                    + bitmap_bytes(g.main_segments)
+                    + nat.journal.len() * CP_NAT_JOURNAL_ENTRY_SIZE
+                    + sit.journal.len() * CP_SIT_JOURNAL_ENTRY_SIZE
+                    + self.orphans.len() * 4;
+                let room = (g.cp_pack_blocks as usize - 1) * BLOCK_SIZE;
+                (&open[..], room.saturating_sub(used))
+            } else {
+                (&[][..], 0)
+            };
+            let ssa = self.ssa.flush(&mut self.dev, &g, version, open, room, &mut meta_blocks)?;
+            Ok((nat, sit, ssa))
         })();
         self.stats.meta_blocks_written += meta_blocks;
-        let (nat, sit, ssa_slots) = flushed?;
+        let (nat, sit, ssa) = flushed?;
         // 3. Build and commit the pack: its header, written last and flushed, is the commit.
         let wrote_blocks = (nat.wrote_blocks, sit.wrote_blocks);
-        let cp = self.build_checkpoint(version, umount, now, nat, sit, ssa_slots);
+        let cp = self.build_checkpoint(version, umount, now, nat, sit, ssa);
         let done = cp.commit(&mut self.dev, &g, pack)?;
         self.stats.meta_blocks_written += done.blocks;
         self.stats.flushes += done.flushes;
@@ -722,7 +754,7 @@ impl<D: BlockDevice> Filesystem<D> {
         now: Timestamp,
         nat: TableFlush<(Nid, NatEntry)>,
         sit: TableFlush<(u32, SegEntry)>,
-        ssa_slots: Vec<u8>,
+        ssa: crate::ssa::SsaFlush,
     ) -> Checkpoint {
         Checkpoint {
             version,
@@ -731,6 +763,8 @@ impl<D: BlockDevice> Filesystem<D> {
             valid_nodes: self.nat.used_count(),
             valid_inodes: self.valid_inodes,
             time_sec: now.sec,
+            // The same positions `checkpoint_inner` named the open segments by: flushing
+            // the tables writes nothing to the main area.
             logs: self.seg.durable_logs(),
             next_generation: self.next_generation,
             written_blocks: self.written_blocks,
@@ -739,10 +773,11 @@ impl<D: BlockDevice> Filesystem<D> {
             reserved_blocks: if self.prealloc_on_disk { self.prealloc.total() } else { 0 },
             nat_slots: nat.slots,
             sit_slots: sit.slots,
-            ssa_slots,
+            ssa_slots: ssa.slots,
             nat_journal: nat.journal,
             sit_journal: sit.journal,
             orphans: self.orphans.iter().copied().collect(),
+            summaries: ssa.summaries,
             geometry: (self.geo.max_main_segments != 0).then_some(self.geo),
         }
     }
@@ -755,7 +790,7 @@ impl<D: BlockDevice> Filesystem<D> {
     fn publish_checkpoint(&mut self, cp: Checkpoint, pack: usize, wrote_blocks: (bool, bool), durable: bool) {
         self.nat.publish(cp.nat_slots.clone(), wrote_blocks.0);
         self.sit.publish(cp.sit_slots.clone(), wrote_blocks.1);
-        self.ssa.publish(cp.ssa_slots.clone());
+        self.ssa.publish(cp.ssa_slots.clone(), &cp.summaries);
         // From here on the blocks this checkpoint freed may be reallocated, written and
         // discarded: tell the device first (readers outside the driver's lock).
         self.dev.reuse_fence();
@@ -794,6 +829,50 @@ impl<D: BlockDevice> Filesystem<D> {
             i = j;
         }
     }
+}
+
+/// The header's counters bound what the filesystem adds to them: an inode count past the
+/// node ids there are, or a block count past the main area, is corruption.
+fn check_counters(geo: &Geometry, base: u64, r: &RawCpHeader) -> Result<()> {
+    if r.valid_inodes.get() > geo.nid_count || r.valid_nodes.get() > geo.nid_count {
+        return Err(Error::corrupt(base, "checkpoint: more valid inodes or nodes than node ids"));
+    }
+    if r.valid_blocks.get().max(r.reserved_blocks.get()) > geo.main_blocks() {
+        return Err(Error::corrupt(base, "checkpoint: more valid or reserved blocks than the main area holds"));
+    }
+    Ok(())
+}
+
+/// The open-segment summaries of a pack's payload (part 7): `n` of them, each of a segment
+/// one of the checkpoint's `logs` is filling, none twice, none longer than a segment.
+fn decode_summaries(
+    geo: &Geometry,
+    base: u64,
+    mut p: &[u8],
+    n: u32,
+    logs: &[LogPos; LOG_COUNT],
+) -> Result<Vec<OpenSummary>> {
+    if n as usize > LOG_COUNT {
+        return Err(Error::corrupt(base, "checkpoint: more open-segment summaries than logs"));
+    }
+    let short = || Error::corrupt(base, "checkpoint: payload shorter than its contents");
+    let mut out: Vec<OpenSummary> = Vec::with_capacity(n as usize);
+    // Bounded: `n` ≤ LOG_COUNT, each summary's entries ≤ segment_blocks.
+    for _ in 0..n {
+        let (head, rest) = RawOpenSummaryHead::ref_from_prefix(p).map_err(|_| short())?;
+        let (segno, count) = (head.segno.get(), head.entry_count.get());
+        if !logs.iter().any(|l| l.segno == segno) || out.iter().any(|o| o.segno == segno) {
+            return Err(Error::corrupt(base, "checkpoint: summary of a segment no log is filling"));
+        }
+        if count > geo.segment_blocks {
+            return Err(Error::corrupt(base, "checkpoint: open-segment summary longer than a segment"));
+        }
+        let (raw, rest) = <[RawSsaEntry]>::ref_from_prefix_with_elems(rest, count as usize).map_err(|_| short())?;
+        let entries = raw.iter().map(|e| Summary { nid: e.nid.get(), ofs: e.ofs.get() }).collect();
+        out.push(OpenSummary { segno, entries });
+        p = rest;
+    }
+    Ok(out)
 }
 
 /// The orphan list of a pack's payload (`Err(None)`: shorter than `n` entries).
@@ -874,6 +953,8 @@ mod tests {
         cp.nat_journal.push((5, NatEntry { ino: 5, addr: g.main_start + 7 }));
         cp.sit_journal.push((2, SegEntry::default()));
         cp.orphans.push(9);
+        let e = |nid, ofs| crate::ssa::Summary { nid, ofs };
+        cp.summaries.push(OpenSummary { segno: 4, entries: vec![e(3, 0), e(0, 0), e(7, 0x8001)] });
         cp
     }
 
@@ -895,6 +976,39 @@ mod tests {
         let (got, pack) = Checkpoint::read_newest(&mut dev, &geo()).unwrap();
         assert_eq!(pack, 1);
         assert_eq!(got, cp);
+    }
+
+    /// An open-segment summary that no log's segment names, names one twice, or is longer
+    /// than a segment is corruption naming the pack, not a summary taken on trust.
+    #[test]
+    fn bad_open_segment_summaries_are_corruption() {
+        let g = geo();
+        let bad: [fn(&mut Checkpoint); 4] = [
+            |cp| cp.summaries[0].segno = 40,
+            |cp| cp.summaries.push(cp.summaries[0].clone()),
+            |cp| cp.summaries[0].entries = vec![Summary::default(); 17],
+            |cp| cp.summaries = (0..7).map(|s| OpenSummary { segno: s % 6, entries: vec![] }).collect(),
+        ];
+        for (i, f) in bad.iter().enumerate() {
+            let mut cp = sample(7);
+            f(&mut cp);
+            // Encoded by hand where `encode` itself refuses (more summaries than logs).
+            let blocks = match cp.encode(&g, 1) {
+                Ok(b) => b,
+                Err(_) => {
+                    let n = cp.summaries.len();
+                    cp.summaries.truncate(LOG_COUNT);
+                    let mut b = cp.encode(&g, 1).unwrap();
+                    view_mut::<RawCpHeader>(&mut b[0]).summary_count.set(n as u32);
+                    seal(&mut b[0]);
+                    b
+                }
+            };
+            match Checkpoint::decode_blocks(&g, 1, &blocks) {
+                Err(Error::Corrupt { block, .. }) => assert_eq!(block, g.cp_pack_addr(1), "case {i}"),
+                other => panic!("case {i}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -167,6 +167,11 @@ pub struct MkfsOptions {
     /// data blocks in the warm node log right after its nodes, one device range. Off in the
     /// core's default, as `dir_v2`; `rollfs mkfs` and the simulator turn it on.
     pub mixed_node: bool,
+    /// Summaries of open segments in the checkpoint (`FEATURE_INCOMPAT_CP_SUMMARIES`): a
+    /// checkpoint carries the summary of each segment a log is filling in its payload
+    /// instead of writing it to its SSA slot. Off in the core's default, as `dir_v2`;
+    /// `rollfs mkfs` and the simulator turn it on.
+    pub cp_summaries: bool,
     /// Room to grow (`FEATURE_INCOMPAT_GROW`, `mkfs --max-size`): the metadata areas are
     /// laid out for a device of this many blocks, so that `rollfs resize` can grow the
     /// filesystem in place up to it. 0 (the default), or not above the device: no room.
@@ -190,6 +195,7 @@ impl Default for MkfsOptions {
             inline_data: false,
             ns_records: false,
             mixed_node: false,
+            cp_summaries: false,
             max_blocks: 0,
         }
     }
@@ -341,6 +347,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// (`FEATURE_INCOMPAT_MIXED_NODE`): `fsync::write_batch`, and every reader of a node
     /// segment's summary takes an entry with `SSA_OFS_DATA` for a data block.
     pub(crate) mixed_node: bool,
+    /// Whether checkpoints carry the summaries of open segments in their payload
+    /// (`FEATURE_INCOMPAT_CP_SUMMARIES`; `Ssa::flush`).
+    pub(crate) cp_summaries: bool,
     /// Open atomic-write sessions.
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// The riders of the fsync (or atomic commit) being written (`fsync::riders`): set
@@ -416,6 +425,13 @@ impl<D: BlockDevice> Filesystem<D> {
                 "checkpoint: reserved blocks without persistent reservations",
             ));
         }
+        if !cp.summaries.is_empty() && !sb.cp_summaries() {
+            // Only an image with the feature has summaries in its checkpoints.
+            return Err(Error::corrupt(
+                geo.cp_pack_addr(cp_pack),
+                "checkpoint: open-segment summaries without FEATURE_INCOMPAT_CP_SUMMARIES",
+            ));
+        }
         let nat = Nat::load(&mut dev, &geo, cp.nat_slots.clone(), &cp.nat_journal, cp.version)?;
         let sit = Sit::load(&mut dev, &geo, cp.sit_slots.clone(), &cp.sit_journal, cp.version)?;
         let seg = SegmentManager::from_checkpoint(&geo, &sit, cp.logs)?;
@@ -472,7 +488,7 @@ impl<D: BlockDevice> Filesystem<D> {
         now: Timestamp,
     ) -> Filesystem<D> {
         let geo = cp.geometry.unwrap_or(sb.geometry);
-        let ssa = Ssa::with_slots(&geo, cp.ssa_slots.clone());
+        let ssa = Ssa::from_checkpoint(&geo, &cp);
         let seed = volume_seed(&sb.uuid);
         // An image with read-only-compatible features this code does not know can be read
         // but must not be written.
@@ -480,8 +496,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let data_checksums = sb.feature_ro_compat & crate::superblock::FEATURE_RO_COMPAT_DATASUM != 0;
         let prealloc_on_disk = sb.prealloc_on_disk();
         let inline_data = sb.inline_data();
-        let ns_records = sb.ns_records();
-        let mixed_node = sb.mixed_node();
+        let (ns_records, mixed_node, cp_summaries) = (sb.ns_records(), sb.mixed_node(), sb.cp_summaries());
         let mut seg = seg;
         seg.ssr_into_node_segments = mixed_node;
         let prealloc = crate::prealloc::Reservations::with_total(if prealloc_on_disk { cp.reserved_blocks } else { 0 });
@@ -520,6 +535,7 @@ impl<D: BlockDevice> Filesystem<D> {
             inline_data,
             ns_records,
             mixed_node,
+            cp_summaries,
             since_cp: Default::default(),
             dir_parents: Default::default(),
             recovering: false,

@@ -140,8 +140,8 @@ fn new_superblock(opts: &MkfsOptions, geo: &Geometry) -> Superblock {
 /// The incompatible feature bits `opts` asks for (room to grow: when `geo` has it).
 fn incompat_features(opts: &MkfsOptions, geo: &Geometry) -> u32 {
     use crate::superblock::{
-        FEATURE_INCOMPAT_DIR_V2, FEATURE_INCOMPAT_GROW, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_MIXED_NODE,
-        FEATURE_INCOMPAT_NS_RECORDS, FEATURE_INCOMPAT_PREALLOC,
+        FEATURE_INCOMPAT_CP_SUMMARIES, FEATURE_INCOMPAT_DIR_V2, FEATURE_INCOMPAT_GROW, FEATURE_INCOMPAT_INLINE,
+        FEATURE_INCOMPAT_MIXED_NODE, FEATURE_INCOMPAT_NS_RECORDS, FEATURE_INCOMPAT_PREALLOC,
     };
     let bits = [
         (opts.dir_v2, FEATURE_INCOMPAT_DIR_V2),
@@ -149,6 +149,7 @@ fn incompat_features(opts: &MkfsOptions, geo: &Geometry) -> u32 {
         (opts.inline_data, FEATURE_INCOMPAT_INLINE),
         (opts.ns_records, FEATURE_INCOMPAT_NS_RECORDS),
         (opts.mixed_node, FEATURE_INCOMPAT_MIXED_NODE),
+        (opts.cp_summaries, FEATURE_INCOMPAT_CP_SUMMARIES),
         (geo.max_main_segments != 0, FEATURE_INCOMPAT_GROW),
     ];
     bits.iter().filter(|(on, _)| *on).fold(0, |all, (_, bit)| all | bit)

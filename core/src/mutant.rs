@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 38] = [
+pub const NAMES: [&str; 39] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -57,6 +57,7 @@ pub const NAMES: [&str; 38] = [
     "mutant-recovery-writes-at-the-gap",
     "mutant-recovery-writes-over-chain-data",
     "mutant-chain-no-skip",
+    "mutant-cpsum-unpinned",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

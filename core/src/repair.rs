@@ -1051,6 +1051,20 @@ impl<'a, D: BlockDevice> Rebuild<'a, D> {
         let mut buf = zero_block();
         for (segno, owned) in by_seg {
             debug_assert!(entries[segno as usize].valid > 0);
+            // A segment a log was filling has its summary in the checkpoint's payload
+            // (`FEATURE_INCOMPAT_CP_SUMMARIES`); its slot is stale.
+            if let Some(sum) = self.fs.cp.summaries.iter().find(|s| s.segno == segno) {
+                let wrong = owned
+                    .iter()
+                    .filter(|(off, s)| sum.entries.get(*off as usize).copied().unwrap_or_default() != *s)
+                    .count();
+                if wrong > 0 {
+                    self.fix(format!(
+                        "SSA of segment {segno} (in the checkpoint): {wrong} block owners wrong: rewritten"
+                    ));
+                }
+                continue;
+            }
             let addr = g.ssa_addr(segno, self.fs.cp.ssa_slots[segno as usize]);
             self.fs.dev.read(addr, &mut buf)?;
             let m = match codec::meta_check(&buf, addr, SSA_MAGIC, segno, version, "SSA block: bad magic") {

@@ -53,13 +53,21 @@ pub const FEATURE_INCOMPAT_NS_RECORDS: u32 = 1 << 4;
 /// would find data pointers into node segments (its fsck and repair clear them), hence
 /// incompatible. DESIGN.md, *Data beside its chain*.
 pub const FEATURE_INCOMPAT_MIXED_NODE: u32 = 1 << 5;
+/// Summaries of open segments in the checkpoint: the summary block of each segment a log is
+/// writing at a checkpoint travels in the checkpoint's payload (its entries up to the last
+/// owned block) instead of being written to its SSA slot, so a checkpoint writes no
+/// scattered summary blocks for segments still being filled. An older reader would read
+/// the stale slots of those segments, hence incompatible. DESIGN.md, *SSA of open segments
+/// in the checkpoint payload*.
+pub const FEATURE_INCOMPAT_CP_SUMMARIES: u32 = 1 << 6;
 /// Feature bits this code understands; an image with other incompatible bits is refused.
 pub const FEATURE_INCOMPAT_SUPPORTED: u32 = FEATURE_INCOMPAT_DIR_V2
     | FEATURE_INCOMPAT_PREALLOC
     | FEATURE_INCOMPAT_INLINE
     | FEATURE_INCOMPAT_GROW
     | FEATURE_INCOMPAT_NS_RECORDS
-    | FEATURE_INCOMPAT_MIXED_NODE;
+    | FEATURE_INCOMPAT_MIXED_NODE
+    | FEATURE_INCOMPAT_CP_SUMMARIES;
 
 /// The reason of the error for a superblock with incompatible feature bits this code does
 /// not know (a newer rollfs made the image): the CLI names the bits (`native/src/probe.rs`).
@@ -249,6 +257,12 @@ impl Superblock {
     /// ([`FEATURE_INCOMPAT_MIXED_NODE`]).
     pub fn mixed_node(&self) -> bool {
         self.feature_incompat & FEATURE_INCOMPAT_MIXED_NODE != 0
+    }
+
+    /// True when checkpoints carry the summaries of open segments in their payload
+    /// ([`FEATURE_INCOMPAT_CP_SUMMARIES`]).
+    pub fn cp_summaries(&self) -> bool {
+        self.feature_incompat & FEATURE_INCOMPAT_CP_SUMMARIES != 0
     }
 
     /// True when new small files keep their bytes in the inode ([`FEATURE_INCOMPAT_INLINE`]).

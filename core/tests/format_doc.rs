@@ -25,7 +25,7 @@ use rollfs_core::layout::*;
 use rollfs_core::nat::{Nat, NatEntry, RawNatBlock, RawNatEntry};
 use rollfs_core::node::{self, inode, inode::RawInode, NodeFooter, NodeType, RawDirectNode, RawNode, RawSlotNode};
 use rollfs_core::sit::{RawSitBlock, RawSitEntry, SegEntry};
-use rollfs_core::ssa::{RawSsaBlock, RawSsaEntry, Ssa, Summary};
+use rollfs_core::ssa::{OpenSummary, RawSsaBlock, RawSsaEntry, Ssa, Summary};
 use rollfs_core::superblock::{self, Superblock};
 use rollfs_core::Log;
 use rollfs_core::{dir, nsrec, xattr, zero_block, Block, FileType, MemDevice};
@@ -229,6 +229,7 @@ fn specs() -> Vec<Spec> {
                 field!(RawCpHeader, size_main_segments),
                 field!(RawCpHeader, size_nat_blocks),
                 field!(RawCpHeader, size_reserved_segments),
+                field!(RawCpHeader, summary_count),
                 field!(RawCpHeader, reserved0, "reserved"),
                 field!(RawCpHeader, next_generation),
                 field!(RawCpHeader, reserved1, "reserved"),
@@ -253,6 +254,15 @@ fn specs() -> Vec<Spec> {
                 field!(RawNatJournalEntry, nid),
                 field!(RawNatJournalEntry, ino),
                 field!(RawNatJournalEntry, addr),
+            ],
+        },
+        Spec {
+            heading: "Open-segment summary",
+            start: 0,
+            end: size_of::<rollfs_core::ssa::RawOpenSummaryHead>(),
+            rows: vec![
+                field!(rollfs_core::ssa::RawOpenSummaryHead, segno),
+                field!(rollfs_core::ssa::RawOpenSummaryHead, entry_count),
             ],
         },
         Spec {
@@ -697,6 +707,14 @@ fn checkpoint_encoder_matches_the_doc() {
     se.bitmap[0] = 0b101;
     cp.sit_journal.push((7, se));
     cp.orphans = vec![41, 42, 43];
+    // Two open-segment summaries (FEATURE_INCOMPAT_CP_SUMMARIES), of segments logs fill.
+    cp.summaries = vec![
+        OpenSummary {
+            segno: 11,
+            entries: vec![Summary { nid: 0x0102_0304, ofs: 0x0506 }, Summary { nid: 9, ofs: 0x8003 }],
+        },
+        OpenSummary { segno: 13, entries: vec![] },
+    ];
     let blocks = cp.encode(&g, 1).unwrap();
     let hd = &blocks[0];
     let payload: Vec<u8> = blocks[1..].iter().flat_map(|b| b.iter().copied()).collect();
@@ -715,6 +733,7 @@ fn checkpoint_encoder_matches_the_doc() {
             ("nat_journal_count", 2),
             ("sit_journal_count", 1),
             ("orphan_count", 3),
+            ("summary_count", 2),
             ("valid_blocks", cp.valid_blocks),
             ("valid_nodes", cp.valid_nodes as u64),
             ("valid_inodes", cp.valid_inodes as u64),
@@ -796,7 +815,19 @@ fn checkpoint_encoder_matches_the_doc() {
         d.expect(&payload, pos, "Orphan block(s)", &[("ino", o as u64)]);
         pos += orphan;
     }
+    let head = span(&d, "Open-segment summary");
+    let entry = span(&d, "SSA entry");
+    for sum in &cp.summaries {
+        let count = sum.entries.len() as u64;
+        d.expect(&payload, pos, "Open-segment summary", &[("segno", sum.segno as u64), ("entry_count", count)]);
+        pos += head;
+        for e in &sum.entries {
+            d.expect(&payload, pos, "SSA entry", &[("nid", e.nid as u64), ("ofs", e.ofs as u64)]);
+            pos += entry;
+        }
+    }
     assert!(payload[pos..].iter().all(|&x| x == 0), "payload padding is zero");
+
     // The stated fixed payload size: full journals and orphan list.
     assert_eq!(
         CP_NAT_JOURNAL_MAX as usize * nat_je + CP_SIT_JOURNAL_MAX as usize * sit_je + CP_ORPHAN_MAX as usize * orphan,
@@ -1406,6 +1437,8 @@ fn special_values_flags_and_types_match_the_code() {
     assert!(doc.contains("bit 4 `FEATURE_INCOMPAT_NS_RECORDS`"));
     assert_eq!(superblock::FEATURE_INCOMPAT_MIXED_NODE, 1 << 5);
     assert!(doc.contains("bit 5 `FEATURE_INCOMPAT_MIXED_NODE`"));
+    assert_eq!(superblock::FEATURE_INCOMPAT_CP_SUMMARIES, 1 << 6);
+    assert!(doc.contains("bit 6 `FEATURE_INCOMPAT_CP_SUMMARIES`"));
     assert_eq!(
         superblock::FEATURE_INCOMPAT_SUPPORTED,
         superblock::FEATURE_INCOMPAT_DIR_V2
@@ -1414,6 +1447,7 @@ fn special_values_flags_and_types_match_the_code() {
             | superblock::FEATURE_INCOMPAT_GROW
             | superblock::FEATURE_INCOMPAT_NS_RECORDS
             | superblock::FEATURE_INCOMPAT_MIXED_NODE
+            | superblock::FEATURE_INCOMPAT_CP_SUMMARIES
     );
     // Data beside its chain: the summary flag and the batch bound, as stated.
     assert_eq!(rollfs_core::ssa::SSA_OFS_DATA, 0x8000);
@@ -1594,6 +1628,7 @@ const COVERED: &[&str] = &[
     "CP_OFF_SIZE_MAIN_SEGMENTS",
     "CP_OFF_SIZE_NAT_BLOCKS",
     "CP_OFF_SIZE_RESERVED_SEGMENTS",
+    "CP_OFF_SUMMARY_COUNT",
     // codec.rs
     "META_OFF_MAGIC",
     "META_OFF_INDEX",

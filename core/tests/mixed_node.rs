@@ -19,43 +19,12 @@
 //! a node, ends the chain there and loses the fsyncs after it.
 mod common;
 use common::limits::{big_cache, pattern, read_all, t, C};
+use common::rec::Rec;
 use common::CrashDevice;
 use rollfs_core::*;
 
 const UUID: [u8; 16] = [52; 16];
 const BLOCKS: u64 = 4096;
-
-/// A device that records the address of every write (and counts flushes) over a crash
-/// device, so a test can see what one fsync sent and still crash it.
-#[derive(Clone)]
-struct Rec {
-    inner: CrashDevice,
-    writes: Vec<u64>,
-    flushes: u64,
-}
-
-impl BlockDevice for Rec {
-    fn block_count(&self) -> u64 {
-        self.inner.block_count()
-    }
-    fn read(&mut self, addr: u64, buf: &mut Block) -> Result<(), IoError> {
-        self.inner.read(addr, buf)
-    }
-    fn write(&mut self, addr: u64, data: &Block, flags: WriteFlags) -> Result<(), IoError> {
-        self.writes.push(addr);
-        self.inner.write(addr, data, flags)
-    }
-    fn wait_writes(&mut self) -> Result<(), IoError> {
-        self.inner.wait_writes()
-    }
-    fn flush(&mut self) -> Result<(), IoError> {
-        self.flushes += 1;
-        self.inner.flush()
-    }
-    fn discard(&mut self, addr: u64, count: u64) -> Result<(), IoError> {
-        self.inner.discard(addr, count)
-    }
-}
 
 type Fs = Filesystem<Rec>;
 
@@ -72,7 +41,7 @@ fn opts(mixed_node: bool) -> MkfsOptions {
 }
 
 fn mount_rec(img: MemDevice) -> Fs {
-    let dev = Rec { inner: CrashDevice::new(img), writes: Vec::new(), flushes: 0 };
+    let dev = Rec::new(img);
     Filesystem::mount(dev, &big_cache(), t(10)).unwrap()
 }
 

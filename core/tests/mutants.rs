@@ -39,6 +39,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-recovery-writes-at-the-gap", "nsrec_recovery"),
     ("mutant-recovery-writes-over-chain-data", "nsrec_recovery"),
     ("mutant-chain-no-skip", "mixed_node"),
+    ("mutant-cpsum-unpinned", "cp_summaries"),
 ];
 
 #[test]

@@ -27,8 +27,8 @@ pub struct MkfsArgs {
     pub sparse: bool,
     /// `-O FEATURES` (each comma-separated): `datasum` / `nodatasum`, `dirv2` / `nodirv2`,
     /// `prealloc` / `noprealloc`, `inline` / `noinline`, `nsrec` / `nonsrec` (namespace
-    /// records in the fsync chain), `mixed` / `nomixed` (data beside its chain). Defaults:
-    /// [`mkfs_defaults`].
+    /// records in the fsync chain), `mixed` / `nomixed` (data beside its chain), `cpsum` /
+    /// `nocpsum` (open segments' summaries in the checkpoint). Defaults: [`mkfs_defaults`].
     pub features: Vec<String>,
     /// `--root DIR`: populate the new filesystem with a copy of DIR (see [`crate::populate`]).
     pub root: Option<PathBuf>,
@@ -43,7 +43,8 @@ pub struct MkfsArgs {
 /// `-O noprealloc`; small files' bytes in their inodes unless `-O noinline`; namespace
 /// records in the fsync chain unless `-O nonsrec` (DESIGN.md, *Namespace records in the
 /// chain*); a small fsync batch's data written beside its nodes, one device range, unless
-/// `-O nomixed` (*Data beside its chain*). (The core's `MkfsOptions::default()` is format 2
+/// `-O nomixed` (*Data beside its chain*); the summaries of open segments carried in the
+/// checkpoint unless `-O nocpsum` (*SSA of open segments in the checkpoint payload*). (The core's `MkfsOptions::default()` is format 2
 /// with every part off: what older binaries read.)
 pub(crate) fn mkfs_defaults() -> MkfsOptions {
     MkfsOptions {
@@ -52,6 +53,7 @@ pub(crate) fn mkfs_defaults() -> MkfsOptions {
         inline_data: true,
         ns_records: true,
         mixed_node: true,
+        cp_summaries: true,
         ..MkfsOptions::default()
     }
 }
@@ -73,10 +75,12 @@ pub(crate) fn apply_features(features: &[String], opts: &mut MkfsOptions) -> Res
             "nonsrec" => opts.ns_records = false,
             "mixed" => opts.mixed_node = true,
             "nomixed" => opts.mixed_node = false,
+            "cpsum" => opts.cp_summaries = true,
+            "nocpsum" => opts.cp_summaries = false,
             other => {
                 return Err(CliError::BadOption(format!(
                     "-O {other}: unknown feature (known: datasum, nodatasum, dirv2, nodirv2, prealloc, noprealloc, \
-                     inline, noinline, nsrec, nonsrec, mixed, nomixed)"
+                     inline, noinline, nsrec, nonsrec, mixed, nomixed, cpsum, nocpsum)"
                 )))
             }
         }
@@ -1233,8 +1237,8 @@ pub struct TuneArgs {
 
 pub fn tune(a: &TuneArgs) -> Result<i32> {
     use rollfs_core::superblock::{
-        read_superblock, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_MIXED_NODE, FEATURE_INCOMPAT_NS_RECORDS,
-        FEATURE_INCOMPAT_PREALLOC,
+        read_superblock, FEATURE_INCOMPAT_CP_SUMMARIES, FEATURE_INCOMPAT_INLINE, FEATURE_INCOMPAT_MIXED_NODE,
+        FEATURE_INCOMPAT_NS_RECORDS, FEATURE_INCOMPAT_PREALLOC,
     };
     let mut add = 0u32;
     for word in a.features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|w| !w.is_empty()) {
@@ -1248,7 +1252,11 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
             // Safe on any cleanly unmounted image: no node segment holds data before the
             // first fsync with the feature on writes some.
             "mixed" => add |= FEATURE_INCOMPAT_MIXED_NODE,
-            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nonsrec" | "nomixed" => {
+            // Safe on any image: its current checkpoint carries no summaries (the bit was
+            // off when it was written), and the next mount's first checkpoint writes them.
+            "cpsum" => add |= FEATURE_INCOMPAT_CP_SUMMARIES,
+            "noprealloc" | "noinline" | "dirv2" | "nodirv2" | "datasum" | "nodatasum" | "nonsrec" | "nomixed"
+            | "nocpsum" => {
                 return Err(CliError::BadOption(format!(
                     "-O {word}: cannot be changed on an existing image (what its blocks hold depends on it): \
                      make a new image with `rollfs mkfs -O {word}` and copy the files over"
@@ -1256,14 +1264,14 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
             }
             other => {
                 return Err(CliError::BadOption(format!(
-                    "-O {other}: unknown feature (tune knows: prealloc, inline, nsrec, mixed)"
+                    "-O {other}: unknown feature (tune knows: prealloc, inline, nsrec, mixed, cpsum)"
                 )))
             }
         }
     }
     if add == 0 {
         return Err(CliError::BadOption(
-            "-O FEATURES: nothing to change (tune knows: prealloc, inline, nsrec, mixed)".into(),
+            "-O FEATURES: nothing to change (tune knows: prealloc, inline, nsrec, mixed, cpsum)".into(),
         ));
     }
     let path = a.target.as_path();
@@ -1306,6 +1314,9 @@ pub fn tune(a: &TuneArgs) -> Result<i32> {
             "rollfs tune: {}: small fsyncs now write their data beside their nodes, one device range (-O mixed)",
             path.display()
         );
+    }
+    if add & FEATURE_INCOMPAT_CP_SUMMARIES != 0 {
+        println!("rollfs tune: {}: checkpoints now carry the summaries of open segments (-O cpsum)", path.display());
     }
     if add & FEATURE_INCOMPAT_NS_RECORDS != 0 {
         println!(

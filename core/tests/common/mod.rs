@@ -9,5 +9,6 @@ pub mod limits;
 pub mod mixed;
 pub mod pointers;
 pub mod probe;
+pub mod rec;
 
 pub use rollfs_testkit::CrashDevice;

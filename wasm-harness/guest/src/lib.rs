@@ -249,12 +249,14 @@ fn mkfs_options(segment_blocks: i32, now_sec: i64) -> MkfsOptions {
         uuid: *b"rollfs-sim-uuid!",
         time: now(now_sec),
         // What `rollfs mkfs` makes: per-directory hash keys, overflowing buckets,
-        // reservations kept on disk, inline data, data beside its chain (namespace records
-        // and data beside by the workload's choice: `sim_format`'s features).
+        // reservations kept on disk, inline data, data beside its chain, open segments'
+        // summaries in the checkpoint (namespace records and data beside by the workload's
+        // choice: `sim_format`'s features).
         dir_v2: true,
         prealloc_on_disk: true,
         inline_data: true,
         mixed_node: true,
+        cp_summaries: true,
         ..MkfsOptions::default()
     }
 }
