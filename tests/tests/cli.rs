@@ -358,6 +358,35 @@ fn tune_turns_on_persistent_reservations_of_an_existing_image() {
     assert!(m.unmount().success());
 }
 
+/// `rollfs tune -O cpsum` turns the open segments' summaries in the checkpoint on for an
+/// image made without them (`-O nocpsum`): files written before and after stay, fsck is
+/// clean after each mount; `-O nocpsum` cannot be tuned, and a mounted image is refused.
+#[test]
+fn tune_turns_on_open_segment_summaries_of_an_existing_image() {
+    let img = Image::new("64M", &["-O", "nocpsum"]);
+    let tune = |f: &str| rollfs([OsStr::new("tune"), OsStr::new("-O"), OsStr::new(f), img.path.as_os_str()]);
+    assert_eq!(tune("nocpsum").status.code(), Some(2), "nocpsum cannot be tuned");
+    let m = img.mount();
+    std::fs::write(m.path("before"), vec![7u8; 300_000]).unwrap();
+    assert_fails(&tune("cpsum"), 1, "already mounted");
+    assert!(m.unmount().success());
+    let o = tune("cpsum");
+    assert!(o.status.success() && stdout(&o).contains("-O cpsum"), "{}{}", stdout(&o), stderr(&o));
+    let o = tune("cpsum");
+    assert!(o.status.success() && stdout(&o).contains("nothing to do"), "{}", stdout(&o));
+    img.assert_fsck_clean();
+    for round in 0..2 {
+        let m = img.mount();
+        std::fs::write(m.path(&format!("after{round}")), vec![round as u8; 200_000]).unwrap();
+        assert!(m.unmount().success());
+        img.assert_fsck_clean();
+    }
+    let m = img.mount();
+    assert_eq!(std::fs::read(m.path("before")).unwrap(), vec![7u8; 300_000]);
+    assert_eq!(std::fs::read(m.path("after1")).unwrap(), vec![1u8; 200_000]);
+    assert!(m.unmount().success());
+}
+
 /// `rollfs tune -O nsrec` turns namespace records on for an image made without them: a
 /// directory fsync after a create then writes a record node and no checkpoint (before the
 /// tune the same fsyncs checkpointed), the image fscks clean and keeps every name, and the
