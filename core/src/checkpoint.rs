@@ -712,11 +712,13 @@ impl<D: BlockDevice> Filesystem<D> {
             let nat = self.nat.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
             let sit = self.sit.flush(&mut self.dev, &g, version, &mut meta_blocks)?;
             // The open segments' summaries ride in the payload as far as the pack has room
-            // after the parts before them (FORMAT.md, *Checkpoint payload*).
+            // after the parts before them (FORMAT.md, *Checkpoint payload*), the bitmaps
+            // counted at the size the image can grow to: a grow copies this checkpoint with
+            // longer bitmaps (`resize::grown_checkpoint`), and must find it fits (review 55).
             let (open, room) = if self.cp_summaries {
-                let used = bitmap_bytes(g.nat_blocks)
-                    + bitmap_bytes(g.sit_blocks)
-                    + bitmap_bytes(g.main_segments)
+                let used = bitmap_bytes(g.nat_capacity())
+                    + bitmap_bytes(g.sit_capacity())
+                    + bitmap_bytes(g.ssa_capacity())
                     + nat.journal.len() * CP_NAT_JOURNAL_ENTRY_SIZE
                     + sit.journal.len() * CP_SIT_JOURNAL_ENTRY_SIZE
                     + self.orphans.len() * 4;

@@ -9,6 +9,7 @@
 //! | segments filled and closed, remounts, cleaning, between checkpoints | every summary right (fsck compares each valid block's owner with it), contents intact |
 //! | a power cut at every write of a checkpoint that carries summaries | the image mounts, fsck clean |
 //! | the feature turned on for an existing image (`rollfs tune -O cpsum`) | its checkpoints carry summaries from the next mount on; fsck clean |
+//! | an online grow of a pack the summaries filled (review 55) | the grown copy of the checkpoint still fits its pack: the grow succeeds, fsck clean |
 //!
 //! `mutant-cpsum-unpinned` (the payload's summaries neither kept nor written again) fails
 //! `summaries_stay_right_across_closed_segments_remounts_and_cleaning`: a segment the logs
@@ -18,6 +19,8 @@ use common::limits::{big_cache, every_cut_of_mount_recovers, pattern, read_all, 
 use common::mixed::Mixed;
 use common::rec::Rec;
 use common::CrashDevice;
+use rollfs_core::checkpoint::Checkpoint;
+use rollfs_core::layout::{CP_NAT_JOURNAL_ENTRY_SIZE, CP_SIT_JOURNAL_ENTRY_SIZE};
 use rollfs_core::superblock::read_superblock;
 use rollfs_core::*;
 
@@ -197,11 +200,141 @@ fn the_feature_turned_on_for_an_existing_image() {
         let body = pattern(round as u32 + 2, 7 * 4096);
         fs.write(f, 4096, &body, now).unwrap();
         fs.sync(now).unwrap();
-        let (cp, _) = checkpoint::Checkpoint::read_newest(fs.device_mut(), &sb.geometry).unwrap();
+        let (cp, _) = Checkpoint::read_newest(fs.device_mut(), &sb.geometry).unwrap();
         assert!(!cp.summaries.is_empty(), "round {round}: the checkpoint after writes carries no summary");
         fs.gc_background(now).unwrap();
         dev = fs.unmount(now).unwrap();
         let r = fsck::check(&mut dev).unwrap();
         assert!(r.is_clean(), "round {round}: {:?}", r.problems);
     }
+}
+
+const GROW_D: u64 = 7400;
+const GROW_M: u64 = 9200;
+const GROW_LAST: u64 = 330;
+const GROW_SIT_TARGET: usize = 48;
+
+fn bm(n: u32) -> usize {
+    (n as usize).div_ceil(8)
+}
+
+/// Payload bytes of `cp` at `g`'s bitmap sizes.
+fn payload_len(cp: &Checkpoint, g: &layout::Geometry) -> (usize, usize) {
+    let s: usize = cp.summaries.iter().map(|s| 8 + 6 * s.entries.len()).sum();
+    let t = bm(g.nat_blocks)
+        + bm(g.sit_blocks)
+        + bm(g.main_segments)
+        + cp.nat_journal.len() * CP_NAT_JOURNAL_ENTRY_SIZE
+        + cp.sit_journal.len() * CP_SIT_JOURNAL_ENTRY_SIZE
+        + cp.orphans.len() * 4
+        + s;
+    (t, s)
+}
+
+/// Review 55: a grow copies the newest checkpoint with longer slot bitmaps; summaries that
+/// filled the pack against the bitmaps at the old size made the grown pack too large
+/// ("payload larger than the pack"), and the grow shut the filesystem down. Orphans up to
+/// the node ids, both journals nearly full, then a file grown block by block (its log's
+/// summary with it) until the grown pack would not have fitted: the grow must succeed.
+#[test]
+fn an_online_grow_of_a_pack_the_summaries_filled() {
+    let opts = MkfsOptions {
+        segment_blocks: 16,
+        max_blocks: GROW_M,
+        cp_summaries: true,
+        uuid: [55; 16],
+        ..Default::default()
+    };
+    let img = Filesystem::format(MemDevice::new(GROW_D), &opts).unwrap();
+    let sb = read_superblock(&mut img.clone()).unwrap();
+    let mut fs = Filesystem::mount(img, &big_cache(), t(10)).unwrap();
+    let g = *fs.geometry();
+    let new = resize::grown_geometry(&sb, &g, GROW_M).unwrap().expect("grows");
+    let cap = new.orphan_capacity() as usize;
+    let room = (g.cp_pack_blocks as usize - 1) * BLOCK_SIZE;
+    let delta = bm(new.nat_blocks) + bm(new.sit_blocks) + bm(new.main_segments)
+        - bm(g.nat_blocks)
+        - bm(g.sit_blocks)
+        - bm(g.main_segments);
+    eprintln!(
+        "old segs {} new segs {} room {room} orphan cap at new size {cap} bitmap growth {delta}",
+        g.main_segments, new.main_segments
+    );
+    // A file over many segments (its blocks' segments get dirtied one by one later) and a
+    // small one (grows its log's open summary block by block).
+    let big = fs.create(1, b"big", 0o644, C, t(11)).unwrap().ino;
+    fs.write(big, 0, &vec![7u8; 60 * 16 * 4096], t(12)).unwrap();
+    let small = fs.create(1, b"small", 0o644, C, t(11)).unwrap().ino;
+    fs.sync(t(13)).unwrap();
+    // Orphans: all node ids but the last ~335 ones, a checkpoint (NAT and SIT blocks
+    // written), then the rest (their NAT entries journaled): the pack nearly full.
+    let mut o = 0usize;
+    let orphan = |fs: &mut Filesystem<MemDevice>, o: &mut usize| -> bool {
+        match fs.create(1, format!("o{}", *o).as_bytes(), 0o644, C, t(14)) {
+            Ok(a) => {
+                fs.open(a.ino).unwrap();
+                fs.unlink(1, format!("o{}", *o).as_bytes(), t(14)).unwrap();
+                *o += 1;
+                true
+            }
+            Err(e) => {
+                eprintln!("orphan {}: {e:?}", *o);
+                false
+            }
+        }
+    };
+    while fs.statfs().unwrap().files_free > GROW_LAST && o < cap {
+        assert!(orphan(&mut fs, &mut o));
+    }
+    fs.sync(t(15)).unwrap();
+    while o < cap && orphan(&mut fs, &mut o) {}
+    fs.sync(t(15)).unwrap();
+    let mut next_seg = 1u64;
+    let mut appended = 0u64;
+    let (mut closest, mut past_edge) = (0, 0);
+    for step in 0..3000 {
+        let (cp, _) = Checkpoint::read_newest(fs.device_mut(), &sb.geometry).unwrap();
+        let (used, s) = payload_len(&cp, &g);
+        let grown = used + delta;
+        eprintln!(
+            "step {step}: nat_j {} sit_j {} orphans {} summaries {:?} ({s} B) used {used}/{room} grown {grown}",
+            cp.nat_journal.len(),
+            cp.sit_journal.len(),
+            cp.orphans.len(),
+            cp.summaries.iter().map(|s| (s.segno, s.entries.len())).collect::<Vec<_>>()
+        );
+        // The invariant: the copy a grow makes still fits the pack.
+        assert!(grown <= room, "step {step}: a grow's copy of this checkpoint is {grown} bytes, the pack holds {room}");
+        closest = closest.max(grown);
+        if room - grown < 24 {
+            past_edge += 1;
+        }
+        if past_edge > 8 || step == 2999 {
+            assert!(room - closest < 24, "the pack never came near full ({closest} of {room} bytes)");
+            assert!(cp.orphans.len() <= cap);
+            fs.device_mut().set_block_count(GROW_M);
+            let r = fs.grow(GROW_M, t(1000));
+            assert!(r.is_ok(), "online grow failed: {r:?}");
+            // Writable after it (node ids are all taken by the orphans: no create).
+            fs.write(small, appended * 4096, &[4u8; 4096], t(1001)).unwrap();
+            let mut img = fs.unmount(t(1002)).unwrap();
+            let r = fsck::check(&mut img).unwrap();
+            assert!(r.is_clean(), "{:?}", r.problems);
+            return;
+        }
+        if cp.nat_journal.is_empty() {
+            panic!("NAT journal flushed: no state");
+        }
+        // One more SIT entry (a block of an older data segment) while the SIT journal has
+        // room, else one more block in the small file (its log's summary grows).
+        if cp.sit_journal.len() < GROW_SIT_TARGET && next_seg < 60 {
+            fs.write(big, next_seg * 16 * 4096, &[9u8; 4096], t(20)).unwrap();
+            next_seg += 1;
+        } else {
+            fs.write(small, appended * 4096, &[3u8; 4096], t(20)).unwrap();
+            appended += 1;
+        }
+        fs.sync(t(22)).unwrap();
+    }
+    panic!("no state found");
 }
