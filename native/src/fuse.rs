@@ -189,12 +189,16 @@ pub struct DriverStats {
     /// did not wait for theirs because [`crate::notify::MAX_WAITING`] replies waited already.
     pub invalidations: AtomicU64,
     pub notify_waits_refused: AtomicU64,
+    /// Reads of /proc made while the core lock was held (a caller's capabilities or groups):
+    /// 0 is the invariant — such a read can be slow (a caller being traced or exiting) and
+    /// would stall every other request; [`CallerFacts`] are read before the lock.
+    pub proc_reads_under_lock: AtomicU64,
 }
 
 impl DriverStats {
     /// Every counter as (name, value). Destructured, so that a counter added to the struct
     /// fails the build until it is listed here.
-    pub fn counters(&self) -> [(&'static str, u64); 13] {
+    pub fn counters(&self) -> [(&'static str, u64); 14] {
         let DriverStats {
             requests,
             fsyncs,
@@ -209,6 +213,7 @@ impl DriverStats {
             unlocked_read_retries,
             invalidations,
             notify_waits_refused,
+            proc_reads_under_lock,
         } = self;
         let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
@@ -225,6 +230,7 @@ impl DriverStats {
             ("unlocked_read_retries", l(unlocked_read_retries)),
             ("invalidations", l(invalidations)),
             ("notify_waits_refused", l(notify_waits_refused)),
+            ("proc_reads_under_lock", l(proc_reads_under_lock)),
         ]
     }
 }
@@ -353,6 +359,17 @@ thread_local! {
     /// Whether the request this thread serves may fill the root reserve; read by every core
     /// call ([`RollFuse::call`]). True outside requests (unmount, background cleaning).
     static MAY_USE_RESERVE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    /// Whether this thread holds the core lock (inside [`RollFuse::call`]'s closure).
+    static CORE_LOCK_HELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// /proc reads this thread made while holding it ([`DriverStats::proc_reads_under_lock`]).
+    static PROC_READS_UNDER_LOCK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts a /proc read made under the core lock (the checker of [`CallerFacts`]).
+fn note_proc_read() {
+    if CORE_LOCK_HELD.with(|c| c.get()) {
+        PROC_READS_UNDER_LOCK.with(|c| c.set(c.get() + 1));
+    }
 }
 
 /// Marks this thread's request as (un)privileged for the root reserve until dropped.
@@ -468,6 +485,7 @@ fn privileged(req: &Request, cap: u32) -> bool {
         matches!((mine, theirs), (Ok(a), Ok(b)) if a == b)
     };
     if pid != 0 && same_userns() {
+        note_proc_read();
         if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
             if let Some(v) = s.lines().find_map(|l| l.strip_prefix("CapEff:")) {
                 return u64::from_str_radix(v.trim(), 16).is_ok_and(|c| c & (1u64 << cap) != 0);
@@ -477,20 +495,74 @@ fn privileged(req: &Request, cap: u32) -> bool {
     req.uid() == 0
 }
 
-/// Whether the caller of `req` is a member of group `gid` (primary or supplementary, read
-/// from `/proc/PID/status` as [`privileged`] does; only the primary group when that cannot
-/// be read).
-fn in_group(req: &Request, gid: u32) -> bool {
-    if req.gid() == gid {
-        return true;
-    }
+/// The supplementary groups of the caller of `req`, read from `/proc/PID/status` as
+/// [`privileged`] does (none when that cannot be read: only the primary group counts).
+fn supplementary_groups(req: &Request) -> Vec<u32> {
     let pid = req.pid();
-    pid != 0
-        && std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+    if pid == 0 {
+        return Vec::new();
+    }
+    note_proc_read();
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("Groups:"))
-                .is_some_and(|g| g.split_whitespace().any(|x| x.parse() == Ok(gid)))
+                .map(|g| g.split_whitespace().filter_map(|x| x.parse().ok()).collect())
         })
+        .unwrap_or_default()
+}
+
+/// What removing privileges may need to know of the caller beyond the request's header:
+/// its CAP_FSETID and its supplementary groups, from /proc. Never read under the core lock
+/// (a read of /proc can be slow — a caller being traced, exiting, or on a loaded machine —
+/// and every other request would wait behind it): a core call that finds one missing
+/// returns [`NeedFact`] before changing anything, and [`with_caller_facts`] reads it with
+/// the lock released and calls again. `None`: not read.
+#[derive(Debug, Default)]
+struct CallerFacts {
+    fsetid: Option<bool>,
+    groups: Option<Vec<u32>>,
+}
+
+/// A caller fact a core call needed and did not have ([`CallerFacts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NeedFact {
+    Fsetid,
+    Groups,
+}
+
+/// Inside a core call of [`with_caller_facts`]: the value of a
+/// `rollfs_core::Result<Result<T, NeedFact>>`, or returns the error or the need.
+macro_rules! need {
+    ($e:expr) => {
+        match $e? {
+            Ok(v) => v,
+            Err(need) => return Ok(Err(need)),
+        }
+    };
+}
+
+/// Runs `f` (which takes the core lock itself) until it no longer needs a caller fact,
+/// reading each one it asks for in between, outside the lock. Bounded: each round reads a
+/// fact not read before, and there are two.
+fn with_caller_facts<T>(
+    req: &Request,
+    mut f: impl FnMut(&CallerFacts) -> Result<Result<T, NeedFact>, Errno>,
+) -> Result<T, Errno> {
+    let mut facts = CallerFacts::default();
+    for _ in 0..3 {
+        match f(&facts)? {
+            Ok(v) => return Ok(v),
+            Err(NeedFact::Fsetid) if facts.fsetid.is_none() => facts.fsetid = Some(privileged(req, cap::CAP_FSETID)),
+            Err(NeedFact::Groups) if facts.groups.is_none() => facts.groups = Some(supplementary_groups(req)),
+            Err(need) => {
+                debug_assert!(false, "{need:?} asked for again after it was read");
+                return Err(Errno::EIO);
+            }
+        }
+    }
+    Err(Errno::EIO)
 }
 
 /// The extended attribute that holds file capabilities: removed by every write, truncate,
@@ -517,54 +589,87 @@ enum Killer {
 /// mode changed: a reply that carries no attributes must then be preceded by
 /// [`Notifications::invalidate_attrs_now`], or the kernel keeps showing (and executing
 /// with) the old mode until its attribute cache expires.
-fn remove_privs(fs: &mut Filesystem<Dev>, req: &Request, ino: u32, killer: Killer) -> rollfs_core::Result<bool> {
-    let mode = privileges_left(fs, req, ino, killer)?;
+fn remove_privs(
+    fs: &mut Filesystem<Dev>,
+    req: &Request,
+    facts: &CallerFacts,
+    ino: u32,
+    killer: Killer,
+) -> rollfs_core::Result<Result<bool, NeedFact>> {
+    let mode = match privileges_left(fs, req, facts, ino, killer)? {
+        Ok(mode) => mode,
+        Err(need) => return Ok(Err(need)),
+    };
     if let Some(mode) = mode {
         fs.setattr_removing_privileges(ino, mode, crate::now())?;
     }
-    Ok(mode.is_some())
+    Ok(Ok(mode.is_some()))
 }
 
 /// What [`remove_privs`] leaves: removes the file capabilities, and returns the mode
 /// without the bits to clear when any are (`None`: the mode stays). A SETATTR folds that
 /// mode into its own change, so that the bits and a truncation or chown are one change,
 /// made or failed together.
+/// Needs a fact of the caller only for a file with suid or sgid: [`NeedFact`] then, before
+/// anything is changed, when `facts` lacks it.
 fn privileges_left(
     fs: &mut Filesystem<Dev>,
     req: &Request,
+    facts: &CallerFacts,
     ino: u32,
     killer: Killer,
-) -> rollfs_core::Result<Option<u32>> {
+) -> rollfs_core::Result<Result<Option<u32>, NeedFact>> {
     let a = fs.getattr(ino)?;
     // Every kind but a directory: a chown of a fifo, device node or socket clears its bits
     // too (the kernel's `chown_common` flags any non-directory; pjdfstest chown/00.t).
     // Writes, truncates and fallocates reach only regular files.
     if a.kind == FileType::Directory {
-        return Ok(None);
+        return Ok(Ok(None));
     }
+    // The mutant reads what is missing here, under the lock (as before the facts).
+    let under_lock = crate::mutant::active("mutant-proc-under-lock");
+    let fsetid = || match facts.fsetid {
+        None if under_lock => Ok(privileged(req, cap::CAP_FSETID)),
+        f => f.ok_or(NeedFact::Fsetid),
+    };
+    let in_group = |gid: u32| -> Result<bool, NeedFact> {
+        if req.gid() == gid {
+            return Ok(true);
+        }
+        match &facts.groups {
+            None if under_lock => Ok(supplementary_groups(req).contains(&gid)),
+            g => Ok(g.as_ref().ok_or(NeedFact::Groups)?.contains(&gid)),
+        }
+    };
     let old = u32::from(a.perm) & 0o7777;
     let mut mode = old;
     let sxid = mode & (libc::S_ISUID | libc::S_ISGID) != 0;
-    let kill = sxid
-        && match killer {
-            Killer::Flagged(k) => k,
-            Killer::Ask => !privileged(req, cap::CAP_FSETID),
-        };
-    if kill {
-        mode &= !libc::S_ISUID;
-        // sgid without group execute (the mandatory-locking mark) goes only for a caller
-        // outside the file's group without CAP_FSETID (`setattr_should_drop_sgid`); the
-        // kernel flags a chown whoever makes it, root included.
-        if mode & libc::S_ISGID != 0
-            && (mode & libc::S_IXGRP != 0 || (!in_group(req, a.gid) && !privileged(req, cap::CAP_FSETID)))
-        {
-            mode &= !libc::S_ISGID;
+    // Every question of the caller is answered before anything changes.
+    let decided = (|| -> Result<u32, NeedFact> {
+        let kill = sxid
+            && match killer {
+                Killer::Flagged(k) => k,
+                Killer::Ask => !fsetid()?,
+            };
+        if kill {
+            mode &= !libc::S_ISUID;
+            // sgid without group execute (the mandatory-locking mark) goes only for a caller
+            // outside the file's group without CAP_FSETID (`setattr_should_drop_sgid`); the
+            // kernel flags a chown whoever makes it, root included.
+            if mode & libc::S_ISGID != 0 && (mode & libc::S_IXGRP != 0 || (!in_group(a.gid)? && !fsetid()?)) {
+                mode &= !libc::S_ISGID;
+            }
         }
-    }
+        Ok(mode)
+    })();
+    let mode = match decided {
+        Ok(mode) => mode,
+        Err(need) => return Ok(Err(need)),
+    };
     if fs.has_xattr(ino, XATTR_CAPS)? {
         fs.removexattr_removing_privileges(ino, XATTR_CAPS, crate::now())?;
     }
-    Ok((mode != old).then_some(mode))
+    Ok(Ok((mode != old).then_some(mode)))
 }
 
 /// The namespaces of extended attribute names and what rollfs does with each.
@@ -1139,7 +1244,13 @@ impl RollFuse {
         };
         let Some(fs) = guard.as_mut() else { return Err(Errno::EIO) };
         fs.set_privileged(MAY_USE_RESERVE.with(|c| c.get()));
+        CORE_LOCK_HELD.with(|c| c.set(true));
         let r = catch_unwind(AssertUnwindSafe(|| f(fs)));
+        CORE_LOCK_HELD.with(|c| c.set(false));
+        let under_lock = PROC_READS_UNDER_LOCK.with(|c| c.replace(0));
+        if under_lock > 0 {
+            self.stats.proc_reads_under_lock.fetch_add(under_lock, Ordering::Relaxed);
+        }
         if let Some(fs) = guard.as_mut() {
             fs.set_privileged(true);
         }
@@ -1420,13 +1531,14 @@ impl fuser::Filesystem for RollFuse {
         };
         // A size change (O_TRUNC, truncate, ftruncate) through another handle than the one
         // holding an atomic-write session: EBUSY, like a write.
-        let change = |fs: &mut Filesystem<Dev>, i| {
+        let change = |fs: &mut Filesystem<Dev>, i, facts: &CallerFacts| {
             let mut set = set;
             if kills {
                 // Cleared bits ride in this SETATTR (the reply carries the new attributes:
                 // nothing stale stays in the kernel); a mode the request sets itself wins.
-                if let Some(mode) = privileges_left(fs, req, i, Killer::Flagged(kill_suid_gid))? {
-                    set.mode = set.mode.or(Some(mode));
+                match privileges_left(fs, req, facts, i, Killer::Flagged(kill_suid_gid))? {
+                    Ok(mode) => set.mode = set.mode.or(mode),
+                    Err(need) => return Ok(Err(need)),
                 }
             }
             let a = fs.setattr(i, &set, now)?;
@@ -1436,14 +1548,16 @@ impl fuser::Filesystem for RollFuse {
             if set.mode.is_some() || set.uid.is_some() || set.gid.is_some() {
                 self.rec(|r| Op::SetAttr { id: r.id(i), mode: set.mode, uid: set.uid, gid: set.gid });
             }
-            Ok(a)
+            Ok(Ok(a))
         };
         let r = ino32(ino).and_then(|i| {
-            if set.size.is_some() {
-                self.unless_foreign_session(i, fh, || self.call(|fs| change(fs, i)))
-            } else {
-                self.call(|fs| change(fs, i))
-            }
+            with_caller_facts(req, |facts| {
+                if set.size.is_some() {
+                    self.unless_foreign_session(i, fh, || self.call(|fs| change(fs, i, facts)))
+                } else {
+                    self.call(|fs| change(fs, i, facts))
+                }
+            })
         });
         match r {
             Ok(a) => reply.attr(&self.ttl, &file_attr(&a)),
@@ -1597,14 +1711,16 @@ impl fuser::Filesystem for RollFuse {
         let write = flags.acc_mode() != fuser::OpenAccMode::O_RDONLY;
         let (append, trunc) = (flags.0 & libc::O_APPEND != 0, flags.0 & libc::O_TRUNC != 0);
         let r = ino32(ino).and_then(|i| {
-            self.call(|fs| {
-                // Immutable and append-only files refuse a handle that could only fail its
-                // writes (EPERM at open, as Linux's `may_open`): the kernel does not know the
-                // flags.
-                fs.check_open(i, write, append, trunc)?;
-                // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
-                let changed = kill_suid_gid && remove_privs(fs, req, i, Killer::Flagged(true))?;
-                fs.open(i).map(|()| changed)
+            with_caller_facts(req, |facts| {
+                self.call(|fs| {
+                    // Immutable and append-only files refuse a handle that could only fail
+                    // its writes (EPERM at open, as Linux's `may_open`): the kernel does not
+                    // know the flags.
+                    fs.check_open(i, write, append, trunc)?;
+                    // Set only for an open that truncates (FUSE_HANDLE_KILLPRIV_V2).
+                    let changed = kill_suid_gid && need!(remove_privs(fs, req, facts, i, Killer::Flagged(true)));
+                    fs.open(i).map(|()| Ok(changed))
+                })
             })
         });
         // An OPEN reply carries no attributes: the kernel's cached mode is dropped first.
@@ -1671,53 +1787,55 @@ impl fuser::Filesystem for RollFuse {
         // abort would discard it after it was acknowledged).
         let mut privs_changed = false;
         let r = ino32(ino).and_then(|i| {
-            self.unless_foreign_session(i, Some(fh.0), || {
-                self.call(|fs| {
-                    if writeback && MAY_USE_RESERVE.with(|c| c.get()) {
-                        // WRITEBACK_OWNER_CHECK: the kernel writes a file's dirty pages back
-                        // through any of its writable handles, root's among them: pages of a
-                        // file whose owner may not fill the reserve never do.
-                        let owner = fs.getattr(i)?;
-                        if !self.may_use_reserve(owner.uid, owner.gid) {
-                            fs.set_privileged(false);
-                        }
-                    }
-                    // A write the flags refuse (chattr) is refused before the privilege
-                    // removal: a refused call changes nothing.
-                    fs.check_change(i, Some(offset))?;
-                    // A write through a shared mapping (the kernel's writeback) removes no
-                    // privilege in Linux: only write(2) and its kin do.
-                    if !writeback {
-                        privs_changed = remove_privs(fs, req, i, Killer::Flagged(kill))?;
-                    }
-                    let now = crate::now();
-                    let old_size = if self.recording() { fs.getattr(i)?.size } else { 0 };
-                    let mut done = 0;
-                    // A write that fails part way is logged with what reached the core.
-                    let mut failed = None;
-                    while done < data.len() {
-                        match fs.write(i, offset + done as u64, &data[done..], now) {
-                            Ok(0) => break,
-                            Ok(n) => done += n,
-                            Err(e) => {
-                                failed = Some(e);
-                                break;
+            with_caller_facts(req, |facts| {
+                self.unless_foreign_session(i, Some(fh.0), || {
+                    self.call(|fs| {
+                        if writeback && MAY_USE_RESERVE.with(|c| c.get()) {
+                            // WRITEBACK_OWNER_CHECK: the kernel writes a file's dirty pages back
+                            // through any of its writable handles, root's among them: pages of a
+                            // file whose owner may not fill the reserve never do.
+                            let owner = fs.getattr(i)?;
+                            if !self.may_use_reserve(owner.uid, owner.gid) {
+                                fs.set_privileged(false);
                             }
                         }
-                    }
-                    if done > 0 {
-                        self.rec(|r| Op::Write {
-                            id: r.id(i),
-                            offset,
-                            data: data[..done].to_vec(),
-                            old_size,
-                            mmap: writeback,
-                        });
-                    }
-                    match failed {
-                        Some(e) => Err(e),
-                        None => Ok(done),
-                    }
+                        // A write the flags refuse (chattr) is refused before the privilege
+                        // removal: a refused call changes nothing.
+                        fs.check_change(i, Some(offset))?;
+                        // A write through a shared mapping (the kernel's writeback) removes no
+                        // privilege in Linux: only write(2) and its kin do.
+                        if !writeback {
+                            privs_changed = need!(remove_privs(fs, req, facts, i, Killer::Flagged(kill)));
+                        }
+                        let now = crate::now();
+                        let old_size = if self.recording() { fs.getattr(i)?.size } else { 0 };
+                        let mut done = 0;
+                        // A write that fails part way is logged with what reached the core.
+                        let mut failed = None;
+                        while done < data.len() {
+                            match fs.write(i, offset + done as u64, &data[done..], now) {
+                                Ok(0) => break,
+                                Ok(n) => done += n,
+                                Err(e) => {
+                                    failed = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                        if done > 0 {
+                            self.rec(|r| Op::Write {
+                                id: r.id(i),
+                                offset,
+                                data: data[..done].to_vec(),
+                                old_size,
+                                mmap: writeback,
+                            });
+                        }
+                        match failed {
+                            Some(e) => Err(e),
+                            None => Ok(Ok(done)),
+                        }
+                    })
                 })
             })
         });
@@ -2082,34 +2200,36 @@ impl fuser::Filesystem for RollFuse {
         }
         let mut privs_changed = false;
         let r = ino32(ino).and_then(|i| {
-            self.unless_foreign_session(i, Some(fh.0), || {
-                self.call(|fs| {
-                    // A punch or zero range the flags refuse, before the privilege removal.
-                    // (A reservation is refused only for an immutable file, which the removal
-                    // refuses too, before either changes anything.)
-                    if op != 0 {
-                        fs.check_change(i, None)?;
-                    }
-                    // No request flag reports the caller's CAP_FSETID here: asked only when
-                    // the file has suid or sgid set.
-                    privs_changed = remove_privs(fs, req, i, Killer::Ask)?;
-                    match op {
-                        1 => fs.punch_hole(i, offset, length, crate::now()),
-                        2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
-                        _ => fs.fallocate(i, offset, length, mode == KEEP, crate::now()),
-                    }?;
-                    if self.recording() {
-                        // What a reader can see: zeroed bytes, a grown size (a reservation
-                        // is invisible).
-                        let size = fs.getattr(i)?.size;
+            with_caller_facts(req, |facts| {
+                self.unless_foreign_session(i, Some(fh.0), || {
+                    self.call(|fs| {
+                        // A punch or zero range the flags refuse, before the privilege removal.
+                        // (A reservation is refused only for an immutable file, which the removal
+                        // refuses too, before either changes anything.)
                         if op != 0 {
-                            self.rec(|r| Op::Zero { id: r.id(i), offset, len: length });
+                            fs.check_change(i, None)?;
                         }
-                        if (op == 0 && mode == 0) || op == 2 {
-                            self.rec(|r| Op::SetSize { id: r.id(i), size });
+                        // No request flag reports the caller's CAP_FSETID here: asked only when
+                        // the file has suid or sgid set.
+                        privs_changed = need!(remove_privs(fs, req, facts, i, Killer::Ask));
+                        match op {
+                            1 => fs.punch_hole(i, offset, length, crate::now()),
+                            2 | 3 => fs.zero_range(i, offset, length, op == 3, crate::now()),
+                            _ => fs.fallocate(i, offset, length, mode == KEEP, crate::now()),
+                        }?;
+                        if self.recording() {
+                            // What a reader can see: zeroed bytes, a grown size (a reservation
+                            // is invisible).
+                            let size = fs.getattr(i)?.size;
+                            if op != 0 {
+                                self.rec(|r| Op::Zero { id: r.id(i), offset, len: length });
+                            }
+                            if (op == 0 && mode == 0) || op == 2 {
+                                self.rec(|r| Op::SetSize { id: r.id(i), size });
+                            }
                         }
-                    }
-                    Ok(())
+                        Ok(Ok(()))
+                    })
                 })
             })
         });
@@ -2180,30 +2300,33 @@ impl fuser::Filesystem for RollFuse {
         // starts half way ends the copy there, reported as a short count). Bounded: every
         // chunk copies at least a byte, or the loop ends.
         while done < len {
-            let r = self.unless_foreign_session(dst, Some(fh_out.0), || {
-                self.call(|fs| {
-                    if done == 0 {
-                        fs.check_change(dst, Some(offset_out))?;
-                        // No request flag reports the caller's CAP_FSETID here (as for
-                        // fallocate): asked only when the file has suid or sgid set.
-                        privs_changed = remove_privs(fs, req, dst, Killer::Ask)?;
-                    }
-                    let old_size = if self.recording() { fs.getattr(dst)?.size } else { 0 };
-                    let n = fs.copy_range(src, offset_in + done, dst, offset_out + done, len - done, crate::now())?;
-                    if self.recording() && n > 0 {
-                        // Logged as the write of the bytes copied (read back).
-                        let mut data = vec![0u8; n as usize];
-                        let got = fs.read(dst, offset_out + done, &mut data)?;
-                        data.truncate(got);
-                        self.rec(|r| Op::Write {
-                            id: r.id(dst),
-                            offset: offset_out + done,
-                            data,
-                            old_size,
-                            mmap: false,
-                        });
-                    }
-                    Ok(n)
+            let r = with_caller_facts(req, |facts| {
+                self.unless_foreign_session(dst, Some(fh_out.0), || {
+                    self.call(|fs| {
+                        if done == 0 {
+                            fs.check_change(dst, Some(offset_out))?;
+                            // No request flag reports the caller's CAP_FSETID here (as for
+                            // fallocate): asked only when the file has suid or sgid set.
+                            privs_changed = need!(remove_privs(fs, req, facts, dst, Killer::Ask));
+                        }
+                        let old_size = if self.recording() { fs.getattr(dst)?.size } else { 0 };
+                        let n =
+                            fs.copy_range(src, offset_in + done, dst, offset_out + done, len - done, crate::now())?;
+                        if self.recording() && n > 0 {
+                            // Logged as the write of the bytes copied (read back).
+                            let mut data = vec![0u8; n as usize];
+                            let got = fs.read(dst, offset_out + done, &mut data)?;
+                            data.truncate(got);
+                            self.rec(|r| Op::Write {
+                                id: r.id(dst),
+                                offset: offset_out + done,
+                                data,
+                                old_size,
+                                mmap: false,
+                            });
+                        }
+                        Ok(Ok(n))
+                    })
                 })
             });
             match r {

@@ -14,6 +14,7 @@
 //! | `mutant-notify-on-request-thread` | a kernel notification (an atomic abort's page invalidation) is sent from the request thread, as before issue 35, not from the notify thread (notify.rs) |
 //! | `mutant-model-all-persisted` | the persistence models (models.rs) treat every operation as persisted in order: `crashtest --model posix-weak` then checks only prefixes of the operations, as rollfs's own semantics give |
 //! | `mutant-setflags-not-durable` | FS_IOC_SETFLAGS/FSSETXATTR (`chattr`) replies once the core has the flags in memory, without the fsync that makes them durable |
+//! | `mutant-proc-under-lock` | the privilege removal reads a caller's capabilities and groups from /proc while holding the core lock (as before review 54's finding 3), instead of asking for them before it |
 //!
 //! [`NAMES`] are caught by `rollfs crashtest` (tests/tests/crashtest.rs); [`LIVENESS_NAMES`]
 //! break no crash state but the daemon's availability, and are caught by
@@ -22,7 +23,8 @@
 //! tests/tests/atomic_and_group_commit.rs; [`MODEL_NAMES`] break the persistence models'
 //! rules, and are caught by tests/tests/crashtest_models.rs (the known-bad programs pass);
 //! [`FLAGS_NAMES`] lose attribute flags `chattr` acknowledged, caught by the crash states
-//! of tests/tests/flags.rs.
+//! of tests/tests/flags.rs; [`LOCK_NAMES`] read /proc under the core lock, caught by
+//! tests/tests/security.rs (the driver's `proc_reads_under_lock` counter).
 
 /// The driver's mutants that `rollfs crashtest` catches.
 pub const NAMES: [&str; 3] =
@@ -40,6 +42,10 @@ pub const VISIBILITY_NAMES: [&str; 1] = ["mutant-release-ends-session-late"];
 /// The driver's mutants that lose acknowledged attribute flags at a crash (caught by
 /// tests/tests/flags.rs, `every_crash_after_chattr_returned_keeps_the_flags`).
 pub const FLAGS_NAMES: [&str; 1] = ["mutant-setflags-not-durable"];
+
+/// The driver's mutants that read /proc under the core lock (caught by tests/tests/security.rs,
+/// `caller_facts_are_read_outside_the_core_lock`).
+pub const LOCK_NAMES: [&str; 1] = ["mutant-proc-under-lock"];
 
 /// The driver's mutants that wedge the daemon (caught by tests/tests/daemon.rs).
 pub const LIVENESS_NAMES: [&str; 1] = ["mutant-notify-on-request-thread"];

@@ -456,6 +456,53 @@ fn privileges_are_removed_by_the_filesystem_as_linux_removes_them() {
     img.assert_fsck_clean();
 }
 
+/// What removing privileges asks of a caller beyond the request header — CAP_FSETID, the
+/// supplementary groups — is read from /proc before the core lock is taken (review 54,
+/// finding 3): a read of /proc can be slow (a caller being traced or exiting), and under
+/// the lock every other request would wait behind it. The driver counts /proc reads made
+/// under the lock (`proc_reads_under_lock`): none for a write by a user outside the file's
+/// group to an sgid file without group execute (both facts asked) and a fallocate of a
+/// suid file (CAP_FSETID asked), which clear the bits as Linux does; the mutant that reads
+/// them under the lock, as before, is counted.
+#[test]
+fn caller_facts_are_read_outside_the_core_lock() {
+    let run = |bin: Option<&Path>, env: &[(&str, &str)]| -> u64 {
+        let img = Image::new("64M", &[]);
+        let m = match bin {
+            None => shared_mount(&img, &[]),
+            Some(bin) => {
+                let m = Mount::try_new_with(bin, env, &img.path, &[OsStr::new("-o"), OsStr::new("allow_other")])
+                    .unwrap_or_else(|e| panic!("mount: {e}"));
+                std::fs::set_permissions(m.mnt.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+                m
+            }
+        };
+        pub_dir(&m);
+        let (mut a, mut b) = (User::new(A), User::new(B));
+        let mode = |a: &mut User, p: &str| a.ok(&format!("stat {p}")).rsplit(' ').next().unwrap().to_string();
+        let f = a_file(&m, &mut a, "pub/prog", "binary", 0o2666);
+        b.ok(&format!("open w {f} w"));
+        b.ok("pwrite w 0 evil");
+        assert_eq!(mode(&mut a, &f), "666", "a writer outside the file's group clears sgid without g+x");
+        a.ok(&format!("chmod {f} 6755"));
+        b.ok("fallocate w 0 65536");
+        assert_eq!(mode(&mut a, &f), "755", "a fallocate by another user clears suid and sgid");
+        b.ok("close w");
+        drop((a, b));
+        let v: serde_json::Value = serde_json::from_str(&mount_stats(&m.path("."))).unwrap();
+        let n = v["driver"]["proc_reads_under_lock"].as_u64().unwrap_or_else(|| panic!("no counter: {v}"));
+        assert!(m.unmount().success());
+        n
+    };
+    assert_eq!(run(None, &[]), 0, "/proc was read under the core lock");
+    let bin = rollfs_mutants_bin();
+    for mutant in rollfs::mutant::LOCK_NAMES {
+        let n = run(Some(&bin), &[("ROLLFS_MUTANT", mutant)]);
+        eprintln!("{mutant}: {n} reads of /proc under the core lock");
+        assert!(n >= 3, "{mutant} not caught: {n} reads of /proc counted under the lock");
+    }
+}
+
 /// A sticky, world-writable directory (like /tmp) where user B can plant names.
 fn shared_tmp() -> tempfile::TempDir {
     let d = tempfile::Builder::new().prefix("rollfs-sec-").tempdir().unwrap();
