@@ -170,12 +170,14 @@ enum Cmd {
     /// Turn on a format 3 part on an existing, cleanly unmounted image: `-O prealloc`
     /// (fallocate's reservations kept on disk), `-O inline` (new small files' bytes in their
     /// inodes), `-O nsrec` (renames, links and new names made durable by fsync through
-    /// namespace records in the chain, without a checkpoint), as `rollfs mkfs` makes images
-    /// now.
+    /// namespace records in the chain, without a checkpoint), `-O mixed` (a small fsync's
+    /// data written beside its nodes, one device range), `-O cpsum` (the summaries of open
+    /// segments carried in the checkpoint), as `rollfs mkfs` makes images now.
     /// Older binaries refuse the image afterwards. Exit: 0 done (or nothing to do), 2 bad
     /// options, 1 could not tune (busy, not cleanly unmounted, I/O error).
     Tune {
-        /// Features to turn on, comma-separated (`prealloc`, `inline`, `nsrec`).
+        /// Features to turn on, comma-separated (`prealloc`, `inline`, `nsrec`, `mixed`,
+        /// `cpsum`).
         #[arg(short = 'O', value_name = "FEATURES", required = true)]
         features: Vec<String>,
         target: PathBuf,
