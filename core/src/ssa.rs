@@ -284,7 +284,7 @@ impl Ssa {
         let mut summaries = Vec::new();
         let mut to_slots = Vec::new();
         for segno in self.dirty.union(&self.pinned).copied() {
-            let entries = self.owned_prefix(segno);
+            let entries = self.owned_prefix(segno)?;
             let len = OpenSummary::encoded_len(entries.len());
             if open.contains(&segno) && len <= room {
                 room -= len;
@@ -300,14 +300,16 @@ impl Ssa {
 
     /// A cached summary's entries up to its last nonzero one (the rest are zero: blocks not
     /// written yet, or never owned).
-    fn owned_prefix(&self, segno: u32) -> Vec<Summary> {
+    /// Dirty and pinned summaries are never evicted: one missing is a bug, refused (the
+    /// checkpoint fails and the filesystem turns read-only) rather than written empty.
+    fn owned_prefix(&self, segno: u32) -> Result<Vec<Summary>> {
         let Some(b) = self.cache.get(&segno) else {
             debug_assert!(false, "summary of segment {segno} to flush is not cached");
-            return Vec::new();
+            return Err(crate::error::Error::Invalid("SSA: a summary to write is not cached"));
         };
         let raw = &view::<RawSsaBlock>(b).entries;
         let n = raw.iter().rposition(|e| e.nid.get() != 0 || e.ofs.get() != 0).map_or(0, |i| i + 1);
-        raw[..n].iter().map(|e| Summary { nid: e.nid.get(), ofs: e.ofs.get() }).collect()
+        Ok(raw[..n].iter().map(|e| Summary { nid: e.nid.get(), ofs: e.ofs.get() }).collect())
     }
 
     /// After the pack of an [`Ssa::flush`] committed: its slots are current, the summaries
