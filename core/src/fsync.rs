@@ -447,13 +447,6 @@ impl<D: BlockDevice> Filesystem<D> {
         } += 1;
     }
 
-    /// Why an fsync of `ino` must be served by a checkpoint (None: the chain can carry it).
-    /// Reads the inode and, after a directory rename, its ancestors and their entries;
-    /// changes nothing.
-    pub(crate) fn fsync_checkpoint_reason(&mut self, ino: Ino, kind: FileType) -> Result<Option<CheckpointReason>> {
-        Ok(self.decide(ino, kind, true)?.0)
-    }
-
     /// What an fsync of `ino` decides before it changes anything: why it must checkpoint
     /// (if it must), and whether the namespace records not yet in the chain go before its
     /// batch. A directory's fsync writes them all (the whole tree); a file's only when it
@@ -465,11 +458,17 @@ impl<D: BlockDevice> Filesystem<D> {
     /// it never fsync'd made every fsync write that file (review 50, F2).
     pub(crate) fn fsync_decision(&mut self, ino: Ino, kind: FileType) -> Result<(Option<CheckpointReason>, bool)> {
         let all = kind == FileType::Directory;
-        self.decide(ino, kind, all)
+        self.fsync_decision_for(ino, kind, all)
     }
 
-    /// [`Self::fsync_decision`]; `all`: the records go first whatever the file needs.
-    fn decide(&mut self, ino: Ino, kind: FileType, all: bool) -> Result<(Option<CheckpointReason>, bool)> {
+    /// [`Self::fsync_decision`]; `all`: the records go first whatever the file needs (a
+    /// directory's fsync; an atomic commit whose directory lost a name).
+    pub(crate) fn fsync_decision_for(
+        &mut self,
+        ino: Ino,
+        kind: FileType,
+        all: bool,
+    ) -> Result<(Option<CheckpointReason>, bool)> {
         let reason = self.chain_checkpoint_reason(ino, kind)?;
         if !self.records_in_chain() {
             return Ok((reason, false));

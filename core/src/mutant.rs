@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 39] = [
+pub const NAMES: [&str; 40] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -58,6 +58,7 @@ pub const NAMES: [&str; 39] = [
     "mutant-recovery-writes-over-chain-data",
     "mutant-chain-no-skip",
     "mutant-cpsum-unpinned",
+    "mutant-commit-skips-journal-records",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

@@ -40,6 +40,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-recovery-writes-over-chain-data", "nsrec_recovery"),
     ("mutant-chain-no-skip", "mixed_node"),
     ("mutant-cpsum-unpinned", "cp_summaries"),
+    ("mutant-commit-skips-journal-records", "nsrec_recovery"),
 ];
 
 #[test]

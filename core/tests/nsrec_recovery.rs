@@ -613,6 +613,62 @@ fn after_return(fs: Fs) -> Vec<MemDevice> {
     vec![dev.crash_durable_only(), dev.crash(|_| true)]
 }
 
+/// Review 52, F2: an atomic commit wrote every pending record, so another user's file,
+/// written, never fsync'd and renamed over a name elsewhere, rode root's commit of its
+/// database (26 ms instead of 8.8 ms through a mount). A commit now writes records only
+/// where the file's fsync would, or where one of them removes a name from the file's
+/// directory: SQLite's journal, deleted beside the database, must not come back after a
+/// crash next to the committed transaction (SQLite would take it for a hot journal and roll
+/// the database back with it). Then it writes them all, in order, riders too. Fails with
+/// `mutant-commit-skips-journal-records`: the journal is back after the crash.
+#[test]
+fn an_atomic_commit_writes_records_only_for_its_own_directory() {
+    let big = common::limits::big_cache();
+    let mut fs = Filesystem::mount(CrashDevice::new(image(true)), &big, t(0)).unwrap();
+    let home = fs.mkdir(1, b"home", 0o777, C, t(1)).unwrap().ino;
+    fs.create(home, b"saved", 0o600, C, t(1)).unwrap();
+    let dir = fs.mkdir(1, b"app", 0o755, C, t(1)).unwrap().ino;
+    let db = fs.create(dir, b"db", 0o644, C, t(1)).unwrap().ino;
+    fs.write(db, 0, &[1u8; 8192], t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    // The other user: 1 MiB written, never fsync'd, renamed over a name of their own.
+    let u = Credentials { uid: 1000, gid: 1000 };
+    let theirs = fs.create(home, b"tmp", 0o600, u, t(2)).unwrap().ino;
+    for i in 0..256u64 {
+        fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
+    }
+    fs.rename(home, b"tmp", home, b"saved", RenameFlags::empty(), t(3)).unwrap();
+    let commit = |fs: &mut Filesystem<CrashDevice>, byte: u8, now: i64| {
+        fs.start_atomic_write(db).unwrap();
+        fs.write(db, 0, &[byte; 4096], t(now)).unwrap();
+        fs.commit_atomic_write(db, t(now)).unwrap();
+    };
+    let written = |a: &Stats, b: &Stats| b.data_blocks_written - a.data_blocks_written;
+    let before = fs.stats();
+    commit(&mut fs, 2, 4);
+    let after = fs.stats();
+    assert_eq!(after.checkpoints, before.checkpoints, "no checkpoint");
+    assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "no record written");
+    assert_eq!(after.fsync_riders, before.fsync_riders, "the other user's file rode");
+    assert!(written(&before, &after) <= 1, "the other user's 256 blocks were written: {}", written(&before, &after));
+    // SQLite's rollback journal: created and fsync'd (its create record written, and the
+    // other user's rename with it), then deleted beside the database.
+    let journal = fs.create(dir, b"db-journal", 0o644, C, t(5)).unwrap().ino;
+    fs.write(journal, 0, &[9u8; 512], t(5)).unwrap();
+    fs.fsync(journal, false, t(5)).unwrap();
+    fs.unlink(dir, b"db-journal", t(6)).unwrap();
+    let mid = fs.stats();
+    commit(&mut fs, 3, 7);
+    let end = fs.stats();
+    assert_eq!(end.checkpoints, mid.checkpoints, "no checkpoint");
+    assert!(end.ns_record_nodes_written > mid.ns_record_nodes_written, "the journal's removal was not written");
+    let mut fs = Filesystem::mount(fs.into_device().crash_durable_only(), &big, t(100)).unwrap();
+    assert!(fs.lookup(dir, b"db-journal").is_err(), "the deleted journal is back beside the committed database");
+    let mut b = vec![0u8; 8192];
+    fs.read(db, 0, &mut b).unwrap();
+    assert!(b[..4096].iter().all(|&x| x == 3) && b[4096..].iter().all(|&x| x == 1), "the last commit");
+}
+
 /// A directory's fsync keeps the promise it has without records (where it is a
 /// checkpoint): the whole tree is durable once it returns — a file written and renamed over
 /// another without an fsync of its own (ALICE's `rename-bad`: never empty under the name),

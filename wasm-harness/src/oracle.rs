@@ -87,6 +87,12 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         if !(r.ok && r.events.end <= c) {
             continue;
         }
+        if let Op::AtomicCommit(path) = op {
+            let absent_since = |p: &str| history::values_in(h.kinds.get(p), f, hi).next().is_none();
+            if let Some(v) = name_back_verdict(tree, path, &r.label, absent_since) {
+                return Some(v);
+            }
+        }
         let names = history::names_in(h, *ino, f, hi);
         if names.is_empty() || history::value_at(h.content.get(ino), hi).is_none() {
             continue; // a directory, or deleted since: a later state of its own
@@ -189,6 +195,36 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         }
     }
     None
+}
+
+/// Invariant 5's promise to SQLite (DESIGN.md, *Atomic writes*): an atomic commit of `path`
+/// that returned makes durable every name removed from its directory before it, so that a
+/// rollback journal deleted beside the database never comes back after a crash next to the
+/// committed transaction (SQLite would take it for a hot journal and "roll back" committed
+/// transactions with it). A name of that directory in the recovered `tree` must be one the
+/// directory held at the commit or after it (`absent_since(p)`: no entry `p` from the
+/// commit's record to the window's end).
+fn name_back_verdict(
+    tree: &Tree,
+    path: &str,
+    label: &str,
+    absent_since: impl Fn(&str) -> bool,
+) -> Option<(String, String)> {
+    let dir = match path.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &path[..i],
+        None => return None,
+    };
+    let prefix = if dir == "/" { String::from("/") } else { format!("{dir}/") };
+    let back = tree
+        .entries
+        .keys()
+        .filter(|p| p.len() > prefix.len() && p.starts_with(&prefix) && !p[prefix.len()..].contains('/'))
+        .find(|p| absent_since(p))?;
+    Some((
+        "atomic-commit-name-back".into(),
+        format!("`{label}` returned before the crash, but {back}, removed from its directory before it, is back"),
+    ))
 }
 
 /// Invariant 2 for fallocate (a reservation is file state; issue 38): the blocks `ino` had
@@ -398,6 +434,12 @@ mod history_tests {
             if !(r.ok && r.events.end <= c) {
                 continue;
             }
+            if let Op::AtomicCommit(path) = op {
+                let absent_since = |p: &str| (f..=hi).all(|k| !run.states[k].entries.contains_key(p));
+                if let Some(v) = name_back_verdict(tree, path, &r.label, absent_since) {
+                    return Some(v);
+                }
+            }
             let names: std::collections::BTreeSet<&String> =
                 (f..=hi).flat_map(|k| snaps[k].names.iter().filter(|(_, i)| *i == ino).map(|(p, _)| p)).collect();
             if names.is_empty() || !snaps[hi].content.contains_key(ino) {
@@ -531,6 +573,7 @@ mod history_tests {
             "seed-btrfs-logged-trans-rename.wl",
             "seed-btrfs-logged-trans-link.wl",
             "many-small-syncs.wl",
+            "nsrec-atomic-commit-after-a-removed-journal.wl",
         ]
         .iter()
         .map(|f| CaseId::File(dir.join(f)))
@@ -573,7 +616,7 @@ mod history_tests {
         }
         eprintln!("{compared} verdicts compared, {violations} violations: {kinds:?}");
         assert!(compared > 2000 && violations > 200, "{compared} verdicts compared, {violations} violations");
-        for rule in ["fsync-lost", "rename-not-atomic", "tree-mismatch"] {
+        for rule in ["fsync-lost", "rename-not-atomic", "tree-mismatch", "atomic-commit-name-back"] {
             assert!(kinds.get(rule).is_some_and(|&n| n > 0), "rule {rule} never decided: {kinds:?}");
         }
     }
