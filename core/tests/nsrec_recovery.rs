@@ -632,12 +632,7 @@ fn an_atomic_commit_writes_records_only_for_its_own_directory() {
     fs.write(db, 0, &[1u8; 8192], t(1)).unwrap();
     fs.sync(t(1)).unwrap();
     // The other user: 1 MiB written, never fsync'd, renamed over a name of their own.
-    let u = Credentials { uid: 1000, gid: 1000 };
-    let theirs = fs.create(home, b"tmp", 0o600, u, t(2)).unwrap().ino;
-    for i in 0..256u64 {
-        fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
-    }
-    fs.rename(home, b"tmp", home, b"saved", RenameFlags::empty(), t(3)).unwrap();
+    another_users_big_file_renamed(&mut fs, home, b"tmp", b"saved");
     let commit = |fs: &mut Filesystem<CrashDevice>, byte: u8, now: i64| {
         fs.start_atomic_write(db).unwrap();
         fs.write(db, 0, &[byte; 4096], t(now)).unwrap();
@@ -759,6 +754,17 @@ fn rename_over_without_fsync_then_directory_fsync_is_all_or_nothing_at_every_cra
     assert!(n > 4);
 }
 
+/// Another user (uid 1000) creates `home/from`, writes 1 MiB to it, never fsyncs it, and
+/// renames it to `home/to` (over that name if it exists).
+fn another_users_big_file_renamed(fs: &mut Fs, home: Ino, from: &[u8], to: &[u8]) {
+    let u = Credentials { uid: 1000, gid: 1000 };
+    let theirs = fs.create(home, from, 0o600, u, t(2)).unwrap().ino;
+    for i in 0..256u64 {
+        fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
+    }
+    fs.rename(home, from, home, to, RenameFlags::empty(), t(3)).unwrap();
+}
+
 /// Review 50, F2: records are written in order, so an fsync that writes them writes every
 /// user's, and a file's fsync rode the files they name. A file's fsync that needs none of
 /// them (its name unchanged since the checkpoint, no record naming it) writes its batch
@@ -776,12 +782,8 @@ fn a_files_fsync_rides_only_files_renamed_over_a_name() {
     let mine = fs.create(1, b"mine", 0o644, C, t(1)).unwrap().ino;
     fs.sync(t(1)).unwrap();
     // The other user: a 1 MiB file, written, never fsync'd, renamed to a fresh name.
+    another_users_big_file_renamed(&mut fs, home, b"big0", b"big1");
     let u = Credentials { uid: 1000, gid: 1000 };
-    let theirs = fs.create(home, b"big0", 0o600, u, t(2)).unwrap().ino;
-    for i in 0..256u64 {
-        fs.write(theirs, i * 4096, &[7u8; 4096], t(2)).unwrap();
-    }
-    fs.rename(home, b"big0", home, b"big1", RenameFlags::empty(), t(3)).unwrap();
     let written = |a: &Stats, b: &Stats| b.data_blocks_written - a.data_blocks_written;
     let before = fs.stats();
     fs.write(mine, 0, b"fsync'd alone", t(4)).unwrap();
