@@ -363,3 +363,60 @@ fn no_read_returns_staged_bytes_once_a_release_ended_the_session() {
     }
     reads_after_a_release(&bin, &[], 20).unwrap();
 }
+
+fn core_counter(stats: &str, key: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(stats).expect("stats are JSON");
+    v["core"][key].as_u64().unwrap_or_else(|| panic!("no core.{key} in the stats: {stats}"))
+}
+
+/// Review 52, F2, through the mount: an atomic commit writes the namespace records pending
+/// in other directories — and the files they rename over a name — only when its own
+/// directory lost a name (SQLite's journal). A file of 8 MiB written, never fsync'd and
+/// renamed over a name elsewhere stays behind the commit (no rider, none of its blocks
+/// written); a journal fsync'd and deleted beside the database makes the next commit write
+/// the records, and the unmount and fsck find the image clean.
+#[test]
+fn an_atomic_commit_leaves_pending_renames_of_other_directories_behind() {
+    let img = Image::new("256M", &[]);
+    let m = img.mount();
+    fs::create_dir(m.path("app")).unwrap();
+    fs::create_dir(m.path("other")).unwrap();
+    let db = m.path("app/db");
+    fs::write(&db, vec![b'A'; 8192]).unwrap();
+    fs::write(m.path("other/saved"), b"old").unwrap();
+    checkpoint(m.path("").as_path());
+    fs::write(m.path("other/tmp"), vec![7u8; 8 << 20]).unwrap();
+    fs::rename(m.path("other/tmp"), m.path("other/saved")).unwrap();
+    let commit = |byte: u8| {
+        let f = rw(&db);
+        assert_eq!(ioctl(&f, START), 0);
+        f.write_all_at(&[byte; 4096], 0).unwrap();
+        assert_eq!(ioctl(&f, COMMIT), 0);
+    };
+    let before = mount_stats(&db);
+    commit(b'B');
+    let after = mount_stats(&db);
+    let delta = |a: &str, b: &str, k: &str| core_counter(b, k) - core_counter(a, k);
+    assert_eq!(delta(&before, &after, "fsync_riders"), 0, "the pending rename rode the commit");
+    assert_eq!(delta(&before, &after, "ns_record_nodes_written"), 0, "records written");
+    assert!(
+        delta(&before, &after, "data_blocks_written") < 2048,
+        "the other directory's 8 MiB was written: {} blocks",
+        delta(&before, &after, "data_blocks_written")
+    );
+    // SQLite's rollback journal beside the database: fsync'd, then deleted.
+    let journal = m.path("app/db-journal");
+    fs::write(&journal, vec![b'J'; 512]).unwrap();
+    File::open(&journal).unwrap().sync_all().unwrap();
+    fs::remove_file(&journal).unwrap();
+    let mid = mount_stats(&db);
+    commit(b'C');
+    let end = mount_stats(&db);
+    assert!(delta(&mid, &end, "ns_record_nodes_written") > 0, "the journal's removal was not written");
+    assert_eq!(delta(&mid, &end, "checkpoints"), 0, "a checkpoint served the commit");
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert!(!m.path("app/db-journal").exists());
+    assert_eq!(&fs::read(m.path("app/db")).unwrap()[..4096], &[b'C'; 4096]);
+}
