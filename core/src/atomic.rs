@@ -258,6 +258,9 @@ impl<D: BlockDevice> Filesystem<D> {
         self.in_fsync = true;
         let r = self.op(|fs| fs.commit_atomic_inner(ino, now));
         self.in_fsync = false;
+        // A commit that failed after its decision (for room, in phase 1) leaves no riders
+        // for a later commit or fsync to write (`group_riders`).
+        self.group_riders.clear();
         if r.is_err() {
             self.stats.atomic_commit_failures += 1;
         }
@@ -539,6 +542,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// and [`Filesystem::write_riders`]; a rider that needs a checkpoint makes the commit
     /// one). A commit that writes no record names no rider, as a file's fsync.
     fn commit_decision(&mut self, ino: Ino) -> Result<(Option<CheckpointReason>, bool)> {
+        debug_assert!(self.group_riders.is_empty(), "riders left over from an earlier fsync or commit");
+        self.group_riders.clear();
         let (reason, records) = self.commit_checkpoint_reason(ino)?;
         if reason.is_some() || !records {
             return Ok((reason, records));

@@ -354,7 +354,10 @@ pub struct Filesystem<D: BlockDevice> {
     pub(crate) atomic: BTreeMap<Ino, crate::atomic::AtomicSession>,
     /// The riders of the fsync (or atomic commit) being written (`fsync::riders`): set
     /// before its records are written, whose last node counts their batches
-    /// (`nschain::write_pending_records`); emptied by `fsync::write_riders`.
+    /// (`nschain::write_pending_records`); emptied by `fsync::write_riders`, and after every
+    /// fsync and commit, failed ones too (invariant: empty outside them — a rider left over
+    /// from a commit refused for room was written by a later commit that wrote no record,
+    /// its rename's record with it but not as a group: review 56).
     pub(crate) group_riders: Vec<Ino>,
     /// Each directory's parent, as its inode records it, for the walks up the tree
     /// (`walk_up`): see `parents.rs`.

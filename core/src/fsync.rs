@@ -136,6 +136,9 @@ impl<D: BlockDevice> Filesystem<D> {
             let t = fs.fsync_submit_decided(ino, datasync, reason, records, now)?;
             fs.write_riders(t, now)
         });
+        // An fsync that failed after its decision leaves no riders for a later fsync or
+        // commit to write (`group_riders`).
+        self.group_riders.clear();
         self.shrink_node_cache();
         r
     }

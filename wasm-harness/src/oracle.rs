@@ -87,9 +87,10 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         if !(r.ok && r.events.end <= c) {
             continue;
         }
-        if let Op::AtomicCommit(path) = op {
+        if matches!(op, Op::AtomicCommit(_)) {
             let absent_since = |p: &str| history::values_in(h.kinds.get(p), f, hi).next().is_none();
-            if let Some(v) = name_back_verdict(tree, path, &r.label, absent_since) {
+            let names = history::names_in(h, *ino, f, f);
+            if let Some(v) = name_back_verdict(tree, names.iter().map(|p| p.as_str()), &r.label, absent_since) {
                 return Some(v);
             }
         }
@@ -197,34 +198,43 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
     None
 }
 
-/// Invariant 5's promise to SQLite (DESIGN.md, *Atomic writes*): an atomic commit of `path`
-/// that returned makes durable every name removed from its directory before it, so that a
-/// rollback journal deleted beside the database never comes back after a crash next to the
-/// committed transaction (SQLite would take it for a hot journal and "roll back" committed
-/// transactions with it). A name of that directory in the recovered `tree` must be one the
-/// directory held at the commit or after it (`absent_since(p)`: no entry `p` from the
-/// commit's record to the window's end).
-fn name_back_verdict(
+/// Invariant 5's promise to SQLite (DESIGN.md, *Atomic writes*): an atomic commit that
+/// returned makes durable every name removed before it from a directory holding one of the
+/// file's `names` (as they were at the commit), so that a rollback journal deleted beside
+/// the database never comes back after a crash next to the committed transaction (SQLite
+/// would take it for a hot journal and "roll back" committed transactions with it). A name
+/// of such a directory in the recovered `tree` must be one the directory held at the commit
+/// or after it (`absent_since(p)`: no entry `p` from the commit's record to the window's
+/// end). Every name's directory, not only the one the commit went through: a file with two
+/// names has a journal beside each (review 56).
+fn name_back_verdict<'a>(
     tree: &Tree,
-    path: &str,
+    names: impl Iterator<Item = &'a str>,
     label: &str,
     absent_since: impl Fn(&str) -> bool,
 ) -> Option<(String, String)> {
-    let dir = match path.rfind('/') {
-        Some(0) => "/",
-        Some(i) => &path[..i],
-        None => return None,
-    };
-    let prefix = if dir == "/" { String::from("/") } else { format!("{dir}/") };
-    let back = tree
-        .entries
-        .keys()
-        .filter(|p| p.len() > prefix.len() && p.starts_with(&prefix) && !p[prefix.len()..].contains('/'))
-        .find(|p| absent_since(p))?;
-    Some((
-        "atomic-commit-name-back".into(),
-        format!("`{label}` returned before the crash, but {back}, removed from its directory before it, is back"),
-    ))
+    for path in names {
+        let dir = match path.rfind('/') {
+            Some(0) => "/",
+            Some(i) => &path[..i],
+            None => continue,
+        };
+        let prefix = if dir == "/" { String::from("/") } else { format!("{dir}/") };
+        let back = tree
+            .entries
+            .keys()
+            .filter(|p| p.len() > prefix.len() && p.starts_with(&prefix) && !p[prefix.len()..].contains('/'))
+            .find(|p| absent_since(p));
+        if let Some(back) = back {
+            return Some((
+                "atomic-commit-name-back".into(),
+                format!(
+                    "`{label}` returned before the crash, but {back}, removed before it from a directory holding the file ({path}), is back"
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// Invariant 2 for fallocate (a reservation is file state; issue 38): the blocks `ino` had
@@ -434,9 +444,11 @@ mod history_tests {
             if !(r.ok && r.events.end <= c) {
                 continue;
             }
-            if let Op::AtomicCommit(path) = op {
+            if matches!(op, Op::AtomicCommit(_)) {
                 let absent_since = |p: &str| (f..=hi).all(|k| !run.states[k].entries.contains_key(p));
-                if let Some(v) = name_back_verdict(tree, path, &r.label, absent_since) {
+                let names: std::collections::BTreeSet<&String> =
+                    snaps[f].names.iter().filter(|(_, i)| *i == ino).map(|(p, _)| p).collect();
+                if let Some(v) = name_back_verdict(tree, names.iter().map(|p| p.as_str()), &r.label, absent_since) {
                     return Some(v);
                 }
             }
