@@ -494,6 +494,12 @@ pub fn mount_stats(any_file_in_mount: &Path) -> String {
     stats_ioctl(any_file_in_mount, ROLLFS_IOC_GET_STATS, 16383).expect("stats ioctl failed")
 }
 
+/// Counter `key` of section `section` ("core" or "driver") of the stats' JSON text.
+pub fn stat_counter(stats: &str, section: &str, key: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(stats).expect("stats are JSON");
+    v[section][key].as_u64().unwrap_or_else(|| panic!("no {section}.{key} in the stats: {stats}"))
+}
+
 /// Issues a stats ioctl `cmd` with an out buffer of `len` bytes (the size `cmd` encodes).
 pub fn stats_ioctl(any_file_in_mount: &Path, cmd: u32, len: usize) -> std::io::Result<String> {
     use std::os::fd::AsRawFd;

@@ -364,11 +364,6 @@ fn no_read_returns_staged_bytes_once_a_release_ended_the_session() {
     reads_after_a_release(&bin, &[], 20).unwrap();
 }
 
-fn core_counter(stats: &str, key: &str) -> u64 {
-    let v: serde_json::Value = serde_json::from_str(stats).expect("stats are JSON");
-    v["core"][key].as_u64().unwrap_or_else(|| panic!("no core.{key} in the stats: {stats}"))
-}
-
 /// Review 52, F2, through the mount: an atomic commit writes the namespace records pending
 /// in other directories — and the files they rename over a name — only when its own
 /// directory lost a name (SQLite's journal). A file of 8 MiB written, never fsync'd and
@@ -396,7 +391,7 @@ fn an_atomic_commit_leaves_pending_renames_of_other_directories_behind() {
     let before = mount_stats(&db);
     commit(b'B');
     let after = mount_stats(&db);
-    let delta = |a: &str, b: &str, k: &str| core_counter(b, k) - core_counter(a, k);
+    let delta = |a: &str, b: &str, k: &str| stat_counter(b, "core", k) - stat_counter(a, "core", k);
     assert_eq!(delta(&before, &after, "fsync_riders"), 0, "the pending rename rode the commit");
     assert_eq!(delta(&before, &after, "ns_record_nodes_written"), 0, "records written");
     assert!(

@@ -37,8 +37,7 @@ fn possible_cpus() -> u64 {
 }
 
 fn counter(stats: &str, key: &str) -> u64 {
-    let v: serde_json::Value = serde_json::from_str(stats).expect("stats are JSON");
-    v["driver"][key].as_u64().unwrap_or_else(|| panic!("no driver.{key} in the stats: {stats}"))
+    stat_counter(stats, "driver", key)
 }
 
 /// `-o uring` where the kernel offers it: requests arrive over the ring (all but those sent
