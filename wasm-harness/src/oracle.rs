@@ -167,6 +167,18 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
             let hash = e.chash;
             let ok = history::values_in(h.names.get(p), lo, hi)
                 .any(|i| history::values_in(h.content.get(i), lo, hi).any(|&x| x == hash));
+            // A file renamed over `p` at `k` shows there a state of its own from `k` on.
+            let renamed_over =
+                renamed_over(run, lo, hi, p, |x, k| history::values_in(h.names.get(p), lo, k - 1).any(|&i| i == x));
+            let stale = renamed_over.and_then(|(x, k)| {
+                let own = history::values_in(h.content.get(&x), k, hi).any(|&c| c == hash);
+                let other = history::values_in(h.names.get(p), lo, hi)
+                    .any(|&i| i != x && history::values_in(h.content.get(&i), lo, hi).any(|&c| c == hash));
+                (!own && !other).then_some(k)
+            });
+            if let (true, Some(k)) = (ok, stale) {
+                return Some(rename_bad(run, p, e.size, k));
+            }
             if !ok {
                 return Some((
                     "tree-mismatch".into(),
@@ -196,6 +208,35 @@ pub fn per_file_verdict(run: &Run, c: usize, tree: &Tree, exact: bool) -> Option
         }
     }
     None
+}
+
+/// The file renamed over `p` in the window, and the record of that rename: the first
+/// rename (or exchange) in `lo + 1..=hi` that gave `p`, a name of another file then, to a
+/// file `x` that did not have it earlier in the window (`had(x, k)`: `x` named `p` at some
+/// record of `lo..k`).
+fn renamed_over(run: &Run, lo: usize, hi: usize, p: &str, had: impl Fn(u64, usize) -> bool) -> Option<(u64, usize)> {
+    let snaps = &run.snaps;
+    (lo + 1..=hi.min(run.ops.len().saturating_sub(1))).find_map(|k| {
+        let Some((Op::Rename(from, to, _), _)) = &run.ops[k] else { return None };
+        if !run.records[k].ok || (to != p && from != p) {
+            return None;
+        }
+        let (x, before) = (*snaps[k].names.get(p)?, *snaps[k - 1].names.get(p)?);
+        (x != before && !had(x, k)).then_some((x, k))
+    })
+}
+
+/// ALICE's `rename-bad`, the promise riders keep (DESIGN.md, *Riders*): a file renamed over a
+/// name, written and never fsync'd, never shows under that name a state it had before the
+/// rename (empty, as just created), since the rename took the old file's contents away.
+fn rename_bad(run: &Run, p: &str, size: u64, k: usize) -> (String, String) {
+    (
+        "rename-over-older".into(),
+        format!(
+            "{p}: content (size {size}) is a state the file renamed over it by `{}` had only before that rename",
+            run.records[k].label
+        ),
+    )
 }
 
 /// Invariant 5's promise to SQLite (DESIGN.md, *Atomic writes*): an atomic commit that
@@ -523,6 +564,16 @@ mod history_tests {
                     (lo..=hi).filter_map(|k| snaps[k].names.get(p).copied()).collect();
                 let h = e.chash;
                 let ok = inos.iter().any(|i| (lo..=hi).any(|k| snaps[k].content.get(i) == Some(&h)));
+                let renamed_over =
+                    renamed_over(run, lo, hi, p, |x, k| (lo..k).any(|j| snaps[j].names.get(p) == Some(&x)));
+                let stale = renamed_over.and_then(|(x, k)| {
+                    let own = (k..=hi).any(|j| snaps[j].content.get(&x) == Some(&h));
+                    let other = inos.iter().any(|&i| i != x && (lo..=hi).any(|j| snaps[j].content.get(&i) == Some(&h)));
+                    (!own && !other).then_some(k)
+                });
+                if let (true, Some(k)) = (ok, stale) {
+                    return Some(rename_bad(run, p, e.size, k));
+                }
                 if !ok {
                     return Some((
                         "tree-mismatch".into(),

@@ -671,3 +671,28 @@ fn nomixed_workloads_take_the_two_log_fsync_and_catch_its_mutant() {
         caught.last_line()
     );
 }
+
+/// ALICE's `rename-bad` as an explorer rule (`rename-over-older`, stop 56): a file written,
+/// never fsync'd and renamed over a name must not show under it a state it had only before
+/// the rename. The real core keeps it on the rename-over workload; a core whose fsyncs
+/// write no riders (`mutant-no-riders`) is caught by that rule itself, not only by the tree
+/// rule (review 56's F1 showed such a file empty and went unseen by the tree rule).
+#[test]
+fn a_file_renamed_over_a_name_never_shows_an_older_state_of_its_own() {
+    let file = rollfs_sim::workload::regression_files()
+        .into_iter()
+        .find(|p| p.ends_with("nsrec-rename-over-without-fsync.wl"))
+        .expect("the rename-over regression workload");
+    let cases = [CaseId::File(file)];
+    let opts = Options { torn: true, ..small_opts(8) };
+    let run = |ex: &Explorer| rollfs_sim::schedule::explore_cases(ex, &cases, &mut |_| {});
+    let s = run(&explorer(opts.clone()));
+    assert!(s.states > 0 && s.violations.is_empty(), "{}", s.last_line());
+    let module = std::sync::Arc::new(GuestModule::mutant("mutant-no-riders").expect("the mutant guest"));
+    let caught = run(&Explorer::new(module, opts).expect("format"));
+    assert!(
+        caught.violations.iter().any(|v| v.kind == "rename-over-older"),
+        "mutant-no-riders not caught by rename-over-older: {}",
+        caught.last_line()
+    );
+}
