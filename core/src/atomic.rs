@@ -542,8 +542,8 @@ impl<D: BlockDevice> Filesystem<D> {
     /// and [`Filesystem::write_riders`]; a rider that needs a checkpoint makes the commit
     /// one). A commit that writes no record names no rider, as a file's fsync.
     fn commit_decision(&mut self, ino: Ino) -> Result<(Option<CheckpointReason>, bool)> {
+        // Empty here: every fsync and commit empties it when it ends (`commit_atomic_write`).
         debug_assert!(self.group_riders.is_empty(), "riders left over from an earlier fsync or commit");
-        self.group_riders.clear();
         let (reason, records) = self.commit_checkpoint_reason(ino)?;
         if reason.is_some() || !records {
             return Ok((reason, records));
@@ -609,6 +609,7 @@ impl<D: BlockDevice> Filesystem<D> {
         let (known, pino) = self.known_directory(ino)?;
         Ok(!known || self.since_cp.ns_unwritten().0.iter().any(|r| record_removes_a_name_in(r, pino)))
     }
+
     /// Stages a write into an open session: in memory while every session's in-memory
     /// blocks stay within the budget, else into the session's inode (spilling it first).
     pub(crate) fn atomic_write(&mut self, ino: Ino, offset: u64, data: &[u8], now: Timestamp) -> Result<()> {
