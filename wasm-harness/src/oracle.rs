@@ -255,11 +255,7 @@ fn name_back_verdict<'a>(
     absent_since: impl Fn(&str) -> bool,
 ) -> Option<(String, String)> {
     for path in names {
-        let dir = match path.rfind('/') {
-            Some(0) => "/",
-            Some(i) => &path[..i],
-            None => continue,
-        };
+        let Some(dir) = crate::states::parent(path) else { continue };
         let prefix = if dir == "/" { String::from("/") } else { format!("{dir}/") };
         let back = tree
             .entries

@@ -51,7 +51,7 @@ pub struct StateTracker {
 }
 
 /// The parent of a normalized path (`/a/b` -> `/a`, `/a` -> `/`); `None` for the root.
-fn parent(p: &str) -> Option<&str> {
+pub(crate) fn parent(p: &str) -> Option<&str> {
     match p.rfind('/') {
         _ if p == "/" => None,
         Some(0) => Some("/"),
