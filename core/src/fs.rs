@@ -362,6 +362,9 @@ pub struct Filesystem<D: BlockDevice> {
     /// Each directory's parent, as its inode records it, for the walks up the tree
     /// (`walk_up`): see `parents.rs`.
     pub(crate) dir_parents: crate::parents::DirParents,
+    /// A file's name its inode stopped recording when a link recorded another, so that
+    /// removing that link puts a right parent back: see `other_names.rs`.
+    pub(crate) other_names: crate::other_names::OtherNames,
     /// Set while mount rolls the chain forward: recovery only uses the room the fsyncs
     /// reserved for it, so it never cleans, and never writes a checkpoint before its own.
     pub(crate) recovering: bool,
@@ -541,6 +544,7 @@ impl<D: BlockDevice> Filesystem<D> {
             cp_summaries,
             since_cp: Default::default(),
             dir_parents: Default::default(),
+            other_names: Default::default(),
             recovering: false,
             version_step: 1,
             in_fsync: false,

@@ -477,8 +477,21 @@ impl<D: BlockDevice> Filesystem<D> {
             return Ok((reason, false));
         }
         let (unwritten, complete) = (self.since_cp.ns_unwritten().0, self.since_cp.ns_records().1);
-        let records =
-            !unwritten.is_empty() && (all || reason.is_some() || unwritten.iter().any(|r| record_names(r, ino)));
+        let (none_unwritten, names_it) = (unwritten.is_empty(), unwritten.iter().any(|r| record_names(r, ino)));
+        // A file linked, unlinked or renamed since the checkpoint (`Relinked`) has every
+        // change of its names in a record naming it: once those are in the chain (written
+        // in order, so with everything before them), its names need no other record, and
+        // only the file's other reasons count. Before, every fsync and commit of such a
+        // file wrote every user's pending records with their riders until the next
+        // checkpoint (review 56, second user, F2: another user's link and unlink of it).
+        let needs = match reason {
+            Some(CheckpointReason::Relinked) if complete => {
+                !crate::mutant!("mutant-relinked-skips-other-reasons")
+                    && self.unrelinked_checkpoint_reason(ino)?.is_some()
+            }
+            r => r.is_some(),
+        };
+        let records = !none_unwritten && (all || needs || names_it);
         if !complete {
             // A change no record expresses: names are durable only by a checkpoint, and no
             // dentry mark is written on this image.
@@ -571,6 +584,12 @@ impl<D: BlockDevice> Filesystem<D> {
         if self.since_cp.is_relinked(ino) {
             return Ok(Some(CheckpointReason::Relinked));
         }
+        self.unrelinked_checkpoint_reason(ino)
+    }
+
+    /// [`Self::chain_checkpoint_reason`] of a file, its own names aside (as if it had not
+    /// been linked, unlinked or renamed since the checkpoint).
+    fn unrelinked_checkpoint_reason(&mut self, ino: Ino) -> Result<Option<CheckpointReason>> {
         if self.since_cp.is_reserved(ino) && !crate::mutant!("mutant-prealloc-by-batch") {
             return Ok(Some(CheckpointReason::Reserved));
         }

@@ -296,6 +296,7 @@ impl<D: BlockDevice> Filesystem<D> {
         // A directory's id freed (rmdir's eviction, an undone mkdir): its parent is no
         // longer recorded (the id may later be another inode's).
         self.dir_parents.forget(nid);
+        self.other_names.forget(nid);
         Ok(())
     }
 

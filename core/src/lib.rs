@@ -35,6 +35,7 @@
 //! | `namei` | the namespace: names, links, rename, attributes, xattrs |
 //! | `fileflags` | file attribute flags (`chattr`: immutable, append-only, no-dump, no-atime, [`FileFlags`], re-exported) and the checks every operation makes against them |
 //! | `parents` | each directory's parent in memory: the walks of the rename loop check and fsync |
+//! | `other_names` | the name a file recorded before a link recorded another: unlink puts it back |
 //! | [`xattr`] | extended attribute block. *Public* (on-disk format): the format test and the fuzz decoders |
 //! | `prealloc` | fallocate reservations (in memory, or `NEW_ADDR` pointers on disk) |
 //! | `fsync` | fsync without checkpoints: batches in the warm node chain, marks ([`FsyncTicket`], re-exported) |
@@ -96,6 +97,7 @@ mod inode;
 mod mkfs;
 mod namei;
 mod nschain;
+mod other_names;
 mod parents;
 mod prealloc;
 mod recovery;

@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 40] = [
+pub const NAMES: [&str; 41] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -59,6 +59,7 @@ pub const NAMES: [&str; 40] = [
     "mutant-chain-no-skip",
     "mutant-cpsum-unpinned",
     "mutant-commit-skips-journal-records",
+    "mutant-relinked-skips-other-reasons",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

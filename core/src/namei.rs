@@ -16,6 +16,17 @@ use crate::{zero_block, Block, BlockDevice, Ino};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+/// What a file records as its parent and name once one of its entries is removed (see
+/// `other_names.rs`).
+enum NameLeft {
+    /// Nothing to do: it keeps what it records, and its other name stays remembered.
+    Unchanged,
+    /// It keeps what it records; its other name is forgotten (one link left).
+    Forget,
+    /// It records this other name of its (found by a lookup), forgotten as remembered.
+    Other(Ino, Vec<u8>),
+}
+
 /// A directory's data blocks, as the dentry-block code sees them.
 pub(crate) struct DirIo<'a, D: BlockDevice> {
     pub fs: &'a mut Filesystem<D>,
@@ -478,6 +489,45 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok(())
     }
 
+    /// What `ino`'s recorded name becomes once its entry `dir/name` is removed (unlink, or
+    /// a rename over it), decided before the removal changes anything (invariant 7: it reads
+    /// the inode and maybe a directory). See `other_names.rs`.
+    fn name_left_after_removing(&mut self, ino: Ino, dir: Ino, name: &[u8]) -> Result<NameLeft> {
+        let Some((other_dir, other_name)) = self.other_names.get(ino) else {
+            return Ok(NameLeft::Unchanged);
+        };
+        let b = self.inode_ref(ino)?;
+        let links = inode::links(b);
+        let recorded = inode::pino(b) == dir && inode::name(b) == name;
+        if recorded
+            && links >= 2
+            && (other_dir, other_name.as_slice()) != (dir, name)
+            && self.records_its_entry(ino, other_dir, &other_name)?
+        {
+            return Ok(NameLeft::Other(other_dir, other_name));
+        }
+        // Down to one link: the name it records is its only one, or not known; either way
+        // the other name has nothing more to give.
+        Ok(if links <= 2 { NameLeft::Forget } else { NameLeft::Unchanged })
+    }
+
+    /// After one of `ino`'s names went (`drop_link`): applies what
+    /// [`Self::name_left_after_removing`] decided. Changes only what is cached: the inode,
+    /// dirty since `drop_link` changed its link count, when a name is put back.
+    fn record_name_left(&mut self, ino: Ino, left: NameLeft) -> Result<()> {
+        match left {
+            NameLeft::Unchanged => {}
+            NameLeft::Forget => self.other_names.forget(ino),
+            NameLeft::Other(dir, name) => {
+                let b = self.inode_mut(ino)?;
+                inode::set_pino(b, dir);
+                inode::set_name(b, &name);
+                self.other_names.forget(ino);
+            }
+        }
+        Ok(())
+    }
+
     /// Reads what dropping one link of `ino` will read: its inode and, when that link is
     /// its last and no handle keeps it (it will be evicted), its tree. Changes nothing.
     fn prefetch_victim(&mut self, ino: Ino, is_dir: bool) -> Result<()> {
@@ -514,9 +564,11 @@ impl<D: BlockDevice> Filesystem<D> {
         self.reserve_for_removal(&[parent, ino], 1, now)?;
         // Everything the change reads, before its first change (invariant 7).
         self.prefetch_victim(ino, false)?;
+        let name_left = self.name_left_after_removing(ino, parent, name)?;
         self.dir_remove(parent, name)?;
         self.touch_dir(parent, now)?;
         self.drop_link(ino, false, now)?;
+        self.record_name_left(ino, name_left)?;
         if self.ns_records {
             self.since_cp.ns_record(NsRecord::Unlink {
                 dir: parent,
@@ -601,8 +653,12 @@ impl<D: BlockDevice> Filesystem<D> {
         self.add_links(ino, 1, now)?;
         self.since_cp.relinked(ino);
         let b = self.inode_mut(ino)?;
+        // The name recorded until now is (or was) another of the file's: kept, so that an
+        // unlink of the new one can put it back (other_names.rs).
+        let (old_parent, old_name) = (inode::pino(b), inode::name(b).to_vec());
         inode::set_pino(b, new_parent);
         inode::set_name(b, new_name);
+        self.other_names.note(ino, old_parent, &old_name);
         self.touch_dir(new_parent, now)?;
         if self.ns_records {
             self.since_cp.ns_record(NsRecord::Link { dir: new_parent, name: new_name.to_vec(), ino, time: now });
@@ -717,18 +773,8 @@ impl<D: BlockDevice> Filesystem<D> {
             self.ensure_nids(nids, now)?;
         }
         self.reserve_nodes(&[parent, new_parent, src, dst_ino], 2, now)?;
-        // Everything the change reads, before its first change (invariant 7): the moved
-        // inode, the replaced one and, if it dies here, its tree.
-        if !crate::mutant!("mutant-eio-change-before-read") {
-            self.inode_ref(src)?;
-            if let Some((_, d, d_kind)) = dst.as_ref() {
-                if flags.contains(RenameFlags::EXCHANGE) || *d == src {
-                    self.inode_ref(*d)?;
-                } else {
-                    self.prefetch_victim(*d, *d_kind == FileType::Directory)?;
-                }
-            }
-        }
+        let target = (new_parent, new_name);
+        let victim_name_left = self.rename_reads(src, dst.as_ref().map(|d| (d.1, d.2)), target, flags)?;
         if flags.contains(RenameFlags::EXCHANGE) {
             let (dst_loc, dst_ino, dst_kind) = dst.ok_or(Error::NotFound)?;
             if dst_kind == FileType::Directory && parent != new_parent && self.is_within(parent, dst_ino)? {
@@ -776,6 +822,7 @@ impl<D: BlockDevice> Filesystem<D> {
                 self.add_links(new_parent, -1, now)?;
             }
             self.drop_link(dst_ino, dst_kind == FileType::Directory, now)?;
+            self.record_name_left(dst_ino, victim_name_left)?;
         } else {
             self.dir_insert(new_parent, new_name, src, src_kind)?;
             self.dir_remove(parent, name)?;
@@ -787,6 +834,38 @@ impl<D: BlockDevice> Filesystem<D> {
         self.set_parent_name(src, new_parent, new_name, now)?;
         self.renamed(parent, name, src, new_parent, new_name, dst_ino, false, now)?;
         self.after_change(now)
+    }
+
+    /// Everything a rename of `src` over `target` (which holds `dst`, if anything) reads
+    /// before its first change (invariant 7): the moved inode, the replaced one and, if it
+    /// dies here, its tree; and what the replaced file records once its entry there goes.
+    fn rename_reads(
+        &mut self,
+        src: Ino,
+        dst: Option<(Ino, FileType)>,
+        target: (Ino, &[u8]),
+        flags: RenameFlags,
+    ) -> Result<NameLeft> {
+        if !crate::mutant!("mutant-eio-change-before-read") {
+            self.inode_ref(src)?;
+            if let Some((d, d_kind)) = dst {
+                if flags.contains(RenameFlags::EXCHANGE) || d == src {
+                    self.inode_ref(d)?;
+                } else {
+                    self.prefetch_victim(d, d_kind == FileType::Directory)?;
+                }
+            }
+        }
+        match dst {
+            Some((d, kind))
+                if kind != FileType::Directory
+                    && !flags.intersects(RenameFlags::EXCHANGE | RenameFlags::NOREPLACE)
+                    && d != src =>
+            {
+                self.name_left_after_removing(d, target.0, target.1)
+            }
+            _ => Ok(NameLeft::Unchanged),
+        }
     }
 
     /// The end of a rename of `dir/name` (inode `ino`) to `dir2/name2`, which held `ino2`

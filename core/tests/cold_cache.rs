@@ -55,12 +55,15 @@ fn setup() -> MemDevice {
         fs.write(big, i * 4096, &[(i % 250) as u8 + 1; 4096], t(3)).unwrap();
     }
     fs.create(a, b"o", 0o644, C, t(4)).unwrap();
-    // A file whose recorded parent is stale: linked into /b and unlinked there again
-    // (issue 35, finding 2), the history hidden by the checkpoint.
+    // A file whose recorded parent is stale: linked into /b twice and unlinked there again
+    // (issue 35, finding 2; one link removed again would put /a back: other_names.rs), the
+    // history hidden by the checkpoint.
     let s = fs.create(a, b"s", 0o644, C, t(5)).unwrap().ino;
     fs.write(s, 0, &[5u8; 5000], t(5)).unwrap();
     fs.link(s, b, b"s2", t(5)).unwrap();
+    fs.link(s, b, b"s3", t(5)).unwrap();
     fs.unlink(b, b"s2", t(5)).unwrap();
+    fs.unlink(b, b"s3", t(5)).unwrap();
     fs.unmount(t(6)).unwrap()
 }
 
@@ -226,6 +229,43 @@ fn unlink_of_one_of_two_links_on_a_cold_cache_reads_first() {
         unsynced: nothing,
         paths: &["/b"],
         op: |fs, i| fs.unlink(i[0], b"h2", t(20)),
+        unstaged: None,
+    });
+}
+
+/// Unlink of the name a link recorded, which puts the name before it back
+/// (`other_names.rs`): the lookup of that name in /a is read before the unlink changes
+/// anything.
+#[test]
+fn unlink_of_a_link_that_puts_the_name_before_it_back_on_a_cold_cache_reads_first() {
+    reads_first(Case {
+        name: "unlink /d/f2 (puts /a/f back)",
+        synced: |fs| {
+            let d = lookup_path(fs, "/d").unwrap();
+            let f = lookup_path(fs, "/a/f").unwrap();
+            fs.link(f, d, b"f2", t(11)).unwrap();
+        },
+        unsynced: nothing,
+        paths: &["/d"],
+        op: |fs, i| fs.unlink(i[0], b"f2", t(20)),
+        unstaged: None,
+    });
+}
+
+/// The same through a rename over that link.
+#[test]
+fn rename_over_a_link_that_puts_the_name_before_it_back_on_a_cold_cache_reads_first() {
+    reads_first(Case {
+        name: "rename /d/n /d/f2 (puts /a/f back)",
+        synced: |fs| {
+            let d = lookup_path(fs, "/d").unwrap();
+            let f = lookup_path(fs, "/a/f").unwrap();
+            fs.link(f, d, b"f2", t(11)).unwrap();
+            fs.create(d, b"n", 0o644, C, t(11)).unwrap();
+        },
+        unsynced: nothing,
+        paths: &["/d"],
+        op: |fs, i| fs.rename(i[0], b"n", i[0], b"f2", RenameFlags::empty(), t(20)),
         unstaged: None,
     });
 }

@@ -38,8 +38,9 @@ fn fsync_of_a_hard_linked_file_below_a_renamed_directory_keeps_the_path_of_the_f
 
 // ---- below_renamed_dir follows a stale parent -------------------------------------------
 
-/// /a/x gets a second name /b/y (its inode now records /b); /b/y is unlinked and /b
-/// removed, so the inode's recorded parent is a freed inode. After any directory rename,
+/// /a/x gets names /b/y and /b/z (its inode now records /b); both are unlinked (two: one
+/// removed again would put /a back, other_names.rs) and /b removed, so the inode's
+/// recorded parent is a freed inode. After any directory rename,
 /// fsync of /a/x walks `pino` up from the file (`below_renamed_dir`) and reads the freed
 /// directory's inode: the fsync fails (and the data it was to make durable is not).
 #[test]
@@ -50,8 +51,10 @@ fn fsync_after_the_recorded_parent_was_removed_and_a_directory_renamed_succeeds(
     fs.mkdir(1, b"c", 0o755, C, t(1)).unwrap();
     let x = fs.create(a, b"x", 0o644, C, t(1)).unwrap().ino;
     fs.link(x, b, b"y", t(1)).unwrap();
+    fs.link(x, b, b"z", t(1)).unwrap();
     fs.sync(t(2)).unwrap();
     fs.unlink(b, b"y", t(3)).unwrap();
+    fs.unlink(b, b"z", t(3)).unwrap();
     fs.rmdir(1, b"b", t(3)).unwrap();
     fs.sync(t(4)).unwrap();
     fs.rename(1, b"c", 1, b"e", RenameFlags::empty(), t(5)).unwrap();

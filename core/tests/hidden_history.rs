@@ -1,7 +1,8 @@
 //! History a checkpoint hides (issue 35, finding 2; invariant 3 of docs/INVARIANTS.md): an
-//! inode records one parent and name (its last link's or rename's), and a link made in
-//! another directory and removed again leaves that record naming a directory the file is
-//! not in. After a sync nothing in memory remembers it. fsync's check for a renamed
+//! inode records one parent and name (its last link's or rename's), and links made in
+//! another directory and removed again leave that record naming a directory the file is
+//! not in (one link removed again puts the name before it back, `other_names.rs`; two
+//! leave nothing to put back). After a sync nothing in memory remembers it. fsync's check for a renamed
 //! ancestor walked up from the recorded parent, found nothing renamed, and appended a
 //! batch to the chain instead of checkpointing: after a crash the file was back under its
 //! old path, though it was fsync'd under the new one. Each test is the scenario its name
@@ -46,17 +47,24 @@ fn content(fs: &mut Filesystem<MemDevice>, p: &str) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// `/a/f` with 5,000 bytes, linked as `/b/g` and unlinked there again, then synced: the
-/// inode records `/b` as its parent.
+/// `/a/f` with 5,000 bytes, linked as `/b/g` and `/b/h` and unlinked there again, then
+/// synced: the inode records `/b` as its parent.
 fn stale_parent(fs: &mut Filesystem<MemDevice>) -> (Ino, Ino, Ino) {
     let a = fs.mkdir(1, b"a", 0o755, C, t(1)).unwrap().ino;
     let b = fs.mkdir(1, b"b", 0o755, C, t(1)).unwrap().ino;
     let f = fs.create(a, b"f", 0o644, C, t(2)).unwrap().ino;
     fs.write(f, 0, &[1u8; 5000], t(2)).unwrap();
-    fs.link(f, b, b"g", t(3)).unwrap();
-    fs.unlink(b, b"g", t(4)).unwrap();
+    two_links_removed_again(fs, f, b);
     fs.sync(t(5)).unwrap();
     (a, b, f)
+}
+
+/// Links `f` as `b/g` and `b/h` and unlinks both: the inode records `b` as its parent.
+fn two_links_removed_again(fs: &mut Filesystem<MemDevice>, f: Ino, b: Ino) {
+    fs.link(f, b, b"g", t(3)).unwrap();
+    fs.link(f, b, b"h", t(3)).unwrap();
+    fs.unlink(b, b"g", t(4)).unwrap();
+    fs.unlink(b, b"h", t(4)).unwrap();
 }
 
 #[test]
@@ -80,8 +88,7 @@ fn fsync_after_a_grandparent_exchange_with_a_stale_recorded_parent_keeps_the_fsy
     let b = fs.mkdir(1, b"b", 0o755, C, t(1)).unwrap().ino;
     let f = fs.create(a, b"f", 0o644, C, t(2)).unwrap().ino;
     fs.write(f, 0, &[1u8; 5000], t(2)).unwrap();
-    fs.link(f, b, b"g", t(3)).unwrap();
-    fs.unlink(b, b"g", t(4)).unwrap();
+    two_links_removed_again(&mut fs, f, b);
     fs.sync(t(5)).unwrap();
     fs.rename(1, b"p", 1, b"q", RenameFlags::EXCHANGE, t(6)).unwrap();
     fs.write(f, 0, &[2u8; 8192], t(7)).unwrap();
@@ -157,8 +164,7 @@ fn atomic_commit_with_a_stale_recorded_parent_keeps_the_journal_unlinked() {
     fs.write(db, 0, &[1u8; 8192], t(2)).unwrap();
     let j = fs.create(a, b"j", 0o644, C, t(2)).unwrap().ino;
     fs.write(j, 0, &[9u8; 4096], t(2)).unwrap();
-    fs.link(db, b, b"x", t(3)).unwrap();
-    fs.unlink(b, b"x", t(3)).unwrap();
+    two_links_removed_again(&mut fs, db, b);
     fs.sync(t(4)).unwrap();
     fs.unlink(a, b"j", t(5)).unwrap();
     fs.start_atomic_write(db).unwrap();

@@ -41,6 +41,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-chain-no-skip", "mixed_node"),
     ("mutant-cpsum-unpinned", "cp_summaries"),
     ("mutant-commit-skips-journal-records", "nsrec_recovery"),
+    ("mutant-relinked-skips-other-reasons", "other_names"),
 ];
 
 #[test]

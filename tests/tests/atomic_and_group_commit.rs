@@ -364,6 +364,87 @@ fn no_read_returns_staged_bytes_once_a_release_ended_the_session() {
     reads_after_a_release(&bin, &[], 20).unwrap();
 }
 
+/// Review 56, second user, F2: another user links root's database (0666, so the kernel
+/// lets her) into her directory and removes the link again. Root's first commit after it
+/// writes those two records (they name the file); from then on its commits carry none of
+/// her pending records or riders — also after a remount. Before, the inode kept her
+/// directory as its parent, so the file's directory was "not known" on every commit, across
+/// remounts, and each commit wrote every pending record with the files they rename over a
+/// name (root's commit 2 → 38 ms under her 20 MiB save-by-rename).
+#[test]
+fn another_users_link_and_unlink_of_a_database_leaves_its_commits_without_her_records() {
+    use std::os::unix::fs::PermissionsExt;
+    let img = Image::new("256M", &[]);
+    // A shared mount: other users may use it and reach its mount point.
+    let shared = || {
+        let m = Mount::new(&img.path, &[std::ffi::OsStr::new("-o"), std::ffi::OsStr::new("allow_other")]);
+        fs::set_permissions(m.mnt.parent().unwrap(), fs::Permissions::from_mode(0o755)).unwrap();
+        m
+    };
+    let m = shared();
+    fs::create_dir(m.path("app")).unwrap();
+    fs::create_dir(m.path("eve")).unwrap();
+    fs::set_permissions(m.path("eve"), fs::Permissions::from_mode(0o777)).unwrap();
+    let db = m.path("app/db");
+    fs::write(&db, vec![b'A'; 8192]).unwrap();
+    fs::set_permissions(&db, fs::Permissions::from_mode(0o666)).unwrap();
+    checkpoint(m.path("").as_path());
+    let mut eve = User::new(1000);
+    let p = |rel: &str| m.path(rel).display().to_string();
+    eve.ok(&format!("link {} {}", p("app/db"), p("eve/x")));
+    eve.ok(&format!("unlink {}", p("eve/x")));
+    eve.ok(&format!("write {} old", p("eve/saved")));
+    let commit = |byte: u8| {
+        let f = rw(&db);
+        assert_eq!(ioctl(&f, START), 0);
+        f.write_all_at(&[byte; 4096], 0).unwrap();
+        assert_eq!(ioctl(&f, COMMIT), 0);
+    };
+    commit(b'B');
+    let delta = |a: &str, b: &str, k: &str| stat_counter(b, "core", k) - stat_counter(a, "core", k);
+    // Her save-by-rename of 4 MiB she never fsyncs, then root's commit.
+    let round = |eve: &mut User, byte: u8| {
+        eve.ok(&format!("open t {} rwc", p("eve/tmp")));
+        eve.ok(&format!("fill t 0 {} 7", 4 << 20));
+        eve.ok("close t");
+        eve.ok(&format!("rename {} {}", p("eve/tmp"), p("eve/saved")));
+        let before = mount_stats(&db);
+        commit(byte);
+        let after = mount_stats(&db);
+        assert_eq!(delta(&before, &after, "fsync_riders"), 0, "her pending rename rode root's commit");
+        assert_eq!(delta(&before, &after, "ns_record_nodes_written"), 0, "her records were written");
+        assert_eq!(delta(&before, &after, "checkpoints"), 0, "a checkpoint served the commit");
+    };
+    round(&mut eve, b'C');
+    drop(eve);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = shared();
+    let mut eve = User::new(1000);
+    let p = |rel: &str| m.path(rel).display().to_string();
+    eve.ok(&format!("open t {} rwc", p("eve/tmp")));
+    eve.ok(&format!("fill t 0 {} 7", 4 << 20));
+    eve.ok("close t");
+    eve.ok(&format!("rename {} {}", p("eve/tmp"), p("eve/saved")));
+    let db = m.path("app/db");
+    let before = mount_stats(&db);
+    let f = rw(&db);
+    assert_eq!(ioctl(&f, START), 0);
+    f.write_all_at(&[b'D'; 4096], 0).unwrap();
+    assert_eq!(ioctl(&f, COMMIT), 0);
+    drop(f);
+    let after = mount_stats(&db);
+    assert_eq!(delta(&before, &after, "fsync_riders"), 0, "after a remount: her pending rename rode root's commit");
+    assert_eq!(delta(&before, &after, "ns_record_nodes_written"), 0, "after a remount: her records were written");
+    drop(eve);
+    assert!(m.unmount().success());
+    img.assert_fsck_clean();
+    let m = img.mount();
+    assert_eq!(&fs::read(m.path("app/db")).unwrap()[..4096], &[b'D'; 4096]);
+    assert_eq!(fs::read(m.path("eve/saved")).unwrap().len(), 4 << 20);
+    assert!(m.unmount().success());
+}
+
 /// Review 52, F2, through the mount: an atomic commit writes the namespace records pending
 /// in other directories — and the files they rename over a name — only when its own
 /// directory lost a name (SQLite's journal). A file of 8 MiB written, never fsync'd and

@@ -1432,9 +1432,10 @@ pub fn ace3_setup() -> Vec<Op> {
 
 /// The ACE3 setup again, reaching the same tree through history that its last checkpoint
 /// hides (issue 35, finding 2): each file's recorded parent is that of its last link or
-/// rename, so a link made in another directory and removed again leaves it stale; a file
-/// moved away and back, a directory renamed away and back, a directory made and removed
-/// (its id free). From a plain synced image ACE3 found none of the 12,469 violating states
+/// rename, so two links made in another directory and removed again leave it stale (one
+/// link removed again puts the name before it back: `other_names.rs`; /b/z takes that
+/// path); a file moved away and back, a directory renamed away and back, a directory made
+/// and removed (its id free). From a plain synced image ACE3 found none of the 12,469 violating states
 /// this history gave an ACE-style sweep.
 pub fn ace3_hidden_setup() -> Vec<Op> {
     let s = |x: &str| x.to_string();
@@ -1444,7 +1445,9 @@ pub fn ace3_hidden_setup() -> Vec<Op> {
         Op::Mkdir(s("/t")),
         Op::Sync,
         Op::Link(s("/a/x"), s("/b/h")),
+        Op::Link(s("/a/x"), s("/b/h2")),
         Op::Unlink(s("/b/h")),
+        Op::Unlink(s("/b/h2")),
         Op::Link(s("/b/z"), s("/a/h")),
         Op::Unlink(s("/a/h")),
         Op::Rename(s("/a/y"), s("/t/y"), 0),
