@@ -19,8 +19,10 @@
 //! parent stays stale, as before (the readers' checks cover it).
 //!
 //! Memory: one entry per inode whose link replaced its recorded name, dropped when the
-//! file is down to one link or freed, and at most [`ENTRY_COUNT_MAX`] (the oldest node id's
-//! goes first), each at most 8 + 255 bytes of name.
+//! file is down to one link or freed, and at most [`ENTRY_COUNT_MAX`] (the lowest node id's
+//! goes first), each at most 8 + 255 bytes of name. A user who may link a file can push its
+//! entry out with that many links of her own before she removes hers: the stale parent of
+//! before comes back (a cost, not a correctness question).
 
 use crate::Ino;
 use alloc::collections::BTreeMap;
@@ -72,7 +74,7 @@ mod tests {
             o.note(ino + 1, 1, b"n");
         }
         assert_eq!(o.len(), ENTRY_COUNT_MAX);
-        assert_eq!(o.get(1), None, "the oldest node id's entry went first");
+        assert_eq!(o.get(1), None, "the lowest node id's entry went first");
         assert_eq!(o.get(ENTRY_COUNT_MAX as Ino + 10), Some((1, b"n".to_vec())));
         // A second note for a node id already kept replaces it and drops nothing.
         o.note(ENTRY_COUNT_MAX as Ino + 10, 2, b"m");

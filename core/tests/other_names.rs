@@ -41,6 +41,13 @@ fn content(fs: &mut Fs, dir: Ino, name: &[u8]) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// `/a/f`'s contents after its first 4 KiB were rewritten with `byte`.
+fn first_block_rewritten(byte: u8) -> Vec<u8> {
+    let mut want = vec![1u8; 5000];
+    want[..4096].fill(byte);
+    want
+}
+
 /// `/a/f` (5,000 bytes) and the directories `/b` (writable by all) and `/d`, synced.
 fn setup(fs: &mut Fs) -> (Ino, Ino, Ino) {
     let a = fs.mkdir(1, b"a", 0o755, C, t(1)).unwrap().ino;
@@ -89,8 +96,7 @@ fn fsync_after_a_rename_over_the_link_appends_to_the_chain() {
     fs.fsync(f, false, t(7)).unwrap();
     assert_eq!(fs.stats().checkpoints, before.checkpoints, "the fsync checkpointed: its directory was not known");
     let mut fs = crash(fs);
-    let mut want = vec![1u8; 5000];
-    want[..4096].fill(3);
+    let want = first_block_rewritten(3);
     assert_eq!(content(&mut fs, a, b"f"), Some(want));
 }
 
@@ -148,8 +154,7 @@ fn an_atomic_commit_after_another_users_link_and_unlink_writes_none_of_her_recor
     assert_eq!(after.ns_record_nodes_written, before.ns_record_nodes_written, "her records were written");
     assert_eq!(after.fsync_riders, before.fsync_riders, "her file rode the commit");
     let mut fs = crash(fs);
-    let mut want = vec![1u8; 5000];
-    want[..4096].fill(5);
+    let want = first_block_rewritten(5);
     assert_eq!(content(&mut fs, a, b"f"), Some(want), "the commit");
 }
 
@@ -174,8 +179,7 @@ fn fsync_of_a_relinked_file_below_a_directory_renamed_since_writes_the_rename() 
     assert!(after.ns_record_nodes_written > before.ns_record_nodes_written, "the rename's record was not written");
     let mut fs = crash(fs);
     let x = fs.lookup(1, b"x").expect("/x, the directory renamed before the fsync, is lost").ino;
-    let mut want = vec![1u8; 5000];
-    want[..4096].fill(6);
+    let want = first_block_rewritten(6);
     assert_eq!(content(&mut fs, x, b"f"), Some(want), "the file at the path it was fsync'd under");
 }
 
@@ -199,5 +203,5 @@ fn a_link_made_before_a_remount_and_removed_after_it_leaves_a_stale_parent_that_
     assert_eq!(fs.stats().checkpoints, before.checkpoints + 1, "a stale parent below a renamed directory");
     let mut fs = crash(fs);
     let x = fs.lookup(1, b"x").unwrap().ino;
-    assert!(content(&mut fs, x, b"f").is_some_and(|c| c[..4096] == [7u8; 4096]));
+    assert_eq!(content(&mut fs, x, b"f"), Some(first_block_rewritten(7)));
 }
