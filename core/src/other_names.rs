@@ -68,7 +68,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_record_stays_within_its_bound_dropping_the_oldest_node_id() {
+    fn the_record_stays_within_its_bound_dropping_the_lowest_node_id() {
         let mut o = OtherNames::default();
         for ino in 0..(ENTRY_COUNT_MAX as Ino + 10) {
             o.note(ino + 1, 1, b"n");

@@ -105,7 +105,7 @@ fn fsync_after_a_rename_over_the_link_appends_to_the_chain() {
 #[test]
 fn fsync_after_two_links_made_and_removed_again_still_checkpoints() {
     let mut fs = mounted(false);
-    let (a, b, f) = setup(&mut fs);
+    let (_, b, f) = setup(&mut fs);
     fs.link(f, b, b"g", t(2)).unwrap();
     fs.link(f, b, b"h", t(2)).unwrap();
     fs.unlink(b, b"g", t(3)).unwrap();
@@ -119,7 +119,6 @@ fn fsync_after_two_links_made_and_removed_again_still_checkpoints() {
     let mut fs = crash(fs);
     let x = fs.lookup(1, b"x").unwrap().ino;
     assert!(content(&mut fs, x, b"f").is_some(), "the file at the path it was fsync'd under");
-    let _ = a;
 }
 
 /// Review 56's reproducer in the core: another user links root's file into her directory
