@@ -259,8 +259,9 @@ impl<D: BlockDevice> Filesystem<D> {
         let r = self.op(|fs| fs.commit_atomic_inner(ino, now));
         self.in_fsync = false;
         // A commit that failed after its decision (for room, in phase 1) leaves no riders
-        // for a later commit or fsync to write (`group_riders`).
+        // for a later commit or fsync to write (`group_riders`), and no choice of records.
         self.group_riders.clear();
+        self.since_cp.take_selected();
         if r.is_err() {
             self.stats.atomic_commit_failures += 1;
         }
@@ -563,7 +564,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// the file's directory since the last checkpoint (see the module header): without
     /// records, or with records incomplete, by a checkpoint; with records, by writing the
     /// records when one not yet in the chain removes a name there
-    /// ([`Self::commit_needs_every_record`]). Reads the file's inode, ancestors and their
+    /// ([`Self::commit_needs_records`]). Reads the file's inode, ancestors and their
     /// entries; changes nothing.
     fn commit_checkpoint_reason(&mut self, ino: Ino) -> Result<(Option<CheckpointReason>, bool)> {
         let carried = self.records_in_chain() && self.since_cp.ns_records().1;
@@ -573,8 +574,18 @@ impl<D: BlockDevice> Filesystem<D> {
                 return Ok((Some(CheckpointReason::DirLostAName), false));
             }
         }
-        let all = carried && self.commit_needs_every_record(ino)?;
-        self.fsync_decision_for(ino, FileType::Regular, all)
+        let needs = if carried { self.commit_needs_records(ino)? } else { None };
+        let (reason, records) = self.fsync_decision_for(ino, FileType::Regular, needs.is_some())?;
+        // The file's directory not known: every record (a removal in any directory may be
+        // beside one of its names); else the removals in its directory, with what they
+        // depend on, and the file's own.
+        let (all, dir) = match needs {
+            Some(Some(dir)) => (false, dir),
+            Some(None) => (true, 0),
+            None => (false, 0),
+        };
+        self.choose_records(ino, FileType::Regular, records, all, |r| dir != 0 && record_removes_a_name_in(r, dir))?;
+        Ok((reason, records))
     }
 
     /// Whether the file's directory is known for sure, and which it is: the recorded parent
@@ -591,23 +602,28 @@ impl<D: BlockDevice> Filesystem<D> {
         Ok((known, pino))
     }
 
-    /// Whether a commit of `ino` must write the namespace records not yet in the chain where
-    /// its fsync would write none: one of them removes or replaces a name in the file's
-    /// directory (SQLite's journal deleted beside the database), or that directory is not
-    /// known for sure. Records are written in order, so then it writes all of them, every
-    /// user's. Otherwise it writes none, and another user's pending renames elsewhere —
-    /// a large file written, never fsync'd and renamed over a name — do not ride it
-    /// (review 52, F2: root's commit took 26 ms instead of 8.8 ms while they did).
-    /// Reads the file's inode and its directory's entry; changes nothing.
-    fn commit_needs_every_record(&mut self, ino: Ino) -> Result<bool> {
-        if self.since_cp.ns_unwritten().0.is_empty() {
-            return Ok(false);
+    /// Whether a commit of `ino` must write namespace records not yet in the chain where its
+    /// fsync would write none: `Some(Some(dir))` when one of them removes or replaces a name
+    /// in the file's directory `dir` (SQLite's journal deleted beside the database): those,
+    /// and what they depend on (`Filesystem::choose_records`); `Some(None)` when that
+    /// directory is not known for sure: all of them. Otherwise (`None`) it writes none, and
+    /// another user's pending renames elsewhere — a large file written, never fsync'd and
+    /// renamed over a name — do not ride it (review 52, F2: root's commit took 26 ms
+    /// instead of 8.8 ms while they did). Reads the file's inode and its directory's entry;
+    /// changes nothing.
+    fn commit_needs_records(&mut self, ino: Ino) -> Result<Option<Option<Ino>>> {
+        if self.since_cp.ns_all_written() {
+            return Ok(None);
         }
         if crate::mutant!("mutant-commit-skips-journal-records") {
-            return Ok(false);
+            return Ok(None);
         }
         let (known, pino) = self.known_directory(ino)?;
-        Ok(!known || self.since_cp.ns_unwritten().0.iter().any(|r| record_removes_a_name_in(r, pino)))
+        if !known {
+            return Ok(Some(None));
+        }
+        let lost = self.since_cp.ns_unwritten().any(|(_, r)| record_removes_a_name_in(r, pino));
+        Ok(lost.then_some(Some(pino)))
     }
 
     /// Stages a write into an open session: in memory while every session's in-memory

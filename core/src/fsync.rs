@@ -116,7 +116,7 @@ impl<D: BlockDevice> Filesystem<D> {
             let (reason, riders) = if reason.is_none()
                 && kind == FileType::Directory
                 && !riders.is_empty()
-                && fs.since_cp.ns_unwritten().0.is_empty()
+                && fs.since_cp.ns_all_written()
             {
                 (Some(CheckpointReason::Directory), Vec::new())
             } else {
@@ -137,8 +137,9 @@ impl<D: BlockDevice> Filesystem<D> {
             fs.write_riders(t, now)
         });
         // An fsync that failed after its decision leaves no riders for a later fsync or
-        // commit to write (`group_riders`).
+        // commit to write (`group_riders`), and no choice of records.
         self.group_riders.clear();
+        self.since_cp.take_selected();
         self.shrink_node_cache();
         r
     }
@@ -244,7 +245,7 @@ impl<D: BlockDevice> Filesystem<D> {
         }
         // A file's fsync with no record to write names no rider: skip the scan of the whole
         // write-back cache on the common fsync (SQLite's, an fsync loop's).
-        if kind != FileType::Directory && self.since_cp.ns_unwritten().0.is_empty() {
+        if kind != FileType::Directory && self.since_cp.selected().next().is_none() {
             return Ok(Ok(Vec::new()));
         }
         // Bounded by the write-back cache's blocks and dirty nodes.
@@ -253,7 +254,7 @@ impl<D: BlockDevice> Filesystem<D> {
         changed.remove(&ino);
         let named: Option<BTreeSet<Ino>> = (kind != FileType::Directory).then(|| {
             let mut named = BTreeSet::new();
-            for r in self.since_cp.ns_unwritten().0 {
+            for r in self.since_cp.selected() {
                 if let NsRecord::Rename { ino, ino2, exchange, .. } = r {
                     // Only a rename over a name (`ino2` the inode it replaced, or the
                     // other of an exchange) takes contents away from it.
@@ -455,13 +456,67 @@ impl<D: BlockDevice> Filesystem<D> {
     /// batch. A directory's fsync writes them all (the whole tree); a file's only when it
     /// needs them: one of them names it (its create, a link, a rename), or it would need a
     /// checkpoint without records (relinked, below a renamed directory, a name its
-    /// directory may not restore: `chain_checkpoint_reason`). Otherwise its batch goes alone,
-    /// as without records: records are written in order, so writing them would write every
-    /// user's, and the files they name would ride along — another user's rename of a file
-    /// it never fsync'd made every fsync write that file (review 50, F2).
+    /// directory may not restore: `chain_checkpoint_reason`); then only those it depends on
+    /// ([`Self::choose_records`]). Otherwise its batch goes alone, as without records:
+    /// writing them would make the files they rename over names ride along — another
+    /// user's rename of a file it never fsync'd made every fsync write that file (review
+    /// 50, F2).
     pub(crate) fn fsync_decision(&mut self, ino: Ino, kind: FileType) -> Result<(Option<CheckpointReason>, bool)> {
         let all = kind == FileType::Directory;
-        self.fsync_decision_for(ino, kind, all)
+        let (reason, records) = self.fsync_decision_for(ino, kind, all)?;
+        self.choose_records(ino, kind, records, all, |_| false)?;
+        Ok((reason, records))
+    }
+
+    /// Which of the records not yet in the chain an fsync or commit of `ino` that writes
+    /// records (`records`) writes (`Filesystem::select_records`): every one for a directory
+    /// (`all`: the whole tree, as a checkpoint) or a file whose names or path are not known
+    /// for sure; else those touching the file, and its directories when one was renamed
+    /// since the checkpoint (invariant 3: the path it was fsync'd under), those `seed`
+    /// picks (a commit's journal removals), and what they depend on. Before, records were
+    /// written as a prefix, so an fsync that needed one wrote every user's, with their
+    /// riders (review 56, second user, F1). Reads the file's ancestors; changes only the
+    /// selection.
+    pub(crate) fn choose_records(
+        &mut self,
+        ino: Ino,
+        kind: FileType,
+        records: bool,
+        all: bool,
+        seed: impl Fn(&NsRecord) -> bool,
+    ) -> Result<()> {
+        if !records || !self.records_in_chain() {
+            self.since_cp.select_records(Vec::new());
+            return Ok(());
+        }
+        let mut inos = BTreeSet::from([ino]);
+        let mut all = all || kind == FileType::Directory;
+        if !all && self.since_cp.any_dir_renamed() && !crate::mutant!("mutant-records-without-path") {
+            match self.path_inodes(ino)? {
+                Some(path) => inos.extend(path),
+                None => all = true,
+            }
+        }
+        self.select_records(all, &inos, seed);
+        Ok(())
+    }
+
+    /// The directories from `ino`'s one directory up to the root, through each inode's
+    /// recorded parent; None when that path is not known for sure (several links, a
+    /// recorded parent that does not hold its entry, a directory no longer live). Bounded
+    /// by the node ids.
+    fn path_inodes(&mut self, ino: Ino) -> Result<Option<BTreeSet<Ino>>> {
+        let b = self.inode_ref(ino)?;
+        let (links, pino, name) = (inode::links(b), inode::pino(b), inode::name(b).to_vec());
+        if links != 1 || !self.records_its_entry(ino, pino, &name)? {
+            return Ok(None);
+        }
+        let path = core::cell::RefCell::new(BTreeSet::new());
+        let walk = self.walk_up(pino, |d| {
+            path.borrow_mut().insert(d);
+            false
+        })?;
+        Ok(matches!(walk, crate::namei::Walk::Root).then(|| path.into_inner()))
     }
 
     /// [`Self::fsync_decision`]; `all`: the records go first whatever the file needs (a
@@ -476,11 +531,12 @@ impl<D: BlockDevice> Filesystem<D> {
         if !self.records_in_chain() {
             return Ok((reason, false));
         }
-        let (unwritten, complete) = (self.since_cp.ns_unwritten().0, self.since_cp.ns_records().1);
-        let (none_unwritten, names_it) = (unwritten.is_empty(), unwritten.iter().any(|r| record_names(r, ino)));
+        let complete = self.since_cp.ns_records().1;
+        let none_unwritten = self.since_cp.ns_all_written();
+        let names_it = self.since_cp.ns_unwritten().any(|(_, r)| record_names(r, ino));
         // A file linked, unlinked or renamed since the checkpoint (`Relinked`) has every
-        // change of its names in a record naming it: once those are in the chain (written
-        // in order, so with everything before them), its names need no other record, and
+        // change of its names in a record naming it: once those are in the chain (with every
+        // record they depend on), its names need no other record, and
         // only the file's other reasons count. Before, every fsync and commit of such a
         // file wrote every user's pending records with their riders until the next
         // checkpoint (review 56, second user, F2: another user's link and unlink of it).
@@ -523,7 +579,7 @@ impl<D: BlockDevice> Filesystem<D> {
         if !self.since_cp.ns_records().1 {
             return true;
         }
-        let unwritten = self.since_cp.ns_unwritten().0;
+        let unwritten: Vec<&NsRecord> = self.since_cp.ns_unwritten().map(|(_, r)| r).collect();
         let rides = |x: Ino| {
             unwritten.iter().any(|r| {
                 matches!(r, NsRecord::Rename { ino, ino2, exchange, .. }
@@ -662,7 +718,7 @@ impl<D: BlockDevice> Filesystem<D> {
     /// blocks' CRC and count and, with namespace records in the chain, the number of records
     /// before it (roll-forward applies the batch only after all of them).
     fn set_batch_fields(&mut self, ino: Ino, trunc: u64, crc: u32, count: u32) -> Result<()> {
-        let records = self.records_in_chain().then(|| self.since_cp.ns_unwritten().1);
+        let records = self.records_in_chain().then(|| self.since_cp.ns_written_count());
         let b = self.inode_mut(ino)?;
         inode::set_batch(b, trunc, crc, count);
         if let Some(n) = records {

@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 41] = [
+pub const NAMES: [&str; 44] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -60,6 +60,9 @@ pub const NAMES: [&str; 41] = [
     "mutant-cpsum-unpinned",
     "mutant-commit-skips-journal-records",
     "mutant-relinked-skips-other-reasons",
+    "mutant-records-without-dependencies",
+    "mutant-records-without-riders-own",
+    "mutant-records-without-path",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

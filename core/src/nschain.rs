@@ -1,12 +1,18 @@
 //! Namespace records in the chain (`FEATURE_INCOMPAT_NS_RECORDS`; DESIGN.md, *Namespace
 //! records in the chain*): writing the records kept since the checkpoint (`since_cp`) as
-//! record nodes (`nsrec`) in the warm node log before the fsync batch that needs them, and
-//! replaying them at roll-forward through namei's own operations.
+//! record nodes (`nsrec`) in the warm node log before the fsync batch that needs them,
+//! choosing which (those it depends on: [`record_closure`]), and replaying them at
+//! roll-forward through namei's own operations.
 //!
 //! Invariants:
-//! - every fsync batch, and every fsync that needs a name durable, is preceded in the chain
-//!   by every record made before it (`write_pending_records` runs first), so a prefix of
-//!   the chain in order is a state the running system had;
+//! - every fsync batch is preceded in the chain by every record touching its file, and every
+//!   fsync that needs a name durable by the records of its file (and of its path when a
+//!   directory was renamed) — each with every earlier record it depends on
+//!   (`write_pending_records` runs first);
+//! - any two records in the chain that share an inode are in the list's order (each fsync's
+//!   choice is closed under "an earlier unwritten record sharing an inode"), so replayed in
+//!   chain order every record finds what it found when it ran (DESIGN.md, *Why the chain
+//!   replays*);
 //! - record nodes are numbered (`first_seq`): the chain walk ends at a gap;
 //! - a record node is never valid in the SIT (nothing points at it; its block is invalid as
 //!   soon as it is written, and the segment fence keeps it until the next checkpoint);
@@ -23,6 +29,7 @@ use crate::nsrec::{self, CreateAttrs, NsRecord};
 use crate::segment::Log;
 use crate::ssa::Summary;
 use crate::{zero_block, Ino};
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 /// Blocks a roll-forward may rewrite to replay one record: the dentry blocks it changes
@@ -38,36 +45,66 @@ impl<D: BlockDevice> Filesystem<D> {
         self.ns_records && self.sb.ns_records()
     }
 
-    /// What writing the records not yet in the chain takes: record nodes, and the blocks
-    /// their replay rewrites (for the recovery reserve). (0, 0) when records are not written.
+    /// What writing the records the fsync or commit selected takes
+    /// ([`Self::select_records`]): record nodes, and the blocks their replay rewrites (for
+    /// the recovery reserve). (0, 0) when records are not written.
     pub(crate) fn unwritten_record_cost(&self) -> (u64, u64) {
         if !self.records_in_chain() {
             return (0, 0);
         }
-        let (recs, _) = self.since_cp.ns_unwritten();
-        let (mut nodes, mut used) = (0u64, nsrec::RECORD_NODE_BYTES_MAX);
+        let (mut nodes, mut used, mut count) = (0u64, nsrec::RECORD_NODE_BYTES_MAX, 0u64);
         // The packing `nsrec::pack` does: a record that does not fit opens a node.
-        for r in recs {
+        for r in self.since_cp.selected() {
             let len = r.encoded_len();
             if used + len > nsrec::RECORD_NODE_BYTES_MAX {
                 nodes += 1;
                 used = 0;
             }
             used += len;
+            count += 1;
         }
-        (nodes, recs.len() as u64 * RECORD_REPLAY_BLOCKS)
+        (nodes, count * RECORD_REPLAY_BLOCKS)
     }
 
-    /// Writes every record not yet in the chain as record nodes in the warm node log (a
-    /// failure is a failed write: the caller shuts down).
+    /// Chooses the records the fsync or commit being decided writes before its batch: every
+    /// record not yet in the chain when `all` (a directory's fsync, a file whose names or
+    /// path are not known for sure), else those that touch an inode of `inos` (the file, its
+    /// directories when one was renamed) or that `seed` picks (a commit's journal removals),
+    /// with every earlier one they depend on ([`record_closure`]), and those that touch the
+    /// files they rename over a name (riders, whose batches follow and carry their link
+    /// counts). Other users' records elsewhere stay unwritten for the fsync that needs them.
+    /// Changes only the selection.
+    pub(crate) fn select_records(&mut self, all: bool, inos: &BTreeSet<Ino>, seed: impl Fn(&NsRecord) -> bool) {
+        if !self.records_in_chain() {
+            return;
+        }
+        let unwritten: Vec<(usize, &NsRecord)> = self.since_cp.ns_unwritten().collect();
+        let chosen: Vec<usize> = if all {
+            unwritten.iter().map(|&(i, _)| i).collect()
+        } else {
+            let moved = self.since_cp.renamed_dirs();
+            record_closure(&unwritten, inos, &seed, moved).into_iter().map(|k| unwritten[k].0).collect()
+        };
+        let left = unwritten.len() - chosen.len();
+        self.stats.ns_records_left_unwritten += left as u64;
+        self.since_cp.select_records(chosen);
+    }
+
+    /// Writes the records the fsync or commit selected ([`Self::select_records`]) as record
+    /// nodes in the warm node log (a failure is a failed write: the caller shuts down),
+    /// numbered on from those the chain holds. A second call writes nothing.
     /// `own`: the fsync's own batch follows the records (its group counts it, with the
     /// riders in `group_riders` that still have something to write).
     pub(crate) fn write_pending_records(&mut self, own: bool) -> Result<()> {
         if !self.records_in_chain() {
             return Ok(());
         }
-        let (recs, first) = self.since_cp.ns_unwritten();
-        let recs: Vec<NsRecord> = recs.to_vec();
+        let first = self.since_cp.ns_written_count();
+        let idxs = self.since_cp.take_selected();
+        let recs: Vec<NsRecord> = {
+            let (all, _) = self.since_cp.ns_records();
+            idxs.iter().map(|&i| all[i].clone()).collect()
+        };
         // The group: the record nodes written here and the batches the fsync writes after
         // them, which roll-forward applies whole or not at all (recovery.rs).
         let riders = self.group_riders.iter().filter(|&&c| self.rider_changed(c)).count() as u32;
@@ -84,7 +121,7 @@ impl<D: BlockDevice> Filesystem<D> {
             let tag = if done + n < recs.len() { nsrec::GROUP_MORE } else { 1 + batches };
             nsrec::set_group_tag(&mut b, tag);
             self.write_record_node(&mut b)?;
-            self.since_cp.ns_records_written(n, n as u64 * RECORD_REPLAY_BLOCKS);
+            self.since_cp.ns_records_written(&idxs[done..done + n], n as u64 * RECORD_REPLAY_BLOCKS);
             self.stats.ns_records_written += n as u64;
             done += n;
         }
@@ -243,5 +280,245 @@ fn does_not_apply(e: &Error) -> bool {
         | Error::Io { .. }
         | Error::Corrupt { .. }
         | Error::DataChecksum { .. } => false,
+    }
+}
+
+/// The inodes a record reads or changes: its directories (their entries, link counts and
+/// times) and the inodes it names (their links, recorded parent, a directory's `..` and
+/// emptiness). Two records that share none commute: either order gives the same tree.
+fn record_touches(r: &NsRecord) -> [Ino; 4] {
+    match r {
+        NsRecord::Create { dir, ino, .. } | NsRecord::Link { dir, ino, .. } | NsRecord::Unlink { dir, ino, .. } => {
+            [*dir, *ino, 0, 0]
+        }
+        NsRecord::Rename { dir, ino, dir2, ino2, .. } => [*dir, *ino, *dir2, *ino2],
+    }
+}
+
+/// Whether a record moves a directory to another parent: it changes the ancestry that every
+/// such move's loop check reads (a directory may not move below itself), which no inode of
+/// two moves need share.
+fn moves_a_directory(r: &NsRecord, renamed_dirs: &BTreeSet<Ino>) -> bool {
+    matches!(r, NsRecord::Rename { dir, ino, dir2, ino2, .. }
+        if dir != dir2 && (renamed_dirs.contains(ino) || renamed_dirs.contains(ino2)))
+}
+
+/// The records of `unwritten` (in order; positions in it, ascending) an fsync must write:
+/// - every record touching an inode of `inos`, and those `seed` picks;
+/// - every record touching a file a chosen record renames over a name (a rider: its batch
+///   follows, carrying its link count and recorded parent);
+/// - every earlier record that shares an inode with a chosen one ([`record_touches`]), or
+///   that moves a directory when a chosen one does ([`moves_a_directory`]) — transitively.
+///
+/// Replayed in the list's order on the chain's tree, the chosen records then do exactly what
+/// they did: a record left out touches nothing a chosen later one touches, so moving it after
+/// them (the fsync that needs it writes it) changes neither. A worklist over the records by
+/// inode: each record is chosen at most once and each (inode, record) pair visited once, so
+/// it takes O(n log n) for n records, however the riders chain (an earlier version ran a
+/// whole pass per rider found, which another user could make quadratic).
+pub(crate) fn record_closure(
+    unwritten: &[(usize, &NsRecord)],
+    inos: &BTreeSet<Ino>,
+    seed: &impl Fn(&NsRecord) -> bool,
+    renamed_dirs: &BTreeSet<Ino>,
+) -> Vec<usize> {
+    let n = unwritten.len();
+    // The records touching each inode, and the directories' moves, by position (ascending).
+    let mut by_ino: BTreeMap<Ino, Vec<usize>> = BTreeMap::new();
+    let mut moves: Vec<usize> = Vec::new();
+    for (k, (_, r)) in unwritten.iter().enumerate() {
+        for x in record_touches(r) {
+            if x != 0 && by_ino.get(&x).is_none_or(|v| v.last() != Some(&k)) {
+                by_ino.entry(x).or_default().push(k);
+            }
+        }
+        if moves_a_directory(r, renamed_dirs) {
+            moves.push(k);
+        }
+    }
+    let mut c = Closure { by_ino, taken: BTreeMap::new(), chosen: alloc::vec![false; n], work: Vec::new() };
+    let mut moves_taken = 0usize;
+    for &x in inos {
+        c.raise(x, n);
+    }
+    for (k, (_, r)) in unwritten.iter().enumerate() {
+        if seed(r) {
+            c.choose(k);
+        }
+    }
+    // Bounded: each record enters the worklist at most once.
+    while let Some(k) = c.work.pop() {
+        let r = unwritten[k].1;
+        if !crate::mutant!("mutant-records-without-dependencies") {
+            for x in record_touches(r) {
+                if x != 0 {
+                    c.raise(x, k);
+                }
+            }
+        }
+        if moves_a_directory(r, renamed_dirs) {
+            while moves_taken < moves.len() && moves[moves_taken] < k {
+                c.choose(moves[moves_taken]);
+                moves_taken += 1;
+            }
+        }
+        if let NsRecord::Rename { ino, ino2, exchange, .. } = r {
+            if *ino2 != 0 && !crate::mutant!("mutant-records-without-riders-own") {
+                c.raise(*ino, n);
+                if *exchange {
+                    c.raise(*ino2, n);
+                }
+            }
+        }
+    }
+    c.chosen.iter().enumerate().filter(|(_, &t)| t).map(|(k, _)| k).collect()
+}
+
+/// The worklist of [`record_closure`].
+struct Closure {
+    /// Positions of the records touching each inode, ascending.
+    by_ino: BTreeMap<Ino, Vec<usize>>,
+    /// How many of each inode's records (from the first) are chosen already.
+    taken: BTreeMap<Ino, usize>,
+    chosen: Vec<bool>,
+    /// Chosen records whose dependencies are not followed yet.
+    work: Vec<usize>,
+}
+
+impl Closure {
+    fn choose(&mut self, k: usize) {
+        if !self.chosen[k] {
+            self.chosen[k] = true;
+            self.work.push(k);
+        }
+    }
+
+    /// Chooses every record touching `x` before position `before`.
+    fn raise(&mut self, x: Ino, before: usize) {
+        let Some(list) = self.by_ino.get(&x) else { return };
+        let taken = self.taken.entry(x).or_insert(0);
+        while *taken < list.len() && list[*taken] < before {
+            let k = list[*taken];
+            *taken += 1;
+            if !self.chosen[k] {
+                self.chosen[k] = true;
+                self.work.push(k);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nsrec::CreateAttrs;
+
+    fn create(dir: Ino, name: &[u8], ino: Ino) -> NsRecord {
+        let attrs =
+            CreateAttrs { mode: 0o100644, iflags: 0, uid: 0, gid: 0, rdev: 0, generation: 1, target: Vec::new() };
+        NsRecord::Create { dir, name: name.to_vec(), ino, attrs, time: Timestamp::default() }
+    }
+    fn unlink(dir: Ino, name: &[u8], ino: Ino) -> NsRecord {
+        NsRecord::Unlink { dir, name: name.to_vec(), ino, rmdir: false, time: Timestamp::default() }
+    }
+    fn rename(dir: Ino, name: &[u8], ino: Ino, dir2: Ino, name2: &[u8], ino2: Ino) -> NsRecord {
+        NsRecord::Rename {
+            dir,
+            name: name.to_vec(),
+            ino,
+            dir2,
+            name2: name2.to_vec(),
+            ino2,
+            exchange: false,
+            time: Timestamp::default(),
+        }
+    }
+    fn closure(recs: &[NsRecord], inos: &[Ino], renamed_dirs: &[Ino]) -> Vec<usize> {
+        let list: Vec<(usize, &NsRecord)> = recs.iter().enumerate().collect();
+        record_closure(
+            &list,
+            &inos.iter().copied().collect(),
+            &|_: &NsRecord| false,
+            &renamed_dirs.iter().copied().collect(),
+        )
+    }
+
+    #[test]
+    fn another_directorys_records_are_left_and_the_files_own_dependencies_taken() {
+        // 1 = root, 10 = eve's directory, 20 = /tmp; eve saves by rename in hers, creates
+        // and removes a name in /tmp; root creates its file in /tmp.
+        let recs = [
+            create(10, b"t", 11),
+            rename(10, b"t", 11, 10, b"doc", 12),
+            create(20, b"e", 21),
+            unlink(20, b"e", 21),
+            create(20, b"db", 22),
+        ];
+        assert_eq!(closure(&recs, &[22], &[]), [2, 3, 4], "/tmp's records, not eve's own");
+        assert_eq!(closure(&recs, &[12], &[]), [0, 1], "the renamed-over file's");
+        assert_eq!(closure(&recs, &[99], &[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn dependencies_are_followed_through_shared_inodes_transitively() {
+        // mkdir /a (30), mkdir /a/b (31), create /a/b/f (32), and an unrelated create.
+        let mut mkdir_a = create(1, b"a", 30);
+        if let NsRecord::Create { attrs, .. } = &mut mkdir_a {
+            attrs.mode = 0o40755;
+        }
+        let recs = [mkdir_a, create(40, b"x", 41), create(30, b"b", 31), create(31, b"f", 32)];
+        assert_eq!(closure(&recs, &[32], &[]), [0, 2, 3]);
+        // Later records touching the chosen ones' inodes are not needed (they came after).
+        let recs2 = [create(31, b"f", 32), create(31, b"g", 33)];
+        assert_eq!(closure(&recs2, &[32], &[]), [0], "a later record in the same directory is not needed");
+        assert_eq!(closure(&recs2, &[33], &[]), [0, 1], "an earlier one in the same directory is");
+    }
+
+    #[test]
+    fn a_rider_takes_every_record_touching_it_later_ones_too() {
+        // v renamed over u in /tmp (20), then linked into /e (10); root's create in /tmp.
+        let recs = [
+            create(20, b"v", 21),
+            rename(20, b"v", 21, 20, b"u", 22),
+            NsRecord::Link { dir: 10, name: b"u2".to_vec(), ino: 21, time: Timestamp::default() },
+            create(30, b"other", 31),
+            create(20, b"db", 23),
+        ];
+        assert_eq!(closure(&recs, &[23], &[]), [0, 1, 2, 4]);
+    }
+
+    #[test]
+    fn riders_that_lead_to_riders_are_all_taken_in_one_closure() {
+        // Each file renamed over a name in its own directory, its rename depending on the
+        // previous rider's later record: a chain another user could make as long as the
+        // since-checkpoint bound lets her (every record taken once, not a pass per rider).
+        let n = 2000u32;
+        let mut recs = Vec::new();
+        for i in 0..n {
+            // Directory 100 + i, file 10_000 + i renamed over 20_000 + i, then linked into the
+            // next directory (whose rename follows).
+            recs.push(rename(100 + i, b"t", 10_000 + i, 100 + i, b"f", 20_000 + i));
+        }
+        for i in 0..n - 1 {
+            recs.push(NsRecord::Link {
+                dir: 101 + i,
+                name: b"l".to_vec(),
+                ino: 10_000 + i,
+                time: Timestamp::default(),
+            });
+        }
+        recs.push(create(100, b"db", 5));
+        let got = closure(&recs, &[5], &[]);
+        assert_eq!(got.len(), recs.len(), "every rename and link in the chain of riders");
+    }
+
+    #[test]
+    fn a_directorys_move_takes_every_earlier_move() {
+        // Moves of directories 50 and 60 into unrelated parents: the second's loop check
+        // read the ancestry the first made.
+        let recs = [rename(1, b"d", 50, 2, b"d", 0), create(7, b"x", 8), rename(3, b"e", 60, 4, b"e", 0)];
+        assert_eq!(closure(&recs, &[60], &[50, 60]), [0, 2]);
+        // Not directories (not in the renamed set): files' moves commute.
+        assert_eq!(closure(&recs, &[60], &[]), [2]);
     }
 }

@@ -104,9 +104,20 @@ pub(crate) struct SinceCheckpoint {
     /// `RECORD_SYMLINK_TARGET_MAX`): the records are not complete, so only a checkpoint
     /// makes names durable until the next one.
     ns_records_incomplete: bool,
-    /// How many of `ns_records` (from the front) are written as record nodes in the chain
-    /// (`FEATURE_INCOMPAT_NS_RECORDS`): the next fsync that needs names writes the rest.
+    /// How many of `ns_records` are written as record nodes in the chain
+    /// (`FEATURE_INCOMPAT_NS_RECORDS`): the number the next record node starts from.
     ns_written: usize,
+    /// Which of `ns_records` are written (parallel to it). An fsync writes the records it
+    /// depends on, not every earlier one (`nschain::record_closure`), so the written ones
+    /// need not be a prefix of the list.
+    ns_done: Vec<bool>,
+    /// Every record before this index is written: where scans for unwritten ones start.
+    ns_first_unwritten: usize,
+    /// The records (indices, ascending) the fsync or commit being made writes before its
+    /// batch: chosen by its decision (`Filesystem::select_records`), taken by
+    /// `nschain::write_pending_records`. Emptied with everything else by a checkpoint, which
+    /// a commit may make for room between its decision and its batch.
+    ns_selected: Vec<usize>,
     /// Blocks a roll-forward rewrites to replay the written records (`fsync::record_replay_blocks`):
     /// counted in the recovery reserve.
     ns_replay_blocks: u64,
@@ -198,12 +209,37 @@ impl SinceCheckpoint {
         (!all).then_some(v)
     }
 
-    /// The first `count` records not yet written are now in the chain, their replay taking
-    /// `replay_blocks` blocks of the recovery reserve.
-    pub(crate) fn ns_records_written(&mut self, count: usize, replay_blocks: u64) {
-        debug_assert!(self.ns_written + count <= self.ns_records.len());
-        self.ns_written += count;
+    /// Records `idxs` (indices into the list, none written yet) are now in the chain, their
+    /// replay taking `replay_blocks` blocks of the recovery reserve.
+    pub(crate) fn ns_records_written(&mut self, idxs: &[usize], replay_blocks: u64) {
+        for &i in idxs {
+            assert!(!self.ns_done[i], "namespace record {i} written twice");
+            self.ns_done[i] = true;
+        }
+        self.ns_written += idxs.len();
+        debug_assert!(self.ns_written <= self.ns_records.len());
+        while self.ns_first_unwritten < self.ns_done.len() && self.ns_done[self.ns_first_unwritten] {
+            self.ns_first_unwritten += 1;
+        }
         self.ns_replay_blocks += replay_blocks;
+    }
+
+    /// The records the fsync or commit being made writes before its batch (indices,
+    /// ascending, none written yet), replacing any earlier choice.
+    pub(crate) fn select_records(&mut self, idxs: Vec<usize>) {
+        debug_assert!(idxs.windows(2).all(|w| w[0] < w[1]), "a selection out of order");
+        debug_assert!(idxs.iter().all(|&i| !self.ns_done[i]), "a selection of a written record");
+        self.ns_selected = idxs;
+    }
+
+    /// The records chosen by [`Self::select_records`], taken.
+    pub(crate) fn take_selected(&mut self) -> Vec<usize> {
+        core::mem::take(&mut self.ns_selected)
+    }
+
+    /// The records chosen by [`Self::select_records`] and not written yet.
+    pub(crate) fn selected(&self) -> impl Iterator<Item = &NsRecord> + '_ {
+        self.ns_selected.iter().map(|&i| &self.ns_records[i])
     }
 
     /// `ino`'s size changed.
@@ -239,6 +275,7 @@ impl SinceCheckpoint {
         }
         self.ns_records_bytes += r.encoded_len() as u64 + SINCE_CP_NAME_BYTES;
         self.ns_records.push(r);
+        self.ns_done.push(false);
     }
 
     /// Sets the symlink target of the last record, the create of symlink `ino` (its target
@@ -349,9 +386,25 @@ impl SinceCheckpoint {
         (&self.ns_records, !self.ns_records_incomplete)
     }
 
-    /// The records not yet written to the chain, and the number of the first of them.
-    pub(crate) fn ns_unwritten(&self) -> (&[NsRecord], u32) {
-        (&self.ns_records[self.ns_written..], self.ns_written as u32)
+    /// The records not yet written to the chain, in order, with their indices in the list.
+    pub(crate) fn ns_unwritten(&self) -> impl DoubleEndedIterator<Item = (usize, &NsRecord)> + '_ {
+        let from = self.ns_first_unwritten;
+        self.ns_records[from..]
+            .iter()
+            .zip(&self.ns_done[from..])
+            .enumerate()
+            .filter(|(_, (_, &done))| !done)
+            .map(move |(k, (r, _))| (from + k, r))
+    }
+
+    /// Whether every record is in the chain.
+    pub(crate) fn ns_all_written(&self) -> bool {
+        self.ns_written == self.ns_records.len()
+    }
+
+    /// How many records the chain holds: the number of the next record written.
+    pub(crate) fn ns_written_count(&self) -> u32 {
+        self.ns_written as u32
     }
 
     /// Blocks a roll-forward rewrites to replay the records written so far.
@@ -406,6 +459,9 @@ impl SinceCheckpoint {
             && self.ns_records_bytes == 0
             && !self.ns_records_incomplete
             && self.ns_written == 0
+            && self.ns_done.is_empty()
+            && self.ns_first_unwritten == 0
+            && self.ns_selected.is_empty()
             && self.ns_replay_blocks == 0
             && self.punched.is_empty()
             && self.attrs_changed.is_empty()

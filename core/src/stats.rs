@@ -118,6 +118,10 @@ stats! {
     ns_records_written,
     /// Record nodes written to the chain (each carries one or more records).
     ns_record_nodes_written,
+    /// Records not yet in the chain that an fsync or atomic commit writing records left for
+    /// later, summed over those fsyncs: they touch nothing it depends on (another
+    /// directory's changes; `nschain::record_closure`).
+    ns_records_left_unwritten,
     /// fsyncs (and atomic commits) that checkpointed before namespace records, for a name
     /// they needed durable, and were served by records in the chain instead.
     fsync_by_records,

@@ -42,6 +42,9 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-cpsum-unpinned", "cp_summaries"),
     ("mutant-commit-skips-journal-records", "nsrec_recovery"),
     ("mutant-relinked-skips-other-reasons", "other_names"),
+    ("mutant-records-without-dependencies", "records_by_dependency"),
+    ("mutant-records-without-riders-own", "records_by_dependency"),
+    ("mutant-records-without-path", "records_by_dependency"),
 ];
 
 #[test]

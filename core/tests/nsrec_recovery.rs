@@ -704,9 +704,10 @@ fn directory_fsync_makes_the_whole_tree_durable_without_a_checkpoint() {
 
 /// Any fsync that writes a rename's record carries the renamed file's data with it: a file
 /// written, renamed over another and never fsync'd itself, then an fsync of an unrelated
-/// new file (whose create record follows the rename's) — after a crash the name shows the
-/// new contents, never an empty file (the old contents are gone with the rename, which the
-/// record made durable). Fails with `mutant-no-riders`.
+/// new file in the same directory (whose create record follows the rename's, and depends on
+/// it: they share the directory) — after a crash the name shows the new contents, never an
+/// empty file (the old contents are gone with the rename, which the record made durable).
+/// Fails with `mutant-no-riders`.
 #[test]
 fn an_fsync_that_writes_a_rename_record_carries_the_renamed_files_data() {
     let mut fs = fresh();
@@ -717,7 +718,7 @@ fn an_fsync_that_writes_a_rename_record_carries_the_renamed_files_data() {
     let tmp = fs.create(d, b"tmp", 0o644, C, t(2)).unwrap().ino;
     fs.write(tmp, 0, b"new contents, longer", t(2)).unwrap();
     fs.rename(d, b"tmp", d, b"file", RenameFlags::empty(), t(3)).unwrap();
-    let g = fs.create(1, b"g", 0o644, C, t(4)).unwrap().ino;
+    let g = fs.create(d, b"g", 0o644, C, t(4)).unwrap().ino;
     fs.write(g, 0, b"g", t(4)).unwrap();
     fs.fsync(g, false, t(5)).unwrap();
     for img in after_return(fs) {
@@ -804,11 +805,12 @@ fn a_files_fsync_rides_only_files_renamed_over_a_name() {
     assert_eq!(last.fsync_riders, after.fsync_riders, "a file renamed to a fresh name rode");
     assert!(written(&after, &last) <= 1, "the other user's 256 blocks were written: {}", written(&after, &last));
     // The other user saves by rename without an fsync: a new file written and renamed over
-    // the big one. The next new file's fsync writes that record, and the file rides.
+    // the big one. The next new file's fsync in that directory writes that record (its
+    // create shares the directory with it: records by dependency), and the file rides.
     let tmp = fs.create(home, b"tmp", 0o600, u, t(7)).unwrap().ino;
     fs.write(tmp, 0, b"saved over", t(7)).unwrap();
     fs.rename(home, b"tmp", home, b"big1", RenameFlags::empty(), t(8)).unwrap();
-    let new2 = fs.create(1, b"new2", 0o644, C, t(9)).unwrap().ino;
+    let new2 = fs.create(home, b"new2", 0o644, C, t(9)).unwrap().ino;
     fs.write(new2, 0, b"second", t(9)).unwrap();
     fs.fsync(new2, false, t(9)).unwrap();
     let end = fs.stats();
@@ -823,7 +825,7 @@ fn a_files_fsync_rides_only_files_renamed_over_a_name() {
     };
     assert_eq!(read(&mut fs, 1, b"mine"), b"fsync'd alone");
     assert_eq!(read(&mut fs, 1, b"new"), b"new and fsync'd");
-    assert_eq!(read(&mut fs, 1, b"new2"), b"second");
+    assert_eq!(read(&mut fs, home, b"new2"), b"second");
     assert_eq!(read(&mut fs, home, b"big1"), b"saved over", "the name shows what was renamed over it");
     assert!(fs.lookup(home, b"big0").is_err());
     assert!(fs.lookup(home, b"tmp").is_err());
@@ -832,7 +834,8 @@ fn a_files_fsync_rides_only_files_renamed_over_a_name() {
 /// Records whose files do not ride (stop 51: a file's fsync carries only the files renamed
 /// over a name) replay onto the inodes the checkpoint holds: a file linked and renamed to a
 /// fresh name, written and never fsync'd, and a file created and written, never fsync'd,
-/// then a new file's fsync that writes their records. At every crash point of that fsync
+/// then a new file's fsync that writes their records (created in their directory, so its
+/// create depends on all of them: records by dependency). At every crash point of that fsync
 /// (every subset of its writes, each torn) recovery gives the checkpoint's tree or the
 /// whole new namespace with each unridden file in its checkpointed (or created) state —
 /// link counts right, fsck clean — and after the fsync returned, the new namespace.
@@ -849,7 +852,7 @@ fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_ev
         fs.rename(d, b"p", d, b"r", RenameFlags::empty(), t(3)).unwrap();
         let q = fs.create(d, b"q", 0o600, C, t(3)).unwrap().ino;
         fs.write(q, 0, &[9u8; 5000], t(3)).unwrap();
-        let y = fs.create(1, b"y", 0o644, C, t(4)).unwrap().ino;
+        let y = fs.create(d, b"y", 0o644, C, t(4)).unwrap().ino;
         fs.write(y, 0, b"fsync'd", t(4)).unwrap();
         (y, 0)
     }
@@ -889,7 +892,7 @@ fn records_of_files_that_do_not_ride_replay_onto_their_checkpointed_inodes_at_ev
     for img in after_return(fs) {
         let got = recover(img);
         assert!(expected(&live).contains(&got), "after the fsync returned: {got:#?}");
-        assert_eq!(got["/y"].3, b"fsync'd");
+        assert_eq!(got["/d/y"].3, b"fsync'd");
     }
 }
 
