@@ -489,15 +489,18 @@ impl<D: BlockDevice> Filesystem<D> {
             self.since_cp.select_records(Vec::new());
             return Ok(());
         }
-        let mut inos = BTreeSet::from([ino]);
         let mut all = all || kind == FileType::Directory;
+        // The entries on the file's path are made only by records whose object — the inode
+        // created, linked or moved — is a directory on it: those, not every record in those
+        // directories (another user's files in a shared parent), with what they depend on.
+        let mut path = BTreeSet::new();
         if !all && self.since_cp.any_dir_renamed() && !crate::mutant!("mutant-records-without-path") {
             match self.path_inodes(ino)? {
-                Some(path) => inos.extend(path),
+                Some(p) => path = p,
                 None => all = true,
             }
         }
-        self.select_records(all, &inos, seed);
+        self.select_records(all, &BTreeSet::from([ino]), |r| seed(r) || record_moves_one_of(r, &path));
         Ok(())
     }
 
@@ -983,6 +986,17 @@ pub(crate) enum BatchKind {
 
 /// Whether record `r` names inode `ino` (created, linked, unlinked, renamed, or replaced or
 /// exchanged by a rename).
+/// Whether record `r` makes an entry name an inode of `inos`: a create, link or rename of
+/// it, or the other inode of an exchange (an unlink removes an entry, and no entry on a live
+/// path is removed).
+fn record_moves_one_of(r: &NsRecord, inos: &BTreeSet<Ino>) -> bool {
+    match r {
+        NsRecord::Create { ino, .. } | NsRecord::Link { ino, .. } => inos.contains(ino),
+        NsRecord::Unlink { .. } => false,
+        NsRecord::Rename { ino, ino2, exchange, .. } => inos.contains(ino) || (*exchange && inos.contains(ino2)),
+    }
+}
+
 fn record_names(r: &NsRecord, ino: Ino) -> bool {
     match r {
         NsRecord::Create { ino: i, .. } | NsRecord::Link { ino: i, .. } | NsRecord::Unlink { ino: i, .. } => *i == ino,

@@ -18,7 +18,7 @@ extern crate std;
 
 /// Every mutant, as its Cargo feature is named (a test checks this list against
 /// Cargo.toml).
-pub const NAMES: [&str; 44] = [
+pub const NAMES: [&str; 45] = [
     "mutant-cp-no-flush",
     "mutant-cp-no-crc",
     "mutant-nat-lost",
@@ -63,6 +63,7 @@ pub const NAMES: [&str; 44] = [
     "mutant-records-without-dependencies",
     "mutant-records-without-riders-own",
     "mutant-records-without-path",
+    "mutant-records-without-barriers",
 ];
 
 /// Index in [`NAMES`] of the mutant chosen at run time; [`NONE`]: none; [`UNSET`]: not yet

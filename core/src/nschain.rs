@@ -295,27 +295,35 @@ fn record_touches(r: &NsRecord) -> [Ino; 4] {
     }
 }
 
-/// Whether a record moves a directory to another parent: it changes the ancestry that every
-/// such move's loop check reads (a directory may not move below itself), which no inode of
-/// two moves need share.
-fn moves_a_directory(r: &NsRecord, renamed_dirs: &BTreeSet<Ino>) -> bool {
-    matches!(r, NsRecord::Rename { dir, ino, dir2, ino2, .. }
-        if dir != dir2 && (renamed_dirs.contains(ino) || renamed_dirs.contains(ino2)))
+/// Whether a record renames a directory (to another parent or not; an exchange with one): it
+/// changes the path of every name below it, which no inode of the records below need share,
+/// and a move changes the ancestry every later move's loop check reads. Such a rename is a
+/// barrier for the records around it ([`record_closure`]).
+fn renames_a_directory(r: &NsRecord, renamed_dirs: &BTreeSet<Ino>) -> bool {
+    matches!(r, NsRecord::Rename { ino, ino2, exchange, .. }
+        if renamed_dirs.contains(ino) || (*exchange && renamed_dirs.contains(ino2)))
 }
 
 /// The records of `unwritten` (in order; positions in it, ascending) an fsync must write:
 /// - every record touching an inode of `inos`, and those `seed` picks;
 /// - every record touching a file a chosen record renames over a name (a rider: its batch
 ///   follows, carrying its link count and recorded parent);
-/// - every earlier record that shares an inode with a chosen one ([`record_touches`]), or
-///   that moves a directory when a chosen one does ([`moves_a_directory`]) — transitively.
+/// - every earlier record that shares an inode with a chosen one ([`record_touches`]),
+///   transitively;
+/// - around a directory's rename ([`renames_a_directory`]), every record before it when it
+///   is chosen, and it (so every record before it) when a later record is chosen. Otherwise
+///   a crash could show a directory at its new path without the changes made below it
+///   before its rename — names with contents they never had there (a file renamed over
+///   `s/f` inside it, the review of stop 58 found) — or a name made below it after its
+///   rename at its old path, where that name never was.
 ///
 /// Replayed in the list's order on the chain's tree, the chosen records then do exactly what
-/// they did: a record left out touches nothing a chosen later one touches, so moving it after
-/// them (the fsync that needs it writes it) changes neither. A worklist over the records by
-/// inode: each record is chosen at most once and each (inode, record) pair visited once, so
-/// it takes O(n log n) for n records, however the riders chain (an earlier version ran a
-/// whole pass per rider found, which another user could make quadratic).
+/// they did, under the paths they had: a record left out touches nothing a chosen later one
+/// touches, and no directory was renamed between them, so moving it after them (the fsync
+/// that needs it writes it) changes neither. A worklist over the records by inode: each
+/// record is chosen at most once and each (inode, record) pair visited once, so it takes
+/// O(n log n) for n records, however the riders chain (an earlier version ran a whole pass
+/// per rider found, which another user could make quadratic).
 pub(crate) fn record_closure(
     unwritten: &[(usize, &NsRecord)],
     inos: &BTreeSet<Ino>,
@@ -323,21 +331,22 @@ pub(crate) fn record_closure(
     renamed_dirs: &BTreeSet<Ino>,
 ) -> Vec<usize> {
     let n = unwritten.len();
-    // The records touching each inode, and the directories' moves, by position (ascending).
+    // The records touching each inode, and the directories' renames, by position (ascending).
     let mut by_ino: BTreeMap<Ino, Vec<usize>> = BTreeMap::new();
-    let mut moves: Vec<usize> = Vec::new();
+    let mut barriers: Vec<usize> = Vec::new();
     for (k, (_, r)) in unwritten.iter().enumerate() {
         for x in record_touches(r) {
             if x != 0 && by_ino.get(&x).is_none_or(|v| v.last() != Some(&k)) {
                 by_ino.entry(x).or_default().push(k);
             }
         }
-        if moves_a_directory(r, renamed_dirs) {
-            moves.push(k);
+        if renames_a_directory(r, renamed_dirs) {
+            barriers.push(k);
         }
     }
     let mut c = Closure { by_ino, taken: BTreeMap::new(), chosen: alloc::vec![false; n], work: Vec::new() };
-    let mut moves_taken = 0usize;
+    // Records before this position are all chosen (a barrier's prefix).
+    let mut prefix = 0usize;
     for &x in inos {
         c.raise(x, n);
     }
@@ -346,7 +355,7 @@ pub(crate) fn record_closure(
             c.choose(k);
         }
     }
-    // Bounded: each record enters the worklist at most once.
+    // Bounded: each record enters the worklist at most once, and `prefix` only grows.
     while let Some(k) = c.work.pop() {
         let r = unwritten[k].1;
         if !crate::mutant!("mutant-records-without-dependencies") {
@@ -355,11 +364,18 @@ pub(crate) fn record_closure(
                     c.raise(x, k);
                 }
             }
-        }
-        if moves_a_directory(r, renamed_dirs) {
-            while moves_taken < moves.len() && moves[moves_taken] < k {
-                c.choose(moves[moves_taken]);
-                moves_taken += 1;
+            // The last barrier at or before `k`: it and every record before it.
+            let upto = if crate::mutant!("mutant-records-without-barriers") {
+                0
+            } else {
+                barriers.partition_point(|&b| b <= k)
+            };
+            if upto > 0 {
+                let end = barriers[upto - 1] + 1;
+                while prefix < end {
+                    c.choose(prefix);
+                    prefix += 1;
+                }
             }
         }
         if let NsRecord::Rename { ino, ino2, exchange, .. } = r {
@@ -513,12 +529,23 @@ mod tests {
     }
 
     #[test]
-    fn a_directorys_move_takes_every_earlier_move() {
-        // Moves of directories 50 and 60 into unrelated parents: the second's loop check
-        // read the ancestry the first made.
-        let recs = [rename(1, b"d", 50, 2, b"d", 0), create(7, b"x", 8), rename(3, b"e", 60, 4, b"e", 0)];
-        assert_eq!(closure(&recs, &[60], &[50, 60]), [0, 2]);
-        // Not directories (not in the renamed set): files' moves commute.
-        assert_eq!(closure(&recs, &[60], &[]), [2]);
+    fn a_directorys_rename_is_a_barrier_for_the_records_around_it() {
+        // A file renamed over s/f inside directory 50, then 50 renamed: the rename takes
+        // every record before it (the review's tree-mismatch: /u1/d13/m20/s5/f11).
+        let recs = [
+            create(51, b"t", 52),
+            rename(51, b"t", 52, 51, b"f", 53),
+            create(7, b"x", 8),
+            rename(1, b"d", 50, 2, b"d", 0),
+            create(9, b"y", 10),
+        ];
+        assert_eq!(closure(&recs, &[50], &[50]), [0, 1, 2, 3]);
+        // A later record in an unrelated directory takes the rename before it, and so
+        // everything before that.
+        assert_eq!(closure(&recs, &[10], &[50]), [0, 1, 2, 3, 4]);
+        // Not a directory (not in the renamed set): a file's rename commutes.
+        assert_eq!(closure(&recs, &[10], &[]), [4]);
+        // Nothing after the last barrier is chosen: a record before it alone takes no barrier.
+        assert_eq!(closure(&recs, &[8], &[50]), [2]);
     }
 }

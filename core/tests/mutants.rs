@@ -45,6 +45,7 @@ const CAUGHT_BY_CORE_TESTS: &[(&str, &str)] = &[
     ("mutant-records-without-dependencies", "records_by_dependency"),
     ("mutant-records-without-riders-own", "records_by_dependency"),
     ("mutant-records-without-path", "records_by_dependency"),
+    ("mutant-records-without-barriers", "records_by_dependency"),
 ];
 
 #[test]

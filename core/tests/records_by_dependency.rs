@@ -15,6 +15,8 @@
 //! | a file created in a directory made since the checkpoint | the directory's create is written with the file's (a dependency) |
 //! | a file renamed over a name in the fsync'd file's directory, then linked elsewhere | its link is written with it (its batch carries the link count) |
 //! | a directory renamed since the checkpoint above the fsync'd file | the rename is written: the file is at its new path |
+//! | another user's directory renamed (anywhere) and her save-by-rename in a shared parent of root's new file | root's fsync writes its create and her directory's rename (a barrier before it), not her save after it: only records that move a directory on the path go with it |
+//! | a file renamed over a name inside a directory, then the directory moved, then a file in it fsync'd | the move takes every record before it: the name shows the file renamed over it |
 
 mod common;
 use common::CrashDevice;
@@ -205,8 +207,10 @@ fn a_file_below_a_directory_renamed_since_the_checkpoint_is_written_with_the_ren
     let f = fs.create(q, b"f", 0o644, C, t(1)).unwrap().ino;
     fs.write(f, 0, &[1u8; 4096], t(1)).unwrap();
     fs.sync(t(1)).unwrap();
-    eves_save(&mut fs, e);
     fs.rename(1, b"p", 1, b"r", RenameFlags::empty(), t(3)).unwrap();
+    // Her save after the rename (one before it would go with it: a directory's rename is
+    // a barrier).
+    eves_save(&mut fs, e);
     fs.write(f, 0, &[7u8; 4096], t(3)).unwrap();
     let before = fs.stats();
     fs.fsync(f, false, t(4)).unwrap();
@@ -218,4 +222,63 @@ fn a_file_below_a_directory_renamed_since_the_checkpoint_is_written_with_the_ren
     assert!(fs.lookup(1, b"p").is_err(), "/p is back");
     // Counted last: a crash check above names what a wrong choice loses.
     assert_eq!((w.records, w.left, w.checkpoints), (1, 2, 0), "records written, left; checkpoints");
+}
+
+#[test]
+fn a_new_file_below_a_shared_directory_leaves_another_users_save_there_when_her_directory_was_renamed() {
+    let (mut fs, tmp, e, _) = setup();
+    let s = fs.mkdir(tmp, b"s", 0o755, C, t(1)).unwrap().ino;
+    let d1 = fs.mkdir(e, b"d1", 0o755, EVE, t(1)).unwrap().ino;
+    let doc = fs.create(tmp, b"doc", 0o644, EVE, t(1)).unwrap().ino;
+    fs.write(doc, 0, &[1u8; 4096], t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    // Her directory renamed (a directory renamed since the checkpoint: paths are walked),
+    // and her save-by-rename in /tmp, a parent of root's directory.
+    fs.rename(e, b"d1", e, b"d2", RenameFlags::empty(), t(2)).unwrap();
+    let n = fs.create(tmp, b"doc.tmp", 0o644, EVE, t(2)).unwrap().ino;
+    fs.write(n, 0, &[2u8; 65536], t(2)).unwrap();
+    fs.rename(tmp, b"doc.tmp", tmp, b"doc", RenameFlags::empty(), t(2)).unwrap();
+    let f = fs.create(s, b"f", 0o644, C, t(3)).unwrap().ino;
+    fs.write(f, 0, &[3u8; 4096], t(3)).unwrap();
+    let before = fs.stats();
+    fs.fsync(f, false, t(4)).unwrap();
+    let w = wrote(&before, &fs.stats());
+    let mut fs = crash(fs);
+    assert_eq!(content(&mut fs, s, b"f"), Some(vec![3u8; 4096]), "/tmp/s/f, fsync'd");
+    let got = content(&mut fs, tmp, b"doc").expect("/tmp/doc is gone");
+    assert!(got == vec![1u8; 4096] || got == vec![2u8; 65536], "/tmp/doc shows {} bytes", got.len());
+    assert!(fs.lookup(e, b"d1").is_ok() != fs.lookup(e, b"d2").is_ok(), "her directory under both names or neither");
+    let _ = d1;
+    // Her directory's rename goes (a barrier before root's create), her save after it stays.
+    assert_eq!((w.records, w.riders, w.left, w.checkpoints), (2, 0, 2, 0), "records, riders, left, checkpoints");
+}
+
+#[test]
+fn a_directory_renamed_after_a_rename_inside_it_goes_with_that_rename() {
+    // The review of stop 58's tree-mismatch: a file renamed over /u/s/f, then /u moved into
+    // /m, then a new file in it fsync'd. The move is on the file's path; it takes every
+    // record before it, so /m/u/s/f never shows the old 100 bytes, which no file had there.
+    let (mut fs, _, e, _) = setup();
+    let m = fs.mkdir(1, b"m", 0o755, C, t(1)).unwrap().ino;
+    let u = fs.mkdir(1, b"u", 0o755, C, t(1)).unwrap().ino;
+    let sdir = fs.mkdir(u, b"s", 0o755, C, t(1)).unwrap().ino;
+    let old = fs.create(sdir, b"f", 0o644, C, t(1)).unwrap().ino;
+    fs.write(old, 0, &[1u8; 100], t(1)).unwrap();
+    fs.sync(t(1)).unwrap();
+    let new = fs.create(sdir, b"t", 0o644, C, t(2)).unwrap().ino;
+    fs.rename(sdir, b"t", sdir, b"f", RenameFlags::empty(), t(2)).unwrap();
+    let g = fs.create(u, b"g", 0o644, C, t(2)).unwrap().ino;
+    fs.rename(1, b"u", m, b"u", RenameFlags::empty(), t(3)).unwrap();
+    eves_save(&mut fs, e);
+    fs.write(g, 0, &[4u8; 4096], t(4)).unwrap();
+    let before = fs.stats();
+    fs.fsync(g, false, t(5)).unwrap();
+    let w = wrote(&before, &fs.stats());
+    let mut fs = crash(fs);
+    assert_eq!(content(&mut fs, u, b"g"), Some(vec![4u8; 4096]), "/m/u/g, fsync'd");
+    assert_eq!(fs.lookup(m, b"u").map(|a| a.ino).ok(), Some(u), "/m/u");
+    let f = fs.lookup(sdir, b"f").expect("/m/u/s/f").ino;
+    assert_eq!(f, new, "/m/u/s/f is the file renamed over it before /u moved, not the old one");
+    eves_doc_is_whole(&mut fs, e);
+    assert_eq!((w.records, w.left, w.checkpoints), (4, 2, 0), "records written, left; checkpoints");
 }
