@@ -582,18 +582,20 @@ impl<D: BlockDevice> Filesystem<D> {
         if !self.since_cp.ns_records().1 {
             return true;
         }
-        let unwritten: Vec<&NsRecord> = self.since_cp.ns_unwritten().map(|(_, r)| r).collect();
+        // Scanned only where needed (not collected: this runs after every change, and the
+        // records another user left unwritten may number thousands — review of stop 58, F3).
+        let since = &self.since_cp;
         let rides = |x: Ino| {
-            unwritten.iter().any(|r| {
+            since.ns_unwritten().any(|(_, r)| {
                 matches!(r, NsRecord::Rename { ino, ino2, exchange, .. }
                 if (*ino == x && *ino2 != 0) || (*exchange && *ino2 == x))
             })
         };
         let candidates: Vec<Ino> = match noted {
             Some(v) => v,
-            None => unwritten
-                .iter()
-                .filter_map(|r| match r {
+            None => since
+                .ns_unwritten()
+                .filter_map(|(_, r)| match r {
                     NsRecord::Rename { ino, ino2, .. } if *ino2 != 0 => Some(*ino),
                     _ => None,
                 })
